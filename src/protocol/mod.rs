@@ -1,0 +1,3 @@
+//! Wire formats: encode requests into a write buffer and decode replies; no I/O here.
+
+pub mod resp;

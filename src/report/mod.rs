@@ -1,0 +1,1 @@
+//! Render finished results: the text table, JSON and HDR histogram files.

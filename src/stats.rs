@@ -1,0 +1,145 @@
+//! Per-command counters and latency histograms: recorded by workers, merged by the runner.
+
+use hdrhistogram::Histogram;
+
+/// Highest latency a histogram holds, in microseconds (one hour); larger values saturate.
+pub const LATENCY_MAX_US: u64 = 3_600_000_000;
+/// Significant figures kept by every latency histogram.
+pub const LATENCY_SIGFIGS: u8 = 3;
+
+/// Creates an empty latency histogram with kvbench's fixed bounds (no resizing on the hot path).
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, LATENCY_MAX_US, LATENCY_SIGFIGS)
+        .expect("constant histogram bounds are valid")
+}
+
+/// What one command (SET, GET, WAIT, an arbitrary command...) did during an interval.
+#[derive(Clone, Debug)]
+pub struct OpStats {
+    /// Replies received (requests completed).
+    pub count: u64,
+    /// GETs that found a value (per key for multi-key gets).
+    pub hits: u64,
+    /// GETs that found nothing.
+    pub misses: u64,
+    /// Error replies from the server.
+    pub errors: u64,
+    /// Connection errors attributed to this command.
+    pub connection_errors: u64,
+    pub bytes_rx: u64,
+    pub bytes_tx: u64,
+    /// Sum of all latencies, in microseconds (exact, unlike the histogram mean).
+    pub latency_sum_us: u64,
+    /// Latencies in microseconds.
+    pub latency: Histogram<u64>,
+}
+
+impl Default for OpStats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl OpStats {
+    pub fn new() -> Self {
+        OpStats {
+            count: 0,
+            hits: 0,
+            misses: 0,
+            errors: 0,
+            connection_errors: 0,
+            bytes_rx: 0,
+            bytes_tx: 0,
+            latency_sum_us: 0,
+            latency: new_histogram(),
+        }
+    }
+
+    /// Records one completed request.
+    #[inline]
+    pub fn record(&mut self, latency_us: u64, bytes_tx: u64, bytes_rx: u64) {
+        self.count += 1;
+        self.bytes_tx += bytes_tx;
+        self.bytes_rx += bytes_rx;
+        self.latency_sum_us += latency_us;
+        self.latency.saturating_record(latency_us.max(1));
+    }
+
+    /// Adds `other` into `self`.
+    pub fn merge(&mut self, other: &OpStats) {
+        self.count += other.count;
+        self.hits += other.hits;
+        self.misses += other.misses;
+        self.errors += other.errors;
+        self.connection_errors += other.connection_errors;
+        self.bytes_rx += other.bytes_rx;
+        self.bytes_tx += other.bytes_tx;
+        self.latency_sum_us += other.latency_sum_us;
+        self.latency
+            .add(&other.latency)
+            .expect("histograms share the same bounds");
+    }
+
+    /// Clears all counts, keeping the histogram's memory.
+    pub fn reset(&mut self) {
+        let mut latency = std::mem::replace(&mut self.latency, new_histogram_placeholder());
+        latency.reset();
+        *self = OpStats {
+            latency,
+            ..OpStats::zeroed_counters()
+        };
+    }
+
+    fn zeroed_counters() -> OpStats {
+        OpStats {
+            count: 0,
+            hits: 0,
+            misses: 0,
+            errors: 0,
+            connection_errors: 0,
+            bytes_rx: 0,
+            bytes_tx: 0,
+            latency_sum_us: 0,
+            latency: new_histogram_placeholder(),
+        }
+    }
+
+    /// Mean latency in milliseconds, 0 when nothing was recorded.
+    pub fn avg_latency_ms(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.latency_sum_us as f64 / self.count as f64 / 1000.0
+        }
+    }
+
+    /// Latency at percentile `p` (0-100) in milliseconds, 0 when empty.
+    pub fn percentile_ms(&self, p: f64) -> f64 {
+        if self.latency.is_empty() {
+            0.0
+        } else {
+            self.latency.value_at_quantile(p / 100.0) as f64 / 1000.0
+        }
+    }
+
+    pub fn min_ms(&self) -> f64 {
+        if self.latency.is_empty() {
+            0.0
+        } else {
+            self.latency.min() as f64 / 1000.0
+        }
+    }
+
+    pub fn max_ms(&self) -> f64 {
+        if self.latency.is_empty() {
+            0.0
+        } else {
+            self.latency.max() as f64 / 1000.0
+        }
+    }
+}
+
+/// A tiny histogram used only as a temporary while swapping (never recorded into).
+fn new_histogram_placeholder() -> Histogram<u64> {
+    Histogram::new(1).expect("one significant figure is valid")
+}

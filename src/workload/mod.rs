@@ -1,0 +1,4 @@
+//! What each client sends next: keys, values and the SET:GET sequence.
+
+pub mod keys;
+pub mod values;
