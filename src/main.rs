@@ -1,3 +1,51 @@
-//! The `kvbench` binary: parse flags, build the config, run, map errors to exit codes.
+//! The `kvbench` binary: parse flags, build the config, run, write reports, map errors to exit codes.
 
-fn main() {}
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use kvbench::cli::{Parsed, parse_args};
+use kvbench::config::{Config, render_show_config};
+use kvbench::error::Error;
+use kvbench::{report, runner, signals};
+
+fn main() -> ExitCode {
+    match real_main() {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            eprintln!("error: {err}");
+            ExitCode::from(err.exit_code() as u8)
+        }
+    }
+}
+
+fn real_main() -> Result<u8, Error> {
+    let cli = match parse_args(std::env::args())? {
+        Parsed::Print(text) => {
+            print!("{text}");
+            return Ok(0);
+        }
+        Parsed::Run(cli) => cli,
+    };
+    let config = Arc::new(Config::from_cli(&cli)?);
+    if config.output.show_config {
+        print!("{}", render_show_config(&config));
+    }
+    let outcome = runner::run(&config);
+    let anything_measured = outcome
+        .runs
+        .iter()
+        .any(|run| run.rows.iter().any(|row| row.count > 0));
+    // A run that never got a reply has nothing worth a report; one cut short by an error
+    // or Ctrl-C still writes what it measured.
+    if anything_measured || outcome.error.is_none() {
+        report::write_reports(&config, &outcome.runs)?;
+    }
+    if let Some(err) = outcome.error {
+        return Err(err);
+    }
+    if let Some(signal) = outcome.signal {
+        eprintln!("interrupted: results so far were written");
+        return Ok(signals::exit_code(signal) as u8);
+    }
+    Ok(0)
+}

@@ -1,1 +1,378 @@
-//! (in progress)
+//! Runs the benchmark: spawns workers, gathers their per-second stats, stops on time,
+//! request count, failure or Ctrl-C, and turns the merged stats into [`Results`].
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+use mio::{Poll, Waker};
+
+use crate::config::{Config, StopAt};
+use crate::error::Error;
+use crate::report::progress::{Progress, progress_line};
+use crate::results::{IntervalSummary, Results, Row, RowName, build_row, summarize_interval};
+use crate::signals;
+use crate::stats::{OpStats, rows};
+use crate::worker::{ClientPlan, WAKE_TOKEN, Worker, WorkerMsg};
+use crate::workload::generator::client_seed;
+use crate::workload::keys::partition;
+use crate::workload::values::{ValuePool, ValueSizer};
+
+/// How often the runner checks for Ctrl-C while waiting for workers.
+const SIGNAL_POLL: Duration = Duration::from_millis(100);
+
+/// What a whole invocation produced: the runs that completed (or were cut short) and why
+/// it stopped early, if it did.
+pub struct Outcome {
+    pub runs: Vec<Results>,
+    /// The first fatal error (unreachable server, connection lost, garbage replies).
+    pub error: Option<Error>,
+    /// The stop signal (SIGINT/SIGTERM) that interrupted the run, if any.
+    pub signal: Option<i32>,
+}
+
+/// Runs `config.run_count` benchmark runs, stopping early on a fatal error or a signal.
+pub fn run(config: &Arc<Config>) -> Outcome {
+    signals::install();
+    let mut outcome = Outcome {
+        runs: Vec::new(),
+        error: None,
+        signal: None,
+    };
+    for run_number in 1..=config.run_count {
+        let (results, error) = run_once(config, run_number);
+        outcome.runs.push(results);
+        outcome.signal = signals::received();
+        if error.is_some() || outcome.signal.is_some() {
+            outcome.error = error.map(Error::run);
+            break;
+        }
+    }
+    outcome
+}
+
+/// The built-in rows, in table order.
+fn row_names() -> Vec<RowName> {
+    let name = |row: &str, hist: &str, has_hits: bool| RowName {
+        row: row.to_string(),
+        hist: hist.to_string(),
+        has_hits,
+    };
+    vec![
+        name("Sets", "SET", false),
+        name("Gets", "GET", true),
+        name("Waits", "WAIT", false),
+    ]
+}
+
+fn totals_name() -> RowName {
+    RowName {
+        row: "Totals".to_string(),
+        hist: "FULL_RUN".to_string(),
+        has_hits: true,
+    }
+}
+
+fn epoch_ms(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Each client's share of the requests: `-n` each, or one pass over the keys in all.
+fn client_requests(config: &Config, client_index: usize) -> Option<u64> {
+    match config.stop {
+        StopAt::RequestsPerClient(n) => Some(n),
+        StopAt::AllKeys => {
+            Some(partition(config.keys.min, config.key_range(), client_index, config.total_clients()).1)
+        }
+        StopAt::Time(_) => None,
+    }
+}
+
+fn run_once(config: &Arc<Config>, run_number: u32) -> (Results, Option<String>) {
+    eprintln!("[RUN #{run_number}] Preparing benchmark client...");
+    let run_seed = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let max_value = ValueSizer::new(&config.data_size, &config.keys).max_size();
+    let values = Arc::new(ValuePool::new(max_value, config.random_data, run_seed));
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let stop = Arc::new(AtomicBool::new(false));
+
+    eprintln!("[RUN #{run_number}] Launching threads now...");
+    let run_start = Instant::now();
+    let start_epoch_ms = epoch_ms(SystemTime::now());
+    let deadline = match config.stop {
+        StopAt::Time(limit) => Some(run_start + limit),
+        _ => None,
+    };
+    let mut wakers = Vec::with_capacity(config.threads);
+    let mut handles = Vec::with_capacity(config.threads);
+    let mut spawn_error = None;
+    for thread in 0..config.threads {
+        let poll = match Poll::new() {
+            Ok(poll) => poll,
+            Err(err) => {
+                spawn_error = Some(format!("cannot create event loop: {err}"));
+                break;
+            }
+        };
+        match Waker::new(poll.registry(), WAKE_TOKEN) {
+            Ok(waker) => wakers.push(waker),
+            Err(err) => {
+                spawn_error = Some(format!("cannot create event loop waker: {err}"));
+                break;
+            }
+        }
+        let clients = (0..config.clients)
+            .map(|c| {
+                let index = thread * config.clients + c;
+                ClientPlan {
+                    index,
+                    requests: client_requests(config, index),
+                    seed: client_seed(config, index, run_seed),
+                }
+            })
+            .collect();
+        let worker = Worker {
+            thread,
+            poll,
+            config: Arc::clone(config),
+            values: Arc::clone(&values),
+            clients,
+            run_start,
+            deadline,
+            stop: Arc::clone(&stop),
+            tx: tx.clone(),
+            peer: peer_name(config),
+        };
+        let spawned = thread::Builder::new()
+            .name(format!("kvbench-worker-{thread}"))
+            .spawn(move || worker.run());
+        match spawned {
+            Ok(handle) => handles.push(handle),
+            Err(err) => {
+                spawn_error = Some(format!("cannot start worker thread: {err}"));
+                break;
+            }
+        }
+    }
+    drop(tx);
+
+    let mut gather = Gatherer::new(config, run_number, handles.len(), start_epoch_ms, run_start);
+    let first_error = gather.collect(&rx, &stop, &wakers).or(spawn_error);
+    for handle in handles {
+        let _ = handle.join();
+    }
+    eprintln!();
+    (gather.finish(), first_error)
+}
+
+fn peer_name(config: &Config) -> String {
+    match &config.endpoint {
+        crate::config::Endpoint::Tcp { host, addr } => {
+            if addr.is_ipv6() {
+                format!("[{host}]:{}", addr.port())
+            } else {
+                format!("{host}:{}", addr.port())
+            }
+        }
+        crate::config::Endpoint::Unix(path) => path.display().to_string(),
+    }
+}
+
+/// Merges worker snapshots second by second, prints progress, and builds the results.
+struct Gatherer<'a> {
+    config: &'a Config,
+    run_number: u32,
+    start_epoch_ms: u64,
+    run_start: Instant,
+    names: Vec<RowName>,
+    /// Snapshots not yet complete for all threads, by second.
+    pending: BTreeMap<u32, Vec<OpStats>>,
+    /// Per thread: the next second it will report; `None` once it finished.
+    next_second: Vec<Option<u32>>,
+    /// Seconds already summarized.
+    done_seconds: u32,
+    totals: Vec<OpStats>,
+    series: Vec<Vec<IntervalSummary>>,
+    totals_series: Vec<IntervalSummary>,
+    finish: Option<Instant>,
+    interrupted: bool,
+}
+
+impl<'a> Gatherer<'a> {
+    fn new(config: &'a Config, run_number: u32, threads: usize, start_epoch_ms: u64, run_start: Instant) -> Self {
+        let names = row_names();
+        Gatherer {
+            config,
+            run_number,
+            start_epoch_ms,
+            run_start,
+            totals: (0..names.len()).map(|_| OpStats::new()).collect(),
+            series: vec![Vec::new(); names.len()],
+            names,
+            pending: BTreeMap::new(),
+            next_second: vec![Some(0); threads],
+            done_seconds: 0,
+            totals_series: Vec::new(),
+            finish: None,
+            interrupted: false,
+        }
+    }
+
+    /// Receives until every worker finished; returns the first failure message.
+    fn collect(&mut self, rx: &Receiver<WorkerMsg>, stop: &AtomicBool, wakers: &[Waker]) -> Option<String> {
+        let mut first_error = None;
+        let stop_all = |stop: &AtomicBool| {
+            stop.store(true, Ordering::Relaxed);
+            for waker in wakers {
+                let _ = waker.wake();
+            }
+        };
+        while self.next_second.iter().any(Option::is_some) {
+            if signals::received().is_some() && !self.interrupted {
+                self.interrupted = true;
+                stop_all(stop);
+            }
+            match rx.recv_timeout(SIGNAL_POLL) {
+                Ok(WorkerMsg::Snapshot { thread, second, stats }) => {
+                    let merged = self
+                        .pending
+                        .entry(second)
+                        .or_insert_with(|| (0..rows::COUNT).map(|_| OpStats::new()).collect());
+                    for (into, from) in merged.iter_mut().zip(&stats) {
+                        into.merge(from);
+                    }
+                    if let Some(next) = self.next_second[thread].as_mut() {
+                        *next = (*next).max(second + 1);
+                    }
+                    self.summarize_ready(false);
+                }
+                Ok(WorkerMsg::Failed { message, .. }) => {
+                    if first_error.is_none() {
+                        first_error = Some(message);
+                        stop_all(stop);
+                    }
+                }
+                Ok(WorkerMsg::Finished { thread, at }) => {
+                    self.next_second[thread] = None;
+                    self.finish = Some(self.finish.map_or(at, |f| f.max(at)));
+                    self.summarize_ready(false);
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        self.summarize_ready(true);
+        first_error
+    }
+
+    /// Summarizes every second that all running threads have reported.
+    fn summarize_ready(&mut self, all: bool) {
+        let limit = if all {
+            self.pending.keys().next_back().map_or(self.done_seconds, |s| s + 1)
+        } else {
+            match self.next_second.iter().flatten().min() {
+                Some(&limit) => limit,
+                None => self.pending.keys().next_back().map_or(self.done_seconds, |s| s + 1),
+            }
+        };
+        while self.done_seconds < limit {
+            let second = self.done_seconds;
+            let stats = self
+                .pending
+                .remove(&second)
+                .unwrap_or_else(|| (0..rows::COUNT).map(|_| OpStats::new()).collect());
+            self.add_second(second, &stats);
+            self.done_seconds += 1;
+        }
+    }
+
+    fn add_second(&mut self, second: u32, stats: &[OpStats]) {
+        let start = self.start_epoch_ms + u64::from(second) * 1000;
+        let end = match self.finish {
+            Some(finish) if self.next_second.iter().all(Option::is_none) => {
+                let finish_ms = self.start_epoch_ms
+                    + finish.saturating_duration_since(self.run_start).as_millis() as u64;
+                finish_ms.clamp(start, start + 1000)
+            }
+            _ => start + 1000,
+        };
+        let percentiles = &self.config.output.print_percentiles;
+        let mut second_total = OpStats::new();
+        for (row, row_stats) in stats.iter().enumerate() {
+            self.series[row].push(summarize_interval(row_stats, start, end, percentiles));
+            self.totals[row].merge(row_stats);
+            second_total.merge(row_stats);
+        }
+        self.totals_series
+            .push(summarize_interval(&second_total, start, end, percentiles));
+        self.print_progress(&second_total);
+    }
+
+    /// The live line on stderr, once per summarized second.
+    fn print_progress(&self, last_second: &OpStats) {
+        let mut all = OpStats::new();
+        for row in &self.totals {
+            all.merge(row);
+        }
+        let elapsed = self.run_start.elapsed();
+        let elapsed_secs = elapsed.as_secs_f64().max(1e-9);
+        let percent = match self.config.stop {
+            StopAt::Time(limit) => elapsed.as_secs_f64() / limit.as_secs_f64().max(1e-9) * 100.0,
+            StopAt::RequestsPerClient(n) => {
+                all.count as f64 / (n as f64 * self.config.total_clients() as f64) * 100.0
+            }
+            StopAt::AllKeys => all.count as f64 / self.config.key_range() as f64 * 100.0,
+        };
+        let line = progress_line(&Progress {
+            run_number: self.run_number,
+            percent: percent.clamp(0.0, 100.0),
+            elapsed_secs: elapsed.as_secs(),
+            threads: self.next_second.iter().filter(|n| n.is_some()).count(),
+            connections: self.config.total_clients(),
+            ops: all.count,
+            ops_per_sec: last_second.count as f64,
+            avg_ops_per_sec: all.count as f64 / elapsed_secs,
+            bytes_per_sec: (last_second.bytes_rx + last_second.bytes_tx) as f64,
+            avg_bytes_per_sec: (all.bytes_rx + all.bytes_tx) as f64 / elapsed_secs,
+            latency_ms: last_second.avg_latency_ms(),
+            avg_latency_ms: all.avg_latency_ms(),
+        });
+        let mut stderr = std::io::stderr().lock();
+        let _ = write!(stderr, "{line}\r");
+        let _ = stderr.flush();
+    }
+
+    /// The run's results: one row per command, then Totals.
+    fn finish(self) -> Results {
+        let finish = self.finish.unwrap_or_else(Instant::now);
+        let duration = finish.saturating_duration_since(self.run_start);
+        let mut all = OpStats::new();
+        let mut result_rows: Vec<Row> = Vec::with_capacity(self.names.len() + 1);
+        for ((name, stats), series) in self.names.into_iter().zip(&self.totals).zip(self.series) {
+            all.merge(stats);
+            result_rows.push(build_row(name, stats, duration, series));
+        }
+        result_rows.push(build_row(totals_name(), &all, duration, self.totals_series));
+        let title = if self.config.run_count > 1 {
+            format!("RUN #{} RESULTS", self.run_number)
+        } else {
+            "ALL STATS".to_string()
+        };
+        Results {
+            title,
+            run_number: self.run_number,
+            start_epoch_ms: self.start_epoch_ms,
+            finish_epoch_ms: self.start_epoch_ms + duration.as_millis() as u64,
+            duration_ms: duration.as_millis() as u64,
+            interrupted: self.interrupted,
+            rows: result_rows,
+        }
+    }
+}

@@ -1,1 +1,39 @@
-//! (in progress)
+//! Ctrl-C and SIGTERM become a flag the runner polls, so a stopped run still writes its results.
+
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The last stop signal received (0: none).
+static RECEIVED: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(signal: libc::c_int) {
+    // Only an atomic store: the one thing that is async-signal-safe and all the runner needs.
+    RECEIVED.store(signal, Ordering::SeqCst);
+}
+
+/// Routes SIGINT and SIGTERM to [`received`] instead of killing the process.
+pub fn install() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: `on_signal` only stores to an atomic, which is async-signal-safe;
+        // the sigaction struct is fully initialised before use.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as *const () as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The stop signal received so far, if any.
+pub fn received() -> Option<i32> {
+    match RECEIVED.load(Ordering::SeqCst) {
+        0 => None,
+        signal => Some(signal),
+    }
+}
+
+/// Exit status for a run stopped by `signal`: 128 + the signal number, as shells report it.
+pub fn exit_code(signal: i32) -> i32 {
+    128 + signal
+}

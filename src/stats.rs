@@ -82,26 +82,15 @@ impl OpStats {
 
     /// Clears all counts, keeping the histogram's memory.
     pub fn reset(&mut self) {
-        let mut latency = std::mem::replace(&mut self.latency, new_histogram_placeholder());
-        latency.reset();
-        *self = OpStats {
-            latency,
-            ..OpStats::zeroed_counters()
-        };
-    }
-
-    fn zeroed_counters() -> OpStats {
-        OpStats {
-            count: 0,
-            hits: 0,
-            misses: 0,
-            errors: 0,
-            connection_errors: 0,
-            bytes_rx: 0,
-            bytes_tx: 0,
-            latency_sum_us: 0,
-            latency: new_histogram_placeholder(),
-        }
+        self.count = 0;
+        self.hits = 0;
+        self.misses = 0;
+        self.errors = 0;
+        self.connection_errors = 0;
+        self.bytes_rx = 0;
+        self.bytes_tx = 0;
+        self.latency_sum_us = 0;
+        self.latency.reset();
     }
 
     /// Mean latency in milliseconds, 0 when nothing was recorded.
@@ -139,7 +128,11 @@ impl OpStats {
     }
 }
 
-/// A tiny histogram used only as a temporary while swapping (never recorded into).
-fn new_histogram_placeholder() -> Histogram<u64> {
-    Histogram::new(1).expect("one significant figure is valid")
+/// Indices of the built-in rows in every per-thread `Vec<OpStats>`.
+pub mod rows {
+    pub const SET: usize = 0;
+    pub const GET: usize = 1;
+    pub const WAIT: usize = 2;
+    /// How many built-in rows there are.
+    pub const COUNT: usize = 3;
 }

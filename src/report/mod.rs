@@ -1,1 +1,228 @@
 //! Render finished results: the text table, JSON and HDR histogram files.
+//!
+//! [`write_reports`] is the one entry point the binary calls after the runs; the submodules
+//! render strings (pure, testable against memtier's samples) and this module writes them.
+
+pub mod hdr;
+pub mod json;
+pub mod progress;
+pub mod table;
+#[cfg(test)]
+pub(crate) mod test_support;
+
+use std::borrow::Cow;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::config::{Config, StopAt};
+use crate::error::Error;
+use crate::results::{Results, best_worst_aggregate};
+
+/// What bounds each client, as the report headers state it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// `-n N` (or `-n allkeys`, as each client's share).
+    RequestsPerClient(u64),
+    /// `--test-time=SECS`.
+    Seconds(u64),
+}
+
+/// The facts about a benchmark that every report states before the results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunInfo {
+    pub threads: usize,
+    pub connections_per_thread: usize,
+    pub limit: Limit,
+}
+
+impl RunInfo {
+    /// Takes the figures from the configuration. For `-n allkeys` the requests per client
+    /// are the key range divided among all clients, rounded up.
+    pub fn from_config(config: &Config) -> RunInfo {
+        let limit = match config.stop {
+            StopAt::RequestsPerClient(n) => Limit::RequestsPerClient(n),
+            StopAt::AllKeys => Limit::RequestsPerClient(
+                config
+                    .key_range()
+                    .div_ceil(config.total_clients().max(1) as u64),
+            ),
+            StopAt::Time(d) => Limit::Seconds(d.as_secs()),
+        };
+        RunInfo {
+            threads: config.threads,
+            connections_per_thread: config.clients,
+            limit,
+        }
+    }
+}
+
+/// The result blocks every report shows, in order: the only run as it is; for several runs
+/// each run (only with `print_all_runs`), then BEST, WORST and AGGREGATED AVERAGE.
+pub fn report_blocks(runs: &[Results], print_all_runs: bool) -> Vec<Cow<'_, Results>> {
+    if runs.len() <= 1 {
+        return runs.iter().map(Cow::Borrowed).collect();
+    }
+    let mut blocks: Vec<Cow<'_, Results>> = Vec::with_capacity(runs.len() + 3);
+    if print_all_runs {
+        blocks.extend(runs.iter().map(Cow::Borrowed));
+    }
+    let (best, worst, aggregate) = best_worst_aggregate(runs);
+    blocks.extend([best, worst, aggregate].map(Cow::Owned));
+    blocks
+}
+
+/// Writes every report the configuration asks for, with memtier's stderr notices:
+/// the text report (stdout, or `-o FILE`), HDR files for each run (`--hdr-file-prefix`)
+/// and the JSON file (`--json-out-file`).
+///
+/// Files are written atomically. A failure does not stop the other reports; the first
+/// one is returned as `cannot write FILE: reason`.
+pub fn write_reports(config: &Config, runs: &[Results]) -> Result<(), Error> {
+    let out = &config.output;
+    let info = RunInfo::from_config(config);
+    let blocks = report_blocks(runs, out.print_all_runs);
+    let block_refs: Vec<&Results> = blocks.iter().map(|b| b.as_ref()).collect();
+    let mut first_error: Option<Error> = None;
+    let mut keep = |result: Result<(), Error>| {
+        if let Err(e) = result {
+            first_error.get_or_insert(e);
+        }
+    };
+
+    if let Some(path) = &out.json_out_file {
+        eprintln!("Json file {} created...", path.display());
+    }
+
+    let text = table::render_report(
+        &info,
+        &block_refs,
+        &out.print_percentiles,
+        out.hide_histogram,
+    );
+    match &out.out_file {
+        Some(path) => {
+            eprintln!("Writing results to {}...", path.display());
+            keep(write_atomic(path, text.as_bytes()));
+        }
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            keep(
+                stdout
+                    .write_all(text.as_bytes())
+                    .and_then(|()| stdout.flush())
+                    .map_err(|e| Error::run(format!("cannot write standard output: {e}"))),
+            );
+        }
+    }
+
+    if let Some(prefix) = &out.hdr_file_prefix {
+        for run in runs {
+            keep(hdr::write_run_files(prefix, run));
+        }
+    }
+
+    if let Some(path) = &out.json_out_file {
+        eprintln!("Saving JSON output file: {}", path.display());
+        let json = json::render_json(
+            &config.shown,
+            &info,
+            &block_refs,
+            &out.print_percentiles,
+            out.hide_histogram,
+        );
+        let written = write_atomic(path, json.as_bytes());
+        if written.is_ok() {
+            eprintln!("Json file closed.");
+        }
+        keep(written);
+    }
+
+    first_error.map_or(Ok(()), Err)
+}
+
+/// Writes `bytes` to `path` so that readers see either the old file or the complete new
+/// one: a temporary file in the same directory (same file system, so the rename is
+/// atomic), flushed to disk, then renamed over `path`. On failure the temporary is removed.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let fail = |e: std::io::Error| Error::run(format!("cannot write {}: {e}", path.display()));
+    let Some(file_name) = path.file_name() else {
+        return Err(fail(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a file name",
+        )));
+    };
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(file_name);
+    tmp_name.push(format!(".tmp{}", std::process::id()));
+    let tmp: PathBuf = path.with_file_name(tmp_name);
+
+    let written = (|| {
+        let mut file = fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if let Err(e) = written {
+        // The temporary may not exist (create failed); nothing else to clean up then.
+        let _ = fs::remove_file(&tmp);
+        return Err(fail(e));
+    }
+    Ok(())
+}
+
+/// `x`, or 0 when it is NaN or infinite: no report ever prints `nan` or `inf`.
+pub(crate) fn finite(x: f64) -> f64 {
+    if x.is_finite() { x } else { 0.0 }
+}
+
+/// Appends `x` with `decimals` places, as C's `%.Nf` does, after [`finite`].
+pub(crate) fn push_fixed(out: &mut String, x: f64, decimals: usize) {
+    use std::fmt::Write as _;
+    let _ = write!(out, "{:.*}", decimals, finite(x));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temporary() {
+        let dir = std::env::temp_dir().join(format!("kvbench-atomic-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("out.json");
+        write_atomic(&path, b"old").unwrap();
+        write_atomic(&path, b"new").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"new");
+        let names: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("out.json")]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn atomic_write_to_missing_directory_is_an_error_naming_the_file() {
+        let path = Path::new("/nonexistent-kvbench-dir/sub/out.json");
+        let err = write_atomic(path, b"x").unwrap_err();
+        assert!(matches!(err, Error::Run(_)));
+        assert!(
+            err.message()
+                .starts_with("cannot write /nonexistent-kvbench-dir/sub/out.json: "),
+            "{}",
+            err.message()
+        );
+    }
+
+    #[test]
+    fn finite_replaces_nan_and_infinity() {
+        assert_eq!(finite(f64::NAN), 0.0);
+        assert_eq!(finite(f64::INFINITY), 0.0);
+        assert_eq!(finite(f64::NEG_INFINITY), 0.0);
+        assert_eq!(finite(1.5), 1.5);
+        let mut s = String::new();
+        push_fixed(&mut s, f64::NAN, 2);
+        assert_eq!(s, "0.00");
+    }
+}

@@ -1,0 +1,39 @@
+# kvbench: thin entry points; the logic lives in scripts/.
+#   make demo   install what is missing, build, run a 10 s load against a throwaway redis
+#   make test   install what is missing, run unit and integration tests
+#   make lint   rustfmt check and clippy with warnings as errors
+#   make bench  client CPU and syscalls per request, kvbench vs redis-benchmark
+#   make build  release build
+#   make clean  remove build output and scratch files
+
+SHELL := /bin/bash
+# rustup installs cargo here; make it work from shells that never sourced ~/.cargo/env.
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+CARGO ?= cargo
+
+.PHONY: all deps build demo test lint bench clean
+
+all: build
+
+deps:
+	bash scripts/ensure-deps.sh
+
+build: deps
+	$(CARGO) build --release
+
+demo:
+	bash scripts/demo.sh
+
+test: deps
+	$(CARGO) test --release
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --all-targets -- -D warnings
+
+bench:
+	bash scripts/bench.sh
+
+clean:
+	$(CARGO) clean
+	rm -rf demo-out bench-out

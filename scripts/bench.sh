@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# `make bench`: client CPU and syscalls per request, kvbench against redis-benchmark.
+#
+# One throwaway redis-server on a free port of 127.0.0.1. Each client does 1M requests
+# per pipeline depth (1 and 16), with one thread and 50 connections:
+#   kvbench          -t 1 -c 50 -n 20000 (x 50 clients = 1M), --ratio=1:1, 100k keys, 32 B
+#   redis-benchmark  -c 50 -n 1000000 -t set,get (1M SETs then 1M GETs = 2M), 100k keys, 32 B
+# CPU is user+sys of the client process only (/usr/bin/time). Syscalls come from
+# `strace -c -f` in a separate run, since strace slows the client down and would spoil
+# the timing. The server is stopped on exit, including Ctrl-C.
+#
+# Environment knobs (all optional):
+#   KVBENCH_BENCH_DIR   where logs and strace summaries go (default: bench-out/ in the repo)
+#   BENCH_PIPELINES     pipeline depths to run (default: "1 16")
+#   BENCH_SCALE         divide the request counts by this, for a quick look (default: 1)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+OUT_DIR=${KVBENCH_BENCH_DIR:-$ROOT/bench-out}
+PIPELINES=${BENCH_PIPELINES:-"1 16"}
+SCALE=${BENCH_SCALE:-1}
+KVBENCH=$ROOT/target/release/kvbench
+CLIENTS=50
+KEYS=100000
+DATA_SIZE=32
+REQS_PER_CLIENT=$((20000 / SCALE))       # kvbench: per client
+KV_REQUESTS=$((REQS_PER_CLIENT * CLIENTS)) # 1M at scale 1
+RB_PER_TEST=$((1000000 / SCALE))          # redis-benchmark: per test (SET, then GET)
+RB_REQUESTS=$((RB_PER_TEST * 2))
+
+redis_pid=
+redis_dir=
+
+cleanup() {
+    if [[ -n $redis_pid ]] && kill -0 "$redis_pid" 2>/dev/null; then
+        kill "$redis_pid" 2>/dev/null || true
+        wait "$redis_pid" 2>/dev/null || true
+    fi
+    if [[ -n $redis_dir ]]; then
+        rm -rf "$redis_dir"
+    fi
+}
+trap cleanup EXIT
+trap 'echo >&2; echo "bench: interrupted" >&2; exit 130' INT
+trap 'exit 143' TERM
+
+die() {
+    echo "bench: error: $*" >&2
+    exit 1
+}
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+start_redis() {
+    local attempt port deadline
+    redis_dir=$(mktemp -d "${TMPDIR:-/tmp}/kvbench-bench-redis.XXXXXX")
+    for attempt in 1 2 3 4 5; do
+        port=$(free_port)
+        # Its own session, so a Ctrl-C at the terminal reaches kvbench but not the server
+        # (redis-server shuts down on SIGINT); cleanup stops it by PID.
+        setsid redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+            --dir "$redis_dir" --logfile "$redis_dir/redis.log" </dev/null &
+        redis_pid=$!
+        deadline=$((SECONDS + 10))
+        while ((SECONDS < deadline)) && kill -0 "$redis_pid" 2>/dev/null; do
+            if [[ $(redis-cli -h 127.0.0.1 -p "$port" PING 2>/dev/null) == PONG ]]; then
+                REDIS_PORT=$port
+                return 0
+            fi
+            sleep 0.1
+        done
+        kill "$redis_pid" 2>/dev/null || true
+        wait "$redis_pid" 2>/dev/null || true
+        redis_pid=
+        echo "bench: redis-server did not come up on port $port (attempt $attempt)" >&2
+        tail -n 5 "$redis_dir/redis.log" >&2 2>/dev/null || true
+    done
+    die "could not start redis-server"
+}
+
+# The same starting state for every run: empty database.
+reset_server() {
+    [[ $(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" FLUSHALL) == OK ]] || die "FLUSHALL failed"
+}
+
+# Run a client once under /usr/bin/time; sets CPU_USER, CPU_SYS and WALL (seconds).
+timed_run() { # name cmd...
+    local name=$1 tfile
+    shift
+    tfile=$OUT_DIR/$name.time
+    reset_server
+    if ! /usr/bin/time -f '%U %S %e' -o "$tfile" "$@" >"$OUT_DIR/$name.out" 2>"$OUT_DIR/$name.err"; then
+        echo "bench: this run failed: $*" >&2
+        tail -n 20 "$OUT_DIR/$name.out" "$OUT_DIR/$name.err" "$tfile" >&2 || true
+        die "$name failed"
+    fi
+    # /usr/bin/time writes its numbers on the last line of the -o file.
+    read -r CPU_USER CPU_SYS WALL < <(tail -n 1 "$tfile")
+    [[ -n ${WALL:-} ]] || die "no timing in $tfile"
+}
+
+# Run a client once under strace -c -f; sets SYSCALLS (the total count, all threads).
+strace_run() { # name cmd...
+    local name=$1 sfile
+    shift
+    sfile=$OUT_DIR/$name.strace
+    reset_server
+    if ! strace -c -f -o "$sfile" "$@" >"$OUT_DIR/$name.strace.out" 2>"$OUT_DIR/$name.strace.err"; then
+        echo "bench: this run under strace failed: $*" >&2
+        tail -n 20 "$OUT_DIR/$name.strace.out" "$OUT_DIR/$name.strace.err" >&2 || true
+        die "$name failed under strace"
+    fi
+    # Last line of the summary: "100.00  secs  usecs/call  CALLS  [errors]  total".
+    SYSCALLS=$(awk '$NF == "total" { print $4 }' "$sfile")
+    [[ $SYSCALLS =~ ^[0-9]+$ ]] || die "no syscall total in $sfile"
+}
+
+echo "==> checking dependencies"
+bash scripts/ensure-deps.sh
+if ! command -v cargo >/dev/null 2>&1 && [[ -r "$HOME/.cargo/env" ]]; then
+    # shellcheck disable=SC1091
+    . "$HOME/.cargo/env"
+fi
+echo "==> building kvbench (release)"
+cargo build --release || die "cargo build --release failed; see the compiler output above"
+[[ -x $KVBENCH ]] || die "$KVBENCH missing after the build"
+
+mkdir -p "$OUT_DIR"
+echo "==> starting a throwaway redis-server"
+start_redis
+echo "bench: redis-server $(redis-server --version | awk '{print $3}' | sed 's/^v=//') on 127.0.0.1:$REDIS_PORT (pid $redis_pid)"
+echo "bench: logs and strace summaries in $OUT_DIR"
+
+rows=() # "tool pipeline requests user sys wall syscalls"
+for p in $PIPELINES; do
+    kv=("$KVBENCH" -s 127.0.0.1 -p "$REDIS_PORT" -t 1 -c "$CLIENTS" -n "$REQS_PER_CLIENT"
+        "--pipeline=$p" --ratio=1:1 "--key-maximum=$KEYS" --hide-histogram -d "$DATA_SIZE")
+    rb=(redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -c "$CLIENTS" -n "$RB_PER_TEST" -P "$p"
+        -t "set,get" -d "$DATA_SIZE" -r "$KEYS" --threads 1 -q)
+
+    echo "==> kvbench, pipeline $p: $KV_REQUESTS requests (timed, then under strace)"
+    timed_run "kvbench-p$p" "${kv[@]}"
+    strace_run "kvbench-p$p" "${kv[@]}"
+    rows+=("kvbench $p $KV_REQUESTS $CPU_USER $CPU_SYS $WALL $SYSCALLS")
+
+    echo "==> redis-benchmark, pipeline $p: $RB_REQUESTS requests (timed, then under strace)"
+    timed_run "redis-benchmark-p$p" "${rb[@]}"
+    strace_run "redis-benchmark-p$p" "${rb[@]}"
+    rows+=("redis-benchmark $p $RB_REQUESTS $CPU_USER $CPU_SYS $WALL $SYSCALLS")
+
+    # memcached rows: added when the memcache protocols land
+done
+
+echo
+echo "Client CPU (user+sys of the client process) and syscalls, 1 thread, $CLIENTS connections, ${DATA_SIZE} B values, $KEYS keys"
+printf '%s\n' "${rows[@]}" | awk '
+    {
+        tool = $1; p = $2; reqs = $3; cpu = $4 + $5; wall = $6; sc = $7
+        per_m = cpu / reqs * 1e6
+        printf "%-16s %8s %10d %8.2f %13.3f %8.2f %12d %11.2f\n",
+            tool, p, reqs, cpu, per_m, wall, sc, sc / reqs
+        cpu_per[tool, p] = per_m
+        sc_per[tool, p] = sc / reqs
+        if (!(p in seen)) { seen[p] = 1; order[++n] = p }
+    }
+    BEGIN {
+        printf "%-16s %8s %10s %8s %13s %8s %12s %11s\n",
+            "tool", "pipeline", "requests", "CPU s", "CPU s/1M req", "wall s", "syscalls", "syscalls/req"
+    }
+    END {
+        print ""
+        for (i = 1; i <= n; i++) {
+            p = order[i]
+            if (cpu_per["redis-benchmark", p] > 0)
+                printf "pipeline %-3s kvbench/redis-benchmark CPU per request: %.2f", p,
+                    cpu_per["kvbench", p] / cpu_per["redis-benchmark", p]
+            else
+                printf "pipeline %-3s kvbench/redis-benchmark CPU per request: n/a (redis-benchmark used no measurable CPU)", p
+            if (sc_per["redis-benchmark", p] > 0)
+                printf ", syscalls per request: %.2f", sc_per["kvbench", p] / sc_per["redis-benchmark", p]
+            printf "\n"
+        }
+    }'

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# `make demo`: from a fresh Debian machine to a kvbench result in one command.
+#
+# Installs what is missing, builds kvbench, starts a throwaway redis-server on a free
+# port of 127.0.0.1, runs a 10-second 3:2 SET:GET load against it, prints the ALL STATS
+# table and a one-line summary from the JSON, and stops the server (also on Ctrl-C).
+#
+# Environment knobs (all optional):
+#   KVBENCH_DEMO_DIR   where demo.json goes (default: demo-out/ in the repo)
+#   KVBENCH_DEMO_TIME  --test-time in seconds (default: 10)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+OUT_DIR=${KVBENCH_DEMO_DIR:-$ROOT/demo-out}
+TEST_TIME=${KVBENCH_DEMO_TIME:-10}
+JSON=$OUT_DIR/demo.json
+KVBENCH=$ROOT/target/release/kvbench
+
+phase=setup
+interrupted=0
+redis_pid=
+redis_dir=
+
+cleanup() {
+    if [[ -n $redis_pid ]]; then
+        kill "$redis_pid" 2>/dev/null || true
+        wait "$redis_pid" 2>/dev/null || true
+        echo "demo: stopped redis-server (pid $redis_pid)"
+    fi
+    if [[ -n $redis_dir ]]; then
+        rm -rf "$redis_dir"
+    fi
+}
+on_interrupt() {
+    # While kvbench runs, Ctrl-C is its to handle: it stops, still writes its results and
+    # exits 130, and the demo shows them. At any other point, stop the demo right away.
+    if [[ $phase == bench ]]; then
+        interrupted=1
+    else
+        echo >&2
+        echo "demo: interrupted" >&2
+        exit 130
+    fi
+}
+trap cleanup EXIT
+trap on_interrupt INT
+trap 'exit 143' TERM
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Start redis-server on a free port; retries on a new port if another process takes the
+# one picked before redis binds it.
+start_redis() {
+    local attempt port
+    redis_dir=$(mktemp -d "${TMPDIR:-/tmp}/kvbench-demo-redis.XXXXXX")
+    for attempt in 1 2 3 4 5; do
+        port=$(free_port)
+        # Its own session, so a Ctrl-C at the terminal reaches kvbench but not the server
+        # (redis-server shuts down on SIGINT); cleanup stops it by PID.
+        setsid redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+            --dir "$redis_dir" --logfile "$redis_dir/redis.log" </dev/null &
+        redis_pid=$!
+        local deadline=$((SECONDS + 10))
+        while ((SECONDS < deadline)); do
+            if ! kill -0 "$redis_pid" 2>/dev/null; then
+                break
+            fi
+            if [[ $(redis-cli -h 127.0.0.1 -p "$port" PING 2>/dev/null) == PONG ]]; then
+                REDIS_PORT=$port
+                return 0
+            fi
+            sleep 0.1
+        done
+        kill "$redis_pid" 2>/dev/null || true
+        wait "$redis_pid" 2>/dev/null || true
+        redis_pid=
+        echo "demo: redis-server did not come up on port $port (attempt $attempt):" >&2
+        tail -n 5 "$redis_dir/redis.log" >&2 2>/dev/null || true
+    done
+    echo "demo: error: could not start redis-server; see the log lines above" >&2
+    exit 1
+}
+
+echo "==> checking dependencies"
+bash scripts/ensure-deps.sh
+if ! command -v cargo >/dev/null 2>&1 && [[ -r "$HOME/.cargo/env" ]]; then
+    # shellcheck disable=SC1091
+    . "$HOME/.cargo/env"
+fi
+
+echo "==> building kvbench (release)"
+if ! cargo build --release; then
+    echo "demo: error: cargo build --release failed; see the compiler output above" >&2
+    exit 1
+fi
+
+echo "==> starting a throwaway redis-server"
+start_redis
+echo "demo: redis-server $(redis-server --version | awk '{print $3}' | sed 's/^v=//') on 127.0.0.1:$REDIS_PORT (pid $redis_pid, data dir $redis_dir)"
+
+mkdir -p "$OUT_DIR"
+rm -f "$JSON"
+args=(-s 127.0.0.1 -p "$REDIS_PORT" --ratio=3:2 "--test-time=$TEST_TIME" -t 2 -c 25
+    --hide-histogram "--json-out-file=$JSON")
+echo "==> running: target/release/kvbench ${args[*]}"
+echo "    (${TEST_TIME} s; the live progress line is on stderr; Ctrl-C stops early and still reports)"
+echo
+
+phase=bench
+set +e
+"$KVBENCH" "${args[@]}"
+status=$?
+set -e
+phase=report
+
+if ((status != 0 && status != 130)); then
+    echo "demo: error: kvbench exited with status $status" >&2
+    exit "$status"
+fi
+
+echo
+if [[ ! -s $JSON ]]; then
+    echo "demo: error: kvbench did not write $JSON" >&2
+    exit 1
+fi
+echo "JSON results: $JSON"
+python3 - "$JSON" <<'PY'
+import json
+import sys
+
+path = sys.argv[1]
+try:
+    with open(path) as f:
+        doc = json.load(f)
+except ValueError as e:
+    sys.exit(f"demo: error: {path} is not valid JSON: {e}")
+
+# One run writes "ALL STATS"; -x N writes BEST/WORST/AGGREGATED: prefer the aggregate.
+results_key = next(
+    (k for k in doc if k.startswith("AGGREGATED")),
+    "ALL STATS" if "ALL STATS" in doc else None,
+)
+if results_key is None or "Totals" not in doc[results_key]:
+    sys.exit(f"demo: error: no Totals row in {path}")
+res = doc[results_key]
+tot = res["Totals"]
+p99 = tot.get("Percentile Latencies", {}).get("p99.00")
+avg = tot.get("Average Latency")
+interrupted = res.get("Runtime", {}).get("Interrupted") == "true"
+
+
+def num(x, fmt):
+    return format(x, fmt) if isinstance(x, (int, float)) else "n/a"
+
+
+parts = [
+    f"{num(tot.get('Ops/sec'), ',.0f')} ops/sec",
+    f"p99 {num(p99, '.3f')} ms",
+    f"avg {num(avg, '.3f')} ms",
+    f"{num(tot.get('Count'), ',')} requests",
+]
+for row in ("Sets", "Gets"):
+    if row in res:
+        parts.append(f"{row.lower()} {num(res[row].get('Ops/sec'), ',.0f')}/s")
+if "Gets" in res:
+    parts.append(f"hits {num(res['Gets'].get('Hits/sec'), ',.0f')}/s")
+print("Summary: " + ", ".join(parts) + (" (interrupted)" if interrupted else ""))
+PY
+
+if ((interrupted || status == 130)); then
+    exit 130
+fi

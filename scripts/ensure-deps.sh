@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Install what kvbench's demo, tests and bench need, only if something is missing.
+#
+# Idempotent: when every tool is already on PATH it installs nothing and prints one
+# line. Installs with apt-get as root; as any other user it says what to run instead.
+set -euo pipefail
+
+# tool to check -> Debian package that provides it
+declare -A PACKAGE_OF=(
+    [redis-server]=redis-server
+    [redis-cli]=redis-tools
+    [redis-benchmark]=redis-tools
+    [memcached]=memcached
+    [strace]=strace
+    [/usr/bin/time]=time
+    [python3]=python3
+)
+# Fixed order so messages read the same on every run.
+TOOLS=(redis-server redis-cli redis-benchmark memcached strace /usr/bin/time python3)
+
+have() {
+    # /usr/bin/time is checked by path: `time` alone is the shell keyword.
+    if [[ $1 == /* ]]; then [[ -x $1 ]]; else command -v "$1" >/dev/null 2>&1; fi
+}
+
+missing_tools=()
+missing_pkgs=()
+for tool in "${TOOLS[@]}"; do
+    if ! have "$tool"; then
+        missing_tools+=("$tool")
+        pkg=${PACKAGE_OF[$tool]}
+        [[ " ${missing_pkgs[*]-} " == *" $pkg "* ]] || missing_pkgs+=("$pkg")
+    fi
+done
+
+check_cargo() {
+    if ! command -v cargo >/dev/null 2>&1 && [[ -r "$HOME/.cargo/env" ]]; then
+        # shellcheck disable=SC1091
+        . "$HOME/.cargo/env"
+    fi
+    if ! command -v cargo >/dev/null 2>&1; then
+        echo "ensure-deps: cargo not found: install a Rust toolchain (rustup, stable >= 1.85 for edition 2024) and retry" >&2
+        exit 1
+    fi
+}
+
+if ((${#missing_tools[@]} == 0)); then
+    check_cargo
+    echo "ensure-deps: all tools present (redis-server, redis-cli, redis-benchmark, memcached, strace, time, python3)"
+    exit 0
+fi
+
+echo "ensure-deps: missing ${missing_tools[*]} (Debian packages: ${missing_pkgs[*]})"
+if [[ $(id -u) -ne 0 ]]; then
+    cat >&2 <<MSG
+ensure-deps: not running as root, so cannot install them. Run:
+
+    sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y ${missing_pkgs[*]}
+
+then run this command again.
+MSG
+    exit 1
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+    echo "ensure-deps: apt-get not found: install ${missing_pkgs[*]} with your package manager" >&2
+    exit 1
+fi
+
+# The Debian packages would start system daemons on the default ports (6379, 11211).
+# kvbench never uses those: its demo, tests and bench start their own servers on free
+# ports. So tell invoke-rc.d not to start services while installing, unless the machine
+# already has a policy (Docker images ship one that does the same).
+POLICY=/usr/sbin/policy-rc.d
+if [[ ! -e $POLICY ]]; then
+    printf '#!/bin/sh\n# temporary, from kvbench scripts/ensure-deps.sh\nexit 101\n' >"$POLICY"
+    chmod +x "$POLICY"
+    trap 'rm -f "$POLICY"' EXIT
+fi
+
+echo "ensure-deps: installing ${missing_pkgs[*]} with apt-get"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update
+apt-get install -y --no-install-recommends "${missing_pkgs[@]}" </dev/null
+
+still_missing=()
+for tool in "${missing_tools[@]}"; do
+    have "$tool" || still_missing+=("$tool")
+done
+if ((${#still_missing[@]} > 0)); then
+    echo "ensure-deps: still missing after install: ${still_missing[*]}" >&2
+    exit 1
+fi
+echo "ensure-deps: installed ${missing_pkgs[*]}"
+check_cargo

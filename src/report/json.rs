@@ -1,0 +1,462 @@
+//! The `--json-out-file` document, laid out byte for byte as memtier writes it.
+//!
+//! memtier's layout: members one per line, indented by tabs, a comma *leading* every member
+//! but the first, `"key":{` with no space before a nested object, `"key": value` for
+//! scalars, and each closing bracket indented like the members it closes (like the key
+//! when the container is empty). Tabs are shown here as four spaces:
+//!
+//! ```text
+//! {
+//!     "configuration":{
+//!         "server": "127.0.0.1"
+//!         ,"port": 7001
+//!         }
+//!     ,"ALL STATS":{
+//!         "Runtime":{
+//! ```
+
+use std::fmt::Write as _;
+
+use crate::report::hdr::{TICKS_PER_HALF_DISTANCE, percentile_ticks};
+use crate::report::{Limit, RunInfo, push_fixed};
+use crate::results::{IntervalSummary, Results, Row, compress_histogram, latency_at_percentile_ms};
+
+/// A small writer for memtier's JSON layout. Every number goes through [`push_fixed`], so
+/// NaN and infinity come out as 0 and the document always parses.
+struct JsonWriter {
+    out: String,
+    /// Members written so far in each open container, outermost first.
+    open: Vec<usize>,
+}
+
+impl JsonWriter {
+    fn new() -> Self {
+        JsonWriter {
+            out: String::from("{"),
+            open: vec![0],
+        }
+    }
+
+    /// Starts a new member of the innermost container: newline, indent, leading comma.
+    fn member(&mut self) {
+        let depth = self.open.len();
+        let Some(members) = self.open.last_mut() else {
+            return;
+        };
+        self.out.push('\n');
+        push_tabs(&mut self.out, depth);
+        if *members > 0 {
+            self.out.push(',');
+        }
+        *members += 1;
+    }
+
+    fn key(&mut self, key: &str) {
+        self.member();
+        push_string(&mut self.out, key);
+    }
+
+    /// `"key": <literal>`, the literal written as given.
+    fn raw(&mut self, key: &str, literal: &str) {
+        self.key(key);
+        self.out.push_str(": ");
+        self.out.push_str(literal);
+    }
+
+    fn uint(&mut self, key: &str, value: u64) {
+        self.key(key);
+        self.out.push_str(": ");
+        self.out.push_str(itoa::Buffer::new().format(value));
+    }
+
+    fn fixed(&mut self, key: &str, value: f64, decimals: usize) {
+        self.key(key);
+        self.out.push_str(": ");
+        push_fixed(&mut self.out, value, decimals);
+    }
+
+    fn string(&mut self, key: &str, value: &str) {
+        self.key(key);
+        self.out.push_str(": ");
+        push_string(&mut self.out, value);
+    }
+
+    fn open_object(&mut self, key: &str) {
+        self.key(key);
+        self.out.push_str(":{");
+        self.open.push(0);
+    }
+
+    fn open_array(&mut self, key: &str) {
+        self.key(key);
+        self.out.push_str(":[");
+        self.open.push(0);
+    }
+
+    /// An object as the next element of an array.
+    fn open_element(&mut self) {
+        self.member();
+        self.out.push('{');
+        self.open.push(0);
+    }
+
+    fn close(&mut self, bracket: char) {
+        let members = self.open.pop().unwrap_or(0);
+        let depth = self.open.len() + usize::from(members > 0);
+        self.out.push('\n');
+        push_tabs(&mut self.out, depth);
+        self.out.push(bracket);
+    }
+
+    fn finish(mut self) -> String {
+        while !self.open.is_empty() {
+            self.close('}');
+        }
+        self.out.push('\n');
+        self.out
+    }
+}
+
+fn push_tabs(out: &mut String, n: usize) {
+    out.extend(std::iter::repeat_n('\t', n));
+}
+
+/// Appends `s` as a JSON string literal.
+fn push_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if u32::from(c) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// `p50.00`, `p99.90`: a percentile's key, as memtier's `%.2f`.
+fn percentile_key(p: f64) -> String {
+    let mut key = String::from("p");
+    push_fixed(&mut key, p, 2);
+    key
+}
+
+/// Whole milliseconds, as memtier's integer "Accumulated Latency" (truncated).
+fn whole_ms(ms: f64) -> u64 {
+    crate::report::finite(ms).max(0.0) as u64
+}
+
+/// Renders the JSON document: `"configuration"` from `shown` (values are JSON literals
+/// already), `"run information"`, then one object per block (see
+/// [`crate::report::report_blocks`]).
+///
+/// Each block holds `"Runtime"`, one object per row with every key memtier writes, in its
+/// order, and unless `hide_histogram` a `{"<=msec", "percent"}` array per command that ran.
+/// `Totals` carries its true average latency (memtier writes 0.000 there, a bug).
+pub fn render_json(
+    shown: &[(&str, String)],
+    info: &RunInfo,
+    blocks: &[&Results],
+    percentiles: &[f64],
+    hide_histogram: bool,
+) -> String {
+    let mut w = JsonWriter::new();
+    w.open_object("configuration");
+    for (key, literal) in shown {
+        w.raw(key, literal);
+    }
+    w.close('}');
+
+    w.open_object("run information");
+    w.uint("Threads", info.threads as u64);
+    w.uint("Connections per thread", info.connections_per_thread as u64);
+    match info.limit {
+        Limit::RequestsPerClient(n) => w.uint("Requests per client", n),
+        Limit::Seconds(s) => w.uint("Seconds", s),
+    }
+    w.uint("Format version", 2);
+    w.close('}');
+
+    for block in blocks {
+        push_block(&mut w, block, percentiles, hide_histogram);
+    }
+    w.finish()
+}
+
+fn push_block(w: &mut JsonWriter, r: &Results, percentiles: &[f64], hide_histogram: bool) {
+    w.open_object(&r.title);
+    w.open_object("Runtime");
+    w.uint("Start time", r.start_epoch_ms);
+    w.uint("Finish time", r.finish_epoch_ms);
+    w.uint("Total duration", r.duration_ms);
+    w.string("Time unit", "MILLISECONDS");
+    w.string("Interrupted", if r.interrupted { "true" } else { "false" });
+    w.close('}');
+
+    for row in &r.rows {
+        push_row(w, row, percentiles);
+    }
+
+    if !hide_histogram {
+        for row in r.command_rows().iter().filter(|row| row.count > 0) {
+            w.open_array(&row.name.hist);
+            for t in percentile_ticks(&row.histogram, TICKS_PER_HALF_DISTANCE) {
+                w.open_element();
+                w.fixed("<=msec", t.value as f64 / 1000.0, 3);
+                w.fixed("percent", t.percentile, 3);
+                w.close('}');
+            }
+            w.close(']');
+        }
+    }
+    w.close('}');
+}
+
+fn push_row(w: &mut JsonWriter, row: &Row, percentiles: &[f64]) {
+    w.open_object(&row.name.row);
+    w.uint("Count", row.count);
+    w.fixed("Ops/sec", row.ops_per_sec, 2);
+    w.fixed("Hits/sec", row.hits_per_sec, 2);
+    w.fixed("Misses/sec", row.misses_per_sec, 2);
+    w.fixed("Connection Errors/sec", row.connection_errors_per_sec, 2);
+    w.uint("Connection Errors", row.connection_errors);
+    w.fixed("Latency", row.avg_latency_ms, 3);
+    w.fixed("Average Latency", row.avg_latency_ms, 3);
+    w.uint("Accumulated Latency", whole_ms(row.accumulated_latency_ms));
+    w.fixed("Min Latency", row.min_latency_ms, 3);
+    w.fixed("Max Latency", row.max_latency_ms, 3);
+    w.fixed("KB/sec", row.kb_per_sec, 2);
+    w.fixed("KB/sec RX/TX", row.kb_per_sec, 2);
+    w.fixed("KB/sec RX", row.kb_rx_per_sec, 2);
+    w.fixed("KB/sec TX", row.kb_tx_per_sec, 2);
+
+    w.open_object("Time-Serie");
+    for (i, second) in row.series.iter().enumerate() {
+        push_interval(w, i, second, percentiles);
+    }
+    w.close('}');
+
+    w.open_object("Percentile Latencies");
+    for &p in percentiles {
+        w.fixed(
+            &percentile_key(p),
+            latency_at_percentile_ms(&row.histogram, p),
+            3,
+        );
+    }
+    w.open_object("Histogram log format");
+    w.string("Compressed Histogram", &compress_histogram(&row.histogram));
+    w.close('}');
+    w.close('}');
+    w.close('}');
+}
+
+fn push_interval(w: &mut JsonWriter, index: usize, s: &IntervalSummary, percentiles: &[f64]) {
+    w.open_object(itoa::Buffer::new().format(index));
+    w.uint("Bytes RX", s.bytes_rx);
+    w.uint("Bytes TX", s.bytes_tx);
+    w.uint("Count", s.count);
+    if s.count > 0 {
+        w.fixed("Average Latency", s.avg_latency_ms, 3);
+        w.uint("Accumulated Latency", whole_ms(s.accumulated_latency_ms));
+        w.fixed("Min Latency", s.min_latency_ms, 3);
+        w.fixed("Max Latency", s.max_latency_ms, 3);
+        for (&p, &ms) in percentiles.iter().zip(&s.percentiles_ms) {
+            w.fixed(&percentile_key(p), ms, 3);
+        }
+    }
+    w.close('}');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::report_blocks;
+    use crate::report::test_support::*;
+
+    const PCTS: [f64; 3] = [50.0, 99.0, 99.9];
+
+    /// Each line with its value replaced: indentation, commas, keys and brackets remain.
+    fn skeleton(json: &str) -> Vec<String> {
+        json.lines()
+            .map(|l| match l.split_once("\": ") {
+                Some((k, _)) => format!("{k}\": <v>"),
+                None => l.to_string(),
+            })
+            .collect()
+    }
+
+    /// Removes the array of `key` (e.g. `"WAIT"`) from a sample.
+    fn without_array(json: &str, key: &str) -> String {
+        let start = json.find(&format!("\t\t,\"{key}\":[\n")).unwrap();
+        let end = start + json[start..].find("\t\t\t]\n").unwrap() + "\t\t\t]\n".len();
+        format!("{}{}", &json[..start], &json[end..])
+    }
+
+    fn default_json() -> String {
+        let run = default_results();
+        let info = RunInfo {
+            threads: 2,
+            connections_per_thread: 2,
+            limit: Limit::RequestsPerClient(200),
+        };
+        render_json(
+            &sample_configuration(DEFAULT_JSON),
+            &info,
+            &[&run],
+            &PCTS,
+            false,
+        )
+    }
+
+    #[test]
+    fn default_json_has_memtier_keys_order_and_layout() {
+        // memtier also writes a WAIT array for the command that never ran; we leave it out.
+        assert_eq!(
+            skeleton(&default_json()),
+            skeleton(&without_array(DEFAULT_JSON, "WAIT"))
+        );
+    }
+
+    #[test]
+    fn default_json_lines_match_where_figures_are_memtiers() {
+        let ours = default_json();
+        // Configuration and run information: identical.
+        let head = |s: &str| s[..s.find("\t,\"ALL STATS\"").unwrap()].to_string();
+        assert_eq!(head(&ours), head(DEFAULT_JSON));
+        // The distribution arrays: identical.
+        let tail = |s: &str| s[s.find("\t\t,\"SET\":[").unwrap()..].to_string();
+        assert_eq!(tail(&ours), tail(&without_array(DEFAULT_JSON, "WAIT")));
+        for line in [
+            "\t\t\t\"Count\": 400\n\t\t\t,\"Ops/sec\": 22362.61\n\t\t\t,\"Hits/sec\": 2012.63\n\t\t\t,\"Misses/sec\": 20349.97\n",
+            "\t\t\t,\"Min Latency\": 0.008\n\t\t\t,\"Max Latency\": 0.311\n\t\t\t,\"KB/sec\": 1723.71\n\t\t\t,\"KB/sec RX/TX\": 1723.71\n",
+            "\t\t\t\t\"p50.00\": 0.087\n\t\t\t\t,\"p99.00\": 0.231\n\t\t\t\t,\"p99.90\": 0.311\n",
+            "\t\t\t\t\"p50.00\": 0.087\n\t\t\t\t,\"p99.00\": 0.223\n\t\t\t\t,\"p99.90\": 0.303\n",
+            "\t\t\t\t\t\"Bytes RX\": 5224\n\t\t\t\t\t,\"Bytes TX\": 43512\n\t\t\t\t\t,\"Count\": 800\n",
+            "\t\t\t\t\t\"Bytes RX\": 0\n\t\t\t\t\t,\"Bytes TX\": 0\n\t\t\t\t\t,\"Count\": 0\n\t\t\t\t\t}\n",
+        ] {
+            assert!(ours.contains(line), "missing:\n{line}");
+            assert!(DEFAULT_JSON.contains(line), "sample lacks:\n{line}");
+        }
+    }
+
+    #[test]
+    fn json_parses_and_totals_carry_the_true_average() {
+        let v: serde_json::Value = serde_json::from_str(&default_json()).unwrap();
+        let totals = &v["ALL STATS"]["Totals"];
+        assert_eq!(totals["Latency"].as_f64(), Some(0.089));
+        assert_eq!(totals["Average Latency"].as_f64(), Some(0.089));
+        assert_eq!(v["run information"]["Format version"].as_u64(), Some(2));
+        let h = decode(
+            totals["Percentile Latencies"]["Histogram log format"]["Compressed Histogram"]
+                .as_str()
+                .unwrap(),
+        );
+        assert_eq!(h.len(), 800);
+    }
+
+    #[test]
+    fn three_runs_json_has_memtier_layout() {
+        let runs = runs3_results();
+        let blocks = report_blocks(&runs, true);
+        let refs: Vec<&Results> = blocks.iter().map(|b| b.as_ref()).collect();
+        let info = RunInfo {
+            threads: 1,
+            connections_per_thread: 2,
+            limit: Limit::RequestsPerClient(100),
+        };
+        let ours = render_json(&sample_configuration(RUNS3_JSON), &info, &refs, &PCTS, true);
+        // The hand-built runs have no time series; drop the sample's to compare the rest.
+        let drop_series = |s: &str| -> Vec<String> {
+            let mut out = Vec::new();
+            let mut skipping = false;
+            for l in skeleton(s) {
+                if l.ends_with("\"Time-Serie\":{") {
+                    skipping = true;
+                    out.push(l);
+                } else if skipping {
+                    if l.starts_with("\t\t\t,\"Percentile Latencies\"") {
+                        skipping = false;
+                        out.push(l);
+                    }
+                } else {
+                    out.push(l);
+                }
+            }
+            out
+        };
+        assert_eq!(drop_series(&ours), drop_series(RUNS3_JSON));
+        // The aggregate's empty Time-Serie closes on the key's indent, as memtier's does.
+        assert!(ours.contains("\t\t\t,\"Time-Serie\":{\n\t\t\t}\n"));
+        let v: serde_json::Value = serde_json::from_str(&ours).unwrap();
+        let agg = &v["AGGREGATED AVERAGE RESULTS (3 runs)"]["Totals"];
+        assert_eq!(agg["Count"].as_u64(), Some(600));
+        assert_eq!(agg["Ops/sec"].as_f64(), Some(60549.10));
+        assert_eq!(
+            v["WORST RUN RESULTS"]["Totals"]["Ops/sec"].as_f64(),
+            Some(51400.67)
+        );
+    }
+
+    #[test]
+    fn zero_count_rows_and_zero_durations_stay_finite() {
+        let mut run = default_results();
+        for row in &mut run.rows {
+            row.count = 0;
+            row.ops_per_sec = f64::NAN;
+            row.avg_latency_ms = f64::INFINITY;
+            row.accumulated_latency_ms = f64::NAN;
+            row.kb_per_sec = f64::NEG_INFINITY;
+            row.histogram = crate::stats::new_histogram();
+            for s in &mut row.series {
+                s.avg_latency_ms = f64::NAN;
+                s.percentiles_ms = vec![f64::NAN; 3];
+            }
+        }
+        run.duration_ms = 0;
+        let info = RunInfo {
+            threads: 1,
+            connections_per_thread: 1,
+            limit: Limit::Seconds(0),
+        };
+        let out = render_json(&[], &info, &[&run], &PCTS, false);
+        for line in out.lines() {
+            let value = line
+                .split_once("\": ")
+                .map_or("", |(_, v)| v)
+                .to_lowercase();
+            assert!(!value.contains("nan") && !value.contains("inf"), "{line}");
+        }
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["ALL STATS"]["Sets"]["Ops/sec"].as_f64(), Some(0.0));
+        assert_eq!(v["run information"]["Seconds"].as_u64(), Some(0));
+        // Nothing ran, so there is no distribution to show.
+        assert!(v["ALL STATS"].get("SET").is_none());
+    }
+
+    #[test]
+    fn strings_are_escaped() {
+        let mut run = arbitrary_results();
+        run.rows[0].name.row = "Quo\"te\\s\n\u{1}".into();
+        run.title = "tab\there".into();
+        let info = RunInfo {
+            threads: 1,
+            connections_per_thread: 1,
+            limit: Limit::RequestsPerClient(1),
+        };
+        let shown = [("key \"x\"", "\"v\"".to_string())];
+        let out = render_json(&shown, &info, &[&run], &PCTS, true);
+        assert!(out.contains(r#""Quo\"te\\s\n\u0001":{"#), "{out}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert!(v["tab\there"]["Quo\"te\\s\n\u{1}"]["Count"].is_u64());
+        assert_eq!(v["configuration"]["key \"x\""], "v");
+    }
+}

@@ -1,0 +1,149 @@
+//! The live progress line printed on stderr once a second, as memtier prints it.
+
+use crate::report::finite;
+
+/// What the progress line reports about the run so far. "Last second" figures describe the
+/// interval just ended; `avg_*` ones the whole run so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Progress {
+    /// 1-based run number (`-x`).
+    pub run_number: u32,
+    /// How far the run is, 0-100 (by time or by requests).
+    pub percent: f64,
+    /// Whole seconds since the run started.
+    pub elapsed_secs: u64,
+    /// Worker threads still running.
+    pub threads: usize,
+    /// Connections in all.
+    pub connections: usize,
+    /// Requests completed so far.
+    pub ops: u64,
+    pub ops_per_sec: f64,
+    pub avg_ops_per_sec: f64,
+    /// Bytes sent plus received per second.
+    pub bytes_per_sec: f64,
+    pub avg_bytes_per_sec: f64,
+    /// Mean latency of the last second, milliseconds.
+    pub latency_ms: f64,
+    pub avg_latency_ms: f64,
+}
+
+/// Formats the line without its trailing `\r` (the caller adds it):
+///
+/// ```text
+/// [RUN #1 67%,   2 secs]  1 threads  1 conns:       17465 ops,    8344 (avg:    8730) ops/sec, 353.93KB/sec (avg: 370.32KB/sec),  0.12 (avg:  0.11) msec latency
+/// ```
+///
+/// Ops/sec are truncated to whole numbers; bandwidth is shown in KB, MB or GB (powers of
+/// 1024) whichever keeps it below 1024. NaN or infinite inputs print as 0.
+pub fn progress_line(p: &Progress) -> String {
+    format!(
+        "[RUN #{} {:.0}%, {:3} secs] {:2} threads {:2} conns: {:11} ops, {:7} (avg: {:7}) ops/sec, {}/sec (avg: {}/sec), {:5.2} (avg: {:5.2}) msec latency",
+        p.run_number,
+        finite(p.percent),
+        p.elapsed_secs,
+        p.threads,
+        p.connections,
+        p.ops,
+        whole(p.ops_per_sec),
+        whole(p.avg_ops_per_sec),
+        bandwidth(p.bytes_per_sec),
+        bandwidth(p.avg_bytes_per_sec),
+        finite(p.latency_ms),
+        finite(p.avg_latency_ms),
+    )
+}
+
+/// A non-negative rate as a whole number, truncated as memtier's integer cast does.
+fn whole(x: f64) -> u64 {
+    finite(x).max(0.0) as u64
+}
+
+/// `353.93KB`, `2.63MB`, `1.20GB`: bytes per second in the largest unit (of 1024) that
+/// leaves at least 1.
+fn bandwidth(bytes: f64) -> String {
+    const KB: f64 = 1024.0;
+    let b = finite(bytes).max(0.0);
+    if b >= KB * KB * KB {
+        format!("{:.2}GB", b / (KB * KB * KB))
+    } else if b >= KB * KB {
+        format!("{:.2}MB", b / (KB * KB))
+    } else {
+        format!("{:.2}KB", b / KB)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::test_support::TIMED_STDERR;
+
+    fn sample_line(i: usize) -> &'static str {
+        TIMED_STDERR
+            .lines()
+            .nth(3)
+            .unwrap()
+            .split('\r')
+            .nth(i)
+            .unwrap()
+    }
+
+    #[test]
+    fn matches_memtier_timed_run_lines() {
+        let first = Progress {
+            run_number: 1,
+            percent: 100.0 / 3.0,
+            elapsed_secs: 1,
+            threads: 1,
+            connections: 1,
+            ops: 9119,
+            ops_per_sec: 9117.4,
+            avg_ops_per_sec: 9117.9,
+            bytes_per_sec: 386.70 * 1024.0,
+            avg_bytes_per_sec: 386.70 * 1024.0,
+            latency_ms: 0.11,
+            avg_latency_ms: 0.11,
+        };
+        assert_eq!(progress_line(&first), sample_line(0));
+        let second = Progress {
+            percent: 200.0 / 3.0,
+            elapsed_secs: 2,
+            ops: 17465,
+            ops_per_sec: 8344.0,
+            avg_ops_per_sec: 8730.5,
+            bytes_per_sec: 353.93 * 1024.0,
+            avg_bytes_per_sec: 370.32 * 1024.0,
+            latency_ms: 0.12,
+            avg_latency_ms: 0.11,
+            ..first
+        };
+        assert_eq!(progress_line(&second), sample_line(1));
+        assert_eq!(
+            progress_line(&second),
+            "[RUN #1 67%,   2 secs]  1 threads  1 conns:       17465 ops,    8344 (avg:    8730) ops/sec, 353.93KB/sec (avg: 370.32KB/sec),  0.12 (avg:  0.11) msec latency"
+        );
+    }
+
+    #[test]
+    fn bandwidth_switches_units() {
+        assert_eq!(bandwidth(0.0), "0.00KB");
+        assert_eq!(bandwidth(2.63 * 1024.0 * 1024.0), "2.63MB");
+        assert_eq!(bandwidth(1.5 * 1024.0 * 1024.0 * 1024.0), "1.50GB");
+    }
+
+    #[test]
+    fn nan_inputs_print_zero() {
+        let line = progress_line(&Progress {
+            percent: f64::NAN,
+            ops_per_sec: f64::INFINITY,
+            avg_bytes_per_sec: f64::NAN,
+            latency_ms: f64::NAN,
+            ..Progress::default()
+        });
+        assert!(
+            !line.to_lowercase().contains("nan") && !line.contains("inf"),
+            "{line}"
+        );
+        assert!(line.starts_with("[RUN #0 0%,   0 secs]"), "{line}");
+    }
+}

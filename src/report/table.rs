@@ -1,0 +1,319 @@
+//! The text report memtier prints on stdout (or `-o FILE`): run header, one table per
+//! results block and the request latency distribution.
+
+use std::fmt::Write as _;
+
+use crate::report::hdr::{TICKS_PER_HALF_DISTANCE, percentile_ticks};
+use crate::report::{Limit, RunInfo, finite};
+use crate::results::{Results, Row, latency_at_percentile_ms};
+
+/// Width of a rate cell (`%12.2f`), without the separating space.
+const RATE_WIDTH: usize = 12;
+/// Width of a latency cell (`%15.05f`), without the separating space.
+const LATENCY_WIDTH: usize = 15;
+/// What a cell shows when it does not apply.
+const NOT_APPLICABLE: &str = "---";
+
+/// The lines printed once before all tables, each value `%-10u`:
+///
+/// ```text
+/// 2         Threads
+/// 2         Connections per thread
+/// 200       Requests per client
+/// ```
+pub fn render_header(info: &RunInfo) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{:<10}Threads", info.threads);
+    let _ = writeln!(
+        out,
+        "{:<10}Connections per thread",
+        info.connections_per_thread
+    );
+    let _ = match info.limit {
+        Limit::RequestsPerClient(n) => writeln!(out, "{n:<10}Requests per client"),
+        Limit::Seconds(s) => writeln!(out, "{s:<10}Seconds"),
+    };
+    out
+}
+
+/// The whole text report: the header, two blank lines, then each block (see
+/// [`crate::report::report_blocks`]) with two blank lines between blocks.
+pub fn render_report(
+    info: &RunInfo,
+    blocks: &[&Results],
+    percentiles: &[f64],
+    hide_histogram: bool,
+) -> String {
+    let mut out = render_header(info);
+    out.push_str("\n\n");
+    for (i, block) in blocks.iter().enumerate() {
+        if i > 0 {
+            out.push_str("\n\n");
+        }
+        out.push_str(&render_results(block, percentiles, hide_histogram));
+    }
+    out
+}
+
+/// Column label of a percentile: `p50 Latency`, `p99.9 Latency`, `p99.99 Latency`
+/// (shortest decimal form, as `%g` prints it).
+fn percentile_label(p: f64) -> String {
+    format!("p{} Latency", finite(p))
+}
+
+/// One results block: title, `=` rule, header, `-` rule, a line per row (each ending in a
+/// space), then unless `hide_histogram` two blank lines and the latency distribution.
+///
+/// ```text
+/// ALL STATS
+/// ==========...
+/// Type         Ops/sec     Hits/sec   Misses/sec    Avg. Latency     p50 Latency ...       KB/sec
+/// ----------...
+/// Sets        22362.61          ---          ---         0.09158         0.08700 ...      1723.71
+/// ```
+///
+/// Hits/sec and Misses/sec show `---` on rows without hits and disappear when no row has
+/// hits (arbitrary commands). A row that ran zero times shows `---` for its latencies and
+/// KB/sec, as memtier's Waits row does.
+pub fn render_results(results: &Results, percentiles: &[f64], hide_histogram: bool) -> String {
+    let show_hits = results.rows.iter().any(|r| r.name.has_hits);
+    let type_width = results
+        .rows
+        .iter()
+        .map(|r| r.name.row.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(6)
+        + 1;
+
+    let mut header = String::new();
+    let _ = write!(header, "{:<type_width$} ", "Type");
+    let _ = write!(header, "{:>RATE_WIDTH$} ", "Ops/sec");
+    if show_hits {
+        let _ = write!(header, "{:>RATE_WIDTH$} ", "Hits/sec");
+        let _ = write!(header, "{:>RATE_WIDTH$} ", "Misses/sec");
+    }
+    let _ = write!(header, "{:>LATENCY_WIDTH$} ", "Avg. Latency");
+    for &p in percentiles {
+        let _ = write!(header, "{:>LATENCY_WIDTH$} ", percentile_label(p));
+    }
+    let _ = write!(header, "{:>RATE_WIDTH$} ", "KB/sec");
+    let width = header.chars().count();
+
+    let mut out = String::new();
+    out.push_str(&results.title);
+    out.push('\n');
+    out.push_str(&"=".repeat(width));
+    out.push('\n');
+    out.push_str(&header);
+    out.push('\n');
+    out.push_str(&"-".repeat(width));
+    out.push('\n');
+    for row in &results.rows {
+        push_row(&mut out, row, type_width, show_hits, percentiles);
+    }
+
+    if !hide_histogram {
+        out.push_str("\n\n");
+        out.push_str(&render_distribution(results));
+    }
+    out
+}
+
+fn push_row(out: &mut String, row: &Row, type_width: usize, show_hits: bool, percentiles: &[f64]) {
+    let rate = |out: &mut String, x: f64| {
+        let _ = write!(out, "{:>RATE_WIDTH$.2} ", finite(x));
+    };
+    let latency = |out: &mut String, x: f64| {
+        let _ = write!(out, "{:>LATENCY_WIDTH$.5} ", finite(x));
+    };
+    let ran = row.count > 0;
+
+    let _ = write!(out, "{:<type_width$} ", row.name.row);
+    rate(out, row.ops_per_sec);
+    if show_hits {
+        if row.name.has_hits {
+            rate(out, row.hits_per_sec);
+            rate(out, row.misses_per_sec);
+        } else {
+            let _ = write!(
+                out,
+                "{NOT_APPLICABLE:>RATE_WIDTH$} {NOT_APPLICABLE:>RATE_WIDTH$} "
+            );
+        }
+    }
+    if ran {
+        latency(out, row.avg_latency_ms);
+        for &p in percentiles {
+            latency(out, latency_at_percentile_ms(&row.histogram, p));
+        }
+        rate(out, row.kb_per_sec);
+    } else {
+        for _ in 0..=percentiles.len() {
+            let _ = write!(out, "{NOT_APPLICABLE:>LATENCY_WIDTH$} ");
+        }
+        let _ = write!(out, "{NOT_APPLICABLE:>RATE_WIDTH$} ");
+    }
+    out.push('\n');
+}
+
+/// The "Request Latency Distribution" section: each command that ran (not Totals), walked in
+/// percentile ticks as `%-6s %8.3f %12.3f` (name, msec, percent), `---` between commands.
+///
+/// Commands that never ran are left out (memtier prints `WAIT 0.000 100.000` for them,
+/// a point that was never measured).
+pub fn render_distribution(results: &Results) -> String {
+    let mut out = String::from("Request Latency Distribution\n");
+    out.push_str("Type     <= msec         Percent\n");
+    out.push_str(&"-".repeat(72));
+    out.push('\n');
+    let mut first = true;
+    for row in results.command_rows().iter().filter(|r| r.count > 0) {
+        if !first {
+            out.push_str("---\n");
+        }
+        first = false;
+        for t in percentile_ticks(&row.histogram, TICKS_PER_HALF_DISTANCE) {
+            let _ = writeln!(
+                out,
+                "{:<6} {:8.3} {:12.3}",
+                row.name.hist,
+                t.value as f64 / 1000.0,
+                t.percentile
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::report_blocks;
+    use crate::report::test_support::*;
+
+    const PCTS: [f64; 3] = [50.0, 99.0, 99.9];
+
+    fn info(threads: usize, conns: usize, limit: Limit) -> RunInfo {
+        RunInfo {
+            threads,
+            connections_per_thread: conns,
+            limit,
+        }
+    }
+
+    /// `default.out` without memtier's `WAIT 0.000 100.000` point for a command that never ran.
+    fn default_out_without_wait() -> String {
+        DEFAULT_OUT.replace("---\nWAIT      0.000      100.000\n", "")
+    }
+
+    #[test]
+    fn default_table_lines_match_sample_byte_for_byte() {
+        let ours = render_results(&default_results(), &PCTS, true);
+        let theirs: Vec<&str> = DEFAULT_OUT.lines().skip(5).take(8).collect();
+        let ours: Vec<&str> = ours.lines().collect();
+        assert_eq!(ours, theirs);
+        assert_eq!(ours[1].len(), 124);
+    }
+
+    #[test]
+    fn whole_default_report_matches_sample() {
+        let run = default_results();
+        let ours = render_report(
+            &info(2, 2, Limit::RequestsPerClient(200)),
+            &[&run],
+            &PCTS,
+            false,
+        );
+        assert_eq!(ours, default_out_without_wait());
+    }
+
+    #[test]
+    fn arbitrary_commands_drop_hits_columns() {
+        let run = arbitrary_results();
+        let ours = render_report(
+            &info(1, 2, Limit::RequestsPerClient(100)),
+            &[&run],
+            &PCTS,
+            true,
+        );
+        assert_eq!(ours, ARBITRARY_OUT);
+        assert_eq!(ours.lines().nth(6).map(str::len), Some(98));
+    }
+
+    #[test]
+    fn three_runs_report_matches_sample_except_the_worst_block() {
+        let runs = runs3_results();
+        let blocks = report_blocks(&runs, true);
+        let refs: Vec<&Results> = blocks.iter().map(|b| b.as_ref()).collect();
+        let ours = render_report(
+            &info(1, 2, Limit::RequestsPerClient(100)),
+            &refs,
+            &PCTS,
+            true,
+        );
+        // memtier prints its best run as the worst; ours is run #2, the slowest.
+        let run2 = RUNS3_OUT
+            .split("\n\n\n")
+            .find(|b| b.starts_with("RUN #2 RESULTS"))
+            .unwrap()
+            .replace("RUN #2 RESULTS", "WORST RUN RESULTS");
+        let expected: Vec<String> = RUNS3_OUT
+            .split("\n\n\n")
+            .map(|b| {
+                if b.starts_with("WORST RUN RESULTS") {
+                    run2.clone()
+                } else {
+                    b.to_string()
+                }
+            })
+            .collect();
+        assert_eq!(ours, expected.join("\n\n\n"));
+    }
+
+    #[test]
+    fn without_print_all_runs_only_best_worst_aggregate() {
+        let runs = runs3_results();
+        let blocks = report_blocks(&runs, false);
+        let titles: Vec<&str> = blocks.iter().map(|b| b.title.as_str()).collect();
+        assert_eq!(
+            titles,
+            [
+                "BEST RUN RESULTS",
+                "WORST RUN RESULTS",
+                "AGGREGATED AVERAGE RESULTS (3 runs)"
+            ]
+        );
+    }
+
+    #[test]
+    fn header_for_timed_runs_says_seconds() {
+        assert_eq!(
+            render_header(&info(1, 1, Limit::Seconds(3))),
+            "1         Threads\n1         Connections per thread\n3         Seconds\n"
+        );
+    }
+
+    #[test]
+    fn custom_percentiles_label_columns() {
+        let run = default_results();
+        let out = render_results(&run, &[50.0, 90.0, 99.99], true);
+        let header = out.lines().nth(2).unwrap();
+        assert!(
+            header.contains("     p50 Latency     p90 Latency  p99.99 Latency       KB/sec "),
+            "{header}"
+        );
+        let rule = out.lines().nth(1).unwrap();
+        assert_eq!(rule.len(), header.len());
+    }
+
+    #[test]
+    fn nan_figures_print_as_zero() {
+        let mut run = default_results();
+        run.rows[0].ops_per_sec = f64::NAN;
+        run.rows[0].kb_per_sec = f64::INFINITY;
+        let out = render_results(&run, &PCTS, false);
+        assert!(!out.contains("NaN") && !out.contains("inf"), "{out}");
+        assert!(out.contains("\nSets            0.00          ---"), "{out}");
+    }
+}

@@ -1,0 +1,114 @@
+//! The SET:GET sequence: which kind of request a client sends next (`--ratio=SETS:GETS`).
+
+/// The kind of a generated request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpKind {
+    Set,
+    Get,
+}
+
+/// Cycles through `sets` SETs followed by `gets` GETs, for ever.
+///
+/// memtier sends its SETs first and then its GETs within each cycle, so a
+/// `--ratio=1:10` run starts with one SET and a `-n 5 --ratio=2:3` client sends
+/// `SET SET GET GET GET`. Matching that order keeps request counts per command
+/// identical to memtier's for any `-n`.
+#[derive(Clone, Debug)]
+pub struct RatioSequence {
+    sets: u32,
+    /// `sets + gets`, kept as u64 so `u32::MAX:u32::MAX` cannot overflow.
+    cycle: u64,
+    /// Position within the current cycle, in `0..cycle`.
+    pos: u64,
+}
+
+impl RatioSequence {
+    /// A sequence of `sets` SETs then `gets` GETs, repeated.
+    ///
+    /// `1:0` yields only SETs and `0:1` only GETs. The configuration never holds
+    /// `0:0`; if it is passed anyway the sequence yields only GETs rather than
+    /// panicking, since a read-only run cannot damage data.
+    pub fn new(sets: u32, gets: u32) -> Self {
+        RatioSequence {
+            sets,
+            cycle: u64::from(sets) + u64::from(gets),
+            pos: 0,
+        }
+    }
+
+    /// The kind of the next request.
+    #[allow(clippy::should_implement_trait)] // endless and infallible: not an Iterator
+    pub fn next(&mut self) -> OpKind {
+        if self.cycle == 0 {
+            return OpKind::Get;
+        }
+        let kind = if self.pos < u64::from(self.sets) {
+            OpKind::Set
+        } else {
+            OpKind::Get
+        };
+        self.pos += 1;
+        if self.pos == self.cycle {
+            self.pos = 0;
+        }
+        kind
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use OpKind::{Get, Set};
+
+    fn take(seq: &mut RatioSequence, n: usize) -> Vec<OpKind> {
+        (0..n).map(|_| seq.next()).collect()
+    }
+
+    #[test]
+    fn sets_come_first_then_gets_and_the_cycle_repeats() {
+        let mut seq = RatioSequence::new(2, 3);
+        assert_eq!(
+            take(&mut seq, 12),
+            vec![Set, Set, Get, Get, Get, Set, Set, Get, Get, Get, Set, Set]
+        );
+    }
+
+    #[test]
+    fn memtier_default_ratio_one_to_ten() {
+        let mut seq = RatioSequence::new(1, 10);
+        let ops = take(&mut seq, 110);
+        assert_eq!(ops.iter().filter(|&&k| k == Set).count(), 10);
+        assert_eq!(ops.iter().filter(|&&k| k == Get).count(), 100);
+        assert_eq!(ops[0], Set);
+        assert_eq!(ops[11], Set);
+        assert!(ops[1..11].iter().all(|&k| k == Get));
+    }
+
+    #[test]
+    fn one_to_one_alternates() {
+        let mut seq = RatioSequence::new(1, 1);
+        assert_eq!(take(&mut seq, 6), vec![Set, Get, Set, Get, Set, Get]);
+    }
+
+    #[test]
+    fn only_sets_and_only_gets() {
+        let mut seq = RatioSequence::new(1, 0);
+        assert!(take(&mut seq, 100).iter().all(|&k| k == Set));
+        let mut seq = RatioSequence::new(0, 1);
+        assert!(take(&mut seq, 100).iter().all(|&k| k == Get));
+        let mut seq = RatioSequence::new(7, 0);
+        assert!(take(&mut seq, 100).iter().all(|&k| k == Set));
+    }
+
+    #[test]
+    fn zero_to_zero_does_not_panic() {
+        let mut seq = RatioSequence::new(0, 0);
+        assert_eq!(take(&mut seq, 3), vec![Get, Get, Get]);
+    }
+
+    #[test]
+    fn huge_ratio_does_not_overflow() {
+        let mut seq = RatioSequence::new(u32::MAX, u32::MAX);
+        assert_eq!(take(&mut seq, 3), vec![Set, Set, Set]);
+    }
+}

@@ -1,0 +1,483 @@
+//! Integration-test harness: throwaway redis-server and memcached on free ports, and a
+//! way to run the built `kvbench` binary with a hard timeout.
+//!
+//! Every server is started on 127.0.0.1 only, on a port the OS handed out, in its own
+//! temporary directory; `Drop` kills it by its PID and removes the directory, so a
+//! failing test leaves nothing behind. Each `tests/*.rs` file uses a subset of this.
+
+#![allow(dead_code)]
+
+use std::collections::{HashMap, HashSet};
+use std::fs::{self, File};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// How long a server may take to answer its first request.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+/// How many fresh ports a server start tries before giving up (another process may take
+/// the port between `free_port` and the server's own bind).
+const START_ATTEMPTS: usize = 5;
+/// Default hard limit for one `kvbench` run in a test.
+pub const KVBENCH_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Ports already handed out by this test process: the OS may offer the same ephemeral
+/// port twice once the probing listener is closed, and parallel tests must not share one.
+static HANDED_OUT: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
+static DIR_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A TCP port on 127.0.0.1 that nothing listened on a moment ago, never the same one
+/// twice in one test process. Servers started with it retry on a new port if they lose
+/// the race for it.
+pub fn free_port() -> u16 {
+    for _ in 0..100 {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let port = listener
+            .local_addr()
+            .expect("local_addr of a bound socket")
+            .port();
+        drop(listener);
+        let mut guard = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
+        if guard.get_or_insert_with(HashSet::new).insert(port) {
+            return port;
+        }
+    }
+    panic!("free_port: the OS kept offering ports this test process already used");
+}
+
+/// A port on 127.0.0.1 where nothing listens, for tests of connection errors.
+pub fn closed_port() -> u16 {
+    for _ in 0..20 {
+        let port = free_port();
+        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+            return port;
+        }
+    }
+    panic!("closed_port: every free port tried was accepting connections");
+}
+
+/// A fresh empty directory under the system temp dir, named after `what`.
+fn temp_dir(what: &str) -> PathBuf {
+    let n = DIR_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("kvbench-test-{what}-{}-{n}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
+    dir
+}
+
+/// The last `n` lines of a log file, for panic messages.
+fn log_tail(path: &Path, n: usize) -> String {
+    let text = fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// Spawn `cmd`, turning "binary not found" into a panic that tells the reader what to do.
+fn spawn_or_explain(cmd: &mut Command, program: &str) -> Child {
+    match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            panic!("{program} not found: run `make test`, which installs it")
+        }
+        Err(e) => panic!("cannot start {program}: {e}"),
+    }
+}
+
+fn kill_and_wait(child: &mut Child) {
+    // `Child::kill` signals exactly this child's PID (SIGKILL); waiting reaps it.
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// A throwaway `redis-server` on 127.0.0.1, no persistence, in its own temp dir.
+pub struct RedisServer {
+    pub port: u16,
+    child: Child,
+    dir: PathBuf,
+    /// Set when started with `--requirepass`, so `cli` can authenticate.
+    password: Option<String>,
+}
+
+impl RedisServer {
+    /// Start a server with the default throwaway configuration.
+    pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// Start a server with extra `redis-server` arguments, e.g.
+    /// `&["--requirepass", "secret"]`.
+    pub fn start_with(args: &[&str]) -> Self {
+        let password = args
+            .iter()
+            .position(|a| *a == "--requirepass")
+            .and_then(|i| args.get(i + 1))
+            .map(|p| p.to_string());
+        let mut last_log = String::new();
+        for _ in 0..START_ATTEMPTS {
+            let port = free_port();
+            let dir = temp_dir("redis");
+            let log = dir.join("redis.log");
+            let log_file = File::create(&log).expect("create redis.log");
+            let mut cmd = Command::new("redis-server");
+            cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+                .args(["--save", "", "--appendonly", "no"])
+                .arg("--dir")
+                .arg(&dir)
+                .args(args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::from(log_file.try_clone().expect("clone log handle")))
+                .stderr(Stdio::from(log_file));
+            let child = spawn_or_explain(&mut cmd, "redis-server");
+            let mut server = RedisServer {
+                port,
+                child,
+                dir,
+                password: password.clone(),
+            };
+            match server.wait_ready() {
+                Ok(()) => return server,
+                Err(why) => {
+                    last_log = format!("{why}\n--- redis.log ---\n{}", log_tail(&log, 20));
+                    // Drop kills the child and removes the dir before the next attempt.
+                }
+            }
+        }
+        panic!("redis-server did not start after {START_ATTEMPTS} attempts: {last_log}");
+    }
+
+    /// Poll `PING` until it answers or the server exits or the timeout passes.
+    fn wait_ready(&mut self) -> Result<(), String> {
+        let deadline = Instant::now() + STARTUP_TIMEOUT;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!(
+                    "redis-server on port {} exited: {status}",
+                    self.port
+                ));
+            }
+            if let Ok(out) = self.cli_output(&["PING"]) {
+                let text = String::from_utf8_lossy(&out.stdout);
+                // NOAUTH also proves the server is up: it answered.
+                if text.trim() == "PONG" || text.contains("NOAUTH") {
+                    return Ok(());
+                }
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "redis-server on port {} did not answer PING within {:?}",
+                    self.port, STARTUP_TIMEOUT
+                ));
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn cli_output(&self, args: &[&str]) -> std::io::Result<Output> {
+        let mut cmd = Command::new("redis-cli");
+        cmd.args(["-h", "127.0.0.1", "-p", &self.port.to_string()]);
+        if let Some(pw) = &self.password {
+            cmd.args(["-a", pw, "--no-auth-warning"]);
+        }
+        cmd.args(args).stdin(Stdio::null());
+        match cmd.output() {
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                panic!("redis-cli not found: run `make test`, which installs it")
+            }
+            other => other,
+        }
+    }
+
+    /// `host:port` of this server, for messages.
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// The server's data directory (its log is `redis.log` there).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Run `redis-cli -p PORT ARGS...` and return its stdout, trimmed. Panics if
+    /// redis-cli itself fails; a Redis error reply comes back as text (`ERR ...`).
+    pub fn cli(&self, args: &[&str]) -> String {
+        let out = self
+            .cli_output(args)
+            .unwrap_or_else(|e| panic!("redis-cli {args:?}: {e}"));
+        assert!(
+            out.status.success(),
+            "redis-cli {args:?} on port {} failed ({}): {}",
+            self.port,
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Number of keys in the current database.
+    pub fn dbsize(&self) -> u64 {
+        let text = self.cli(&["DBSIZE"]);
+        text.parse()
+            .unwrap_or_else(|_| panic!("DBSIZE answered {text:?}, not a number"))
+    }
+
+    /// Calls per command since start or the last `CONFIG RESETSTAT`, from
+    /// `INFO commandstats`: `cmdstat_set:calls=10000,...` becomes `"set" -> 10000`.
+    /// Subcommands keep Redis's spelling (`"config|resetstat"`).
+    pub fn commandstats(&self) -> HashMap<String, u64> {
+        parse_commandstats(&self.cli(&["INFO", "commandstats"]))
+    }
+
+    /// Remove every key.
+    pub fn flushall(&self) {
+        let reply = self.cli(&["FLUSHALL"]);
+        assert_eq!(reply, "OK", "FLUSHALL answered {reply:?}");
+    }
+
+    /// Zero the command statistics (`INFO commandstats`).
+    pub fn config_resetstat(&self) {
+        let reply = self.cli(&["CONFIG", "RESETSTAT"]);
+        assert_eq!(reply, "OK", "CONFIG RESETSTAT answered {reply:?}");
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        kill_and_wait(&mut self.child);
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Parse `INFO commandstats` text into command name -> calls.
+pub fn parse_commandstats(info: &str) -> HashMap<String, u64> {
+    let mut map = HashMap::new();
+    for line in info.lines() {
+        let Some(rest) = line.trim().strip_prefix("cmdstat_") else {
+            continue;
+        };
+        let Some((name, fields)) = rest.split_once(':') else {
+            continue;
+        };
+        let calls = fields
+            .split(',')
+            .find_map(|f| f.strip_prefix("calls="))
+            .and_then(|v| v.parse().ok());
+        if let Some(calls) = calls {
+            map.insert(name.to_string(), calls);
+        }
+    }
+    map
+}
+
+/// A throwaway `memcached` on 127.0.0.1 (TCP only, 256 MB, 2 threads).
+pub struct Memcached {
+    pub port: u16,
+    child: Child,
+    dir: PathBuf,
+}
+
+impl Memcached {
+    /// Start with the default throwaway configuration.
+    pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// Start with extra `memcached` arguments.
+    pub fn start_with(args: &[&str]) -> Self {
+        let mut last_log = String::new();
+        for _ in 0..START_ATTEMPTS {
+            let port = free_port();
+            let dir = temp_dir("memcached");
+            let log = dir.join("memcached.log");
+            let log_file = File::create(&log).expect("create memcached.log");
+            let mut cmd = Command::new("memcached");
+            cmd.args(["-p", &port.to_string(), "-l", "127.0.0.1", "-U", "0"])
+                .args(["-m", "256", "-t", "2"]);
+            // memcached refuses to run as root unless told which user to be.
+            if is_root() {
+                cmd.args(["-u", "root"]);
+            }
+            cmd.args(args)
+                .current_dir(&dir)
+                .stdin(Stdio::null())
+                .stdout(Stdio::from(log_file.try_clone().expect("clone log handle")))
+                .stderr(Stdio::from(log_file));
+            let child = spawn_or_explain(&mut cmd, "memcached");
+            let mut server = Memcached { port, child, dir };
+            match server.wait_ready() {
+                Ok(()) => return server,
+                Err(why) => {
+                    last_log = format!("{why}\n--- memcached.log ---\n{}", log_tail(&log, 20));
+                }
+            }
+        }
+        panic!("memcached did not start after {START_ATTEMPTS} attempts: {last_log}");
+    }
+
+    fn wait_ready(&mut self) -> Result<(), String> {
+        let deadline = Instant::now() + STARTUP_TIMEOUT;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!("memcached on port {} exited: {status}", self.port));
+            }
+            if self.request("stats\r\n", b"END\r\n").is_ok() {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "memcached on port {} did not answer `stats` within {:?}",
+                    self.port, STARTUP_TIMEOUT
+                ));
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Send one text-protocol request and read until the reply ends with `terminator`.
+    fn request(&self, req: &str, terminator: &[u8]) -> std::io::Result<String> {
+        let addr: SocketAddr = ([127, 0, 0, 1], self.port).into();
+        let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
+        stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+        stream.write_all(req.as_bytes())?;
+        let mut reply = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !reply.ends_with(terminator) {
+            let n = stream.read(&mut buf)?;
+            if n == 0 {
+                return Err(std::io::Error::new(
+                    ErrorKind::UnexpectedEof,
+                    "memcached closed the connection mid-reply",
+                ));
+            }
+            reply.extend_from_slice(&buf[..n]);
+        }
+        let _ = stream.shutdown(Shutdown::Both);
+        Ok(String::from_utf8_lossy(&reply).into_owned())
+    }
+
+    /// `host:port` of this server, for messages.
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// Every `STAT name value` line of `stats`, as text (versions, rusage floats, ...).
+    pub fn stats_raw(&self) -> HashMap<String, String> {
+        let reply = self
+            .request("stats\r\n", b"END\r\n")
+            .unwrap_or_else(|e| panic!("memcached stats on port {}: {e}", self.port));
+        reply
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("STAT "))
+            .filter_map(|l| l.split_once(' '))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    /// The integer counters of `stats` (`cmd_get`, `cmd_set`, `get_hits`, `curr_items`, ...).
+    pub fn stats(&self) -> HashMap<String, u64> {
+        self.stats_raw()
+            .into_iter()
+            .filter_map(|(k, v)| v.parse().ok().map(|v| (k, v)))
+            .collect()
+    }
+
+    /// Drop every item.
+    pub fn flush_all(&self) {
+        let reply = self
+            .request("flush_all\r\n", b"\r\n")
+            .unwrap_or_else(|e| panic!("memcached flush_all on port {}: {e}", self.port));
+        assert_eq!(reply.trim(), "OK", "flush_all answered {reply:?}");
+    }
+}
+
+impl Drop for Memcached {
+    fn drop(&mut self) {
+        kill_and_wait(&mut self.child);
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A `Command` for the `kvbench` binary cargo built for these tests.
+pub fn kvbench() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_kvbench"))
+}
+
+/// Run `kvbench ARGS...` with a 120 s hard limit; see [`run_with_timeout`].
+pub fn run_kvbench(args: &[&str]) -> Output {
+    let mut cmd = kvbench();
+    cmd.args(args);
+    run_with_timeout(cmd, KVBENCH_TIMEOUT)
+}
+
+/// Run `kvbench ARGS...` with a custom hard limit.
+pub fn run_kvbench_timeout(args: &[&str], timeout: Duration) -> Output {
+    let mut cmd = kvbench();
+    cmd.args(args);
+    run_with_timeout(cmd, timeout)
+}
+
+/// Run `cmd` to completion, capturing stdout and stderr (read on their own threads so a
+/// chatty child never blocks on a full pipe). If it outlives `timeout` it is killed and
+/// the test panics with what it printed, so a hung test never hangs CI.
+pub fn run_with_timeout(mut cmd: Command, timeout: Duration) -> Output {
+    let desc = format!("{cmd:?}");
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {desc}: {e}"));
+    let stdout = drain(child.stdout.take().expect("stdout is piped"));
+    let stderr = drain(child.stderr.take().expect("stderr is piped"));
+    let deadline = Instant::now() + timeout;
+    let status: ExitStatus = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() >= deadline => {
+                kill_and_wait(&mut child);
+                let out = stdout.join().unwrap_or_default();
+                let err = stderr.join().unwrap_or_default();
+                panic!(
+                    "timed out after {timeout:?}, killed: {desc}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                    String::from_utf8_lossy(&out),
+                    String::from_utf8_lossy(&err)
+                );
+            }
+            Ok(None) => thread::sleep(Duration::from_millis(10)),
+            Err(e) => panic!("waiting for {desc}: {e}"),
+        }
+    };
+    Output {
+        status,
+        stdout: stdout.join().expect("stdout reader thread"),
+        stderr: stderr.join().expect("stderr reader thread"),
+    }
+}
+
+fn drain<R: Read + Send + 'static>(mut pipe: R) -> thread::JoinHandle<Vec<u8>> {
+    thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = pipe.read_to_end(&mut buf);
+        buf
+    })
+}
+
+/// Stdout and stderr of a finished run as text, for assertion messages.
+pub fn describe(out: &Output) -> String {
+    format!(
+        "status: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
