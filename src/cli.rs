@@ -616,8 +616,17 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, Err
         .chain(per_file_tokens.into_iter().flatten())
         .chain(user_args)
         .collect();
-    match try_matches(&argv)? {
-        Matched::Matches(m) => finish(&m),
+    // The command line alone parsed, so a clap error now comes from a file's flags:
+    // say which files, as the message alone would point at a flag the user never typed.
+    let in_files = |e: Error| {
+        Error::usage(format!(
+            "config file '{}': {}",
+            files.join("', '"),
+            e.message()
+        ))
+    };
+    match try_matches(&argv).map_err(in_files)? {
+        Matched::Matches(m) => finish(&m).map_err(in_files),
         Matched::Print(text) => Ok(Parsed::Print(text)),
     }
 }

@@ -170,7 +170,12 @@ impl Client {
     }
 
     /// Handles one readiness event.
-    pub fn handle_event(&mut self, event: &Event, config: &Config, ctx: &mut ClientContext) -> Status {
+    pub fn handle_event(
+        &mut self,
+        event: &Event,
+        config: &Config,
+        ctx: &mut ClientContext,
+    ) -> Status {
         match self.drive(event, config, ctx) {
             Ok(()) if self.is_finished() => Status::Finished,
             Ok(()) => Status::Active,
@@ -185,10 +190,21 @@ impl Client {
             && self.wbuf.is_empty()
     }
 
-    fn drive(&mut self, event: &Event, config: &Config, ctx: &mut ClientContext) -> Result<(), String> {
+    fn drive(
+        &mut self,
+        event: &Event,
+        config: &Config,
+        ctx: &mut ClientContext,
+    ) -> Result<(), String> {
         if self.phase == Phase::Connecting {
             match self.transport.finish_connect() {
-                Err(err) => return Err(format!("cannot connect to {}: {}", ctx.peer, describe(&err))),
+                Err(err) => {
+                    return Err(format!(
+                        "cannot connect to {}: {}",
+                        ctx.peer,
+                        describe(&err)
+                    ));
+                }
                 Ok(false) => return Ok(()),
                 Ok(true) => self.start_setup(config),
             }
@@ -257,7 +273,11 @@ impl Client {
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
                 Err(err) => {
-                    return Err(format!("connection to {} failed: {}", ctx.peer, describe(&err)));
+                    return Err(format!(
+                        "connection to {} failed: {}",
+                        ctx.peer,
+                        describe(&err)
+                    ));
                 }
             }
         }
@@ -282,7 +302,12 @@ impl Client {
         }
     }
 
-    fn decode_replies(&mut self, received: Instant, config: &Config, ctx: &mut ClientContext) -> Result<(), String> {
+    fn decode_replies(
+        &mut self,
+        received: Instant,
+        config: &Config,
+        ctx: &mut ClientContext,
+    ) -> Result<(), String> {
         while self.rstart < self.rend {
             let reply = match self.decoder.decode(&self.rbuf[self.rstart..self.rend]) {
                 Decode::Incomplete => break,
@@ -293,7 +318,8 @@ impl Client {
             };
             let start = self.rstart;
             self.rstart += reply.len;
-            let text = &self.rbuf[start + reply.payload.0..start + reply.payload.0 + reply.payload.1];
+            let text =
+                &self.rbuf[start + reply.payload.0..start + reply.payload.0 + reply.payload.1];
             if reply.kind == ReplyKind::Push {
                 // RESP3 out-of-band data (e.g. invalidations) answers no request.
                 continue;
@@ -306,7 +332,10 @@ impl Client {
                 continue;
             }
             let Some(pending) = self.inflight.pop_front() else {
-                return Err(format!("unexpected reply from {} with no request in flight", ctx.peer));
+                return Err(format!(
+                    "unexpected reply from {} with no request in flight",
+                    ctx.peer
+                ));
             };
             let latency_us = received.saturating_duration_since(pending.sent).as_micros() as u64;
             let stats = &mut ctx.stats[pending.row as usize];
@@ -388,7 +417,12 @@ impl Client {
 }
 
 /// Turns a failed AUTH, HELLO or SELECT into a message that says what to change.
-fn check_setup_reply(step: SetupStep, kind: ReplyKind, text: &[u8], config: &Config) -> Result<(), String> {
+fn check_setup_reply(
+    step: SetupStep,
+    kind: ReplyKind,
+    text: &[u8],
+    config: &Config,
+) -> Result<(), String> {
     if kind != ReplyKind::Error {
         return Ok(());
     }
@@ -402,9 +436,9 @@ fn check_setup_reply(step: SetupStep, kind: ReplyKind, text: &[u8], config: &Con
                 .map_or_else(String::new, |user| format!(" as user '{user}'"));
             format!("authentication{who} failed: {text}")
         }
-        SetupStep::Hello(version) => format!(
-            "HELLO {version} failed: {text} (servers older than Redis 6 need -P redis)"
-        ),
+        SetupStep::Hello(version) => {
+            format!("HELLO {version} failed: {text} (servers older than Redis 6 need -P redis)")
+        }
         SetupStep::Select(db) => format!("SELECT {db} failed: {text}"),
     })
 }

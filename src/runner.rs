@@ -86,9 +86,15 @@ fn epoch_ms(time: SystemTime) -> u64 {
 fn client_requests(config: &Config, client_index: usize) -> Option<u64> {
     match config.stop {
         StopAt::RequestsPerClient(n) => Some(n),
-        StopAt::AllKeys => {
-            Some(partition(config.keys.min, config.key_range(), client_index, config.total_clients()).1)
-        }
+        StopAt::AllKeys => Some(
+            partition(
+                config.keys.min,
+                config.key_range(),
+                client_index,
+                config.total_clients(),
+            )
+            .1,
+        ),
         StopAt::Time(_) => None,
     }
 }
@@ -206,7 +212,13 @@ struct Gatherer<'a> {
 }
 
 impl<'a> Gatherer<'a> {
-    fn new(config: &'a Config, run_number: u32, threads: usize, start_epoch_ms: u64, run_start: Instant) -> Self {
+    fn new(
+        config: &'a Config,
+        run_number: u32,
+        threads: usize,
+        start_epoch_ms: u64,
+        run_start: Instant,
+    ) -> Self {
         let names = row_names();
         Gatherer {
             config,
@@ -226,7 +238,12 @@ impl<'a> Gatherer<'a> {
     }
 
     /// Receives until every worker finished; returns the first failure message.
-    fn collect(&mut self, rx: &Receiver<WorkerMsg>, stop: &AtomicBool, wakers: &[Waker]) -> Option<String> {
+    fn collect(
+        &mut self,
+        rx: &Receiver<WorkerMsg>,
+        stop: &AtomicBool,
+        wakers: &[Waker],
+    ) -> Option<String> {
         let mut first_error = None;
         let stop_all = |stop: &AtomicBool| {
             stop.store(true, Ordering::Relaxed);
@@ -240,7 +257,11 @@ impl<'a> Gatherer<'a> {
                 stop_all(stop);
             }
             match rx.recv_timeout(SIGNAL_POLL) {
-                Ok(WorkerMsg::Snapshot { thread, second, stats }) => {
+                Ok(WorkerMsg::Snapshot {
+                    thread,
+                    second,
+                    stats,
+                }) => {
                     let merged = self
                         .pending
                         .entry(second)
@@ -275,11 +296,18 @@ impl<'a> Gatherer<'a> {
     /// Summarizes every second that all running threads have reported.
     fn summarize_ready(&mut self, all: bool) {
         let limit = if all {
-            self.pending.keys().next_back().map_or(self.done_seconds, |s| s + 1)
+            self.pending
+                .keys()
+                .next_back()
+                .map_or(self.done_seconds, |s| s + 1)
         } else {
             match self.next_second.iter().flatten().min() {
                 Some(&limit) => limit,
-                None => self.pending.keys().next_back().map_or(self.done_seconds, |s| s + 1),
+                None => self
+                    .pending
+                    .keys()
+                    .next_back()
+                    .map_or(self.done_seconds, |s| s + 1),
             }
         };
         while self.done_seconds < limit {

@@ -149,7 +149,12 @@ impl Worker {
             transport
                 .register(self.poll.registry(), Token(slot))
                 .map_err(|err| format!("cannot register connection: {err}"))?;
-            clients.push(Some(Client::new(transport, ops, plan.requests, &self.config)));
+            clients.push(Some(Client::new(
+                transport,
+                ops,
+                plan.requests,
+                &self.config,
+            )));
         }
         Ok(clients)
     }

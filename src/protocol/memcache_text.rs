@@ -318,7 +318,7 @@ impl TextDecoder {
         if self.data_end == 0 {
             0
         } else {
-            self.data_end + END_LINE
+            self.data_end.saturating_add(END_LINE)
         }
     }
 
@@ -381,6 +381,8 @@ impl TextDecoder {
                         self.values,
                         n - self.values,
                     ),
+                    // `Store` never gets here (END is not a store line); it
+                    // shares the arm only to keep the match exhaustive.
                     Expect::Store | Expect::Get if self.values == 0 => {
                         complete(line_end, ReplyKind::Nil, (0, 0), 0, 0)
                     }

@@ -48,10 +48,12 @@ impl OpGenerator {
     /// A generator for client `client_index` of `config.total_clients()`.
     pub fn new(config: &Config, client_index: usize, seed: u64) -> Result<OpGenerator, String> {
         let total = config.total_clients();
-        let set_keys = KeyGenerator::new(config.keys.set_pattern, &config.keys, client_index, total)
-            .map_err(|e| format!("set key pattern: {e}"))?;
-        let get_keys = KeyGenerator::new(config.keys.get_pattern, &config.keys, client_index, total)
-            .map_err(|e| format!("get key pattern: {e}"))?;
+        let set_keys =
+            KeyGenerator::new(config.keys.set_pattern, &config.keys, client_index, total)
+                .map_err(|e| format!("set key pattern: {e}"))?;
+        let get_keys =
+            KeyGenerator::new(config.keys.get_pattern, &config.keys, client_index, total)
+                .map_err(|e| format!("get key pattern: {e}"))?;
         Ok(OpGenerator {
             sequence: RatioSequence::new(config.ratio.0, config.ratio.1),
             set_keys,
