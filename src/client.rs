@@ -17,7 +17,9 @@ use std::time::Instant;
 use mio::event::Event;
 
 use crate::config::{Config, Credentials, Protocol};
-use crate::protocol::resp::{self, Decode, ReplyKind, RespDecoder};
+use crate::protocol::memcache_binary;
+use crate::protocol::memcache_text;
+use crate::protocol::{Codec, Decode, Expect, ReplyKind, resp};
 use crate::stats::{OpStats, rows};
 use crate::transport::Transport;
 use crate::workload::generator::OpGenerator;
@@ -90,6 +92,15 @@ enum SetupStep {
     Select(u32),
 }
 
+impl SetupStep {
+    fn expect(self) -> Expect {
+        match self {
+            SetupStep::Auth => Expect::Auth,
+            SetupStep::Hello(_) | SetupStep::Select(_) => Expect::Setup,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
     Connecting,
@@ -101,6 +112,8 @@ enum Phase {
 #[derive(Clone, Copy, Debug)]
 struct Pending {
     row: u8,
+    /// Sequence number echoed by memcache binary replies, checked to catch a stream out of step.
+    opaque: u32,
     /// Bytes this request took on the wire.
     tx: u32,
     sent: Instant,
@@ -116,7 +129,9 @@ pub struct Client {
     rbuf: Vec<u8>,
     rstart: usize,
     rend: usize,
-    decoder: RespDecoder,
+    codec: Codec,
+    /// Next memcache binary opaque.
+    next_opaque: u32,
     inflight: VecDeque<Pending>,
     ops: OpGenerator,
     key_buf: Vec<u8>,
@@ -143,7 +158,8 @@ impl Client {
             rbuf: vec![0; INITIAL_READ_BUFFER],
             rstart: 0,
             rend: 0,
-            decoder: RespDecoder::new(),
+            codec: Codec::new(config.protocol),
+            next_opaque: 0,
             inflight: VecDeque::with_capacity(config.pipeline),
             ops,
             key_buf: Vec::with_capacity(config.keys.prefix.len() + 20),
@@ -216,16 +232,11 @@ impl Client {
         self.flush(ctx.peer)
     }
 
-    /// Queues AUTH / HELLO / SELECT as the protocol and flags ask; with none, load starts now.
+    /// Queues authentication, HELLO and SELECT as the protocol and flags ask; with none,
+    /// load starts at once.
     fn start_setup(&mut self, config: &Config) {
-        if let Some(Credentials { user, password }) = &config.credentials {
-            match user {
-                Some(user) => resp::encode_command(
-                    &mut self.wbuf,
-                    &[b"AUTH", user.as_bytes(), password.as_bytes()],
-                ),
-                None => resp::encode_command(&mut self.wbuf, &[b"AUTH", password.as_bytes()]),
-            }
+        if let Some(credentials) = &config.credentials {
+            self.encode_auth(config.protocol, credentials);
             self.setup.push_back(SetupStep::Auth);
         }
         let hello = match config.protocol {
@@ -248,6 +259,31 @@ impl Client {
         } else {
             Phase::Handshaking
         };
+    }
+
+    /// Redis: AUTH [user] password. memcache binary: SASL PLAIN. memcache text: the
+    /// `set` carrying "user password" that memcached's `-Y` authentication expects.
+    fn encode_auth(&mut self, protocol: Protocol, credentials: &Credentials) {
+        let password = credentials.password.as_bytes();
+        let user = credentials.user.as_deref().unwrap_or("").as_bytes();
+        match protocol {
+            Protocol::Redis | Protocol::Resp2 | Protocol::Resp3 => match &credentials.user {
+                Some(user) => {
+                    resp::encode_command(&mut self.wbuf, &[b"AUTH", user.as_bytes(), password])
+                }
+                None => resp::encode_command(&mut self.wbuf, &[b"AUTH", password]),
+            },
+            Protocol::MemcacheBinary => {
+                memcache_binary::encode_sasl_auth_plain(&mut self.wbuf, user, password, 0)
+            }
+            Protocol::MemcacheText => {
+                let mut token = Vec::with_capacity(user.len() + 1 + password.len());
+                token.extend_from_slice(user);
+                token.push(b' ');
+                token.extend_from_slice(password);
+                memcache_text::encode_set(&mut self.wbuf, b"kvbench-auth", &token, 0);
+            }
+        }
     }
 
     /// Reads and decodes until every in-flight reply is in or the socket is drained.
@@ -285,7 +321,7 @@ impl Client {
 
     /// Makes room at the end of the read buffer: compacts, and grows for a large reply.
     fn make_read_space(&mut self) {
-        let needed = self.decoder.bytes_needed_hint();
+        let needed = self.codec.bytes_needed_hint();
         let tail_room = self.rbuf.len() - self.rend;
         let fits = needed == 0 || self.rstart + needed <= self.rbuf.len();
         if tail_room >= MIN_READ_SPACE && fits {
@@ -309,7 +345,17 @@ impl Client {
         ctx: &mut ClientContext,
     ) -> Result<(), String> {
         while self.rstart < self.rend {
-            let reply = match self.decoder.decode(&self.rbuf[self.rstart..self.rend]) {
+            let expect = match (self.setup.front(), self.inflight.front()) {
+                (Some(step), _) => step.expect(),
+                (None, Some(pending)) if pending.row as usize == rows::GET => Expect::Get,
+                (None, Some(_)) => Expect::Store,
+                // Nothing is expected: only RESP3 push data may legally arrive now.
+                (None, None) => Expect::Setup,
+            };
+            let reply = match self
+                .codec
+                .decode(&self.rbuf[self.rstart..self.rend], expect)
+            {
                 Decode::Incomplete => break,
                 Decode::Invalid(why) => {
                     return Err(format!("invalid reply from {}: {why}", ctx.peer));
@@ -337,12 +383,20 @@ impl Client {
                     ctx.peer
                 ));
             };
+            if let Some(opaque) = self.codec.reply_opaque(&self.rbuf[start..self.rstart]) {
+                if opaque != pending.opaque {
+                    return Err(format!(
+                        "invalid reply from {}: answers request {opaque}, expected {}",
+                        ctx.peer, pending.opaque
+                    ));
+                }
+            }
             let latency_us = received.saturating_duration_since(pending.sent).as_micros() as u64;
             let stats = &mut ctx.stats[pending.row as usize];
             stats.record(latency_us, u64::from(pending.tx), reply.len as u64);
             match reply.kind {
                 ReplyKind::Error => {
-                    if text.starts_with(b"NOAUTH") {
+                    if text.starts_with(b"NOAUTH") || text.ends_with(b"unauthenticated") {
                         return Err(format!(
                             "server {} requires authentication: use -a PASSWORD or -a USER:PASSWORD",
                             ctx.peer
@@ -375,19 +429,23 @@ impl Client {
             let op = self.ops.next_op();
             write_key(&mut self.key_buf, &config.keys.prefix, op.key_id);
             let before = self.wbuf.len();
+            let opaque = self.next_opaque;
+            self.next_opaque = self.next_opaque.wrapping_add(1);
             let row = match op.kind {
                 OpKind::Set => {
                     let value = ctx.values.value(op.value_size, self.ops.rng());
-                    resp::encode_set(&mut self.wbuf, &self.key_buf, value);
+                    self.codec
+                        .encode_set(&mut self.wbuf, &self.key_buf, value, 0, opaque);
                     rows::SET
                 }
                 OpKind::Get => {
-                    resp::encode_get(&mut self.wbuf, &self.key_buf);
+                    self.codec.encode_get(&mut self.wbuf, &self.key_buf, opaque);
                     rows::GET
                 }
             };
             self.inflight.push_back(Pending {
                 row: row as u8,
+                opaque,
                 tx: (self.wbuf.len() - before) as u32,
                 sent,
             });

@@ -172,16 +172,6 @@ pub struct NotYet {
 /// (and teach [`Config::from_cli`] to validate and store it).
 pub const NOT_SUPPORTED_YET: &[NotYet] = &[
     NotYet {
-        id: None,
-        flag: "-P memcache_text",
-        given: |c| c.protocol.as_deref() == Some("memcache_text"),
-    },
-    NotYet {
-        id: None,
-        flag: "-P memcache_binary",
-        given: |c| c.protocol.as_deref() == Some("memcache_binary"),
-    },
-    NotYet {
         id: Some("tls"),
         flag: "--tls",
         given: |c| c.tls,
@@ -518,6 +508,18 @@ impl Config {
         }
         let credentials = uri.credentials.clone().or(flag_credentials);
         let select_db = uri.db.or(flag_db);
+        let memcache = matches!(protocol, Protocol::MemcacheText | Protocol::MemcacheBinary);
+        if memcache && select_db.is_some() {
+            return Err(usage(
+                "--select-db applies to Redis only: memcached has no numbered databases.",
+            ));
+        }
+        if memcache && credentials.as_ref().is_some_and(|c| c.user.is_none()) {
+            return Err(usage(
+                "memcached authentication needs -a USER:PASSWORD (SASL PLAIN for memcache_binary, \
+                 memcached -Y for memcache_text).",
+            ));
+        }
 
         let (endpoint, host, port) = match cli.unix_socket.as_deref() {
             Some(path) => {

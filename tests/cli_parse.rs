@@ -618,8 +618,6 @@ fn bad_values_are_refused_with_memtiers_words() {
 /// An example command line for every entry of `NOT_SUPPORTED_YET`.
 fn not_yet_example(flag: &str) -> Vec<&'static str> {
     let args: &[&str] = match flag {
-        "-P memcache_text" => &["-P", "memcache_text"],
-        "-P memcache_binary" => &["-P", "memcache_binary"],
         "--tls" => &["--tls"],
         "--cert" => &["--cert=c.pem"],
         "--key" => &["--key=k.pem"],
@@ -693,8 +691,8 @@ fn unbuilt_features_are_refused_not_ignored() {
     // Spot-check the wording the brief asks for.
     assert_eq!(refusal(&["--tls"]), "--tls is not supported yet");
     assert_eq!(
-        refusal(&["-P", "memcache_text"]),
-        "-P memcache_text is not supported yet"
+        refusal(&["--cluster-mode"]),
+        "--cluster-mode is not supported yet"
     );
     // A `false` switch in a config file is "not given", so it is not refused.
     let f = TempFile::new(r#"{"tls": false, "cluster-mode": false}"#);

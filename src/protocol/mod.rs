@@ -1,5 +1,117 @@
 //! Wire formats: encode requests into a write buffer and decode replies; no I/O here.
+//!
+//! [`Codec`] is the one interface a client uses: it encodes a SET or GET in the chosen
+//! protocol and decodes the next reply against what the request in flight expects.
+//! Every decoder is incremental (a reply split anywhere parses the same) and keeps a
+//! resume offset, so a large reply arriving in pieces is scanned once.
 
 pub mod memcache_binary;
 pub mod memcache_text;
 pub mod resp;
+
+pub use resp::{Decode, Reply, ReplyKind};
+
+use crate::config::Protocol;
+use memcache_binary::{BinExpect, BinaryDecoder};
+use memcache_text::{Expect as TextExpect, TextDecoder};
+use resp::RespDecoder;
+
+/// What the request whose reply comes next was, so the decoder knows what to read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// A store (SET): memcache answers STORED / NOT_STORED / an error.
+    Store,
+    /// A single-key read: a value (hit) or nothing (miss).
+    Get,
+    /// An authentication step during the handshake.
+    Auth,
+    /// Anything else during the handshake (HELLO, SELECT): any reply, errors reported.
+    Setup,
+}
+
+/// Encoder and decoder state for one connection.
+pub enum Codec {
+    Resp(RespDecoder),
+    MemcacheText(TextDecoder),
+    MemcacheBinary(BinaryDecoder),
+}
+
+impl Codec {
+    pub fn new(protocol: Protocol) -> Codec {
+        match protocol {
+            Protocol::Redis | Protocol::Resp2 | Protocol::Resp3 => Codec::Resp(RespDecoder::new()),
+            Protocol::MemcacheText => Codec::MemcacheText(TextDecoder::new()),
+            Protocol::MemcacheBinary => Codec::MemcacheBinary(BinaryDecoder::new()),
+        }
+    }
+
+    /// Appends a store of `value` under `key` (memcache: with `exptime` seconds, 0 = never).
+    #[inline]
+    pub fn encode_set(
+        &self,
+        out: &mut Vec<u8>,
+        key: &[u8],
+        value: &[u8],
+        exptime: u32,
+        opaque: u32,
+    ) {
+        match self {
+            Codec::Resp(_) => resp::encode_set(out, key, value),
+            Codec::MemcacheText(_) => memcache_text::encode_set(out, key, value, exptime),
+            Codec::MemcacheBinary(_) => {
+                memcache_binary::encode_set(out, key, value, exptime, opaque)
+            }
+        }
+    }
+
+    /// Appends a read of `key`.
+    #[inline]
+    pub fn encode_get(&self, out: &mut Vec<u8>, key: &[u8], opaque: u32) {
+        match self {
+            Codec::Resp(_) => resp::encode_get(out, key),
+            Codec::MemcacheText(_) => memcache_text::encode_get(out, key),
+            Codec::MemcacheBinary(_) => memcache_binary::encode_get(out, key, opaque),
+        }
+    }
+
+    /// Decodes the reply at the start of `buf` (see each decoder for the contract).
+    #[inline]
+    pub fn decode(&mut self, buf: &[u8], expect: Expect) -> Decode {
+        match self {
+            Codec::Resp(decoder) => decoder.decode(buf),
+            Codec::MemcacheText(decoder) => decoder.decode(
+                buf,
+                match expect {
+                    Expect::Get => TextExpect::Get,
+                    Expect::Store | Expect::Auth | Expect::Setup => TextExpect::Store,
+                },
+            ),
+            Codec::MemcacheBinary(decoder) => decoder.decode(
+                buf,
+                match expect {
+                    Expect::Get => BinExpect::Get,
+                    Expect::Auth => BinExpect::Auth,
+                    Expect::Store | Expect::Setup => BinExpect::Store,
+                },
+            ),
+        }
+    }
+
+    /// Buffer length the reply being decoded needs at least, when known (else 0).
+    #[inline]
+    pub fn bytes_needed_hint(&self) -> usize {
+        match self {
+            Codec::Resp(decoder) => decoder.bytes_needed_hint(),
+            Codec::MemcacheText(decoder) => decoder.bytes_needed_hint(),
+            Codec::MemcacheBinary(decoder) => decoder.bytes_needed_hint(),
+        }
+    }
+
+    /// The opaque a binary reply echoes, to check replies come back in order.
+    pub fn reply_opaque(&self, reply: &[u8]) -> Option<u32> {
+        match self {
+            Codec::MemcacheBinary(_) => memcache_binary::opaque_of(reply),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,363 @@
+//! kvbench against a real redis-server started by each test: what the server saw
+//! (`INFO commandstats`, `DBSIZE`) must match what was asked, and every output file
+//! must be complete and consistent with it.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use common::{RedisServer, describe, run_kvbench};
+use hdrhistogram::serialization::Deserializer;
+
+fn port_args(server: &RedisServer) -> Vec<String> {
+    vec![
+        "-s".into(),
+        "127.0.0.1".into(),
+        "-p".into(),
+        server.port.to_string(),
+    ]
+}
+
+fn run(server: &RedisServer, extra: &[&str]) -> std::process::Output {
+    let mut args = port_args(server);
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run_kvbench(&args);
+    assert!(out.status.success(), "kvbench failed: {}", describe(&out));
+    out
+}
+
+fn read_json(path: &std::path::Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).expect("JSON file written");
+    serde_json::from_str(&text).expect("JSON parses")
+}
+
+#[test]
+fn exact_request_count_reaches_the_server() {
+    let server = RedisServer::start();
+    run(
+        &server,
+        &["-t", "2", "-c", "5", "-n", "1000", "--hide-histogram"],
+    );
+    let stats = server.commandstats();
+    let sets = stats.get("set").copied().unwrap_or(0);
+    let gets = stats.get("get").copied().unwrap_or(0);
+    assert_eq!(sets + gets, 10_000, "commandstats: {stats:?}");
+    // Default ratio 1:10: one SET then ten GETs per cycle, per client.
+    assert_eq!(sets, 10 * 91, "1000 requests per client in 1:10 cycles");
+}
+
+#[test]
+fn allkeys_sequential_writes_every_key_once() {
+    let server = RedisServer::start();
+    run(
+        &server,
+        &[
+            "-t",
+            "2",
+            "-c",
+            "3",
+            "--ratio=1:0",
+            "--key-pattern=S:S",
+            "-n",
+            "allkeys",
+            "--key-minimum=1",
+            "--key-maximum=1000",
+            "--hide-histogram",
+        ],
+    );
+    assert_eq!(server.dbsize(), 1000);
+    assert_eq!(server.commandstats().get("set").copied(), Some(1000));
+    assert_eq!(server.cli(&["EXISTS", "memtier-1"]), "1");
+    assert_eq!(server.cli(&["EXISTS", "memtier-1000"]), "1");
+    assert_eq!(server.cli(&["EXISTS", "memtier-0"]), "0");
+}
+
+#[test]
+fn parallel_pattern_partitions_the_range() {
+    let server = RedisServer::start();
+    run(
+        &server,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "4",
+            "--ratio=1:0",
+            "--key-pattern=P:P",
+            "-n",
+            "allkeys",
+            "--key-minimum=1",
+            "--key-maximum=999",
+            "--key-prefix=p-",
+            "--hide-histogram",
+        ],
+    );
+    assert_eq!(server.dbsize(), 999);
+}
+
+#[test]
+fn json_totals_and_histogram_match_the_server() {
+    let server = RedisServer::start();
+    let dir = tempdir();
+    let json = dir.join("run.json");
+    let prefix = dir.join("hdr");
+    run(
+        &server,
+        &[
+            "-t",
+            "2",
+            "-c",
+            "4",
+            "-n",
+            "500",
+            "--ratio=1:1",
+            "--pipeline=4",
+            &format!("--json-out-file={}", json.display()),
+            &format!("--hdr-file-prefix={}", prefix.display()),
+        ],
+    );
+    let stats = server.commandstats();
+    let server_total = stats["set"] + stats["get"];
+    assert_eq!(server_total, 4000);
+
+    let doc = read_json(&json);
+    let all = &doc["ALL STATS"];
+    assert_eq!(all["Totals"]["Count"].as_u64(), Some(server_total));
+    assert_eq!(all["Sets"]["Count"].as_u64(), Some(stats["set"]));
+    assert_eq!(all["Gets"]["Count"].as_u64(), Some(stats["get"]));
+    assert_eq!(all["Runtime"]["Interrupted"], "false");
+    assert_eq!(doc["run information"]["Threads"], 2);
+    assert_eq!(doc["configuration"]["pipeline"], 4);
+    // The true average, not memtier's 0.0.
+    assert!(all["Totals"]["Average Latency"].as_f64().unwrap() > 0.0);
+
+    // The compressed histogram decodes to the same number of requests.
+    let encoded =
+        all["Totals"]["Percentile Latencies"]["Histogram log format"]["Compressed Histogram"]
+            .as_str()
+            .expect("compressed histogram present");
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .expect("base64");
+    let hist: hdrhistogram::Histogram<u64> = Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .expect("V2 compressed histogram");
+    assert_eq!(hist.len(), server_total);
+
+    // The time series adds up to the totals.
+    let series = all["Totals"]["Time-Serie"].as_object().expect("Time-Serie");
+    let summed: u64 = series.values().map(|s| s["Count"].as_u64().unwrap()).sum();
+    assert_eq!(summed, server_total);
+
+    // The distribution arrays are there (no --hide-histogram).
+    assert!(all["SET"].as_array().is_some_and(|a| !a.is_empty()));
+    assert!(all["GET"].as_array().is_some_and(|a| !a.is_empty()));
+
+    for name in ["FULL_RUN_1", "SET_command_run_1", "GET_command_run_1"] {
+        for ext in ["txt", "hgrm"] {
+            let path = dir.join(format!("hdr_{name}.{ext}"));
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("{} missing: {e}", path.display()));
+            assert!(!text.is_empty());
+        }
+    }
+    let txt = std::fs::read_to_string(dir.join("hdr_FULL_RUN_1.txt")).unwrap();
+    assert!(
+        txt.contains(&format!("Total count    = {server_total:>12}")),
+        "{txt}"
+    );
+}
+
+#[test]
+fn table_has_memtier_layout() {
+    let server = RedisServer::start();
+    let out = run(
+        &server,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "100",
+            "--print-percentiles=50,90,99.99",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with(
+            "1         Threads\n2         Connections per thread\n100       Requests per client\n"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("ALL STATS"));
+    assert!(stdout.contains("p90 Latency"));
+    assert!(stdout.contains("p99.99 Latency"));
+    assert!(stdout.contains("Request Latency Distribution"));
+    for row in ["Sets ", "Gets ", "Waits ", "Totals "] {
+        assert!(
+            stdout.lines().any(|l| l.starts_with(row)),
+            "no {row} row in {stdout}"
+        );
+    }
+}
+
+#[test]
+fn test_time_bounds_the_run() {
+    let server = RedisServer::start();
+    let started = Instant::now();
+    let out = run(
+        &server,
+        &["-t", "1", "-c", "2", "--test-time=2", "--hide-histogram"],
+    );
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(3),
+        "took {took:?}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("2         Seconds"), "{stdout}");
+    let stats = server.commandstats();
+    assert!(stats.get("get").copied().unwrap_or(0) > 100, "{stats:?}");
+}
+
+#[test]
+fn run_count_prints_best_worst_aggregate() {
+    let server = RedisServer::start();
+    let dir = tempdir();
+    let json = dir.join("runs.json");
+    let out = run(
+        &server,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "200",
+            "-x",
+            "3",
+            "--print-all-runs",
+            "--hide-histogram",
+            &format!("--json-out-file={}", json.display()),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for title in [
+        "RUN #1 RESULTS",
+        "RUN #2 RESULTS",
+        "RUN #3 RESULTS",
+        "BEST RUN RESULTS",
+        "WORST RUN RESULTS",
+        "AGGREGATED AVERAGE RESULTS (3 runs)",
+    ] {
+        assert!(stdout.contains(title), "missing {title}");
+    }
+    let stats = server.commandstats();
+    assert_eq!(stats["set"] + stats["get"], 3 * 400);
+    let doc = read_json(&json);
+    assert_eq!(
+        doc["AGGREGATED AVERAGE RESULTS (3 runs)"]["Totals"]["Count"],
+        1200
+    );
+}
+
+#[test]
+fn unix_socket_auth_and_select_db() {
+    let dir = tempdir();
+    let socket = dir.join("redis.sock");
+    let server = RedisServer::start_with(&[
+        "--unixsocket",
+        socket.to_str().unwrap(),
+        "--requirepass",
+        "s3cret",
+    ]);
+    let out = run_kvbench(&[
+        "-S",
+        socket.to_str().unwrap(),
+        "-a",
+        "s3cret",
+        "--select-db=3",
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "-n",
+        "50",
+        "--ratio=1:0",
+        "--key-pattern=S:S",
+        "--hide-histogram",
+    ]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let keys = server.cli(&["-a", "s3cret", "--no-auth-warning", "-n", "3", "DBSIZE"]);
+    // S:S: each client walks its own stretch of the range, so 2 × 50 distinct keys.
+    assert_eq!(keys, "100");
+
+    // A wrong password is one clear line and a non-zero exit.
+    let bad = run_kvbench(&[
+        "-S",
+        socket.to_str().unwrap(),
+        "-a",
+        "wrong",
+        "-n",
+        "5",
+        "-t",
+        "1",
+        "-c",
+        "1",
+    ]);
+    assert!(!bad.status.success());
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(stderr.contains("error: authentication failed"), "{stderr}");
+    assert!(!stderr.contains("panicked"));
+
+    // No password at all names the fix.
+    let none = run_kvbench(&[
+        "-S",
+        socket.to_str().unwrap(),
+        "-n",
+        "5",
+        "-t",
+        "1",
+        "-c",
+        "1",
+    ]);
+    assert!(!none.status.success());
+    assert!(String::from_utf8_lossy(&none.stderr).contains("requires authentication"));
+}
+
+#[test]
+fn resp3_hello_is_sent() {
+    let server = RedisServer::start();
+    run(
+        &server,
+        &[
+            "-P",
+            "resp3",
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "100",
+            "--hide-histogram",
+        ],
+    );
+    let stats = server.commandstats();
+    assert_eq!(stats.get("hello").copied(), Some(2));
+    assert_eq!(stats["set"] + stats["get"], 200);
+}
+
+fn tempdir() -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "kvbench-test-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
