@@ -383,13 +383,13 @@ impl Client {
                     ctx.peer
                 ));
             };
-            if let Some(opaque) = self.codec.reply_opaque(&self.rbuf[start..self.rstart]) {
-                if opaque != pending.opaque {
-                    return Err(format!(
-                        "invalid reply from {}: answers request {opaque}, expected {}",
-                        ctx.peer, pending.opaque
-                    ));
-                }
+            if let Some(opaque) = self.codec.reply_opaque(&self.rbuf[start..self.rstart])
+                && opaque != pending.opaque
+            {
+                return Err(format!(
+                    "invalid reply from {}: answers request {opaque}, expected {}",
+                    ctx.peer, pending.opaque
+                ));
             }
             let latency_us = received.saturating_duration_since(pending.sent).as_micros() as u64;
             let stats = &mut ctx.stats[pending.row as usize];
