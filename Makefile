@@ -25,7 +25,7 @@ demo:
 	bash scripts/demo.sh
 
 test: deps
-	$(CARGO) test --release
+	$(CARGO) test --release --no-fail-fast
 
 lint:
 	$(CARGO) fmt --all -- --check

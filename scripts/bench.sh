@@ -29,11 +29,18 @@ REQS_PER_CLIENT=$((20000 / SCALE))       # kvbench: per client
 KV_REQUESTS=$((REQS_PER_CLIENT * CLIENTS)) # 1M at scale 1
 RB_PER_TEST=$((1000000 / SCALE))          # redis-benchmark: per test (SET, then GET)
 RB_REQUESTS=$((RB_PER_TEST * 2))
+# strace slows clients several-fold; syscalls per request need far fewer requests.
+STRACE_DIV=10
 
 redis_pid=
 redis_dir=
+memcached_pid=
 
 cleanup() {
+    if [[ -n $memcached_pid ]] && kill -0 "$memcached_pid" 2>/dev/null; then
+        kill "$memcached_pid" 2>/dev/null || true
+        wait "$memcached_pid" 2>/dev/null || true
+    fi
     if [[ -n $redis_pid ]] && kill -0 "$redis_pid" 2>/dev/null; then
         kill "$redis_pid" 2>/dev/null || true
         wait "$redis_pid" 2>/dev/null || true
@@ -80,6 +87,29 @@ start_redis() {
         tail -n 5 "$redis_dir/redis.log" >&2 2>/dev/null || true
     done
     die "could not start redis-server"
+}
+
+start_memcached() {
+    local attempt port deadline user_args=()
+    [[ $(id -u) -eq 0 ]] && user_args=(-u root)
+    for attempt in 1 2 3 4 5; do
+        port=$(free_port)
+        setsid memcached "${user_args[@]}" -p "$port" -l 127.0.0.1 -U 0 -m 256 -t 1 </dev/null &
+        memcached_pid=$!
+        deadline=$((SECONDS + 10))
+        while ((SECONDS < deadline)) && kill -0 "$memcached_pid" 2>/dev/null; do
+            if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+                MEMCACHED_PORT=$port
+                return 0
+            fi
+            sleep 0.1
+        done
+        kill "$memcached_pid" 2>/dev/null || true
+        wait "$memcached_pid" 2>/dev/null || true
+        memcached_pid=
+        echo "bench: memcached did not come up on port $port (attempt $attempt)" >&2
+    done
+    die "could not start memcached"
 }
 
 # The same starting state for every run: empty database.
@@ -133,43 +163,54 @@ mkdir -p "$OUT_DIR"
 echo "==> starting a throwaway redis-server"
 start_redis
 echo "bench: redis-server $(redis-server --version | awk '{print $3}' | sed 's/^v=//') on 127.0.0.1:$REDIS_PORT (pid $redis_pid)"
+start_memcached
+echo "bench: memcached $(memcached -V | awk '{print $2}') on 127.0.0.1:$MEMCACHED_PORT (pid $memcached_pid)"
 echo "bench: logs and strace summaries in $OUT_DIR"
 
-rows=() # "tool pipeline requests user sys wall syscalls"
+rows=() # "tool pipeline requests user sys wall syscalls straced_requests"
+kv_base=(-t 1 -c "$CLIENTS" --ratio=1:1 "--key-maximum=$KEYS" --hide-histogram -d "$DATA_SIZE")
 for p in $PIPELINES; do
-    kv=("$KVBENCH" -s 127.0.0.1 -p "$REDIS_PORT" -t 1 -c "$CLIENTS" -n "$REQS_PER_CLIENT"
-        "--pipeline=$p" --ratio=1:1 "--key-maximum=$KEYS" --hide-histogram -d "$DATA_SIZE")
-    rb=(redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -c "$CLIENTS" -n "$RB_PER_TEST" -P "$p"
+    kv=("$KVBENCH" -s 127.0.0.1 -p "$REDIS_PORT" "${kv_base[@]}" "--pipeline=$p")
+    rb=(redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -c "$CLIENTS" -P "$p"
         -t "set,get" -d "$DATA_SIZE" -r "$KEYS" --threads 1 -q)
 
-    echo "==> kvbench, pipeline $p: $KV_REQUESTS requests (timed, then under strace)"
-    timed_run "kvbench-p$p" "${kv[@]}"
-    strace_run "kvbench-p$p" "${kv[@]}"
-    rows+=("kvbench $p $KV_REQUESTS $CPU_USER $CPU_SYS $WALL $SYSCALLS")
+    echo "==> kvbench, pipeline $p: $KV_REQUESTS requests timed, $((KV_REQUESTS / STRACE_DIV)) under strace"
+    timed_run "kvbench-p$p" "${kv[@]}" -n "$REQS_PER_CLIENT"
+    strace_run "kvbench-p$p" "${kv[@]}" -n "$((REQS_PER_CLIENT / STRACE_DIV))"
+    rows+=("kvbench $p $KV_REQUESTS $CPU_USER $CPU_SYS $WALL $SYSCALLS $((KV_REQUESTS / STRACE_DIV))")
 
-    echo "==> redis-benchmark, pipeline $p: $RB_REQUESTS requests (timed, then under strace)"
-    timed_run "redis-benchmark-p$p" "${rb[@]}"
-    strace_run "redis-benchmark-p$p" "${rb[@]}"
-    rows+=("redis-benchmark $p $RB_REQUESTS $CPU_USER $CPU_SYS $WALL $SYSCALLS")
+    echo "==> redis-benchmark, pipeline $p: $RB_REQUESTS requests timed, $((RB_REQUESTS / STRACE_DIV)) under strace"
+    timed_run "redis-benchmark-p$p" "${rb[@]}" -n "$RB_PER_TEST"
+    strace_run "redis-benchmark-p$p" "${rb[@]}" -n "$((RB_PER_TEST / STRACE_DIV))"
+    rows+=("redis-benchmark $p $RB_REQUESTS $CPU_USER $CPU_SYS $WALL $SYSCALLS $((RB_REQUESTS / STRACE_DIV))")
 
-    # memcached rows: added when the memcache protocols land
+    # The same kvbench load against memcached, both protocols; there is no memcached
+    # counterpart of redis-benchmark, so these compare against redis-benchmark's Redis row.
+    for proto in memcache_text memcache_binary; do
+        mc=("$KVBENCH" -P "$proto" -s 127.0.0.1 -p "$MEMCACHED_PORT" "${kv_base[@]}" "--pipeline=$p")
+        echo "==> kvbench $proto, pipeline $p: $KV_REQUESTS requests timed, $((KV_REQUESTS / STRACE_DIV)) under strace"
+        timed_run "kvbench-$proto-p$p" "${mc[@]}" -n "$REQS_PER_CLIENT"
+        strace_run "kvbench-$proto-p$p" "${mc[@]}" -n "$((REQS_PER_CLIENT / STRACE_DIV))"
+        rows+=("kvbench-$proto $p $KV_REQUESTS $CPU_USER $CPU_SYS $WALL $SYSCALLS $((KV_REQUESTS / STRACE_DIV))")
+    done
 done
 
 echo
 echo "Client CPU (user+sys of the client process) and syscalls, 1 thread, $CLIENTS connections, ${DATA_SIZE} B values, $KEYS keys"
 printf '%s\n' "${rows[@]}" | awk '
     {
-        tool = $1; p = $2; reqs = $3; cpu = $4 + $5; wall = $6; sc = $7
+        tool = $1; p = $2; reqs = $3; cpu = $4 + $5; wall = $6; sc = $7; sreqs = $8
         per_m = cpu / reqs * 1e6
-        printf "%-16s %8s %10d %8.2f %13.3f %8.2f %12d %11.2f\n",
-            tool, p, reqs, cpu, per_m, wall, sc, sc / reqs
+        printf "%-24s %8s %10d %8.2f %13.3f %8.2f %12d %11.2f\n",
+            tool, p, reqs, cpu, per_m, wall, sc, sc / sreqs
         cpu_per[tool, p] = per_m
-        sc_per[tool, p] = sc / reqs
+        sc_per[tool, p] = sc / sreqs
         if (!(p in seen)) { seen[p] = 1; order[++n] = p }
     }
     BEGIN {
-        printf "%-16s %8s %10s %8s %13s %8s %12s %11s\n",
-            "tool", "pipeline", "requests", "CPU s", "CPU s/1M req", "wall s", "syscalls", "syscalls/req"
+        mc_tools["kvbench-memcache_text"] = 1; mc_tools["kvbench-memcache_binary"] = 1
+        printf "%-24s %8s %10s %8s %13s %8s %12s %11s\n",
+            "tool", "pipeline", "requests", "CPU s", "CPU s/1M req", "wall s", "syscalls*", "syscalls/req"
     }
     END {
         print ""
@@ -183,5 +224,10 @@ printf '%s\n' "${rows[@]}" | awk '
             if (sc_per["redis-benchmark", p] > 0)
                 printf ", syscalls per request: %.2f", sc_per["kvbench", p] / sc_per["redis-benchmark", p]
             printf "\n"
+            for (t in mc_tools) {
+                if (cpu_per[t, p] > 0 && cpu_per["redis-benchmark", p] > 0)
+                    printf "pipeline %-3s %s/redis-benchmark(Redis) CPU per request: %.2f\n", p, t,
+                        cpu_per[t, p] / cpu_per["redis-benchmark", p]
+            }
         }
     }'

@@ -226,7 +226,7 @@ impl Client {
             }
         }
         if event.is_readable() || event.is_read_closed() || event.is_error() {
-            self.read_replies(config, ctx)?;
+            self.read_replies(event.is_read_closed(), config, ctx)?;
         }
         self.fill(config, ctx);
         self.flush(ctx.peer)
@@ -287,7 +287,14 @@ impl Client {
     }
 
     /// Reads and decodes until every in-flight reply is in or the socket is drained.
-    fn read_replies(&mut self, config: &Config, ctx: &mut ClientContext) -> Result<(), String> {
+    /// With `peer_closed`, reads on to the end of the stream, so a final reply and the
+    /// server's close that arrive in one event are both seen.
+    fn read_replies(
+        &mut self,
+        peer_closed: bool,
+        config: &Config,
+        ctx: &mut ClientContext,
+    ) -> Result<(), String> {
         loop {
             self.make_read_space();
             let space = self.rbuf.len() - self.rend;
@@ -302,7 +309,7 @@ impl Client {
                     // A short read means the socket was drained; with edge-triggered
                     // polling the next reply raises a new event, so skip the EAGAIN read.
                     let waiting = !self.inflight.is_empty() || !self.setup.is_empty();
-                    if !waiting || n < space {
+                    if !peer_closed && (!waiting || n < space) {
                         return Ok(());
                     }
                 }

@@ -44,7 +44,15 @@ pub fn run(config: &Arc<Config>) -> Outcome {
         signal: None,
     };
     for run_number in 1..=config.run_count {
-        let (results, error) = run_once(config, run_number);
+        let (results, mut error) = run_once(config, run_number);
+        let answered = results.rows.iter().any(|row| row.count > 0);
+        if error.is_none() && !answered && signals::received().is_none() {
+            // A stalled server must not look like a successful (if slow) benchmark.
+            error = Some(format!(
+                "no reply from {} during the run: the server accepted connections but answered nothing",
+                peer_name(config)
+            ));
+        }
         outcome.runs.push(results);
         outcome.signal = signals::received();
         if error.is_some() || outcome.signal.is_some() {

@@ -481,3 +481,92 @@ pub fn describe(out: &Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     )
 }
+
+impl RedisServer {
+    /// Kill the server now (SIGKILL to its PID, then reap it), as a crash would; `Drop`
+    /// later only removes the directory. For tests of a server dying mid-run.
+    pub fn kill_now(&mut self) {
+        kill_and_wait(&mut self.child);
+    }
+}
+
+/// A `kvbench` running in the background, for tests that act while it runs (signal it,
+/// kill its server). Its stdout and stderr are drained on their own threads; dropping it
+/// without [`Background::wait`] kills it.
+pub struct Background {
+    child: Child,
+    desc: String,
+    stdout: Option<thread::JoinHandle<Vec<u8>>>,
+    stderr: Option<thread::JoinHandle<Vec<u8>>>,
+}
+
+/// Start `kvbench ARGS...` in the background with stdout and stderr captured.
+pub fn spawn_kvbench(args: &[&str]) -> Background {
+    let mut cmd = kvbench();
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let desc = format!("{cmd:?}");
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {desc}: {e}"));
+    let stdout = Some(drain(child.stdout.take().expect("stdout is piped")));
+    let stderr = Some(drain(child.stderr.take().expect("stderr is piped")));
+    Background {
+        child,
+        desc,
+        stdout,
+        stderr,
+    }
+}
+
+impl Background {
+    /// The child's PID (it is not reaped before [`Background::wait`], so the PID is its own).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Wait for it to exit; if it outlives `timeout` it is killed and the test panics with
+    /// what it printed, as [`run_with_timeout`] does.
+    pub fn wait(mut self, timeout: Duration) -> Output {
+        let deadline = Instant::now() + timeout;
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if Instant::now() >= deadline => {
+                    kill_and_wait(&mut self.child);
+                    let (out, err) = self.take_output();
+                    panic!(
+                        "timed out after {timeout:?}, killed: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                        self.desc,
+                        String::from_utf8_lossy(&out),
+                        String::from_utf8_lossy(&err)
+                    );
+                }
+                Ok(None) => thread::sleep(Duration::from_millis(10)),
+                Err(e) => panic!("waiting for {}: {e}", self.desc),
+            }
+        };
+        let (stdout, stderr) = self.take_output();
+        Output {
+            status,
+            stdout,
+            stderr,
+        }
+    }
+
+    fn take_output(&mut self) -> (Vec<u8>, Vec<u8>) {
+        let join = |h: Option<thread::JoinHandle<Vec<u8>>>| {
+            h.map(|h| h.join().unwrap_or_default()).unwrap_or_default()
+        };
+        (join(self.stdout.take()), join(self.stderr.take()))
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        // Kills only a child still running (after `wait` it is reaped and this is a no-op).
+        kill_and_wait(&mut self.child);
+    }
+}
