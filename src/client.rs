@@ -1,44 +1,54 @@
-//! One connection's state machine: connect, handshake, keep the pipeline full, decode, record.
+//! One connection's state machine: connect, handshake, keep the pipeline full, decode,
+//! record; reconnect when asked to.
 //!
 //! ```text
-//! Connecting --writable, connected--> Handshaking (AUTH / HELLO / SELECT replies)
-//! Handshaking --all setup replies OK--> Ready --requests sent and answered--> Finished
-//! any state --error, EOF, garbage--> Failed(message)
+//! Idle --start time (ramp-up, jitter)--> Connecting --connected--> Handshaking
+//! Handshaking --AUTH / HELLO / SELECT replies OK--> Ready --all sent and answered--> Finished
+//! Ready --reconnect-interval reached, replies in--> Connecting (a fresh connection)
+//! any --error, EOF, garbage, timeout--> Failed(message), or with --reconnect-on-error
+//!       Backoff --delay--> Connecting
 //! ```
 //!
-//! The socket is registered once, edge-triggered, for both directions. Reads stop as soon
-//! as every in-flight reply is decoded or a read comes back short (the socket is drained),
-//! so the steady state costs one `write` and one `read` per pipeline batch.
+//! The socket is registered once per connection, edge-triggered, for both directions.
+//! Reads stop as soon as every in-flight reply is decoded or a read comes back short (the
+//! socket is drained), so the steady state costs one `write` and one `read` per pipeline
+//! batch. Timers (start, pacing, back-off, connect timeout) are the worker's: the client
+//! only says when it next wants to be woken ([`Client::next_timer`]).
 
 use std::collections::VecDeque;
 use std::io;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use mio::event::Event;
+use mio::{Registry, Token};
 
 use crate::config::{Config, Credentials, Protocol};
 use crate::protocol::memcache_binary;
 use crate::protocol::memcache_text;
 use crate::protocol::{Codec, Decode, Expect, ReplyKind, resp};
+use crate::shape::Reconnect;
 use crate::stats::{OpStats, rows};
 use crate::transport::Transport;
-use crate::workload::generator::OpGenerator;
-use crate::workload::keys::write_key;
-use crate::workload::sequence::OpKind;
+use crate::workload::generator::{Op, OpGenerator};
+use crate::workload::keys::{KeyList, write_key};
 use crate::workload::values::ValuePool;
 
 /// Read buffer size to start with; grown only for replies larger than this.
 const INITIAL_READ_BUFFER: usize = 64 * 1024;
 /// Free space wanted before each read.
 const MIN_READ_SPACE: usize = 16 * 1024;
+/// Pause between reconnect attempts without a back-off factor (memtier's).
+const BASE_RECONNECT_DELAY: Duration = Duration::from_secs(1);
+/// Longest pause between reconnect attempts, whatever the back-off factor (memtier's).
+const MAX_RECONNECT_DELAY: Duration = Duration::from_secs(60);
 
-/// What a client reports to its worker after handling an event.
+/// What a client reports to its worker after handling an event or a timer.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Status {
     Active,
     /// Every request was sent and answered.
     Finished,
-    /// The connection is unusable; the message is for the user.
+    /// The client cannot go on; the message is for the user.
     Failed(String),
 }
 
@@ -50,10 +60,11 @@ pub struct ClientContext<'a> {
     pub errors: &'a mut ErrorLog,
     /// `host:port` or the socket path, for messages.
     pub peer: &'a str,
+    pub registry: &'a Registry,
 }
 
-/// Prints server error replies on stderr at most once a second, so a flood of errors
-/// neither floods the terminal nor slows the worker.
+/// Prints server error replies and reconnects on stderr at most once a second, so a
+/// flood of errors neither floods the terminal nor slows the worker.
 #[derive(Default)]
 pub struct ErrorLog {
     last_print: Option<Instant>,
@@ -61,11 +72,11 @@ pub struct ErrorLog {
 }
 
 impl ErrorLog {
-    fn report(&mut self, peer: &str, text: &[u8]) {
+    fn report(&mut self, what: std::fmt::Arguments) {
         let now = Instant::now();
         if self
             .last_print
-            .is_some_and(|t| now.duration_since(t).as_secs() < 1)
+            .is_some_and(|t| now.duration_since(t) < Duration::from_secs(1))
         {
             self.suppressed += 1;
             return;
@@ -75,10 +86,7 @@ impl ErrorLog {
         } else {
             String::new()
         };
-        eprintln!(
-            "\nserver {peer} replied with an error: {}{more}",
-            String::from_utf8_lossy(text)
-        );
+        eprintln!("\n{what}{more}");
         self.last_print = Some(now);
         self.suppressed = 0;
     }
@@ -103,26 +111,51 @@ impl SetupStep {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
+    /// Not started yet (ramp-up or start jitter).
+    Idle,
     Connecting,
     Handshaking,
     Ready,
+    /// Waiting before a reconnect attempt.
+    Backoff,
 }
 
 /// A request on the wire whose reply has not arrived yet.
 #[derive(Clone, Copy, Debug)]
 struct Pending {
     row: u8,
+    /// Keys the request reads (multi-key gets), for hit/miss counts.
+    keys: u32,
     /// Sequence number echoed by memcache binary replies, checked to catch a stream out of step.
     opaque: u32,
     /// Bytes this request took on the wire.
     tx: u32,
+    /// When it was sent, or in rate-limited runs when it should have been.
     sent: Instant,
 }
 
-/// One benchmark connection.
+/// Paces a connection to `--rate-limiting` requests per second. Each request has an
+/// intended send time; latency counts from it, so a slow server cannot hide queueing.
+#[derive(Clone, Copy, Debug)]
+struct Pacer {
+    interval: Duration,
+    next: Instant,
+}
+
+/// One benchmark connection (reconnecting keeps the same `Client`).
 pub struct Client {
-    transport: Transport,
+    token: Token,
+    transport: Option<Transport>,
     phase: Phase,
+    /// Idle: when to start. Backoff: when to retry. Connecting/Handshaking: the deadline.
+    phase_timer: Option<Instant>,
+    reconnect: Option<Reconnect>,
+    /// Failed attempts since the last successful connection.
+    attempts: u32,
+    sent_on_connection: u64,
+    reconnect_interval: Option<u64>,
+    connection_timeout: Option<Duration>,
+    pacer: Option<Pacer>,
     setup: VecDeque<SetupStep>,
     wbuf: Vec<u8>,
     wpos: usize,
@@ -130,28 +163,42 @@ pub struct Client {
     rstart: usize,
     rend: usize,
     codec: Codec,
-    /// Next memcache binary opaque.
     next_opaque: u32,
     inflight: VecDeque<Pending>,
     ops: OpGenerator,
     key_buf: Vec<u8>,
+    multi_keys: KeyList,
     /// Requests still to send; `None` for time-bound runs.
     remaining: Option<u64>,
     pipeline: usize,
-    stopping: bool,
+    /// Set when the last error is one no reconnect can fix (bad password, bad SELECT).
+    fatal: bool,
 }
 
 impl Client {
-    /// A client over a connecting `transport`; `requests` is its share of `-n`.
+    /// A client that starts connecting at `start_at`; `requests` is its share of `-n`.
     pub fn new(
-        transport: Transport,
+        token: Token,
         ops: OpGenerator,
         requests: Option<u64>,
+        start_at: Instant,
         config: &Config,
     ) -> Client {
+        let pacer = config.shape.rate_limit.map(|rate| Pacer {
+            interval: Duration::from_secs(1) / rate,
+            next: start_at,
+        });
         Client {
-            transport,
-            phase: Phase::Connecting,
+            token,
+            transport: None,
+            phase: Phase::Idle,
+            phase_timer: Some(start_at),
+            reconnect: config.shape.reconnect,
+            attempts: 0,
+            sent_on_connection: 0,
+            reconnect_interval: config.shape.reconnect_interval,
+            connection_timeout: config.shape.connection_timeout,
+            pacer,
             setup: VecDeque::new(),
             wbuf: Vec::with_capacity(4096),
             wpos: 0,
@@ -163,26 +210,61 @@ impl Client {
             inflight: VecDeque::with_capacity(config.pipeline),
             ops,
             key_buf: Vec::with_capacity(config.keys.prefix.len() + 20),
+            multi_keys: KeyList::default(),
             remaining: requests,
             pipeline: config.pipeline,
-            stopping: false,
+            fatal: false,
         }
     }
 
-    pub fn transport_mut(&mut self) -> &mut Transport {
-        &mut self.transport
+    /// Whether the connection is up and carrying load (for "active clients").
+    pub fn is_connected(&self) -> bool {
+        self.phase == Phase::Ready
     }
 
-    /// Stops sending new requests (the run's time is up or it was interrupted).
-    pub fn stop(&mut self) {
-        self.stopping = true;
+    /// When the worker should next call [`Client::on_timer`], if at all.
+    pub fn next_timer(&self) -> Option<Instant> {
+        match self.phase {
+            Phase::Idle | Phase::Backoff | Phase::Connecting | Phase::Handshaking => {
+                self.phase_timer
+            }
+            Phase::Ready => match self.pacer {
+                Some(pacer) if self.can_send() => Some(pacer.next),
+                _ => None,
+            },
+        }
     }
 
-    /// The stats row of the oldest unanswered request, to charge a connection error to.
-    pub fn oldest_pending_row(&self) -> usize {
-        self.inflight
-            .front()
-            .map_or(rows::SET, |pending| pending.row as usize)
+    /// Closes the connection for good (end of run or of this client).
+    pub fn close(&mut self, registry: &Registry) {
+        if let Some(mut transport) = self.transport.take() {
+            let _ = transport.deregister(registry);
+            transport.shutdown();
+        }
+    }
+
+    /// Handles a timer set by [`Client::next_timer`].
+    pub fn on_timer(&mut self, now: Instant, config: &Config, ctx: &mut ClientContext) -> Status {
+        let result = match self.phase {
+            Phase::Idle | Phase::Backoff if self.phase_timer.is_some_and(|t| now >= t) => {
+                self.open(config, ctx)
+            }
+            Phase::Connecting | Phase::Handshaking
+                if self.phase_timer.is_some_and(|t| now >= t) =>
+            {
+                let waited = self.connection_timeout.unwrap_or_default().as_secs();
+                Err(format!(
+                    "connection to {} timed out after {waited} s (--connection-timeout)",
+                    ctx.peer
+                ))
+            }
+            Phase::Ready => {
+                self.fill(config, ctx);
+                self.flush(ctx.peer)
+            }
+            _ => Ok(()),
+        };
+        self.settle(result, config, ctx)
     }
 
     /// Handles one readiness event.
@@ -192,10 +274,21 @@ impl Client {
         config: &Config,
         ctx: &mut ClientContext,
     ) -> Status {
-        match self.drive(event, config, ctx) {
+        let result = self.drive(event, config, ctx);
+        self.settle(result, config, ctx)
+    }
+
+    /// Turns the outcome of a step into a status, reconnecting on errors when asked to.
+    fn settle(
+        &mut self,
+        result: Result<(), String>,
+        config: &Config,
+        ctx: &mut ClientContext,
+    ) -> Status {
+        match result {
             Ok(()) if self.is_finished() => Status::Finished,
             Ok(()) => Status::Active,
-            Err(message) => Status::Failed(message),
+            Err(message) => self.connection_failed(message, config, ctx),
         }
     }
 
@@ -206,14 +299,91 @@ impl Client {
             && self.wbuf.is_empty()
     }
 
+    fn can_send(&self) -> bool {
+        self.inflight.len() < self.pipeline
+            && self.remaining != Some(0)
+            && self
+                .reconnect_interval
+                .is_none_or(|every| self.sent_on_connection < every)
+    }
+
+    /// Starts a connection: non-blocking connect, registration, connect deadline.
+    fn open(&mut self, config: &Config, ctx: &mut ClientContext) -> Result<(), String> {
+        self.reset_connection_state(config);
+        let mut transport = Transport::connect(config)
+            .map_err(|err| format!("cannot connect to {}: {}", ctx.peer, describe(&err)))?;
+        transport
+            .register(ctx.registry, self.token)
+            .map_err(|err| format!("cannot register connection: {err}"))?;
+        self.transport = Some(transport);
+        self.phase = Phase::Connecting;
+        self.phase_timer = self.connection_timeout.map(|t| Instant::now() + t);
+        Ok(())
+    }
+
+    /// Forgets everything tied to the previous connection; lost requests stay lost.
+    fn reset_connection_state(&mut self, config: &Config) {
+        self.setup.clear();
+        self.inflight.clear();
+        self.wbuf.clear();
+        self.wpos = 0;
+        self.rstart = 0;
+        self.rend = 0;
+        self.codec = Codec::new(config.protocol);
+        self.sent_on_connection = 0;
+    }
+
+    /// A connection error: without `--reconnect-on-error` the client fails; with it, the
+    /// error is counted and a new connection is tried after the back-off delay.
+    fn connection_failed(
+        &mut self,
+        message: String,
+        config: &Config,
+        ctx: &mut ClientContext,
+    ) -> Status {
+        let row = self.inflight.front().map_or(rows::SET, |p| p.row as usize);
+        ctx.stats[row].connection_errors += 1;
+        self.close(ctx.registry);
+        let Some(reconnect) = self.reconnect.filter(|_| !self.fatal) else {
+            return Status::Failed(message);
+        };
+        self.attempts += 1;
+        if reconnect.max_attempts > 0 && self.attempts > reconnect.max_attempts {
+            return Status::Failed(format!(
+                "{message} (gave up after {} reconnect attempts)",
+                reconnect.max_attempts
+            ));
+        }
+        // memtier's schedule: 1 s between attempts, or factor^attempt seconds with a
+        // back-off factor, at most a minute.
+        let delay = if reconnect.backoff_factor > 0.0 {
+            let secs = reconnect.backoff_factor.powi(self.attempts as i32);
+            Duration::from_secs_f64(secs.min(MAX_RECONNECT_DELAY.as_secs_f64()))
+        } else {
+            BASE_RECONNECT_DELAY
+        };
+        ctx.errors.report(format_args!(
+            "{message}; reconnecting in {:.1} s (attempt {})",
+            delay.as_secs_f64(),
+            self.attempts
+        ));
+        self.reset_connection_state(config);
+        self.phase = Phase::Backoff;
+        self.phase_timer = Some(Instant::now() + delay);
+        Status::Active
+    }
+
     fn drive(
         &mut self,
         event: &Event,
         config: &Config,
         ctx: &mut ClientContext,
     ) -> Result<(), String> {
+        let Some(transport) = self.transport.as_mut() else {
+            return Ok(());
+        };
         if self.phase == Phase::Connecting {
-            match self.transport.finish_connect() {
+            match transport.finish_connect() {
                 Err(err) => {
                     return Err(format!(
                         "cannot connect to {}: {}",
@@ -227,6 +397,18 @@ impl Client {
         }
         if event.is_readable() || event.is_read_closed() || event.is_error() {
             self.read_replies(event.is_read_closed(), config, ctx)?;
+        }
+        if self.phase == Phase::Ready
+            && self.inflight.is_empty()
+            && self.wbuf.is_empty()
+            && self.remaining != Some(0)
+            && self
+                .reconnect_interval
+                .is_some_and(|every| self.sent_on_connection >= every)
+        {
+            // --reconnect-interval: every reply is in, so nothing is lost by reconnecting.
+            self.close(ctx.registry);
+            return self.open(config, ctx);
         }
         self.fill(config, ctx);
         self.flush(ctx.peer)
@@ -254,11 +436,21 @@ impl Client {
             resp::encode_command(&mut self.wbuf, &[b"SELECT", digits.format(db).as_bytes()]);
             self.setup.push_back(SetupStep::Select(db));
         }
-        self.phase = if self.setup.is_empty() {
-            Phase::Ready
+        if self.setup.is_empty() {
+            self.become_ready();
         } else {
-            Phase::Handshaking
-        };
+            self.phase = Phase::Handshaking;
+        }
+    }
+
+    fn become_ready(&mut self) {
+        self.phase = Phase::Ready;
+        self.phase_timer = None;
+        self.attempts = 0;
+        if let Some(pacer) = self.pacer.as_mut() {
+            // After a (re)connect, pace from now rather than bursting to catch up.
+            pacer.next = pacer.next.max(Instant::now());
+        }
     }
 
     /// Redis: AUTH [user] password. memcache binary: SASL PLAIN. memcache text: the
@@ -298,7 +490,10 @@ impl Client {
         loop {
             self.make_read_space();
             let space = self.rbuf.len() - self.rend;
-            match self.transport.read(&mut self.rbuf[self.rend..]) {
+            let Some(transport) = self.transport.as_mut() else {
+                return Ok(());
+            };
+            match transport.read(&mut self.rbuf[self.rend..]) {
                 Ok(0) => {
                     return Err(format!("connection closed by server {}", ctx.peer));
                 }
@@ -354,6 +549,7 @@ impl Client {
         while self.rstart < self.rend {
             let expect = match (self.setup.front(), self.inflight.front()) {
                 (Some(step), _) => step.expect(),
+                (None, Some(pending)) if pending.keys > 1 => Expect::MultiGet(pending.keys),
                 (None, Some(pending)) if pending.row as usize == rows::GET => Expect::Get,
                 (None, Some(_)) => Expect::Store,
                 // Nothing is expected: only RESP3 push data may legally arrive now.
@@ -371,16 +567,18 @@ impl Client {
             };
             let start = self.rstart;
             self.rstart += reply.len;
-            let text =
-                &self.rbuf[start + reply.payload.0..start + reply.payload.0 + reply.payload.1];
+            let text = reply.text(&self.rbuf[start..self.rstart]);
             if reply.kind == ReplyKind::Push {
                 // RESP3 out-of-band data (e.g. invalidations) answers no request.
                 continue;
             }
             if let Some(step) = self.setup.pop_front() {
-                check_setup_reply(step, reply.kind, text, config)?;
+                if let Err(message) = check_setup_reply(step, reply.kind, text, config) {
+                    self.fatal = true;
+                    return Err(message);
+                }
                 if self.setup.is_empty() {
-                    self.phase = Phase::Ready;
+                    self.become_ready();
                 }
                 continue;
             }
@@ -401,20 +599,35 @@ impl Client {
             let latency_us = received.saturating_duration_since(pending.sent).as_micros() as u64;
             let stats = &mut ctx.stats[pending.row as usize];
             stats.record(latency_us, u64::from(pending.tx), reply.len as u64);
+            let is_get = pending.row as usize == rows::GET;
             match reply.kind {
                 ReplyKind::Error => {
                     if text.starts_with(b"NOAUTH") || text.ends_with(b"unauthenticated") {
+                        self.fatal = true;
                         return Err(format!(
                             "server {} requires authentication: use -a PASSWORD or -a USER:PASSWORD",
                             ctx.peer
                         ));
                     }
                     stats.errors += 1;
-                    ctx.errors.report(ctx.peer, text);
+                    ctx.errors.report(format_args!(
+                        "server {} replied with an error: {}",
+                        ctx.peer,
+                        String::from_utf8_lossy(text)
+                    ));
                 }
-                ReplyKind::Nil if pending.row as usize == rows::GET => stats.misses += 1,
-                _ if pending.row as usize == rows::GET => stats.hits += 1,
-                _ => {}
+                _ if !is_get => {}
+                ReplyKind::Array | ReplyKind::Nil if pending.keys > 1 => {
+                    let misses = u64::from(reply.nil_elements.min(pending.keys));
+                    stats.misses += misses;
+                    stats.hits += u64::from(pending.keys) - misses;
+                }
+                ReplyKind::Nil => stats.misses += 1,
+                // GETRANGE answers an empty string for a missing key.
+                ReplyKind::Bulk if config.shape.data_offset > 0 && reply.payload.1 == 0 => {
+                    stats.misses += 1
+                }
+                _ => stats.hits += 1,
             }
         }
         if self.rstart == self.rend {
@@ -424,48 +637,112 @@ impl Client {
         Ok(())
     }
 
-    /// Encodes requests until the pipeline is full or the client's share is sent.
+    /// Encodes requests until the pipeline is full, the client's share is sent, or (when
+    /// rate-limited) the next request is not due yet.
     fn fill(&mut self, config: &Config, ctx: &mut ClientContext) {
-        if self.phase != Phase::Ready || self.stopping {
+        if self.phase != Phase::Ready {
             return;
         }
-        let mut now = None;
-        while self.inflight.len() < self.pipeline && self.remaining != Some(0) {
-            // One clock read per batch: every request in it goes out in the same write.
-            let sent = *now.get_or_insert_with(Instant::now);
-            let op = self.ops.next_op();
-            write_key(&mut self.key_buf, &config.keys.prefix, op.key_id);
+        let mut batch_time = None;
+        while self.can_send() {
+            let sent = match self.pacer.as_mut() {
+                Some(pacer) => {
+                    let now = *batch_time.get_or_insert_with(Instant::now);
+                    if pacer.next > now {
+                        break;
+                    }
+                    let due = pacer.next;
+                    pacer.next += pacer.interval;
+                    due
+                }
+                // One clock read per batch: every request in it goes out in the same write.
+                None => *batch_time.get_or_insert_with(Instant::now),
+            };
             let before = self.wbuf.len();
             let opaque = self.next_opaque;
             self.next_opaque = self.next_opaque.wrapping_add(1);
-            let row = match op.kind {
-                OpKind::Set => {
-                    let value = ctx.values.value(op.value_size, self.ops.rng());
-                    self.codec
-                        .encode_set(&mut self.wbuf, &self.key_buf, value, 0, opaque);
-                    rows::SET
-                }
-                OpKind::Get => {
-                    self.codec.encode_get(&mut self.wbuf, &self.key_buf, opaque);
-                    rows::GET
-                }
-            };
+            let (row, keys) = self.encode_next(config, ctx, opaque);
             self.inflight.push_back(Pending {
                 row: row as u8,
+                keys,
                 opaque,
                 tx: (self.wbuf.len() - before) as u32,
                 sent,
             });
+            self.sent_on_connection += 1;
             if let Some(left) = self.remaining.as_mut() {
                 *left -= 1;
             }
         }
     }
 
+    /// Encodes the generator's next operation; returns its stats row and key count.
+    fn encode_next(
+        &mut self,
+        config: &Config,
+        ctx: &mut ClientContext,
+        opaque: u32,
+    ) -> (usize, u32) {
+        let prefix = &config.keys.prefix;
+        let offset = config.shape.data_offset;
+        match self.ops.next_op() {
+            Op::Set {
+                key_id,
+                value_size,
+                expiry_secs,
+            } => {
+                write_key(&mut self.key_buf, prefix, key_id);
+                let value = ctx.values.value(value_size, self.ops.rng());
+                if offset > 0 {
+                    self.codec
+                        .encode_setrange(&mut self.wbuf, &self.key_buf, offset, value);
+                } else {
+                    self.codec.encode_set(
+                        &mut self.wbuf,
+                        &self.key_buf,
+                        value,
+                        expiry_secs,
+                        opaque,
+                    );
+                }
+                (rows::SET, 1)
+            }
+            Op::Get { key_id } => {
+                write_key(&mut self.key_buf, prefix, key_id);
+                if offset > 0 {
+                    self.codec
+                        .encode_getrange(&mut self.wbuf, &self.key_buf, offset);
+                } else {
+                    self.codec.encode_get(&mut self.wbuf, &self.key_buf, opaque);
+                }
+                (rows::GET, 1)
+            }
+            Op::MultiGet => {
+                self.multi_keys.clear();
+                for &id in self.ops.multi_keys() {
+                    self.multi_keys.push(prefix, id);
+                }
+                self.codec
+                    .encode_multi_get(&mut self.wbuf, &self.multi_keys, opaque);
+                (rows::GET, self.multi_keys.len() as u32)
+            }
+            Op::Wait {
+                replicas,
+                timeout_ms,
+            } => {
+                self.codec.encode_wait(&mut self.wbuf, replicas, timeout_ms);
+                (rows::WAIT, 1)
+            }
+        }
+    }
+
     /// Writes the buffer until it is empty or the socket is full.
     fn flush(&mut self, peer: &str) -> Result<(), String> {
+        let Some(transport) = self.transport.as_mut() else {
+            return Ok(());
+        };
         while self.wpos < self.wbuf.len() {
-            match self.transport.write(&self.wbuf[self.wpos..]) {
+            match transport.write(&self.wbuf[self.wpos..]) {
                 Ok(0) => return Err(format!("connection closed by server {peer}")),
                 Ok(n) => self.wpos += n,
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(()),

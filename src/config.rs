@@ -9,6 +9,8 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use crate::shape::LoadShape;
+
 use crate::cli::Cli;
 use crate::error::{Error, Result};
 
@@ -138,6 +140,8 @@ pub struct Config {
     pub randomize: bool,
     pub debug: bool,
     pub output: OutputConfig,
+    /// Pacing, reconnects, ramp-up, WAIT, expiry, multi-key gets, data offset.
+    pub shape: LoadShape,
     /// Every option with its effective value, in memtier's JSON order, for the JSON
     /// "configuration" object and `--show-config`. Values are already rendered as JSON
     /// literals (`"\"127.0.0.1\""`, `"6379"`, `"null"`, `"\"false\""`).
@@ -257,66 +261,6 @@ pub const NOT_SUPPORTED_YET: &[NotYet] = &[
         given: |c| c.graphite_port.is_some(),
     },
     NotYet {
-        id: Some("rate_limiting"),
-        flag: "--rate-limiting",
-        given: |c| c.rate_limiting.is_some(),
-    },
-    NotYet {
-        id: Some("clients_start"),
-        flag: "--clients-start",
-        given: |c| c.clients_start.is_some(),
-    },
-    NotYet {
-        id: Some("clients_step"),
-        flag: "--clients-step",
-        given: |c| c.clients_step.is_some(),
-    },
-    NotYet {
-        id: Some("step_duration"),
-        flag: "--step-duration",
-        given: |c| c.step_duration.is_some(),
-    },
-    NotYet {
-        id: Some("reconnect_interval"),
-        flag: "--reconnect-interval",
-        given: |c| c.reconnect_interval.is_some(),
-    },
-    NotYet {
-        id: Some("reconnect_on_error"),
-        flag: "--reconnect-on-error",
-        given: |c| c.reconnect_on_error,
-    },
-    NotYet {
-        id: Some("max_reconnect_attempts"),
-        flag: "--max-reconnect-attempts",
-        given: |c| c.max_reconnect_attempts.is_some(),
-    },
-    NotYet {
-        id: Some("reconnect_backoff_factor"),
-        flag: "--reconnect-backoff-factor",
-        given: |c| c.reconnect_backoff_factor.is_some(),
-    },
-    NotYet {
-        id: Some("connection_timeout"),
-        flag: "--connection-timeout",
-        given: |c| c.connection_timeout.is_some(),
-    },
-    NotYet {
-        id: Some("thread_conn_start_min_jitter_micros"),
-        flag: "--thread-conn-start-min-jitter-micros",
-        given: |c| c.thread_conn_start_min_jitter_micros.is_some(),
-    },
-    NotYet {
-        id: Some("thread_conn_start_max_jitter_micros"),
-        flag: "--thread-conn-start-max-jitter-micros",
-        given: |c| c.thread_conn_start_max_jitter_micros.is_some(),
-    },
-    NotYet {
-        id: Some("multi_key_get"),
-        flag: "--multi-key-get",
-        given: |c| c.multi_key_get.is_some(),
-    },
-    NotYet {
         id: Some("command"),
         flag: "--command",
         given: |c| !c.command.is_empty(),
@@ -352,16 +296,6 @@ pub const NOT_SUPPORTED_YET: &[NotYet] = &[
         given: |c| c.scan_incremental_max_iterations.is_some(),
     },
     NotYet {
-        id: Some("data_offset"),
-        flag: "--data-offset",
-        given: |c| c.data_offset.is_some(),
-    },
-    NotYet {
-        id: Some("expiry_range"),
-        flag: "--expiry-range",
-        given: |c| c.expiry_range.is_some(),
-    },
-    NotYet {
         id: Some("data_import"),
         flag: "--data-import",
         given: |c| c.data_import.is_some(),
@@ -385,21 +319,6 @@ pub const NOT_SUPPORTED_YET: &[NotYet] = &[
         id: Some("no_expiry"),
         flag: "--no-expiry",
         given: |c| c.no_expiry,
-    },
-    NotYet {
-        id: Some("wait_ratio"),
-        flag: "--wait-ratio",
-        given: |c| c.wait_ratio.is_some(),
-    },
-    NotYet {
-        id: Some("num_slaves"),
-        flag: "--num-slaves",
-        given: |c| c.num_slaves.is_some(),
-    },
-    NotYet {
-        id: Some("wait_timeout"),
-        flag: "--wait-timeout",
-        given: |c| c.wait_timeout.is_some(),
     },
 ];
 
@@ -671,6 +590,7 @@ impl Config {
             randomize: cli.randomize,
             debug: cli.debug > 0,
             output,
+            shape: LoadShape::from_cli(cli, clients as usize, memcache)?,
             shown: Vec::new(),
         };
         config.shown = shown_options(
@@ -1081,7 +1001,6 @@ fn shown_options(
     let f = |x: Option<f64>| format!("{:.6}", x.unwrap_or(0.0));
     let [stddev, median, zipf] = given_key_floats;
     let off = || json_bool(false);
-    let zero = || "0".to_string();
     vec![
         ("server", server),
         ("port", config.port.to_string()),
@@ -1103,7 +1022,10 @@ fn shown_options(
         ("run_count", config.run_count.to_string()),
         ("debug", cli.debug.to_string()),
         ("requests", requests.to_string()),
-        ("rate_limit", zero()),
+        (
+            "rate_limit",
+            config.shape.rate_limit.unwrap_or(0).to_string(),
+        ),
         ("clients", config.clients.to_string()),
         ("threads", config.threads.to_string()),
         ("test_time", test_time.to_string()),
@@ -1113,7 +1035,7 @@ fn shown_options(
         ),
         ("pipeline", config.pipeline.to_string()),
         ("data_size", data_size.to_string()),
-        ("data_offset", zero()),
+        ("data_offset", config.shape.data_offset.to_string()),
         ("random_data", json_bool(config.random_data)),
         (
             "data_size_range",
@@ -1121,7 +1043,13 @@ fn shown_options(
         ),
         ("data_size_list", json_str(&list)),
         ("data_size_pattern", json_str(pattern)),
-        ("expiry_range", json_str("0:0")),
+        (
+            "expiry_range",
+            json_str(&{
+                let (a, b) = config.shape.expiry_range.unwrap_or((0, 0));
+                format!("{a}:{b}")
+            }),
+        ),
         ("data_import", "null".to_string()),
         ("data_verify", off()),
         ("verify_only", off()),
@@ -1134,11 +1062,27 @@ fn shown_options(
         ("key_stddev", f(stddev)),
         ("key_median", f(median)),
         ("key_zipf_exp", f(zipf)),
-        ("reconnect_interval", zero()),
-        ("connection_timeout", zero()),
-        ("thread_conn_start_min_jitter_micros", zero()),
-        ("thread_conn_start_max_jitter_micros", zero()),
-        ("multi_key_get", zero()),
+        (
+            "reconnect_interval",
+            config.shape.reconnect_interval.unwrap_or(0).to_string(),
+        ),
+        (
+            "connection_timeout",
+            config
+                .shape
+                .connection_timeout
+                .map_or(0, |d| d.as_secs())
+                .to_string(),
+        ),
+        (
+            "thread_conn_start_min_jitter_micros",
+            config.shape.conn_jitter_us.0.to_string(),
+        ),
+        (
+            "thread_conn_start_max_jitter_micros",
+            config.shape.conn_jitter_us.1.to_string(),
+        ),
+        ("multi_key_get", config.shape.multi_key_get.to_string()),
         (
             "authenticate",
             json_str(
@@ -1151,9 +1095,29 @@ fn shown_options(
         ),
         ("select-db", config.select_db.unwrap_or(0).to_string()),
         ("no-expiry", off()),
-        ("wait-ratio", json_str("0:0")),
-        ("num-slaves", json_str("0:0")),
-        ("wait-timeout", json_str("0-0")),
+        (
+            "wait-ratio",
+            json_str(
+                &config
+                    .shape
+                    .wait
+                    .map_or_else(|| "0:0".to_string(), |w| format!("{}:{}", w.sets, w.waits)),
+            ),
+        ),
+        (
+            "num-slaves",
+            json_str(&config.shape.wait.map_or_else(
+                || "0:0".to_string(),
+                |w| format!("{}:{}", w.num_slaves.0, w.num_slaves.1),
+            )),
+        ),
+        (
+            "wait-timeout",
+            json_str(&config.shape.wait.map_or_else(
+                || "0-0".to_string(),
+                |w| format!("{}-{}", w.timeout_ms.0, w.timeout_ms.1),
+            )),
+        ),
         ("print-all-runs", json_bool(config.output.print_all_runs)),
     ]
 }

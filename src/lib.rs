@@ -16,6 +16,7 @@
 //! | --- | --- |
 //! | [`cli`] | the flags exactly as memtier spells them, plus `--config` files |
 //! | [`config`] | validated, typed configuration; every user error is found here |
+//! | [`shape`] | load-shape options: pacing, reconnects, ramp-up, WAIT, expiry, multi-get |
 //! | [`error`] | the setup/user error type and exit codes |
 //! | [`runner`] | spawn workers, tick once a second, stop, merge, hand to reports |
 //! | [`worker`] | one thread: a `mio::Poll` driving many clients |
@@ -36,6 +37,7 @@ pub mod protocol;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod shape;
 pub mod signals;
 pub mod stats;
 pub mod transport;

@@ -262,6 +262,11 @@ impl<'a> Gatherer<'a> {
         while self.next_second.iter().any(Option::is_some) {
             if signals::received().is_some() && !self.interrupted {
                 self.interrupted = true;
+                eprintln!(
+                    "\n[RUN #{}] Interrupted by user (Ctrl+C) after {:.1} secs, stopping threads...",
+                    self.run_number,
+                    self.run_start.elapsed().as_secs_f64()
+                );
                 stop_all(stop);
             }
             match rx.recv_timeout(SIGNAL_POLL) {
@@ -269,6 +274,7 @@ impl<'a> Gatherer<'a> {
                     thread,
                     second,
                     stats,
+                    connected: _,
                 }) => {
                     let merged = self
                         .pending

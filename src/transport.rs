@@ -7,7 +7,7 @@ use mio::event::Source;
 use mio::net::{TcpStream, UnixStream};
 use mio::{Interest, Registry, Token};
 
-use crate::config::Endpoint;
+use crate::config::{Config, Endpoint};
 
 /// A non-blocking stream registered with a worker's `mio::Poll`.
 pub enum Transport {
@@ -18,8 +18,8 @@ pub enum Transport {
 impl Transport {
     /// Starts a non-blocking connect; completion is seen on the first writable event
     /// and checked with [`Transport::finish_connect`].
-    pub fn connect(endpoint: &Endpoint) -> io::Result<Transport> {
-        match endpoint {
+    pub fn connect(config: &Config) -> io::Result<Transport> {
+        match &config.endpoint {
             Endpoint::Tcp { addr, .. } => {
                 let stream = TcpStream::connect(*addr)?;
                 Ok(Transport::Tcp(stream))

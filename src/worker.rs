@@ -1,20 +1,25 @@
-//! One worker thread: a `mio::Poll` driving many clients, with its own stats and clock ticks.
+//! One worker thread: a `mio::Poll` driving many clients, with its own stats, clock ticks
+//! and client timers.
 //!
 //! The worker records into per-second stats and, at each second boundary of the run's
 //! clock, sends them to the runner as a [`WorkerMsg::Snapshot`]. The poll timeout is the
-//! time to the next boundary (or the run's deadline), so no timer thread is needed.
+//! time to the next boundary, the run's deadline or the earliest client timer (start,
+//! pacing, back-off, connect timeout), whichever comes first: no timer thread is needed.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
 use mio::{Events, Poll, Token};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 
 use crate::client::{Client, ClientContext, ErrorLog, Status};
 use crate::config::Config;
 use crate::stats::{OpStats, rows};
-use crate::transport::Transport;
 use crate::workload::generator::OpGenerator;
 use crate::workload::values::ValuePool;
 
@@ -23,13 +28,15 @@ pub const WAKE_TOKEN: Token = Token(usize::MAX);
 
 /// What a worker tells the runner.
 pub enum WorkerMsg {
-    /// Stats of second `second` of the run (0-based) for this thread.
+    /// Stats of second `second` of the run (0-based) for this thread, and how many of its
+    /// connections were up at the end of that second.
     Snapshot {
         thread: usize,
         second: u32,
         stats: Vec<OpStats>,
+        connected: u32,
     },
-    /// A connection failed; the run cannot be trusted any more.
+    /// A client failed for good; the run cannot be trusted any more.
     Failed { thread: usize, message: String },
     /// The thread is done; its last snapshot was sent before this.
     Finished { thread: usize, at: Instant },
@@ -60,12 +67,47 @@ pub struct Worker {
     pub peer: String,
 }
 
+/// Client slots plus the timers they asked for.
+struct Slots {
+    clients: Vec<Option<Client>>,
+    /// The timer each slot has armed, so stale heap entries can be skipped.
+    armed: Vec<Option<Instant>>,
+    timers: BinaryHeap<Reverse<(Instant, usize)>>,
+    active: usize,
+}
+
+impl Slots {
+    /// Re-arms `slot`'s timer if the client now wants a different one.
+    fn arm(&mut self, slot: usize) {
+        let want = self.clients[slot].as_ref().and_then(Client::next_timer);
+        if want != self.armed[slot] {
+            if let Some(at) = want {
+                self.timers.push(Reverse((at, slot)));
+            }
+            self.armed[slot] = want;
+        }
+    }
+
+    fn next_timer(&self) -> Option<Instant> {
+        self.timers.peek().map(|Reverse((at, _))| *at)
+    }
+
+    fn connected(&self) -> u32 {
+        self.clients
+            .iter()
+            .flatten()
+            .filter(|c| c.is_connected())
+            .count() as u32
+    }
+}
+
 impl Worker {
     /// Runs the thread's clients to completion, deadline or stop; always ends with `Finished`.
     pub fn run(mut self) {
         let mut stats: Vec<OpStats> = (0..rows::COUNT).map(|_| OpStats::new()).collect();
         let mut second: u32 = 0;
-        if let Err(message) = self.drive(&mut stats, &mut second) {
+        let mut connected = 0;
+        if let Err(message) = self.drive(&mut stats, &mut second, &mut connected) {
             let _ = self.tx.send(WorkerMsg::Failed {
                 thread: self.thread,
                 message,
@@ -75,6 +117,7 @@ impl Worker {
             thread: self.thread,
             second,
             stats,
+            connected,
         });
         let _ = self.tx.send(WorkerMsg::Finished {
             thread: self.thread,
@@ -82,28 +125,63 @@ impl Worker {
         });
     }
 
-    fn drive(&mut self, stats: &mut [OpStats], second: &mut u32) -> Result<(), String> {
-        let mut clients = self.connect_all()?;
-        let mut active = clients.len();
+    /// When each client of this thread starts: ramp-up steps plus start jitter.
+    fn start_times(&self) -> Vec<Instant> {
+        let shape = &self.config.shape;
+        let mut rng = SmallRng::seed_from_u64(self.thread as u64 ^ 0x5eed);
+        let mut jitter = Duration::ZERO;
+        (0..self.clients.len())
+            .map(|i| {
+                if i > 0 && shape.conn_jitter_us.1 > 0 {
+                    let (lo, hi) = shape.conn_jitter_us;
+                    jitter += Duration::from_micros(rng.random_range(lo..=hi));
+                }
+                let step = match shape.ramp {
+                    Some(ramp) if i >= ramp.start => {
+                        let steps = (i - ramp.start) / ramp.step + 1;
+                        ramp.step_duration * steps as u32
+                    }
+                    _ => Duration::ZERO,
+                };
+                self.run_start + jitter + step
+            })
+            .collect()
+    }
+
+    fn drive(
+        &mut self,
+        stats: &mut [OpStats],
+        second: &mut u32,
+        connected: &mut u32,
+    ) -> Result<(), String> {
+        let mut slots = self.make_clients()?;
         let mut events = Events::with_capacity(1024);
         let mut errors = ErrorLog::default();
         let mut next_tick = self.run_start + Duration::from_secs(1);
         loop {
             let now = Instant::now();
             while now >= next_tick {
-                self.send_snapshot(stats, *second);
+                *connected = slots.connected();
+                self.send_snapshot(stats, *second, *connected);
                 *second += 1;
                 next_tick += Duration::from_secs(1);
             }
-            if active == 0 || self.stop.load(Ordering::Relaxed) {
-                return Ok(());
+            if slots.active == 0 || self.stop.load(Ordering::Relaxed) {
+                return self.finish(&mut slots, connected);
             }
-            let wake_at = match self.deadline {
-                Some(deadline) if now >= deadline => return Ok(()),
-                Some(deadline) => deadline.min(next_tick),
-                None => next_tick,
-            };
-            if let Err(err) = self.poll.poll(&mut events, Some(wake_at - now)) {
+            if self.deadline.is_some_and(|d| now >= d) {
+                return self.finish(&mut slots, connected);
+            }
+            self.fire_timers(now, &mut slots, stats, &mut errors)?;
+            let mut wake_at = next_tick;
+            if let Some(deadline) = self.deadline {
+                wake_at = wake_at.min(deadline);
+            }
+            if let Some(timer) = slots.next_timer() {
+                wake_at = wake_at.min(timer);
+            }
+            let timeout = wake_at.saturating_duration_since(Instant::now());
+            if let Err(err) = self.poll.poll(&mut events, Some(timeout)) {
                 if err.kind() == std::io::ErrorKind::Interrupted {
                     continue;
                 }
@@ -113,8 +191,8 @@ impl Worker {
                 if event.token() == WAKE_TOKEN {
                     continue;
                 }
-                let index = event.token().0;
-                let Some(client) = clients.get_mut(index).and_then(Option::as_mut) else {
+                let slot = event.token().0;
+                let Some(client) = slots.clients.get_mut(slot).and_then(Option::as_mut) else {
                     continue;
                 };
                 let mut ctx = ClientContext {
@@ -122,52 +200,105 @@ impl Worker {
                     values: &self.values,
                     errors: &mut errors,
                     peer: &self.peer,
+                    registry: self.poll.registry(),
                 };
-                match client.handle_event(event, &self.config, &mut ctx) {
-                    Status::Active => {}
-                    Status::Finished => {
-                        self.close(&mut clients[index]);
-                        active -= 1;
-                    }
-                    Status::Failed(message) => {
-                        stats[client.oldest_pending_row()].connection_errors += 1;
-                        self.close(&mut clients[index]);
-                        return Err(message);
-                    }
-                }
+                let status = client.handle_event(event, &self.config, &mut ctx);
+                self.settle(&mut slots, slot, status)?;
             }
         }
     }
 
-    /// Starts every client's non-blocking connect and registers it with the poll.
-    fn connect_all(&mut self) -> Result<Vec<Option<Client>>, String> {
-        let mut clients = Vec::with_capacity(self.clients.len());
-        for (slot, plan) in self.clients.iter().enumerate() {
-            let ops = OpGenerator::new(&self.config, plan.index, plan.seed)?;
-            let mut transport = Transport::connect(&self.config.endpoint)
-                .map_err(|err| format!("cannot connect to {}: {err}", self.peer))?;
-            transport
-                .register(self.poll.registry(), Token(slot))
-                .map_err(|err| format!("cannot register connection: {err}"))?;
-            clients.push(Some(Client::new(
-                transport,
-                ops,
-                plan.requests,
-                &self.config,
-            )));
+    /// Calls every client whose timer is due.
+    fn fire_timers(
+        &self,
+        now: Instant,
+        slots: &mut Slots,
+        stats: &mut [OpStats],
+        errors: &mut ErrorLog,
+    ) -> Result<(), String> {
+        while let Some(&Reverse((at, slot))) = slots.timers.peek() {
+            if at > now {
+                break;
+            }
+            slots.timers.pop();
+            if slots.armed[slot] != Some(at) {
+                continue; // superseded by a newer timer of the same client
+            }
+            slots.armed[slot] = None;
+            let Some(client) = slots.clients[slot].as_mut() else {
+                continue;
+            };
+            let mut ctx = ClientContext {
+                stats,
+                values: &self.values,
+                errors,
+                peer: &self.peer,
+                registry: self.poll.registry(),
+            };
+            let status = client.on_timer(now, &self.config, &mut ctx);
+            self.settle(slots, slot, status)?;
         }
-        Ok(clients)
+        Ok(())
     }
 
-    fn close(&self, slot: &mut Option<Client>) {
-        if let Some(mut client) = slot.take() {
-            let _ = client.transport_mut().deregister(self.poll.registry());
-            client.transport_mut().shutdown();
+    /// Applies a client's status: re-arm its timer, retire it, or fail the thread.
+    fn settle(&self, slots: &mut Slots, slot: usize, status: Status) -> Result<(), String> {
+        match status {
+            Status::Active => {
+                slots.arm(slot);
+                Ok(())
+            }
+            Status::Finished => {
+                if let Some(mut client) = slots.clients[slot].take() {
+                    client.close(self.poll.registry());
+                }
+                slots.armed[slot] = None;
+                slots.active -= 1;
+                Ok(())
+            }
+            Status::Failed(message) => {
+                if let Some(mut client) = slots.clients[slot].take() {
+                    client.close(self.poll.registry());
+                }
+                Err(message)
+            }
         }
+    }
+
+    /// Closes every connection at the end of the run.
+    fn finish(&self, slots: &mut Slots, connected: &mut u32) -> Result<(), String> {
+        *connected = slots.connected();
+        for client in slots.clients.iter_mut().flatten() {
+            client.close(self.poll.registry());
+        }
+        Ok(())
+    }
+
+    /// Builds every client, each armed to start at its start time.
+    fn make_clients(&self) -> Result<Slots, String> {
+        let starts = self.start_times();
+        let mut slots = Slots {
+            clients: Vec::with_capacity(self.clients.len()),
+            armed: vec![None; self.clients.len()],
+            timers: BinaryHeap::with_capacity(self.clients.len() * 2),
+            active: self.clients.len(),
+        };
+        for (slot, plan) in self.clients.iter().enumerate() {
+            let ops = OpGenerator::new(&self.config, plan.index, plan.seed)?;
+            slots.clients.push(Some(Client::new(
+                Token(slot),
+                ops,
+                plan.requests,
+                starts[slot],
+                &self.config,
+            )));
+            slots.arm(slot);
+        }
+        Ok(slots)
     }
 
     /// Hands the current second's stats to the runner and starts a fresh second.
-    fn send_snapshot(&self, stats: &mut [OpStats], second: u32) {
+    fn send_snapshot(&self, stats: &mut [OpStats], second: u32, connected: u32) {
         let snapshot = stats.to_vec();
         for row in stats.iter_mut() {
             row.reset();
@@ -176,6 +307,7 @@ impl Worker {
             thread: self.thread,
             second,
             stats: snapshot,
+            connected,
         });
     }
 }

@@ -12,6 +12,7 @@ pub mod resp;
 pub use resp::{Decode, Reply, ReplyKind};
 
 use crate::config::Protocol;
+use crate::workload::keys::KeyList;
 use memcache_binary::{BinExpect, BinaryDecoder};
 use memcache_text::{Expect as TextExpect, TextDecoder};
 use resp::RespDecoder;
@@ -23,6 +24,8 @@ pub enum Expect {
     Store,
     /// A single-key read: a value (hit) or nothing (miss).
     Get,
+    /// A read of this many keys in one request (MGET, `get k1 k2`, GETKQ… NOOP).
+    MultiGet(u32),
     /// An authentication step during the handshake.
     Auth,
     /// Anything else during the handshake (HELLO, SELECT): any reply, errors reported.
@@ -48,7 +51,8 @@ impl Codec {
         }
     }
 
-    /// Appends a store of `value` under `key` (memcache: with `exptime` seconds, 0 = never).
+    /// Appends a store of `value` under `key` with a TTL of `exptime` seconds (0: none;
+    /// Redis then gets `SETEX key exptime value`).
     #[inline]
     pub fn encode_set(
         &self,
@@ -59,6 +63,13 @@ impl Codec {
         opaque: u32,
     ) {
         match self {
+            Codec::Resp(_) if exptime > 0 => {
+                let mut digits = itoa::Buffer::new();
+                resp::encode_command(
+                    out,
+                    &[b"SETEX", key, digits.format(exptime).as_bytes(), value],
+                );
+            }
             Codec::Resp(_) => resp::encode_set(out, key, value),
             Codec::MemcacheText(_) => memcache_text::encode_set(out, key, value, exptime),
             Codec::MemcacheBinary(_) => {
@@ -77,6 +88,60 @@ impl Codec {
         }
     }
 
+    /// Appends one read of all `keys`: Redis `MGET`, memcache text `get k1 k2 ...`,
+    /// memcache binary one GETKQ per key closed by a NOOP (only hits answer a GETKQ).
+    pub fn encode_multi_get(&self, out: &mut Vec<u8>, keys: &KeyList, opaque: u32) {
+        match self {
+            Codec::Resp(_) => {
+                resp::encode_array_header(out, keys.len() + 1);
+                resp::encode_bulk(out, b"MGET");
+                for key in keys.iter() {
+                    resp::encode_bulk(out, key);
+                }
+            }
+            Codec::MemcacheText(_) => memcache_text::encode_multi_get(out, keys.iter()),
+            Codec::MemcacheBinary(_) => {
+                for key in keys.iter() {
+                    memcache_binary::encode_getkq(out, key, opaque);
+                }
+                memcache_binary::encode_noop(out, opaque);
+            }
+        }
+    }
+
+    /// Redis `SETRANGE key offset value` (`--data-offset`; Redis protocols only).
+    pub fn encode_setrange(&self, out: &mut Vec<u8>, key: &[u8], offset: u64, value: &[u8]) {
+        let mut digits = itoa::Buffer::new();
+        resp::encode_command(
+            out,
+            &[b"SETRANGE", key, digits.format(offset).as_bytes(), value],
+        );
+    }
+
+    /// Redis `GETRANGE key offset -1`: the value from the offset to its end
+    /// (`--data-offset`; Redis protocols only).
+    pub fn encode_getrange(&self, out: &mut Vec<u8>, key: &[u8], offset: u64) {
+        let mut start = itoa::Buffer::new();
+        resp::encode_command(
+            out,
+            &[b"GETRANGE", key, start.format(offset).as_bytes(), b"-1"],
+        );
+    }
+
+    /// Redis `WAIT numreplicas timeout` (`--wait-ratio`; Redis protocols only).
+    pub fn encode_wait(&self, out: &mut Vec<u8>, replicas: u32, timeout_ms: u32) {
+        let mut r = itoa::Buffer::new();
+        let mut t = itoa::Buffer::new();
+        resp::encode_command(
+            out,
+            &[
+                b"WAIT",
+                r.format(replicas).as_bytes(),
+                t.format(timeout_ms).as_bytes(),
+            ],
+        );
+    }
+
     /// Decodes the reply at the start of `buf` (see each decoder for the contract).
     #[inline]
     pub fn decode(&mut self, buf: &[u8], expect: Expect) -> Decode {
@@ -86,6 +151,7 @@ impl Codec {
                 buf,
                 match expect {
                     Expect::Get => TextExpect::Get,
+                    Expect::MultiGet(n) => TextExpect::MultiGet(n),
                     Expect::Store | Expect::Auth | Expect::Setup => TextExpect::Store,
                 },
             ),
@@ -93,6 +159,7 @@ impl Codec {
                 buf,
                 match expect {
                     Expect::Get => BinExpect::Get,
+                    Expect::MultiGet(n) => BinExpect::MultiGet(n),
                     Expect::Auth => BinExpect::Auth,
                     Expect::Store | Expect::Setup => BinExpect::Store,
                 },

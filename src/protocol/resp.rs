@@ -101,6 +101,26 @@ pub fn encode_get(out: &mut Vec<u8>, key: &[u8]) {
     encode_command(out, &[b"GET", key]);
 }
 
+/// Appends an array header `*<n>\r\n`, for commands whose argument count is only known
+/// at run time (MGET); follow it with `n` calls to [`encode_bulk`].
+pub fn encode_array_header(out: &mut Vec<u8>, n: usize) {
+    let mut num = itoa::Buffer::new();
+    out.push(b'*');
+    out.extend_from_slice(num.format(n).as_bytes());
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Appends one bulk string `$<len>\r\n<arg>\r\n`.
+pub fn encode_bulk(out: &mut Vec<u8>, arg: &[u8]) {
+    let mut num = itoa::Buffer::new();
+    out.reserve(1 + decimal_len(arg.len()) + 2 + arg.len() + 2);
+    out.push(b'$');
+    out.extend_from_slice(num.format(arg.len()).as_bytes());
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(arg);
+    out.extend_from_slice(b"\r\n");
+}
+
 /// The type of a reply, as its first byte says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReplyKind {

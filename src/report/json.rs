@@ -20,6 +20,7 @@ use std::fmt::Write as _;
 use crate::report::hdr::{TICKS_PER_HALF_DISTANCE, percentile_ticks};
 use crate::report::{Limit, RunInfo, push_fixed};
 use crate::results::{IntervalSummary, Results, Row, compress_histogram, latency_at_percentile_ms};
+use crate::shape::Ramp;
 
 /// A small writer for memtier's JSON layout. Every number goes through [`push_fixed`], so
 /// NaN and infinity come out as 0 and the document always parses.
@@ -186,12 +187,18 @@ pub fn render_json(
     w.close('}');
 
     for block in blocks {
-        push_block(&mut w, block, percentiles, hide_histogram);
+        push_block(&mut w, block, info, percentiles, hide_histogram);
     }
     w.finish()
 }
 
-fn push_block(w: &mut JsonWriter, r: &Results, percentiles: &[f64], hide_histogram: bool) {
+fn push_block(
+    w: &mut JsonWriter,
+    r: &Results,
+    info: &RunInfo,
+    percentiles: &[f64],
+    hide_histogram: bool,
+) {
     w.open_object(&r.title);
     w.open_object("Runtime");
     w.uint("Start time", r.start_epoch_ms);
@@ -203,6 +210,9 @@ fn push_block(w: &mut JsonWriter, r: &Results, percentiles: &[f64], hide_histogr
 
     for row in &r.rows {
         push_row(w, row, percentiles);
+    }
+    if let Some(ramp) = info.ramp {
+        push_active_clients(w, r, info, ramp);
     }
 
     if !hide_histogram {
@@ -216,6 +226,23 @@ fn push_block(w: &mut JsonWriter, r: &Results, percentiles: &[f64], hide_histogr
             }
             w.close(']');
         }
+    }
+    w.close('}');
+}
+
+/// Staircase ramp-up: the clients the schedule had running in each second, as memtier
+/// writes them (from the schedule, so runs with the same flags compare exactly).
+fn push_active_clients(w: &mut JsonWriter, r: &Results, info: &RunInfo, ramp: Ramp) {
+    let seconds = r.totals().map_or(0, |t| t.series.len());
+    let step_secs = ramp.step_duration.as_secs().max(1) as usize;
+    w.open_object("Active Clients");
+    for second in 0..seconds {
+        let per_thread =
+            (ramp.start + second / step_secs * ramp.step).min(info.connections_per_thread);
+        w.open_object(&second.to_string());
+        w.uint("Clients per thread", per_thread as u64);
+        w.uint("Total clients", (per_thread * info.threads) as u64);
+        w.close('}');
     }
     w.close('}');
 }
@@ -307,6 +334,7 @@ mod tests {
             threads: 2,
             connections_per_thread: 2,
             limit: Limit::RequestsPerClient(200),
+            ramp: None,
         };
         render_json(
             &sample_configuration(DEFAULT_JSON),
@@ -372,6 +400,7 @@ mod tests {
             threads: 1,
             connections_per_thread: 2,
             limit: Limit::RequestsPerClient(100),
+            ramp: None,
         };
         let ours = render_json(&sample_configuration(RUNS3_JSON), &info, &refs, &PCTS, true);
         // The hand-built runs have no time series; drop the sample's to compare the rest.
@@ -426,6 +455,7 @@ mod tests {
             threads: 1,
             connections_per_thread: 1,
             limit: Limit::Seconds(0),
+            ramp: None,
         };
         let out = render_json(&[], &info, &[&run], &PCTS, false);
         for line in out.lines() {
@@ -451,6 +481,7 @@ mod tests {
             threads: 1,
             connections_per_thread: 1,
             limit: Limit::RequestsPerClient(1),
+            ramp: None,
         };
         let shown = [("key \"x\"", "\"v\"".to_string())];
         let out = render_json(&shown, &info, &[&run], &PCTS, true);

@@ -34,6 +34,8 @@ pub struct RunInfo {
     pub threads: usize,
     pub connections_per_thread: usize,
     pub limit: Limit,
+    /// Staircase ramp-up, for the JSON "Active Clients" section.
+    pub ramp: Option<crate::shape::Ramp>,
 }
 
 impl RunInfo {
@@ -53,6 +55,7 @@ impl RunInfo {
             threads: config.threads,
             connections_per_thread: config.clients,
             limit,
+            ramp: config.shape.ramp,
         }
     }
 }

@@ -199,6 +199,7 @@ mod tests {
             threads,
             connections_per_thread: conns,
             limit,
+            ramp: None,
         }
     }
 

@@ -1,9 +1,12 @@
-//! One client's request stream: which operation comes next, on which key, with what value size.
+//! One client's request stream: which operation comes next, on which key(s), with what
+//! value size, TTL or WAIT arguments.
 
-use rand::SeedableRng;
 use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Normal};
 
 use crate::config::Config;
+use crate::shape::WaitConfig;
 use crate::workload::keys::KeyGenerator;
 use crate::workload::sequence::{OpKind, RatioSequence};
 use crate::workload::values::ValueSizer;
@@ -14,20 +17,40 @@ const DEFAULT_SEED: u64 = 0x6b76_6265_6e63_6821;
 
 /// The next request a client is to send.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NextOp {
-    pub kind: OpKind,
-    pub key_id: u64,
-    /// Value length for a SET; 0 for a GET.
-    pub value_size: usize,
+pub enum Op {
+    /// Store a value; `expiry_secs` 0 means no TTL.
+    Set {
+        key_id: u64,
+        value_size: usize,
+        expiry_secs: u32,
+    },
+    Get {
+        key_id: u64,
+    },
+    /// Read `--multi-key-get` keys at once; the ids are in [`OpGenerator::multi_keys`].
+    MultiGet,
+    /// Redis `WAIT numreplicas timeout`.
+    Wait {
+        replicas: u32,
+        timeout_ms: u32,
+    },
 }
 
-/// Generates one client's operations: SET:GET sequence, key patterns and value sizes.
+/// Generates one client's operations: SET:GET sequence, WAITs, key patterns, sizes, TTLs.
 pub struct OpGenerator {
     sequence: RatioSequence,
     set_keys: KeyGenerator,
     get_keys: KeyGenerator,
     sizes: ValueSizer,
     rng: SmallRng,
+    multi_key_get: u32,
+    multi_keys: Vec<u64>,
+    expiry_range: Option<(u32, u32)>,
+    wait: Option<WaitConfig>,
+    wait_timeout: Option<Normal<f64>>,
+    /// SETs since the last WAIT burst, and WAITs still owed in the current burst.
+    sets_since_wait: u32,
+    waits_due: u32,
 }
 
 /// The seed for client `client_index` (over all threads) of a run.
@@ -54,38 +77,181 @@ impl OpGenerator {
         let get_keys =
             KeyGenerator::new(config.keys.get_pattern, &config.keys, client_index, total)
                 .map_err(|e| format!("get key pattern: {e}"))?;
+        let wait = config.shape.wait;
+        // The timeout is normal around the middle of the range, 99.7% of it inside.
+        let wait_timeout = wait.and_then(|w| {
+            let (lo, hi) = (f64::from(w.timeout_ms.0), f64::from(w.timeout_ms.1));
+            Normal::new((lo + hi) / 2.0, (hi - lo) / 6.0).ok()
+        });
         Ok(OpGenerator {
             sequence: RatioSequence::new(config.ratio.0, config.ratio.1),
             set_keys,
             get_keys,
             sizes: ValueSizer::new(&config.data_size, &config.keys),
             rng: SmallRng::seed_from_u64(seed),
+            multi_key_get: config.shape.multi_key_get,
+            multi_keys: Vec::with_capacity(config.shape.multi_key_get as usize),
+            expiry_range: config.shape.expiry_range,
+            wait,
+            wait_timeout,
+            sets_since_wait: 0,
+            waits_due: 0,
         })
     }
 
     /// The next operation to send.
     #[inline]
-    pub fn next_op(&mut self) -> NextOp {
+    pub fn next_op(&mut self) -> Op {
+        if self.waits_due > 0 {
+            self.waits_due -= 1;
+            return self.wait_op();
+        }
         match self.sequence.next() {
             OpKind::Set => {
                 let key_id = self.set_keys.next(&mut self.rng);
                 let value_size = self.sizes.next(key_id, &mut self.rng);
-                NextOp {
-                    kind: OpKind::Set,
+                let expiry_secs = match self.expiry_range {
+                    Some((lo, hi)) => self.rng.random_range(lo..=hi),
+                    None => 0,
+                };
+                if let Some(wait) = self.wait {
+                    self.sets_since_wait += 1;
+                    if self.sets_since_wait >= wait.sets {
+                        self.sets_since_wait = 0;
+                        self.waits_due = wait.waits;
+                    }
+                }
+                Op::Set {
                     key_id,
                     value_size,
+                    expiry_secs,
                 }
             }
-            OpKind::Get => NextOp {
-                kind: OpKind::Get,
+            OpKind::Get if self.multi_key_get > 1 => {
+                // Like memtier, an MGET takes at most the GETs left in this ratio cycle,
+                // so `--ratio=1:10 --multi-key-get=4` sends SET, MGET×4, MGET×4, MGET×2.
+                let extra =
+                    (u64::from(self.multi_key_get) - 1).min(self.sequence.gets_left_in_cycle());
+                self.sequence.skip(extra);
+                self.multi_keys.clear();
+                for _ in 0..=extra {
+                    let key = self.get_keys.next(&mut self.rng);
+                    self.multi_keys.push(key);
+                }
+                Op::MultiGet
+            }
+            OpKind::Get => Op::Get {
                 key_id: self.get_keys.next(&mut self.rng),
-                value_size: 0,
             },
         }
+    }
+
+    fn wait_op(&mut self) -> Op {
+        let Some(wait) = self.wait else {
+            return Op::Get {
+                key_id: self.get_keys.next(&mut self.rng),
+            };
+        };
+        let replicas = self.rng.random_range(wait.num_slaves.0..=wait.num_slaves.1);
+        let timeout_ms = match &self.wait_timeout {
+            Some(normal) => normal
+                .sample(&mut self.rng)
+                .round()
+                .clamp(f64::from(wait.timeout_ms.0), f64::from(wait.timeout_ms.1))
+                as u32,
+            None => wait.timeout_ms.0,
+        };
+        Op::Wait {
+            replicas,
+            timeout_ms,
+        }
+    }
+
+    /// The key ids of the last [`Op::MultiGet`].
+    pub fn multi_keys(&self) -> &[u64] {
+        &self.multi_keys
     }
 
     /// The generator's random source, shared with value selection so one seed fixes a run.
     pub fn rng(&mut self) -> &mut SmallRng {
         &mut self.rng
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Parsed, parse_args};
+
+    fn config(args: &[&str]) -> Config {
+        let argv = std::iter::once("kvbench".to_string())
+            .chain(["-p", "1", "-s", "127.0.0.1"].iter().map(|s| s.to_string()))
+            .chain(args.iter().map(|s| s.to_string()));
+        match parse_args(argv).expect("flags parse") {
+            Parsed::Run(cli) => Config::from_cli(&cli).expect("config is valid"),
+            Parsed::Print(_) => panic!("unexpected help"),
+        }
+    }
+
+    #[test]
+    fn waits_follow_every_n_sets() {
+        let cfg = config(&[
+            "--ratio=1:0",
+            "--wait-ratio=2:1",
+            "--num-slaves=1-1",
+            "--wait-timeout=5-5",
+        ]);
+        let mut ops = OpGenerator::new(&cfg, 0, 1).unwrap();
+        let kinds: Vec<&str> = (0..6)
+            .map(|_| match ops.next_op() {
+                Op::Set { .. } => "S",
+                Op::Wait {
+                    replicas,
+                    timeout_ms,
+                } => {
+                    assert_eq!((replicas, timeout_ms), (1, 5));
+                    "W"
+                }
+                _ => "?",
+            })
+            .collect();
+        assert_eq!(kinds, ["S", "S", "W", "S", "S", "W"]);
+    }
+
+    #[test]
+    fn expiry_is_drawn_from_the_range() {
+        let cfg = config(&["--ratio=1:0", "--expiry-range=10-20"]);
+        let mut ops = OpGenerator::new(&cfg, 0, 1).unwrap();
+        for _ in 0..1000 {
+            match ops.next_op() {
+                Op::Set { expiry_secs, .. } => assert!((10..=20).contains(&expiry_secs)),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn multi_get_takes_the_gets_left_in_the_cycle() {
+        let cfg = config(&["--ratio=1:10", "--multi-key-get=4", "--key-maximum=100"]);
+        let mut ops = OpGenerator::new(&cfg, 0, 1).unwrap();
+        let mut shape = Vec::new();
+        for _ in 0..8 {
+            match ops.next_op() {
+                Op::Set { .. } => shape.push(0),
+                Op::MultiGet => shape.push(ops.multi_keys().len()),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert_eq!(shape, [0, 4, 4, 2, 0, 4, 4, 2]);
+    }
+
+    #[test]
+    fn multi_get_fills_n_keys() {
+        let cfg = config(&["--ratio=0:1", "--multi-key-get=5", "--key-maximum=100"]);
+        let mut ops = OpGenerator::new(&cfg, 0, 1).unwrap();
+        assert_eq!(ops.next_op(), Op::MultiGet);
+        // 0:1 has one GET per cycle, so a multi-key GET takes only that one.
+        assert_eq!(ops.multi_keys().len(), 1);
+        assert!(ops.multi_keys().iter().all(|k| *k <= 100));
     }
 }

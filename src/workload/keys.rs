@@ -581,3 +581,42 @@ mod tests {
         assert!(KeyGenerator::new(KeyPattern::Zipf, &bad, 0, 1).is_err());
     }
 }
+
+/// Several formatted keys in one reused buffer, for multi-key requests (no allocation
+/// once warmed up).
+#[derive(Clone, Debug, Default)]
+pub struct KeyList {
+    buf: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl KeyList {
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        self.ends.clear();
+    }
+
+    /// Appends `prefix` + `id`.
+    pub fn push(&mut self, prefix: &str, id: u64) {
+        let mut digits = itoa::Buffer::new();
+        self.buf.extend_from_slice(prefix.as_bytes());
+        self.buf.extend_from_slice(digits.format(id).as_bytes());
+        self.ends.push(self.buf.len());
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The keys in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> + Clone {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(self.ends.iter().copied())
+            .map(move |(start, end)| &self.buf[start..end])
+    }
+}

@@ -36,6 +36,23 @@ impl RatioSequence {
         }
     }
 
+    /// How many GETs follow in the current cycle after the one just returned (a
+    /// multi-key GET takes up to this many more, as memtier's MGET does).
+    pub fn gets_left_in_cycle(&self) -> u64 {
+        if self.pos == 0 {
+            0
+        } else {
+            self.cycle - self.pos
+        }
+    }
+
+    /// Skips `n` GETs of the current cycle (they were folded into a multi-key GET).
+    pub fn skip(&mut self, n: u64) {
+        for _ in 0..n {
+            self.next();
+        }
+    }
+
     /// The kind of the next request.
     #[allow(clippy::should_implement_trait)] // endless and infallible: not an Iterator
     pub fn next(&mut self) -> OpKind {
