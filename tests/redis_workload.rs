@@ -1,0 +1,356 @@
+//! Load-shape options against a real redis-server: multi-key gets, expiry, data offset,
+//! WAIT, rate limiting, reconnects, connection timeouts and ramp-up. Each test checks
+//! what the server saw, not only what kvbench printed.
+
+mod common;
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{RedisServer, describe, run_kvbench, spawn_kvbench};
+
+fn base(server: &RedisServer) -> Vec<String> {
+    [
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &server.port.to_string(),
+        "--hide-histogram",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+fn run_ok(server: &RedisServer, extra: &[&str]) -> std::process::Output {
+    let mut args = base(server);
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run_kvbench(&args);
+    assert!(out.status.success(), "{}", describe(&out));
+    out
+}
+
+fn json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("JSON written"))
+        .expect("JSON parses")
+}
+
+fn temp_file(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("kvbench-{}-{name}", std::process::id()))
+}
+
+#[test]
+fn multi_key_get_sends_mget_with_the_keys_left_in_the_cycle() {
+    let server = RedisServer::start();
+    // 1:10 with 4 keys: SET, MGET×4, MGET×4, MGET×2 → 4 requests per cycle of 11 keys.
+    run_ok(
+        &server,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "40",
+            "--ratio=1:10",
+            "--multi-key-get=4",
+        ],
+    );
+    let stats = server.commandstats();
+    assert_eq!(stats.get("set").copied(), Some(20));
+    assert_eq!(stats.get("mget").copied(), Some(60));
+    assert_eq!(stats.get("get"), None);
+}
+
+#[test]
+fn expiry_range_sets_ttls_in_range() {
+    let server = RedisServer::start();
+    run_ok(
+        &server,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "1",
+            "-n",
+            "50",
+            "--ratio=1:0",
+            "--key-pattern=S:S",
+            "--key-minimum=1",
+            "--key-maximum=50",
+            "--expiry-range=100-200",
+        ],
+    );
+    assert_eq!(server.commandstats().get("setex").copied(), Some(50));
+    for id in [1, 25, 50] {
+        let ttl: i64 = server
+            .cli(&["TTL", &format!("memtier-{id}")])
+            .parse()
+            .unwrap();
+        assert!((90..=200).contains(&ttl), "TTL {ttl} out of range");
+    }
+}
+
+#[test]
+fn data_offset_uses_setrange_and_getrange() {
+    let server = RedisServer::start();
+    run_ok(
+        &server,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "1",
+            "-n",
+            "20",
+            "--ratio=1:1",
+            "--data-offset=10",
+            "-d",
+            "8",
+            "--key-maximum=5",
+            "--key-prefix=off-",
+        ],
+    );
+    let stats = server.commandstats();
+    assert_eq!(stats.get("setrange").copied(), Some(10));
+    assert_eq!(stats.get("getrange").copied(), Some(10));
+    let len: u64 = server.cli(&["STRLEN", "off-1"]).parse().unwrap_or(0);
+    assert!(
+        len == 0 || len == 18,
+        "value of offset 10 + 8 bytes, got {len}"
+    );
+}
+
+#[test]
+fn wait_ratio_sends_waits_in_proportion() {
+    let server = RedisServer::start();
+    let path = temp_file("wait.json");
+    run_ok(
+        &server,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "1",
+            "-n",
+            "60",
+            "--ratio=1:0",
+            "--wait-ratio=5:1",
+            "--num-slaves=0-0",
+            "--wait-timeout=0-5",
+            &format!("--json-out-file={}", path.display()),
+        ],
+    );
+    let stats = server.commandstats();
+    assert_eq!(stats.get("set").copied(), Some(50));
+    assert_eq!(stats.get("wait").copied(), Some(10));
+    let doc = json(&path);
+    assert_eq!(doc["ALL STATS"]["Waits"]["Count"], 10);
+    assert_eq!(doc["configuration"]["wait-ratio"], "5:1");
+}
+
+#[test]
+fn rate_limit_of_one_per_second_paces_and_ends() {
+    let server = RedisServer::start();
+    let started = Instant::now();
+    run_ok(
+        &server,
+        &["-t", "1", "-c", "1", "-n", "3", "--rate-limiting=1"],
+    );
+    let took = started.elapsed();
+    // Requests at 0 s, 1 s and 2 s: about two seconds, never a hang (memtier #303, #285).
+    assert!(
+        took >= Duration::from_millis(1900) && took < Duration::from_secs(4),
+        "took {took:?}"
+    );
+    let stats = server.commandstats();
+    assert_eq!(
+        stats.get("set").copied().unwrap_or(0) + stats.get("get").copied().unwrap_or(0),
+        3
+    );
+}
+
+#[test]
+fn rate_limit_caps_throughput() {
+    let server = RedisServer::start();
+    run_ok(
+        &server,
+        &["-t", "1", "-c", "2", "--test-time=2", "--rate-limiting=50"],
+    );
+    let stats = server.commandstats();
+    let total = stats.get("set").copied().unwrap_or(0) + stats.get("get").copied().unwrap_or(0);
+    // 2 connections × 50/s × 2 s = 200, give or take the edges.
+    assert!((180..=210).contains(&total), "sent {total}");
+}
+
+#[test]
+fn killed_connections_end_the_run_without_reconnect() {
+    let server = RedisServer::start();
+    let port = server.port.to_string();
+    let run = spawn_kvbench(&[
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "--test-time=5",
+        "--hide-histogram",
+    ]);
+    thread::sleep(Duration::from_millis(1200));
+    server.cli(&["CLIENT", "KILL", "TYPE", "normal"]);
+    let out = run.wait(Duration::from_secs(20));
+    assert!(!out.status.success(), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr
+            .lines()
+            .last()
+            .unwrap_or("")
+            .starts_with("error: connection closed by server"),
+        "{stderr}"
+    );
+    // Results so far are still printed.
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Totals"));
+}
+
+#[test]
+fn killed_connections_reconnect_with_reconnect_on_error() {
+    let server = RedisServer::start();
+    let port = server.port.to_string();
+    let path = temp_file("reconnect.json");
+    let json_flag = format!("--json-out-file={}", path.display());
+    let started = Instant::now();
+    let run = spawn_kvbench(&[
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "--test-time=4",
+        "--hide-histogram",
+        "--reconnect-on-error",
+        &json_flag,
+    ]);
+    thread::sleep(Duration::from_millis(1200));
+    server.cli(&["CLIENT", "KILL", "TYPE", "normal"]);
+    let out = run.wait(Duration::from_secs(20));
+    let took = started.elapsed();
+    assert!(out.status.success(), "{}", describe(&out));
+    // A reconnect never stretches --test-time.
+    assert!(took < Duration::from_millis(4800), "took {took:?}");
+    let doc = json(&path);
+    let totals = &doc["ALL STATS"]["Totals"];
+    assert_eq!(totals["Connection Errors"], 2);
+    // Load went on after the reconnect: the last full second still did work.
+    let series = totals["Time-Serie"].as_object().unwrap();
+    assert!(series["3"]["Count"].as_u64().unwrap() > 0, "{series:?}");
+    let connections: u64 = server
+        .cli(&["INFO", "stats"])
+        .lines()
+        .find_map(|l| l.strip_prefix("total_connections_received:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap();
+    assert!(
+        connections >= 4,
+        "reconnected: {connections} connections in all"
+    );
+}
+
+#[test]
+fn reconnect_interval_opens_new_connections() {
+    let server = RedisServer::start();
+    let before: u64 = total_connections(&server);
+    run_ok(
+        &server,
+        &["-t", "1", "-c", "1", "-n", "100", "--reconnect-interval=10"],
+    );
+    // 100 requests, a fresh connection every 10: 10 connections, plus the redis-cli asking.
+    let opened = total_connections(&server) - before;
+    assert_eq!(opened, 10 + 1, "opened {opened} connections");
+    let stats = server.commandstats();
+    assert_eq!(
+        stats.get("set").copied().unwrap_or(0) + stats.get("get").copied().unwrap_or(0),
+        100
+    );
+}
+
+fn total_connections(server: &RedisServer) -> u64 {
+    server
+        .cli(&["INFO", "stats"])
+        .lines()
+        .find_map(|l| l.strip_prefix("total_connections_received:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn connection_timeout_stops_a_silent_handshake() {
+    // A listener that accepts and never answers: AUTH never completes.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    thread::spawn(move || {
+        let mut held = Vec::new();
+        for mut stream in listener.incoming().flatten() {
+            let mut buf = [0u8; 64];
+            let _ = stream.read(&mut buf);
+            held.push(stream);
+        }
+    });
+    let started = Instant::now();
+    let out = run_kvbench(&[
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-a",
+        "pw",
+        "-t",
+        "1",
+        "-c",
+        "1",
+        "-n",
+        "5",
+        "--connection-timeout=1",
+    ]);
+    assert!(!out.status.success());
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("timed out after 1 s"), "{stderr}");
+}
+
+#[test]
+fn ramp_up_adds_clients_and_reports_them() {
+    let server = RedisServer::start();
+    let path = temp_file("ramp.json");
+    let before = total_connections(&server);
+    run_ok(
+        &server,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "3",
+            "--clients-start=1",
+            "--clients-step=1",
+            "--step-duration=1",
+            "--test-time=3",
+            &format!("--json-out-file={}", path.display()),
+        ],
+    );
+    let doc = json(&path);
+    let active = &doc["ALL STATS"]["Active Clients"];
+    assert_eq!(active["0"]["Clients per thread"], 1);
+    assert_eq!(active["1"]["Clients per thread"], 2);
+    assert_eq!(active["2"]["Total clients"], 3);
+    // Three benchmark connections, plus the redis-cli connection asking.
+    assert_eq!(total_connections(&server) - before, 3 + 1);
+}
