@@ -17,6 +17,8 @@
 
 use std::collections::VecDeque;
 use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mio::event::Event;
@@ -29,9 +31,11 @@ use crate::protocol::{Codec, Decode, Expect, ReplyKind, resp};
 use crate::shape::Reconnect;
 use crate::stats::{OpStats, rows};
 use crate::transport::Transport;
+use crate::workload::commands::{KeyBatch, ScanState, scan_cursor};
 use crate::workload::generator::{Op, OpGenerator};
 use crate::workload::keys::{KeyList, write_key};
 use crate::workload::values::ValuePool;
+use crate::workload::verify::{Verifier, VerifyReport, WrittenKeys};
 
 /// Read buffer size to start with; grown only for replies larger than this.
 const INITIAL_READ_BUFFER: usize = 64 * 1024;
@@ -61,6 +65,25 @@ pub struct ClientContext<'a> {
     /// `host:port` or the socket path, for messages.
     pub peer: &'a str,
     pub registry: &'a Registry,
+    /// Keys written so far, when `--data-verify` will check them afterwards.
+    pub written: Option<&'a WrittenKeys>,
+    /// The verification pass, when this run is one.
+    pub verify: Option<&'a VerifyJob>,
+}
+
+/// The verification pass: the keys to read back, shared by all clients, and the report.
+pub struct VerifyJob {
+    pub verifier: Arc<Verifier>,
+    pub indices: Vec<u64>,
+    pub next: AtomicUsize,
+    pub report: Mutex<VerifyReport>,
+}
+
+impl VerifyJob {
+    fn take(&self) -> Option<u64> {
+        let i = self.next.fetch_add(1, Ordering::Relaxed);
+        self.indices.get(i).copied()
+    }
 }
 
 /// Prints server error replies and reconnects on stderr at most once a second, so a
@@ -124,6 +147,10 @@ enum Phase {
 #[derive(Clone, Copy, Debug)]
 struct Pending {
     row: u8,
+    /// A SCAN whose reply carries the cursor to follow.
+    scan: bool,
+    /// The key index a verification read checks.
+    verify_index: u64,
     /// Keys the request reads (multi-key gets), for hit/miss counts.
     keys: u32,
     /// Sequence number echoed by memcache binary replies, checked to catch a stream out of step.
@@ -168,6 +195,8 @@ pub struct Client {
     ops: OpGenerator,
     key_buf: Vec<u8>,
     multi_keys: KeyList,
+    command_keys: KeyBatch,
+    scan: Option<ScanState>,
     /// Requests still to send; `None` for time-bound runs.
     remaining: Option<u64>,
     pipeline: usize,
@@ -211,6 +240,12 @@ impl Client {
             ops,
             key_buf: Vec::with_capacity(config.keys.prefix.len() + 20),
             multi_keys: KeyList::default(),
+            command_keys: KeyBatch::new(),
+            scan: config
+                .arbitrary
+                .as_ref()
+                .and_then(|a| a.scan_max_iterations)
+                .map(ScanState::new),
             remaining: requests,
             pipeline: config.pipeline,
             fatal: false,
@@ -599,7 +634,16 @@ impl Client {
             let latency_us = received.saturating_duration_since(pending.sent).as_micros() as u64;
             let stats = &mut ctx.stats[pending.row as usize];
             stats.record(latency_us, u64::from(pending.tx), reply.len as u64);
-            let is_get = pending.row as usize == rows::GET;
+            if let Some(job) = ctx.verify {
+                check_value(job, pending.verify_index, reply.kind, text);
+                continue;
+            }
+            if pending.scan
+                && let Some(state) = self.scan.as_mut()
+            {
+                state.on_reply(first_bulk(&self.rbuf[start..self.rstart]).and_then(scan_cursor));
+            }
+            let is_get = config.arbitrary.is_none() && pending.row as usize == rows::GET;
             match reply.kind {
                 ReplyKind::Error => {
                     if text.starts_with(b"NOAUTH") || text.ends_with(b"unauthenticated") {
@@ -661,9 +705,26 @@ impl Client {
             let before = self.wbuf.len();
             let opaque = self.next_opaque;
             self.next_opaque = self.next_opaque.wrapping_add(1);
-            let (row, keys) = self.encode_next(config, ctx, opaque);
+            let mut verify_index = 0;
+            let (row, keys, scan) = match ctx.verify {
+                Some(job) => match job.take() {
+                    Some(index) => {
+                        verify_index = index;
+                        job.verifier.write_key(index, &mut self.key_buf);
+                        self.encode_read(config, opaque);
+                        (rows::GET, 1, false)
+                    }
+                    None => {
+                        self.remaining = Some(0);
+                        break;
+                    }
+                },
+                None => self.encode_next(config, ctx, opaque),
+            };
             self.inflight.push_back(Pending {
                 row: row as u8,
+                scan,
+                verify_index,
                 keys,
                 opaque,
                 tx: (self.wbuf.len() - before) as u32,
@@ -676,13 +737,38 @@ impl Client {
         }
     }
 
-    /// Encodes the generator's next operation; returns its stats row and key count.
+    /// Puts the key of `key_id` in `key_buf`: an imported item's key, or prefix + id.
+    fn load_key(&mut self, config: &Config, key_id: u64) -> Option<usize> {
+        let item = config.dataset.item_index(key_id, &config.keys);
+        match (item, &config.dataset.import) {
+            (Some(index), Some(data)) if !data.generated_keys() => {
+                self.key_buf.clear();
+                self.key_buf.extend_from_slice(data.item(index).key);
+            }
+            _ => write_key(&mut self.key_buf, &config.keys.prefix, key_id),
+        }
+        item
+    }
+
+    /// A read of the key in `key_buf`: GET, or GETRANGE with `--data-offset`.
+    fn encode_read(&mut self, config: &Config, opaque: u32) {
+        let offset = config.shape.data_offset;
+        if offset > 0 {
+            self.codec
+                .encode_getrange(&mut self.wbuf, &self.key_buf, offset);
+        } else {
+            self.codec.encode_get(&mut self.wbuf, &self.key_buf, opaque);
+        }
+    }
+
+    /// Encodes the generator's next operation; returns its stats row, its key count and
+    /// whether it is a SCAN to follow.
     fn encode_next(
         &mut self,
         config: &Config,
         ctx: &mut ClientContext,
         opaque: u32,
-    ) -> (usize, u32) {
+    ) -> (usize, u32, bool) {
         let prefix = &config.keys.prefix;
         let offset = config.shape.data_offset;
         match self.ops.next_op() {
@@ -691,49 +777,108 @@ impl Client {
                 value_size,
                 expiry_secs,
             } => {
-                write_key(&mut self.key_buf, prefix, key_id);
-                let value = ctx.values.value(value_size, self.ops.rng());
+                let item = self.load_key(config, key_id);
+                let (value, expiry) = match (item, &config.dataset.import) {
+                    (Some(index), Some(data)) => {
+                        let item = data.item(index);
+                        // --expiry-range overrides the file's expiry, as in memtier.
+                        let expiry = if config.shape.expiry_range.is_some() {
+                            expiry_secs
+                        } else {
+                            item.expiry_secs
+                        };
+                        (item.value, expiry)
+                    }
+                    _ => (ctx.values.value(value_size, self.ops.rng()), expiry_secs),
+                };
                 if offset > 0 {
                     self.codec
                         .encode_setrange(&mut self.wbuf, &self.key_buf, offset, value);
                 } else {
-                    self.codec.encode_set(
-                        &mut self.wbuf,
-                        &self.key_buf,
-                        value,
-                        expiry_secs,
-                        opaque,
-                    );
+                    self.codec
+                        .encode_set(&mut self.wbuf, &self.key_buf, value, expiry, opaque);
                 }
-                (rows::SET, 1)
+                if let Some(written) = ctx.written {
+                    written.mark(item.map_or(key_id, |index| index as u64));
+                }
+                (rows::SET, 1, false)
             }
             Op::Get { key_id } => {
-                write_key(&mut self.key_buf, prefix, key_id);
-                if offset > 0 {
-                    self.codec
-                        .encode_getrange(&mut self.wbuf, &self.key_buf, offset);
-                } else {
-                    self.codec.encode_get(&mut self.wbuf, &self.key_buf, opaque);
-                }
-                (rows::GET, 1)
+                self.load_key(config, key_id);
+                self.encode_read(config, opaque);
+                (rows::GET, 1, false)
             }
             Op::MultiGet => {
                 self.multi_keys.clear();
                 for &id in self.ops.multi_keys() {
-                    self.multi_keys.push(prefix, id);
+                    match (
+                        config.dataset.item_index(id, &config.keys),
+                        &config.dataset.import,
+                    ) {
+                        (Some(index), Some(data)) if !data.generated_keys() => {
+                            self.multi_keys.push_bytes(data.item(index).key)
+                        }
+                        _ => self.multi_keys.push(prefix, id),
+                    }
                 }
                 self.codec
                     .encode_multi_get(&mut self.wbuf, &self.multi_keys, opaque);
-                (rows::GET, self.multi_keys.len() as u32)
+                (rows::GET, self.multi_keys.len() as u32, false)
             }
             Op::Wait {
                 replicas,
                 timeout_ms,
             } => {
                 self.codec.encode_wait(&mut self.wbuf, replicas, timeout_ms);
-                (rows::WAIT, 1)
+                (rows::WAIT, 1, false)
+            }
+            Op::Command { index, value_size } => {
+                self.encode_command(config, ctx, index, value_size)
             }
         }
+    }
+
+    /// Encodes `--command` number `index` with fresh keys and data.
+    fn encode_command(
+        &mut self,
+        config: &Config,
+        ctx: &mut ClientContext,
+        index: usize,
+        value_size: usize,
+    ) -> (usize, u32, bool) {
+        let Some(arbitrary) = config.arbitrary.as_deref() else {
+            return (0, 1, false);
+        };
+        let cmd = &arbitrary.list.commands[index];
+        self.command_keys.clear();
+        for &id in self.ops.multi_keys() {
+            self.command_keys.push_key(&config.keys.prefix, id);
+        }
+        let value = ctx.values.value(value_size, self.ops.rng());
+        if let (Some(plan), Some(cursor)) = (
+            &arbitrary.list.scan,
+            self.scan.as_ref().and_then(ScanState::next_cursor),
+        ) {
+            let key = self.command_keys.get(0).unwrap_or(b"");
+            plan.continuation
+                .encode_resp_cursor(&mut self.wbuf, cursor, key, value);
+            return (plan.row, 1, true);
+        }
+        let monitor = arbitrary.monitor.as_deref();
+        let monitor_index = match monitor {
+            Some(m) if cmd.template.is_monitor_random() => {
+                m.pick(arbitrary.monitor_pattern, self.ops.rng())
+            }
+            _ => 0,
+        };
+        cmd.template.encode_resp_keys(
+            &mut self.wbuf,
+            &self.command_keys,
+            value,
+            monitor,
+            monitor_index,
+        );
+        (cmd.stat_row(monitor, monitor_index), 1, self.scan.is_some())
     }
 
     /// Writes the buffer until it is empty or the socket is full.
@@ -792,4 +937,33 @@ fn describe(err: &io::Error) -> String {
         Some(cut) => text[..cut].to_lowercase(),
         None => text,
     }
+}
+
+/// Records what a verification read found for key `index`.
+fn check_value(job: &VerifyJob, index: u64, kind: ReplyKind, text: &[u8]) {
+    let mut key = Vec::new();
+    job.verifier.write_key(index, &mut key);
+    let mut report = job.report.lock().unwrap_or_else(|e| e.into_inner());
+    match kind {
+        ReplyKind::Error => report.record_error(&key, &String::from_utf8_lossy(text)),
+        ReplyKind::Nil => {
+            let outcome = job.verifier.check(&key, None);
+            report.record(&key, outcome);
+        }
+        _ => {
+            let outcome = job.verifier.check(&key, Some(text));
+            report.record(&key, outcome);
+        }
+    }
+}
+
+/// The first bulk string of an array reply (`*2\r\n$2\r\n17\r\n...` -> `17`), where a
+/// SCAN reply keeps its cursor.
+fn first_bulk(reply: &[u8]) -> Option<&[u8]> {
+    let rest = reply.strip_prefix(b"*")?;
+    let after_count = rest.iter().position(|&b| b == b'\n')? + 1;
+    let rest = rest[after_count..].strip_prefix(b"$")?;
+    let line_end = rest.iter().position(|&b| b == b'\r')?;
+    let len: usize = std::str::from_utf8(&rest[..line_end]).ok()?.parse().ok()?;
+    rest.get(line_end + 2..line_end + 2 + len)
 }

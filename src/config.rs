@@ -9,7 +9,10 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::arbitrary::Arbitrary;
+use crate::dataset::DataSet;
 pub use crate::shape::LoadShape;
+use std::sync::Arc;
 
 use crate::cli::Cli;
 use crate::error::{Error, Result};
@@ -113,6 +116,29 @@ pub struct OutputConfig {
     /// Percentiles for the table, JSON and time series, e.g. `[50.0, 99.0, 99.9]`.
     pub print_percentiles: Vec<f64>,
     pub print_all_runs: bool,
+    /// `--statsd-host` and its companions; `None` when no StatsD host is given.
+    pub statsd: Option<StatsdConfig>,
+    /// `--client-stats=PREFIX`: one CSV file per client, `PREFIX-<run>-<thread>-<client>.csv`.
+    pub client_stats: Option<String>,
+    /// `-D/--debug` level: how many times the flag was given (0 = off).
+    pub debug: u8,
+}
+
+/// Where live metrics go (`--statsd-host`, `--statsd-port`, `--statsd-prefix`,
+/// `--statsd-run-label`, `--graphite-port`). The host is resolved when the sink opens
+/// (`report::statsd::StatsdSink::new`); the prefix and label are sanitized there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatsdConfig {
+    /// The host as given.
+    pub host: String,
+    /// UDP port of the StatsD server (default 8125).
+    pub port: u16,
+    /// First part of every metric name (default `memtier`; may be empty).
+    pub prefix: String,
+    /// Second part of every metric name and the `run:` tag of events (default `default`).
+    pub run_label: String,
+    /// HTTP port for Graphite event annotations on the same host (default 8080).
+    pub graphite_port: u16,
 }
 
 /// The whole validated configuration of a benchmark.
@@ -142,6 +168,10 @@ pub struct Config {
     pub output: OutputConfig,
     /// Pacing, reconnects, ramp-up, WAIT, expiry, multi-key gets, data offset.
     pub shape: LoadShape,
+    /// `--command` workload, replacing SET/GET when given.
+    pub arbitrary: Option<Arc<Arbitrary>>,
+    /// Imported values and data verification.
+    pub dataset: DataSet,
     /// Every option with its effective value, in memtier's JSON order, for the JSON
     /// "configuration" object and `--show-config`. Values are already rendered as JSON
     /// literals (`"\"127.0.0.1\""`, `"6379"`, `"null"`, `"\"false\""`).
@@ -216,109 +246,9 @@ pub const NOT_SUPPORTED_YET: &[NotYet] = &[
         given: |c| c.uri.as_deref().is_some_and(|u| u.starts_with("rediss://")),
     },
     NotYet {
-        id: Some("debug"),
-        flag: "-D/--debug",
-        given: |c| c.debug > 0,
-    },
-    NotYet {
         id: Some("cluster_mode"),
         flag: "--cluster-mode",
         given: |c| c.cluster_mode,
-    },
-    NotYet {
-        id: Some("client_stats"),
-        flag: "--client-stats",
-        given: |c| c.client_stats.is_some(),
-    },
-    NotYet {
-        id: Some("command_stats_breakdown"),
-        flag: "--command-stats-breakdown",
-        given: |c| c.command_stats_breakdown.is_some(),
-    },
-    NotYet {
-        id: Some("statsd_host"),
-        flag: "--statsd-host",
-        given: |c| c.statsd_host.is_some(),
-    },
-    NotYet {
-        id: Some("statsd_port"),
-        flag: "--statsd-port",
-        given: |c| c.statsd_port.is_some(),
-    },
-    NotYet {
-        id: Some("statsd_prefix"),
-        flag: "--statsd-prefix",
-        given: |c| c.statsd_prefix.is_some(),
-    },
-    NotYet {
-        id: Some("statsd_run_label"),
-        flag: "--statsd-run-label",
-        given: |c| c.statsd_run_label.is_some(),
-    },
-    NotYet {
-        id: Some("graphite_port"),
-        flag: "--graphite-port",
-        given: |c| c.graphite_port.is_some(),
-    },
-    NotYet {
-        id: Some("command"),
-        flag: "--command",
-        given: |c| !c.command.is_empty(),
-    },
-    NotYet {
-        id: Some("command_ratio"),
-        flag: "--command-ratio",
-        given: |c| !c.command_ratio.is_empty(),
-    },
-    NotYet {
-        id: Some("command_key_pattern"),
-        flag: "--command-key-pattern",
-        given: |c| !c.command_key_pattern.is_empty(),
-    },
-    NotYet {
-        id: Some("monitor_input"),
-        flag: "--monitor-input",
-        given: |c| c.monitor_input.is_some(),
-    },
-    NotYet {
-        id: Some("monitor_pattern"),
-        flag: "--monitor-pattern",
-        given: |c| c.monitor_pattern.is_some(),
-    },
-    NotYet {
-        id: Some("scan_incremental_iteration"),
-        flag: "--scan-incremental-iteration",
-        given: |c| c.scan_incremental_iteration,
-    },
-    NotYet {
-        id: Some("scan_incremental_max_iterations"),
-        flag: "--scan-incremental-max-iterations",
-        given: |c| c.scan_incremental_max_iterations.is_some(),
-    },
-    NotYet {
-        id: Some("data_import"),
-        flag: "--data-import",
-        given: |c| c.data_import.is_some(),
-    },
-    NotYet {
-        id: Some("data_verify"),
-        flag: "--data-verify",
-        given: |c| c.data_verify,
-    },
-    NotYet {
-        id: Some("verify_only"),
-        flag: "--verify-only",
-        given: |c| c.verify_only,
-    },
-    NotYet {
-        id: Some("generate_keys"),
-        flag: "--generate-keys",
-        given: |c| c.generate_keys,
-    },
-    NotYet {
-        id: Some("no_expiry"),
-        flag: "--no-expiry",
-        given: |c| c.no_expiry,
     },
 ];
 
@@ -543,7 +473,7 @@ impl Config {
             "key-zipf-exp must be within interval (0, 5).",
         )?;
         let spread = (key_max - key_min) as f64;
-        let keys = KeyConfig {
+        let mut keys = KeyConfig {
             prefix: cli
                 .key_prefix
                 .clone()
@@ -568,8 +498,12 @@ impl Config {
             hide_histogram: cli.hide_histogram,
             print_percentiles: parse_percentiles(cli.print_percentiles.as_deref())?,
             print_all_runs: cli.print_all_runs,
+            statsd: parse_statsd(cli)?,
+            client_stats: parse_client_stats(cli.client_stats.as_deref())?,
+            debug: cli.debug,
         };
 
+        let dataset = DataSet::from_cli(cli, &mut keys, &data_size, protocol)?;
         let mut config = Config {
             endpoint,
             host,
@@ -591,6 +525,8 @@ impl Config {
             debug: cli.debug > 0,
             output,
             shape: LoadShape::from_cli(cli, clients as usize, memcache)?,
+            arbitrary: Arbitrary::from_cli(cli, protocol, pipeline as usize)?,
+            dataset,
             shown: Vec::new(),
         };
         config.shown = shown_options(
@@ -912,6 +848,86 @@ fn parse_percentiles(raw: Option<&str>) -> Result<Vec<f64>> {
         .collect()
 }
 
+const DEFAULT_STATSD_PORT: u16 = 8125;
+const DEFAULT_STATSD_PREFIX: &str = "memtier";
+const DEFAULT_STATSD_RUN_LABEL: &str = "default";
+const DEFAULT_GRAPHITE_PORT: u16 = 8080;
+/// Longest `--statsd-prefix` and `--statsd-run-label`, in bytes: with the longest metric
+/// name and value every line stays far below one datagram.
+pub const STATSD_NAME_PART_MAX: usize = 128;
+
+/// The StatsD options. Without `--statsd-host` the others do nothing (as in memtier),
+/// which earns a warning rather than an error so memtier command lines keep working.
+fn parse_statsd(cli: &Cli) -> Result<Option<StatsdConfig>> {
+    let port = |raw: Option<&str>, flag: &str, default: u16| -> Result<u16> {
+        raw.map_or(Ok(default), |p| {
+            parse_port(p)
+                .ok_or_else(|| usage(format!("{flag} must be a number in the range [1-65535].")))
+        })
+    };
+    let statsd_port = port(
+        cli.statsd_port.as_deref(),
+        "statsd-port",
+        DEFAULT_STATSD_PORT,
+    )?;
+    let graphite_port = port(
+        cli.graphite_port.as_deref(),
+        "graphite-port",
+        DEFAULT_GRAPHITE_PORT,
+    )?;
+    let part = |raw: Option<&str>, flag: &str, default: &str| -> Result<String> {
+        let value = raw.unwrap_or(default);
+        if value.len() > STATSD_NAME_PART_MAX {
+            return Err(usage(format!(
+                "{flag} must be at most {STATSD_NAME_PART_MAX} characters."
+            )));
+        }
+        Ok(value.to_string())
+    };
+    let prefix = part(
+        cli.statsd_prefix.as_deref(),
+        "statsd-prefix",
+        DEFAULT_STATSD_PREFIX,
+    )?;
+    let run_label = part(
+        cli.statsd_run_label.as_deref(),
+        "statsd-run-label",
+        DEFAULT_STATSD_RUN_LABEL,
+    )?;
+    let Some(host) = cli.statsd_host.as_deref() else {
+        let companions = [
+            (cli.statsd_port.is_some(), "--statsd-port"),
+            (cli.statsd_prefix.is_some(), "--statsd-prefix"),
+            (cli.statsd_run_label.is_some(), "--statsd-run-label"),
+            (cli.graphite_port.is_some(), "--graphite-port"),
+        ];
+        for (given, flag) in companions {
+            if given {
+                eprintln!("warning: {flag} has no effect without --statsd-host.");
+            }
+        }
+        return Ok(None);
+    };
+    if host.is_empty() {
+        return Err(usage("--statsd-host needs a host name."));
+    }
+    Ok(Some(StatsdConfig {
+        host: host.to_string(),
+        port: statsd_port,
+        prefix,
+        run_label,
+        graphite_port,
+    }))
+}
+
+/// `--client-stats=PREFIX`: the prefix of every per-client file name.
+fn parse_client_stats(raw: Option<&str>) -> Result<Option<String>> {
+    match raw {
+        Some("") => Err(usage("--client-stats needs a file name prefix.")),
+        other => Ok(other.map(str::to_string)),
+    }
+}
+
 fn non_empty_path(raw: Option<&str>, flag: &str) -> Result<Option<PathBuf>> {
     match raw {
         Some("") => Err(usage(format!("{flag} needs a file name."))),
@@ -1018,7 +1034,14 @@ fn shown_options(
         ("cacert", "null".to_string()),
         ("tls_skip_verify", off()),
         ("sni", "null".to_string()),
-        ("client_stats", "null".to_string()),
+        (
+            "client_stats",
+            config
+                .output
+                .client_stats
+                .as_deref()
+                .map_or_else(|| "null".to_string(), json_str),
+        ),
         ("run_count", config.run_count.to_string()),
         ("debug", cli.debug.to_string()),
         ("requests", requests.to_string()),
@@ -1050,10 +1073,13 @@ fn shown_options(
                 format!("{a}:{b}")
             }),
         ),
-        ("data_import", "null".to_string()),
-        ("data_verify", off()),
-        ("verify_only", off()),
-        ("generate_keys", off()),
+        (
+            "data_import",
+            json_path(cli.data_import.as_ref().map(PathBuf::from).as_ref()),
+        ),
+        ("data_verify", json_bool(cli.data_verify || cli.verify_only)),
+        ("verify_only", json_bool(cli.verify_only)),
+        ("generate_keys", json_bool(cli.generate_keys)),
         ("key_prefix", json_str(&config.keys.prefix)),
         // memtier pads these two to 11 columns; kept so the files match byte for byte.
         ("key_minimum", format!("{:11}", config.keys.min)),
@@ -1094,7 +1120,7 @@ fn shown_options(
             ),
         ),
         ("select-db", config.select_db.unwrap_or(0).to_string()),
-        ("no-expiry", off()),
+        ("no-expiry", json_bool(cli.no_expiry)),
         (
             "wait-ratio",
             json_str(

@@ -16,7 +16,10 @@
 //! | --- | --- |
 //! | [`cli`] | the flags exactly as memtier spells them, plus `--config` files |
 //! | [`config`] | validated, typed configuration; every user error is found here |
+//! | [`arbitrary`] | `--command` workloads, MONITOR replay, SCAN iteration (validated) |
+//! | [`dataset`] | imported values (`--data-import`) and `--data-verify` settings |
 //! | [`shape`] | load-shape options: pacing, reconnects, ramp-up, WAIT, expiry, multi-get |
+//! | [`debug`] | `-D/--debug`: leveled `file:line: message` lines on stderr |
 //! | [`error`] | the setup/user error type and exit codes |
 //! | [`runner`] | spawn workers, tick once a second, stop, merge, hand to reports |
 //! | [`worker`] | one thread: a `mio::Poll` driving many clients |
@@ -29,9 +32,12 @@
 //! | [`report`] | text table, JSON and HDR files |
 //! | [`signals`] | Ctrl-C / SIGTERM to a flag the runner polls |
 
+pub mod arbitrary;
 pub mod cli;
 pub mod client;
 pub mod config;
+pub mod dataset;
+pub mod debug;
 pub mod error;
 pub mod protocol;
 pub mod report;

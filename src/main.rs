@@ -38,10 +38,20 @@ fn real_main() -> Result<u8, Error> {
     // A run that never got a reply has nothing worth a report; one cut short by an error
     // or Ctrl-C still writes what it measured.
     if anything_measured || outcome.error.is_none() {
-        report::write_reports(&config, &outcome.runs)?;
+        report::write_reports(&config, &outcome.runs, outcome.verification.as_ref())?;
     }
     if let Some(err) = outcome.error {
         return Err(err);
+    }
+    if let Some(report) = &outcome.verification {
+        eprint!("{}", report.render_failures());
+        if report.failed() > 0 {
+            return Err(Error::run(format!(
+                "data verification failed: {} of {} keys did not hold the value written",
+                report.failed(),
+                report.failed() + report.verified()
+            )));
+        }
     }
     if let Some(signal) = outcome.signal {
         eprintln!("interrupted: results so far were written");

@@ -4,23 +4,27 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use mio::{Poll, Waker};
 
+use crate::client::VerifyJob;
 use crate::config::{Config, StopAt};
 use crate::error::Error;
 use crate::report::progress::{Progress, progress_line};
 use crate::results::{IntervalSummary, Results, Row, RowName, build_row, summarize_interval};
+use crate::shape::LoadShape;
 use crate::signals;
-use crate::stats::{OpStats, rows};
+use crate::stats::OpStats;
 use crate::worker::{ClientPlan, WAKE_TOKEN, Worker, WorkerMsg};
 use crate::workload::generator::client_seed;
 use crate::workload::keys::partition;
 use crate::workload::values::{ValuePool, ValueSizer};
+use crate::workload::verify::{VerifyReport, WrittenKeys};
 
 /// How often the runner checks for Ctrl-C while waiting for workers.
 const SIGNAL_POLL: Duration = Duration::from_millis(100);
@@ -29,42 +33,101 @@ const SIGNAL_POLL: Duration = Duration::from_millis(100);
 /// it stopped early, if it did.
 pub struct Outcome {
     pub runs: Vec<Results>,
+    /// The `--data-verify` check, when one ran.
+    pub verification: Option<VerifyReport>,
     /// The first fatal error (unreachable server, connection lost, garbage replies).
     pub error: Option<Error>,
     /// The stop signal (SIGINT/SIGTERM) that interrupted the run, if any.
     pub signal: Option<i32>,
 }
 
-/// Runs `config.run_count` benchmark runs, stopping early on a fatal error or a signal.
+/// Runs `config.run_count` benchmark runs, stopping early on a fatal error or a signal,
+/// then the `--data-verify` pass if asked for.
 pub fn run(config: &Arc<Config>) -> Outcome {
     signals::install();
     let mut outcome = Outcome {
         runs: Vec::new(),
+        verification: None,
         error: None,
         signal: None,
     };
-    for run_number in 1..=config.run_count {
-        let (results, mut error) = run_once(config, run_number);
-        let answered = results.rows.iter().any(|row| row.count > 0);
-        if error.is_none() && !answered && signals::received().is_none() {
-            // A stalled server must not look like a successful (if slow) benchmark.
-            error = Some(format!(
-                "no reply from {} during the run: the server accepted connections but answered nothing",
-                peer_name(config)
-            ));
+    let verifier = config.dataset.verifier.clone();
+    let written = match (&verifier, config.dataset.verify_only) {
+        (Some(v), false) => match v.new_written_keys() {
+            Ok(keys) => Some(Arc::new(keys)),
+            Err(message) => {
+                outcome.error = Some(Error::usage(message));
+                return outcome;
+            }
+        },
+        _ => None,
+    };
+    if !config.dataset.verify_only {
+        for run_number in 1..=config.run_count {
+            let (results, mut error) =
+                run_once(config, run_number, Pass::Benchmark(written.clone()));
+            let answered = results.rows.iter().any(|row| row.count > 0);
+            if error.is_none() && !answered && signals::received().is_none() {
+                // A stalled server must not look like a successful (if slow) benchmark.
+                error = Some(format!(
+                    "no reply from {} during the run: the server accepted connections but answered nothing",
+                    peer_name(config)
+                ));
+            }
+            outcome.runs.push(results);
+            outcome.signal = signals::received();
+            if error.is_some() || outcome.signal.is_some() {
+                outcome.error = error.map(Error::run);
+                return outcome;
+            }
         }
-        outcome.runs.push(results);
+    }
+    if let Some(verifier) = verifier {
+        let indices: Vec<u64> = match &written {
+            Some(keys) => keys.iter().collect(),
+            None => verifier.indices().collect(),
+        };
+        let job = Arc::new(VerifyJob {
+            verifier,
+            indices,
+            next: AtomicUsize::new(0),
+            report: Mutex::new(VerifyReport::new()),
+        });
+        let mut verify_config = (**config).clone();
+        // The check reads every key once, as fast as the server allows.
+        verify_config.shape = LoadShape {
+            data_offset: config.shape.data_offset,
+            ..LoadShape::default()
+        };
+        verify_config.arbitrary = None;
+        verify_config.stop = StopAt::RequestsPerClient(u64::MAX);
+        let (_, error) = run_once(&Arc::new(verify_config), 1, Pass::Verify(Arc::clone(&job)));
         outcome.signal = signals::received();
-        if error.is_some() || outcome.signal.is_some() {
-            outcome.error = error.map(Error::run);
-            break;
-        }
+        outcome.error = error.map(Error::run);
+        let report = job.report.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        outcome.verification = Some(report);
     }
     outcome
 }
 
+/// What a run is for.
+enum Pass {
+    /// A benchmark run; SETs mark their keys when a verification follows.
+    Benchmark(Option<Arc<WrittenKeys>>),
+    /// The `--data-verify` read-back.
+    Verify(Arc<VerifyJob>),
+}
+
+/// The rows a run reports, in table order: SET/GET/WAIT, or one per `--command` row.
+pub fn row_names(config: &Config) -> Vec<RowName> {
+    match &config.arbitrary {
+        Some(arbitrary) => arbitrary.row_names(),
+        None => builtin_row_names(),
+    }
+}
+
 /// The built-in rows, in table order.
-fn row_names() -> Vec<RowName> {
+fn builtin_row_names() -> Vec<RowName> {
     let name = |row: &str, hist: &str, has_hits: bool| RowName {
         row: row.to_string(),
         hist: hist.to_string(),
@@ -107,8 +170,15 @@ fn client_requests(config: &Config, client_index: usize) -> Option<u64> {
     }
 }
 
-fn run_once(config: &Arc<Config>, run_number: u32) -> (Results, Option<String>) {
-    eprintln!("[RUN #{run_number}] Preparing benchmark client...");
+fn run_once(config: &Arc<Config>, run_number: u32, pass: Pass) -> (Results, Option<String>) {
+    let verifying = matches!(pass, Pass::Verify(_));
+    let (written, verify) = match pass {
+        Pass::Benchmark(written) => (written, None),
+        Pass::Verify(job) => (None, Some(job)),
+    };
+    if !verifying {
+        eprintln!("[RUN #{run_number}] Preparing benchmark client...");
+    }
     let run_seed = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
@@ -117,7 +187,10 @@ fn run_once(config: &Arc<Config>, run_number: u32) -> (Results, Option<String>) 
     let (tx, rx) = crossbeam_channel::unbounded();
     let stop = Arc::new(AtomicBool::new(false));
 
-    eprintln!("[RUN #{run_number}] Launching threads now...");
+    if !verifying {
+        eprintln!("[RUN #{run_number}] Launching threads now...");
+    }
+    let names = row_names(config);
     let run_start = Instant::now();
     let start_epoch_ms = epoch_ms(SystemTime::now());
     let deadline = match config.stop {
@@ -163,6 +236,9 @@ fn run_once(config: &Arc<Config>, run_number: u32) -> (Results, Option<String>) 
             stop: Arc::clone(&stop),
             tx: tx.clone(),
             peer: peer_name(config),
+            rows: names.len(),
+            written: written.clone(),
+            verify: verify.clone(),
         };
         let spawned = thread::Builder::new()
             .name(format!("kvbench-worker-{thread}"))
@@ -177,12 +253,22 @@ fn run_once(config: &Arc<Config>, run_number: u32) -> (Results, Option<String>) 
     }
     drop(tx);
 
-    let mut gather = Gatherer::new(config, run_number, handles.len(), start_epoch_ms, run_start);
+    let mut gather = Gatherer::new(
+        config,
+        run_number,
+        names,
+        handles.len(),
+        start_epoch_ms,
+        run_start,
+    );
+    gather.quiet = verifying;
     let first_error = gather.collect(&rx, &stop, &wakers).or(spawn_error);
     for handle in handles {
         let _ = handle.join();
     }
-    eprintln!();
+    if !verifying {
+        eprintln!();
+    }
     (gather.finish(), first_error)
 }
 
@@ -217,17 +303,19 @@ struct Gatherer<'a> {
     totals_series: Vec<IntervalSummary>,
     finish: Option<Instant>,
     interrupted: bool,
+    /// No progress line (the verification pass).
+    quiet: bool,
 }
 
 impl<'a> Gatherer<'a> {
     fn new(
         config: &'a Config,
         run_number: u32,
+        names: Vec<RowName>,
         threads: usize,
         start_epoch_ms: u64,
         run_start: Instant,
     ) -> Self {
-        let names = row_names();
         Gatherer {
             config,
             run_number,
@@ -242,6 +330,7 @@ impl<'a> Gatherer<'a> {
             totals_series: Vec::new(),
             finish: None,
             interrupted: false,
+            quiet: false,
         }
     }
 
@@ -279,7 +368,7 @@ impl<'a> Gatherer<'a> {
                     let merged = self
                         .pending
                         .entry(second)
-                        .or_insert_with(|| (0..rows::COUNT).map(|_| OpStats::new()).collect());
+                        .or_insert_with(|| stats.iter().map(|_| OpStats::new()).collect());
                     for (into, from) in merged.iter_mut().zip(&stats) {
                         into.merge(from);
                     }
@@ -329,7 +418,7 @@ impl<'a> Gatherer<'a> {
             let stats = self
                 .pending
                 .remove(&second)
-                .unwrap_or_else(|| (0..rows::COUNT).map(|_| OpStats::new()).collect());
+                .unwrap_or_else(|| self.names.iter().map(|_| OpStats::new()).collect());
             self.add_second(second, &stats);
             self.done_seconds += 1;
         }
@@ -359,6 +448,9 @@ impl<'a> Gatherer<'a> {
 
     /// The live line on stderr, once per summarized second.
     fn print_progress(&self, last_second: &OpStats) {
+        if self.quiet {
+            return;
+        }
         let mut all = OpStats::new();
         for row in &self.totals {
             all.merge(row);
@@ -397,11 +489,15 @@ impl<'a> Gatherer<'a> {
         let duration = finish.saturating_duration_since(self.run_start);
         let mut all = OpStats::new();
         let mut result_rows: Vec<Row> = Vec::with_capacity(self.names.len() + 1);
+        let any_hits = self.names.iter().any(|n| n.has_hits);
         for ((name, stats), series) in self.names.into_iter().zip(&self.totals).zip(self.series) {
             all.merge(stats);
             result_rows.push(build_row(name, stats, duration, series));
         }
-        result_rows.push(build_row(totals_name(), &all, duration, self.totals_series));
+        let mut totals = totals_name();
+        // Arbitrary commands have no hits or misses, so neither has their total.
+        totals.has_hits = any_hits;
+        result_rows.push(build_row(totals, &all, duration, self.totals_series));
         let title = if self.config.run_count > 1 {
             format!("RUN #{} RESULTS", self.run_number)
         } else {

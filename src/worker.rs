@@ -17,11 +17,12 @@ use mio::{Events, Poll, Token};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::client::{Client, ClientContext, ErrorLog, Status};
+use crate::client::{Client, ClientContext, ErrorLog, Status, VerifyJob};
 use crate::config::Config;
-use crate::stats::{OpStats, rows};
+use crate::stats::OpStats;
 use crate::workload::generator::OpGenerator;
 use crate::workload::values::ValuePool;
+use crate::workload::verify::WrittenKeys;
 
 /// The token of the runner's waker; client tokens are their index.
 pub const WAKE_TOKEN: Token = Token(usize::MAX);
@@ -65,6 +66,12 @@ pub struct Worker {
     pub tx: Sender<WorkerMsg>,
     /// `host:port` or socket path, for messages.
     pub peer: String,
+    /// Number of stats rows (built-in SET/GET/WAIT, or one per `--command` row).
+    pub rows: usize,
+    /// Keys written, for `--data-verify`.
+    pub written: Option<Arc<WrittenKeys>>,
+    /// Set when this run is the verification pass.
+    pub verify: Option<Arc<VerifyJob>>,
 }
 
 /// Client slots plus the timers they asked for.
@@ -104,7 +111,7 @@ impl Slots {
 impl Worker {
     /// Runs the thread's clients to completion, deadline or stop; always ends with `Finished`.
     pub fn run(mut self) {
-        let mut stats: Vec<OpStats> = (0..rows::COUNT).map(|_| OpStats::new()).collect();
+        let mut stats: Vec<OpStats> = (0..self.rows).map(|_| OpStats::new()).collect();
         let mut second: u32 = 0;
         let mut connected = 0;
         if let Err(message) = self.drive(&mut stats, &mut second, &mut connected) {
@@ -201,6 +208,8 @@ impl Worker {
                     errors: &mut errors,
                     peer: &self.peer,
                     registry: self.poll.registry(),
+                    written: self.written.as_deref(),
+                    verify: self.verify.as_deref(),
                 };
                 let status = client.handle_event(event, &self.config, &mut ctx);
                 self.settle(&mut slots, slot, status)?;
@@ -234,6 +243,8 @@ impl Worker {
                 errors,
                 peer: &self.peer,
                 registry: self.poll.registry(),
+                written: self.written.as_deref(),
+                verify: self.verify.as_deref(),
             };
             let status = client.on_timer(now, &self.config, &mut ctx);
             self.settle(slots, slot, status)?;

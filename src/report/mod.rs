@@ -3,9 +3,11 @@
 //! [`write_reports`] is the one entry point the binary calls after the runs; the submodules
 //! render strings (pure, testable against memtier's samples) and this module writes them.
 
+pub mod client_stats;
 pub mod hdr;
 pub mod json;
 pub mod progress;
+pub mod statsd;
 pub mod table;
 #[cfg(test)]
 pub(crate) mod test_support;
@@ -18,6 +20,7 @@ use std::path::{Path, PathBuf};
 use crate::config::{Config, StopAt};
 use crate::error::Error;
 use crate::results::{Results, best_worst_aggregate};
+use crate::workload::verify::{VERIFY_BANNER, VerifyReport};
 
 /// What bounds each client, as the report headers state it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,7 +84,11 @@ pub fn report_blocks(runs: &[Results], print_all_runs: bool) -> Vec<Cow<'_, Resu
 ///
 /// Files are written atomically. A failure does not stop the other reports; the first
 /// one is returned as `cannot write FILE: reason`.
-pub fn write_reports(config: &Config, runs: &[Results]) -> Result<(), Error> {
+pub fn write_reports(
+    config: &Config,
+    runs: &[Results],
+    verification: Option<&VerifyReport>,
+) -> Result<(), Error> {
     let out = &config.output;
     let info = RunInfo::from_config(config);
     let blocks = report_blocks(runs, out.print_all_runs);
@@ -97,12 +104,20 @@ pub fn write_reports(config: &Config, runs: &[Results]) -> Result<(), Error> {
         eprintln!("Json file {} created...", path.display());
     }
 
-    let text = table::render_report(
-        &info,
-        &block_refs,
-        &out.print_percentiles,
-        out.hide_histogram,
-    );
+    let mut text = if runs.is_empty() {
+        String::new()
+    } else {
+        table::render_report(
+            &info,
+            &block_refs,
+            &out.print_percentiles,
+            out.hide_histogram,
+        )
+    };
+    if let Some(report) = verification {
+        text.push_str(VERIFY_BANNER);
+        text.push_str(&report.render_text());
+    }
     match &out.out_file {
         Some(path) => {
             eprintln!("Writing results to {}...", path.display());
@@ -127,13 +142,19 @@ pub fn write_reports(config: &Config, runs: &[Results]) -> Result<(), Error> {
 
     if let Some(path) = &out.json_out_file {
         eprintln!("Saving JSON output file: {}", path.display());
-        let json = json::render_json(
+        let mut json = json::render_json(
             &config.shown,
             &info,
             &block_refs,
             &out.print_percentiles,
             out.hide_histogram,
         );
+        if let Some(report) = verification {
+            // The verification object is the root's last member, as memtier writes it.
+            if let Some(root_end) = json.rfind("\n\t}") {
+                json.insert_str(root_end, &report.render_json_member());
+            }
+        }
         let written = write_atomic(path, json.as_bytes());
         if written.is_ok() {
             eprintln!("Json file closed.");

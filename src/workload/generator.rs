@@ -7,6 +7,7 @@ use rand_distr::{Distribution, Normal};
 
 use crate::config::Config;
 use crate::shape::WaitConfig;
+use crate::workload::commands::CommandSequence;
 use crate::workload::keys::KeyGenerator;
 use crate::workload::sequence::{OpKind, RatioSequence};
 use crate::workload::values::ValueSizer;
@@ -34,6 +35,19 @@ pub enum Op {
         replicas: u32,
         timeout_ms: u32,
     },
+    /// Arbitrary command `index` of the `--command` list; its `__key__` ids are in
+    /// [`OpGenerator::multi_keys`], `value_size` is for its `__data__`.
+    Command {
+        index: usize,
+        value_size: usize,
+    },
+}
+
+/// The `--command` sequence and one key generator per command (each has its own pattern).
+struct CommandOps {
+    sequence: CommandSequence,
+    keys: Vec<KeyGenerator>,
+    key_counts: Vec<usize>,
 }
 
 /// Generates one client's operations: SET:GET sequence, WAITs, key patterns, sizes, TTLs.
@@ -48,6 +62,7 @@ pub struct OpGenerator {
     expiry_range: Option<(u32, u32)>,
     wait: Option<WaitConfig>,
     wait_timeout: Option<Normal<f64>>,
+    commands: Option<CommandOps>,
     /// SETs since the last WAIT burst, and WAITs still owed in the current burst.
     sets_since_wait: u32,
     waits_due: u32,
@@ -83,7 +98,32 @@ impl OpGenerator {
             let (lo, hi) = (f64::from(w.timeout_ms.0), f64::from(w.timeout_ms.1));
             Normal::new((lo + hi) / 2.0, (hi - lo) / 6.0).ok()
         });
+        let commands = match &config.arbitrary {
+            Some(arbitrary) => {
+                let mut keys = Vec::with_capacity(arbitrary.list.commands.len());
+                for cmd in &arbitrary.list.commands {
+                    keys.push(
+                        KeyGenerator::new(cmd.key_pattern, &config.keys, client_index, total)
+                            .map_err(|e| {
+                                format!("key pattern of --command \"{}\": {e}", cmd.line)
+                            })?,
+                    );
+                }
+                Some(CommandOps {
+                    sequence: arbitrary.list.sequence(),
+                    keys,
+                    key_counts: arbitrary
+                        .list
+                        .commands
+                        .iter()
+                        .map(|c| c.template.key_count())
+                        .collect(),
+                })
+            }
+            None => None,
+        };
         Ok(OpGenerator {
+            commands,
             sequence: RatioSequence::new(config.ratio.0, config.ratio.1),
             set_keys,
             get_keys,
@@ -102,6 +142,17 @@ impl OpGenerator {
     /// The next operation to send.
     #[inline]
     pub fn next_op(&mut self) -> Op {
+        if let Some(commands) = self.commands.as_mut() {
+            let index = commands.sequence.next();
+            self.multi_keys.clear();
+            for _ in 0..commands.key_counts[index] {
+                let key = commands.keys[index].next(&mut self.rng);
+                self.multi_keys.push(key);
+            }
+            let key_id = self.multi_keys.first().copied().unwrap_or(0);
+            let value_size = self.sizes.next(key_id, &mut self.rng);
+            return Op::Command { index, value_size };
+        }
         if self.waits_due > 0 {
             self.waits_due -= 1;
             return self.wait_op();
@@ -167,7 +218,7 @@ impl OpGenerator {
         }
     }
 
-    /// The key ids of the last [`Op::MultiGet`].
+    /// The key ids of the last [`Op::MultiGet`] or [`Op::Command`].
     pub fn multi_keys(&self) -> &[u64] {
         &self.multi_keys
     }

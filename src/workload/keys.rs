@@ -596,6 +596,12 @@ impl KeyList {
         self.ends.clear();
     }
 
+    /// Appends a key as it is (an imported key).
+    pub fn push_bytes(&mut self, key: &[u8]) {
+        self.buf.extend_from_slice(key);
+        self.ends.push(self.buf.len());
+    }
+
     /// Appends `prefix` + `id`.
     pub fn push(&mut self, prefix: &str, id: u64) {
         let mut digits = itoa::Buffer::new();

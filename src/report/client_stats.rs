@@ -1,0 +1,325 @@
+//! `--client-stats=PREFIX`: what each client did, second by second, written as one CSV
+//! file per client in memtier_benchmark's layout.
+//!
+//! A worker keeps one [`ClientSeries`] per client and records into it beside its
+//! per-thread stats; after the run [`write_files`] writes
+//! `PREFIX-<run>-<thread>-<client>.csv` for each:
+//!
+//! ```text
+//! Per-Second Benchmark Data
+//! Second,SET Requests,SET Average Latency,SET Total Bytes,SET Total Bytes TX,SET Total Bytes RX,GET Requests,GET Average Latency,GET Total Bytes,GET Total Bytes TX,GET Total Bytes RX,GET Misses,GET Hits,WAIT Requests,WAIT Average Latency
+//! 0,950,0.000104,83600,79800,3800,9500,0.000098,418000,380000,38000,9100,400,0,0.000000
+//! 1,...
+//!
+//! Full-Test GET Latency
+//! Latency (<= msec),Percent
+//!    0.047,0.000
+//!    0.083,50.000
+//!    ...
+//!
+//! Full-Test SET Latency
+//! Latency (<= msec),Percent
+//! ...
+//!
+//! Full-Test WAIT Latency
+//! Latency (<= msec),Percent
+//! ```
+//!
+//! Average latencies are in seconds (`%u.%06u` of whole microseconds, truncated). The
+//! latency blocks walk each row's full-run histogram in percentile ticks (see
+//! [`percentile_ticks`]); a row that saw no request has an empty block. Unlike memtier,
+//! which skips seconds in which a client completed nothing, every second from 0 to the
+//! client's last active one has a row (zeros when idle), so files line up second by
+//! second.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use hdrhistogram::Histogram;
+
+use crate::error::Error;
+use crate::report::hdr::{TICKS_PER_HALF_DISTANCE, percentile_ticks};
+use crate::report::write_atomic;
+use crate::stats::{LATENCY_MAX_US, rows};
+
+/// Significant figures of each client's latency histograms: two keep one histogram near
+/// 26 KB (three would need about 200 KB), which matters with thousands of clients.
+pub const CLIENT_STATS_SIGFIGS: u8 = 2;
+
+/// The per-second header line, exactly as memtier writes it.
+pub const PER_SECOND_HEADER: &str = "Second,SET Requests,SET Average Latency,SET Total Bytes,\
+SET Total Bytes TX,SET Total Bytes RX,GET Requests,GET Average Latency,GET Total Bytes,\
+GET Total Bytes TX,GET Total Bytes RX,GET Misses,GET Hits,WAIT Requests,WAIT Average Latency";
+
+/// One row's (SET, GET or WAIT) figures in one second.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct RowSecond {
+    requests: u64,
+    latency_sum_us: u64,
+    bytes_tx: u64,
+    bytes_rx: u64,
+}
+
+/// Everything one client did in one second.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Second {
+    rows: [RowSecond; rows::COUNT],
+    /// GET hits and misses (per key for multi-key gets).
+    hits: u64,
+    misses: u64,
+}
+
+/// What one client did: per second and per built-in row ([`rows::SET`], [`rows::GET`],
+/// [`rows::WAIT`]) the requests, latency sum, bytes and GET hits/misses, plus one
+/// full-run latency histogram per row.
+///
+/// Recording allocates only when a second beyond the stored ones starts (the per-second
+/// vector grows; about 112 bytes per second) and on a row's first request (its
+/// histogram, [`CLIENT_STATS_SIGFIGS`] significant figures). Rows other than the three
+/// built-in ones are ignored: arbitrary-command files are not written yet.
+#[derive(Clone, Debug, Default)]
+pub struct ClientSeries {
+    seconds: Vec<Second>,
+    latency: [Option<Histogram<u64>>; rows::COUNT],
+}
+
+impl ClientSeries {
+    /// An empty series; allocates nothing until the first request.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records one completed request of `row` in second `second` of the run (0-based):
+    /// its latency in microseconds and the bytes it sent and received.
+    #[inline]
+    pub fn record(&mut self, second: u32, row: usize, latency_us: u64, tx: u64, rx: u64) {
+        if row >= rows::COUNT {
+            return;
+        }
+        let r = &mut self.second_mut(second).rows[row];
+        r.requests += 1;
+        r.latency_sum_us += latency_us;
+        r.bytes_tx += tx;
+        r.bytes_rx += rx;
+        self.latency[row]
+            .get_or_insert_with(new_client_histogram)
+            .saturating_record(latency_us.max(1));
+    }
+
+    /// Counts `n` GET hits in second `second`.
+    #[inline]
+    pub fn hit(&mut self, second: u32, n: u64) {
+        self.second_mut(second).hits += n;
+    }
+
+    /// Counts `n` GET misses in second `second`.
+    #[inline]
+    pub fn miss(&mut self, second: u32, n: u64) {
+        self.second_mut(second).misses += n;
+    }
+
+    /// Seconds with a row in the file: the last second anything was recorded in, plus 1.
+    pub fn seconds(&self) -> usize {
+        self.seconds.len()
+    }
+
+    /// Requests of `row` in the whole run (0 for rows beyond the built-in ones).
+    pub fn requests(&self, row: usize) -> u64 {
+        if row >= rows::COUNT {
+            return 0;
+        }
+        self.seconds.iter().map(|s| s.rows[row].requests).sum()
+    }
+
+    /// The whole CSV file, as the module documentation shows it.
+    pub fn render_csv(&self) -> String {
+        let mut out = String::with_capacity(512 + self.seconds.len() * 96);
+        out.push_str("Per-Second Benchmark Data\n");
+        out.push_str(PER_SECOND_HEADER);
+        out.push('\n');
+        for (i, s) in self.seconds.iter().enumerate() {
+            let [set, get, wait] = &s.rows;
+            let _ = write!(out, "{i},");
+            push_row(&mut out, set);
+            out.push(',');
+            push_row(&mut out, get);
+            let _ = write!(out, ",{},{},", s.misses, s.hits);
+            let _ = write!(out, "{},", wait.requests);
+            push_avg_seconds(&mut out, wait);
+            out.push('\n');
+        }
+        for (title, row) in [("GET", rows::GET), ("SET", rows::SET), ("WAIT", rows::WAIT)] {
+            let _ = write!(
+                out,
+                "\nFull-Test {title} Latency\nLatency (<= msec),Percent\n"
+            );
+            if let Some(h) = &self.latency[row] {
+                for t in percentile_ticks(h, TICKS_PER_HALF_DISTANCE) {
+                    let _ = writeln!(out, "{:8.3},{:.3}", t.value as f64 / 1000.0, t.percentile);
+                }
+            }
+        }
+        out
+    }
+
+    #[inline]
+    fn second_mut(&mut self, second: u32) -> &mut Second {
+        let i = second as usize;
+        if i >= self.seconds.len() {
+            self.grow_to(i);
+        }
+        &mut self.seconds[i]
+    }
+
+    #[cold]
+    fn grow_to(&mut self, i: usize) {
+        self.seconds.resize(i + 1, Second::default());
+    }
+}
+
+/// An empty histogram with the bounds of [`crate::stats`] and
+/// [`CLIENT_STATS_SIGFIGS`] significant figures.
+fn new_client_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, LATENCY_MAX_US, CLIENT_STATS_SIGFIGS)
+        .expect("constant histogram bounds are valid")
+}
+
+/// `requests,avg latency,total bytes,bytes tx,bytes rx` of one row.
+fn push_row(out: &mut String, r: &RowSecond) {
+    let _ = write!(out, "{},", r.requests);
+    push_avg_seconds(out, r);
+    let _ = write!(
+        out,
+        ",{},{},{}",
+        r.bytes_tx + r.bytes_rx,
+        r.bytes_tx,
+        r.bytes_rx
+    );
+}
+
+/// The row's mean latency in seconds as memtier's `%u.%06u`: whole microseconds
+/// (truncated), `0.000000` when nothing completed.
+fn push_avg_seconds(out: &mut String, r: &RowSecond) {
+    let avg_us = r.latency_sum_us.checked_div(r.requests).unwrap_or(0);
+    let _ = write!(out, "{}.{:06}", avg_us / 1_000_000, avg_us % 1_000_000);
+}
+
+/// Writes one CSV per client, `<prefix>-<run>-<thread>-<client>.csv` (`run` 1-based,
+/// `thread` and `client` — the client's index within its thread — 0-based, as memtier
+/// numbers them), after memtier's `[RUN <run>] Writing client stats files...` notice on
+/// stderr.
+///
+/// Each file is written atomically. A failure does not stop the other files; the first
+/// one is returned as `cannot write FILE: reason`.
+pub fn write_files(
+    prefix: &str,
+    run: u32,
+    per_client: &[(usize, usize, ClientSeries)],
+) -> Result<(), Error> {
+    eprintln!("[RUN {run}] Writing client stats files...");
+    let mut first_error = None;
+    for (thread, client, series) in per_client {
+        let path = PathBuf::from(format!("{prefix}-{run}-{thread}-{client}.csv"));
+        if let Err(e) = write_atomic(&path, series.render_csv().as_bytes()) {
+            first_error.get_or_insert(e);
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_series_has_header_and_three_empty_blocks() {
+        let csv = ClientSeries::new().render_csv();
+        let want = format!(
+            "Per-Second Benchmark Data\n{PER_SECOND_HEADER}\n\
+             \nFull-Test GET Latency\nLatency (<= msec),Percent\n\
+             \nFull-Test SET Latency\nLatency (<= msec),Percent\n\
+             \nFull-Test WAIT Latency\nLatency (<= msec),Percent\n"
+        );
+        assert_eq!(csv, want);
+    }
+
+    #[test]
+    fn rows_hold_each_seconds_figures() {
+        let mut s = ClientSeries::new();
+        s.record(0, rows::SET, 100, 50, 5);
+        s.record(0, rows::SET, 201, 50, 5);
+        s.record(0, rows::GET, 1_500_000, 20, 40);
+        s.hit(0, 1);
+        s.miss(0, 2);
+        // Second 1 idle; second 2 has one WAIT.
+        s.record(2, rows::WAIT, 7, 10, 4);
+        // Out-of-range rows are ignored, not a panic.
+        s.record(2, 7, 1, 1, 1);
+        assert_eq!(s.seconds(), 3);
+        assert_eq!(
+            (s.requests(rows::SET), s.requests(rows::GET), s.requests(7)),
+            (2, 1, 0)
+        );
+        let csv = s.render_csv();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines[0], "Per-Second Benchmark Data");
+        assert_eq!(lines[1], PER_SECOND_HEADER);
+        // SET mean 150.5 µs truncates to 150; GET 1.5 s.
+        assert_eq!(
+            lines[2],
+            "0,2,0.000150,110,100,10,1,1.500000,60,20,40,2,1,0,0.000000"
+        );
+        assert_eq!(
+            lines[3],
+            "1,0,0.000000,0,0,0,0,0.000000,0,0,0,0,0,0,0.000000"
+        );
+        assert_eq!(
+            lines[4],
+            "2,0,0.000000,0,0,0,0,0.000000,0,0,0,0,0,1,0.000007"
+        );
+        assert_eq!(lines[5], "");
+        assert_eq!(lines[6], "Full-Test GET Latency");
+    }
+
+    #[test]
+    fn latency_blocks_walk_percentile_ticks_in_milliseconds() {
+        let mut s = ClientSeries::new();
+        for us in [100, 100, 100, 1000] {
+            s.record(0, rows::GET, us, 1, 1);
+        }
+        let csv = s.render_csv();
+        let get_block: Vec<&str> = csv
+            .split("\nFull-Test GET Latency\nLatency (<= msec),Percent\n")
+            .nth(1)
+            .unwrap()
+            .split("\n\n")
+            .next()
+            .unwrap()
+            .lines()
+            .collect();
+        // 2 significant figures: 100 µs is exact, 1000 µs lands in a bucket whose
+        // highest equivalent value is 1003 µs.
+        assert_eq!(get_block.first(), Some(&"   0.100,0.000"));
+        assert_eq!(get_block.last(), Some(&"   1.003,100.000"));
+        assert!(get_block.contains(&"   0.100,75.000"), "{get_block:?}");
+        assert!(get_block.contains(&"   1.003,76.250"), "{get_block:?}");
+        let set_block = csv
+            .split("\nFull-Test SET Latency\nLatency (<= msec),Percent\n")
+            .nth(1)
+            .unwrap();
+        assert!(
+            set_block.starts_with("\nFull-Test WAIT Latency\n"),
+            "{set_block}"
+        );
+    }
+
+    #[test]
+    fn histograms_are_two_significant_figures_and_lazy() {
+        let mut s = ClientSeries::new();
+        assert!(s.latency.iter().all(Option::is_none));
+        s.record(0, rows::SET, 12_345, 0, 0);
+        let h = s.latency[rows::SET].as_ref().unwrap();
+        assert_eq!(h.sigfig(), CLIENT_STATS_SIGFIGS);
+        assert!(s.latency[rows::GET].is_none() && s.latency[rows::WAIT].is_none());
+    }
+}
