@@ -231,3 +231,29 @@ printf '%s\n' "${rows[@]}" | awk '
             }
         }
     }'
+
+# Allocation check: the same client run at two lengths under valgrind's DHAT. Any
+# allocation per request would show as about one block per extra request; what remains
+# is the once-a-second bookkeeping (snapshots, summaries), which grows with run time only.
+echo
+if ! command -v valgrind >/dev/null 2>&1; then
+    if [[ $(id -u) -eq 0 ]]; then
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null || true
+    fi
+fi
+if command -v valgrind >/dev/null 2>&1; then
+    declare -A blocks
+    for n in 2000 20000; do
+        reset_server
+        valgrind --tool=dhat --dhat-out-file="$OUT_DIR/dhat.$n.json" \
+            "$KVBENCH" -s 127.0.0.1 -p "$REDIS_PORT" -t 1 -c 1 -n "$n" --ratio=1:1 \
+            "--key-maximum=$KEYS" --hide-histogram >/dev/null 2>"$OUT_DIR/dhat.$n.err" \
+            || die "kvbench under valgrind failed; see $OUT_DIR/dhat.$n.err"
+        blocks[$n]=$(sed -n 's/.*Total: *[0-9,]* bytes in \([0-9,]*\) blocks.*/\1/p' "$OUT_DIR/dhat.$n.err" | tr -d ,)
+    done
+    awk -v a="${blocks[2000]}" -v b="${blocks[20000]}" 'BEGIN {
+        printf "allocation check: %d blocks for 2000 requests, %d for 20000: %.4f allocations per extra request\n",
+            a, b, (b - a) / 18000 }'
+else
+    echo "allocation check: skipped (valgrind is not installed)"
+fi
