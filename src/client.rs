@@ -25,9 +25,11 @@ use mio::event::Event;
 use mio::{Registry, Token};
 
 use crate::config::{Config, Credentials, Protocol};
+use crate::debug_log;
 use crate::protocol::memcache_binary;
 use crate::protocol::memcache_text;
 use crate::protocol::{Codec, Decode, Expect, ReplyKind, resp};
+use crate::report::client_stats::ClientSeries;
 use crate::shape::Reconnect;
 use crate::stats::{OpStats, rows};
 use crate::transport::Transport;
@@ -69,6 +71,8 @@ pub struct ClientContext<'a> {
     pub written: Option<&'a WrittenKeys>,
     /// The verification pass, when this run is one.
     pub verify: Option<&'a VerifyJob>,
+    /// The run's current second (0-based), for `--client-stats`.
+    pub second: u32,
 }
 
 /// The verification pass: the keys to read back, shared by all clients, and the report.
@@ -202,6 +206,8 @@ pub struct Client {
     pipeline: usize,
     /// Set when the last error is one no reconnect can fix (bad password, bad SELECT).
     fatal: bool,
+    /// This client's own per-second figures, with `--client-stats`.
+    series: Option<Box<ClientSeries>>,
 }
 
 impl Client {
@@ -249,7 +255,17 @@ impl Client {
             remaining: requests,
             pipeline: config.pipeline,
             fatal: false,
+            series: config
+                .output
+                .client_stats
+                .as_ref()
+                .map(|_| Box::new(ClientSeries::new())),
         }
+    }
+
+    /// This client's `--client-stats` figures, taken at the end of the run.
+    pub fn take_series(&mut self) -> Option<ClientSeries> {
+        self.series.take().map(|series| *series)
     }
 
     /// Whether the connection is up and carrying load (for "active clients").
@@ -351,6 +367,7 @@ impl Client {
             .register(ctx.registry, self.token)
             .map_err(|err| format!("cannot register connection: {err}"))?;
         self.transport = Some(transport);
+        debug_log!(1, "connecting to {} (token {})", ctx.peer, self.token.0);
         self.phase = Phase::Connecting;
         self.phase_timer = self.connection_timeout.map(|t| Instant::now() + t);
         Ok(())
@@ -479,6 +496,7 @@ impl Client {
     }
 
     fn become_ready(&mut self) {
+        debug_log!(1, "connection {} ready", self.token.0);
         self.phase = Phase::Ready;
         self.phase_timer = None;
         self.attempts = 0;
@@ -634,6 +652,23 @@ impl Client {
             let latency_us = received.saturating_duration_since(pending.sent).as_micros() as u64;
             let stats = &mut ctx.stats[pending.row as usize];
             stats.record(latency_us, u64::from(pending.tx), reply.len as u64);
+            if let Some(series) = self.series.as_mut() {
+                series.record(
+                    ctx.second,
+                    pending.row as usize,
+                    latency_us,
+                    u64::from(pending.tx),
+                    reply.len as u64,
+                );
+            }
+            debug_log!(
+                2,
+                "server {}: reply of {} bytes ({:?}) after {} us",
+                ctx.peer,
+                reply.len,
+                reply.kind,
+                latency_us
+            );
             if let Some(job) = ctx.verify {
                 check_value(job, pending.verify_index, reply.kind, text);
                 continue;
@@ -663,15 +698,14 @@ impl Client {
                 _ if !is_get => {}
                 ReplyKind::Array | ReplyKind::Nil if pending.keys > 1 => {
                     let misses = u64::from(reply.nil_elements.min(pending.keys));
-                    stats.misses += misses;
-                    stats.hits += u64::from(pending.keys) - misses;
+                    self.count_gets(stats, ctx.second, u64::from(pending.keys) - misses, misses);
                 }
-                ReplyKind::Nil => stats.misses += 1,
+                ReplyKind::Nil => self.count_gets(stats, ctx.second, 0, 1),
                 // GETRANGE answers an empty string for a missing key.
                 ReplyKind::Bulk if config.shape.data_offset > 0 && reply.payload.1 == 0 => {
-                    stats.misses += 1
+                    self.count_gets(stats, ctx.second, 0, 1)
                 }
-                _ => stats.hits += 1,
+                _ => self.count_gets(stats, ctx.second, 1, 0),
             }
         }
         if self.rstart == self.rend {
@@ -679,6 +713,17 @@ impl Client {
             self.rend = 0;
         }
         Ok(())
+    }
+
+    /// Adds GET hits and misses to the thread's stats and the client's own series.
+    #[inline]
+    fn count_gets(&mut self, stats: &mut OpStats, second: u32, hits: u64, misses: u64) {
+        stats.hits += hits;
+        stats.misses += misses;
+        if let Some(series) = self.series.as_mut() {
+            series.hit(second, hits);
+            series.miss(second, misses);
+        }
     }
 
     /// Encodes requests until the pipeline is full, the client's share is sent, or (when
@@ -721,6 +766,11 @@ impl Client {
                 },
                 None => self.encode_next(config, ctx, opaque),
             };
+            debug_log!(
+                2,
+                "request: {}",
+                String::from_utf8_lossy(&self.wbuf[before..]).escape_debug()
+            );
             self.inflight.push_back(Pending {
                 row: row as u8,
                 scan,

@@ -27,6 +27,7 @@ fn real_main() -> Result<u8, Error> {
         Parsed::Run(cli) => cli,
     };
     let config = Arc::new(Config::from_cli(&cli)?);
+    kvbench::debug::set_level(config.output.debug);
     if config.output.show_config {
         print!("{}", render_show_config(&config));
     }

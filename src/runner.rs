@@ -15,7 +15,10 @@ use mio::{Poll, Waker};
 use crate::client::VerifyJob;
 use crate::config::{Config, StopAt};
 use crate::error::Error;
+use crate::report::client_stats::{self, ClientSeries};
 use crate::report::progress::{Progress, progress_line};
+use crate::report::statsd::{LiveMetrics, StatsdSink};
+use crate::results::latency_at_percentile_ms;
 use crate::results::{IntervalSummary, Results, Row, RowName, build_row, summarize_interval};
 use crate::shape::LoadShape;
 use crate::signals;
@@ -262,9 +265,31 @@ fn run_once(config: &Arc<Config>, run_number: u32, pass: Pass) -> (Results, Opti
         run_start,
     );
     gather.quiet = verifying;
+    if !verifying && let Some(cfg) = &config.output.statsd {
+        match StatsdSink::new(cfg) {
+            Ok(sink) => {
+                sink.annotate_start(config.threads, config.clients, run_number);
+                gather.statsd = Some(sink);
+            }
+            Err(err) => spawn_error = spawn_error.or(Some(err.to_string())),
+        }
+    }
     let first_error = gather.collect(&rx, &stop, &wakers).or(spawn_error);
     for handle in handles {
         let _ = handle.join();
+    }
+    if let Some(sink) = gather.statsd.as_mut() {
+        sink.finish(run_number);
+    }
+    let mut first_error = first_error;
+    if let Some(prefix) = &config.output.client_stats
+        && !verifying
+    {
+        let mut series = std::mem::take(&mut gather.client_series);
+        series.sort_by_key(|(thread, client, _)| (*thread, *client));
+        if let Err(err) = client_stats::write_files(prefix, run_number, &series) {
+            first_error = first_error.or(Some(err.to_string()));
+        }
     }
     if !verifying {
         eprintln!();
@@ -305,6 +330,10 @@ struct Gatherer<'a> {
     interrupted: bool,
     /// No progress line (the verification pass).
     quiet: bool,
+    /// `--client-stats`: (thread, client in thread, figures).
+    client_series: Vec<(usize, usize, ClientSeries)>,
+    /// `--statsd-host`: live metrics once a second.
+    statsd: Option<StatsdSink>,
 }
 
 impl<'a> Gatherer<'a> {
@@ -331,6 +360,8 @@ impl<'a> Gatherer<'a> {
             finish: None,
             interrupted: false,
             quiet: false,
+            client_series: Vec::new(),
+            statsd: None,
         }
     }
 
@@ -376,6 +407,10 @@ impl<'a> Gatherer<'a> {
                         *next = (*next).max(second + 1);
                     }
                     self.summarize_ready(false);
+                }
+                Ok(WorkerMsg::ClientSeries { thread, series }) => {
+                    self.client_series
+                        .extend(series.into_iter().map(|(client, s)| (thread, client, s)));
                 }
                 Ok(WorkerMsg::Failed { message, .. }) => {
                     if first_error.is_none() {
@@ -447,7 +482,7 @@ impl<'a> Gatherer<'a> {
     }
 
     /// The live line on stderr, once per summarized second.
-    fn print_progress(&self, last_second: &OpStats) {
+    fn print_progress(&mut self, last_second: &OpStats) {
         if self.quiet {
             return;
         }
@@ -464,7 +499,7 @@ impl<'a> Gatherer<'a> {
             }
             StopAt::AllKeys => all.count as f64 / self.config.key_range() as f64 * 100.0,
         };
-        let line = progress_line(&Progress {
+        let progress = Progress {
             run_number: self.run_number,
             percent: percent.clamp(0.0, 100.0),
             elapsed_secs: elapsed.as_secs(),
@@ -477,7 +512,22 @@ impl<'a> Gatherer<'a> {
             avg_bytes_per_sec: (all.bytes_rx + all.bytes_tx) as f64 / elapsed_secs,
             latency_ms: last_second.avg_latency_ms(),
             avg_latency_ms: all.avg_latency_ms(),
-        });
+        };
+        let line = progress_line(&progress);
+        if let Some(sink) = self.statsd.as_mut() {
+            let mut metrics = LiveMetrics::from_progress(&progress);
+            if last_second.count > 0 {
+                metrics.percentiles = self
+                    .config
+                    .output
+                    .print_percentiles
+                    .iter()
+                    .map(|&p| (p, latency_at_percentile_ms(&last_second.latency, p)))
+                    .collect();
+            }
+            metrics.connection_errors = all.connection_errors;
+            sink.publish(&metrics);
+        }
         let mut stderr = std::io::stderr().lock();
         let _ = write!(stderr, "{line}\r");
         let _ = stderr.flush();

@@ -19,6 +19,7 @@ use rand::{Rng, SeedableRng};
 
 use crate::client::{Client, ClientContext, ErrorLog, Status, VerifyJob};
 use crate::config::Config;
+use crate::report::client_stats::ClientSeries;
 use crate::stats::OpStats;
 use crate::workload::generator::OpGenerator;
 use crate::workload::values::ValuePool;
@@ -39,6 +40,11 @@ pub enum WorkerMsg {
     },
     /// A client failed for good; the run cannot be trusted any more.
     Failed { thread: usize, message: String },
+    /// Per-client figures for `--client-stats`: (client index in the thread, series).
+    ClientSeries {
+        thread: usize,
+        series: Vec<(usize, ClientSeries)>,
+    },
     /// The thread is done; its last snapshot was sent before this.
     Finished { thread: usize, at: Instant },
 }
@@ -77,6 +83,8 @@ pub struct Worker {
 /// Client slots plus the timers they asked for.
 struct Slots {
     clients: Vec<Option<Client>>,
+    /// `--client-stats` figures of clients already retired.
+    series: Vec<(usize, ClientSeries)>,
     /// The timer each slot has armed, so stale heap entries can be skipped.
     armed: Vec<Option<Instant>>,
     timers: BinaryHeap<Reverse<(Instant, usize)>>,
@@ -155,6 +163,8 @@ impl Worker {
             .collect()
     }
 
+    /// Builds the clients, runs the event loop, then closes every connection and hands
+    /// the runner the `--client-stats` figures, however the loop ended.
     fn drive(
         &mut self,
         stats: &mut [OpStats],
@@ -162,6 +172,24 @@ impl Worker {
         connected: &mut u32,
     ) -> Result<(), String> {
         let mut slots = self.make_clients()?;
+        let result = self.event_loop(&mut slots, stats, second, connected);
+        self.finish(&mut slots, connected);
+        if !slots.series.is_empty() {
+            let _ = self.tx.send(WorkerMsg::ClientSeries {
+                thread: self.thread,
+                series: std::mem::take(&mut slots.series),
+            });
+        }
+        result
+    }
+
+    fn event_loop(
+        &mut self,
+        slots: &mut Slots,
+        stats: &mut [OpStats],
+        second: &mut u32,
+        connected: &mut u32,
+    ) -> Result<(), String> {
         let mut events = Events::with_capacity(1024);
         let mut errors = ErrorLog::default();
         let mut next_tick = self.run_start + Duration::from_secs(1);
@@ -174,12 +202,12 @@ impl Worker {
                 next_tick += Duration::from_secs(1);
             }
             if slots.active == 0 || self.stop.load(Ordering::Relaxed) {
-                return self.finish(&mut slots, connected);
+                return Ok(());
             }
             if self.deadline.is_some_and(|d| now >= d) {
-                return self.finish(&mut slots, connected);
+                return Ok(());
             }
-            self.fire_timers(now, &mut slots, stats, &mut errors)?;
+            self.fire_timers(now, *second, slots, stats, &mut errors)?;
             let mut wake_at = next_tick;
             if let Some(deadline) = self.deadline {
                 wake_at = wake_at.min(deadline);
@@ -210,9 +238,10 @@ impl Worker {
                     registry: self.poll.registry(),
                     written: self.written.as_deref(),
                     verify: self.verify.as_deref(),
+                    second: *second,
                 };
                 let status = client.handle_event(event, &self.config, &mut ctx);
-                self.settle(&mut slots, slot, status)?;
+                self.settle(slots, slot, status)?;
             }
         }
     }
@@ -221,6 +250,7 @@ impl Worker {
     fn fire_timers(
         &self,
         now: Instant,
+        second: u32,
         slots: &mut Slots,
         stats: &mut [OpStats],
         errors: &mut ErrorLog,
@@ -245,6 +275,7 @@ impl Worker {
                 registry: self.poll.registry(),
                 written: self.written.as_deref(),
                 verify: self.verify.as_deref(),
+                second,
             };
             let status = client.on_timer(now, &self.config, &mut ctx);
             self.settle(slots, slot, status)?;
@@ -262,6 +293,9 @@ impl Worker {
             Status::Finished => {
                 if let Some(mut client) = slots.clients[slot].take() {
                     client.close(self.poll.registry());
+                    if let Some(series) = client.take_series() {
+                        slots.series.push((slot, series));
+                    }
                 }
                 slots.armed[slot] = None;
                 slots.active -= 1;
@@ -270,6 +304,9 @@ impl Worker {
             Status::Failed(message) => {
                 if let Some(mut client) = slots.clients[slot].take() {
                     client.close(self.poll.registry());
+                    if let Some(series) = client.take_series() {
+                        slots.series.push((slot, series));
+                    }
                 }
                 Err(message)
             }
@@ -277,12 +314,16 @@ impl Worker {
     }
 
     /// Closes every connection at the end of the run.
-    fn finish(&self, slots: &mut Slots, connected: &mut u32) -> Result<(), String> {
+    fn finish(&self, slots: &mut Slots, connected: &mut u32) {
         *connected = slots.connected();
-        for client in slots.clients.iter_mut().flatten() {
-            client.close(self.poll.registry());
+        for (slot, client) in slots.clients.iter_mut().enumerate() {
+            if let Some(client) = client.as_mut() {
+                client.close(self.poll.registry());
+                if let Some(series) = client.take_series() {
+                    slots.series.push((slot, series));
+                }
+            }
         }
-        Ok(())
     }
 
     /// Builds every client, each armed to start at its start time.
@@ -290,6 +331,7 @@ impl Worker {
         let starts = self.start_times();
         let mut slots = Slots {
             clients: Vec::with_capacity(self.clients.len()),
+            series: Vec::new(),
             armed: vec![None; self.clients.len()],
             timers: BinaryHeap::with_capacity(self.clients.len() * 2),
             active: self.clients.len(),
