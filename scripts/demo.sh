@@ -23,7 +23,13 @@ interrupted=0
 redis_pid=
 redis_dir=
 
+memcached_pid=
 cleanup() {
+    if [[ -n $memcached_pid ]]; then
+        kill "$memcached_pid" 2>/dev/null || true
+        wait "$memcached_pid" 2>/dev/null || true
+        echo "demo: stopped memcached (pid $memcached_pid)"
+    fi
     if [[ -n $redis_pid ]]; then
         kill "$redis_pid" 2>/dev/null || true
         wait "$redis_pid" 2>/dev/null || true
@@ -85,6 +91,31 @@ start_redis() {
     exit 1
 }
 
+# Start memcached on a free port (as root it needs -u to drop privileges to).
+start_memcached() {
+    local attempt port user_args=()
+    [[ $(id -u) -eq 0 ]] && user_args=(-u root)
+    for attempt in 1 2 3 4 5; do
+        port=$(free_port)
+        setsid memcached "${user_args[@]}" -p "$port" -l 127.0.0.1 -U 0 -m 256 -t 2 </dev/null &
+        memcached_pid=$!
+        local deadline=$((SECONDS + 10))
+        while ((SECONDS < deadline)) && kill -0 "$memcached_pid" 2>/dev/null; do
+            if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+                MEMCACHED_PORT=$port
+                return 0
+            fi
+            sleep 0.1
+        done
+        kill "$memcached_pid" 2>/dev/null || true
+        wait "$memcached_pid" 2>/dev/null || true
+        memcached_pid=
+        echo "demo: memcached did not come up on port $port (attempt $attempt)" >&2
+    done
+    echo "demo: error: could not start memcached" >&2
+    exit 1
+}
+
 echo "==> checking dependencies"
 bash scripts/ensure-deps.sh
 if ! command -v cargo >/dev/null 2>&1 && [[ -r "$HOME/.cargo/env" ]]; then
@@ -105,7 +136,7 @@ echo "demo: redis-server $(redis-server --version | awk '{print $3}' | sed 's/^v
 mkdir -p "$OUT_DIR"
 rm -f "$JSON"
 args=(-s 127.0.0.1 -p "$REDIS_PORT" --ratio=3:2 "--test-time=$TEST_TIME" -t 2 -c 25
-    --hide-histogram "--json-out-file=$JSON")
+    --key-maximum=100000 --hide-histogram "--json-out-file=$JSON")
 echo "==> running: target/release/kvbench ${args[*]}"
 echo "    (${TEST_TIME} s; the live progress line is on stderr; Ctrl-C stops early and still reports)"
 echo
@@ -173,4 +204,25 @@ PY
 
 if ((interrupted || status == 130)); then
     exit 130
+fi
+
+# The same tool against memcached: the text protocol, pipelined, for a few seconds.
+MC_TIME=$(((TEST_TIME + 1) / 2))
+echo
+echo "==> starting a throwaway memcached"
+start_memcached
+echo "demo: memcached $(memcached -V | awk '{print $2}') on 127.0.0.1:$MEMCACHED_PORT (pid $memcached_pid)"
+mc_args=(-P memcache_text -s 127.0.0.1 -p "$MEMCACHED_PORT" --ratio=1:4 "--test-time=$MC_TIME" -t 2 -c 25
+    --pipeline=4 --key-maximum=100000 --hide-histogram)
+echo "==> running: target/release/kvbench ${mc_args[*]}"
+echo
+phase=bench
+set +e
+"$KVBENCH" "${mc_args[@]}"
+status=$?
+set -e
+phase=report
+if ((status != 0 && status != 130)); then
+    echo "demo: error: kvbench against memcached exited with status $status" >&2
+    exit "$status"
 fi

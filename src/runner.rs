@@ -396,13 +396,7 @@ impl<'a> Gatherer<'a> {
                     stats,
                     connected: _,
                 }) => {
-                    let merged = self
-                        .pending
-                        .entry(second)
-                        .or_insert_with(|| stats.iter().map(|_| OpStats::new()).collect());
-                    for (into, from) in merged.iter_mut().zip(&stats) {
-                        into.merge(from);
-                    }
+                    self.merge_snapshot(second, &stats);
                     if let Some(next) = self.next_second[thread].as_mut() {
                         *next = (*next).max(second + 1);
                     }
@@ -418,7 +412,13 @@ impl<'a> Gatherer<'a> {
                         stop_all(stop);
                     }
                 }
-                Ok(WorkerMsg::Finished { thread, at }) => {
+                Ok(WorkerMsg::Finished {
+                    thread,
+                    at,
+                    second,
+                    stats,
+                }) => {
+                    self.merge_snapshot(second, &stats);
                     self.next_second[thread] = None;
                     self.finish = Some(self.finish.map_or(at, |f| f.max(at)));
                     self.summarize_ready(false);
@@ -429,6 +429,17 @@ impl<'a> Gatherer<'a> {
         }
         self.summarize_ready(true);
         first_error
+    }
+
+    /// Adds one thread's stats of `second` to what is pending for that second.
+    fn merge_snapshot(&mut self, second: u32, stats: &[OpStats]) {
+        let merged = self
+            .pending
+            .entry(second)
+            .or_insert_with(|| stats.iter().map(|_| OpStats::new()).collect());
+        for (into, from) in merged.iter_mut().zip(stats) {
+            into.merge(from);
+        }
     }
 
     /// Summarizes every second that all running threads have reported.
@@ -454,9 +465,29 @@ impl<'a> Gatherer<'a> {
                 .pending
                 .remove(&second)
                 .unwrap_or_else(|| self.names.iter().map(|_| OpStats::new()).collect());
+            if self.is_empty_tail(second, &stats) {
+                // The run ended on a second boundary: the "second" after it has no time
+                // and no requests, and is no interval at all.
+                self.done_seconds += 1;
+                continue;
+            }
             self.add_second(second, &stats);
             self.done_seconds += 1;
         }
+    }
+
+    /// Whether `second` starts at or after the end of a finished run and saw nothing.
+    fn is_empty_tail(&self, second: u32, stats: &[OpStats]) -> bool {
+        let all_done = self.next_second.iter().all(Option::is_none);
+        let ended_by = self
+            .finish
+            .map(|f| f.saturating_duration_since(self.run_start));
+        all_done
+            && second > 0
+            && stats
+                .iter()
+                .all(|s| s.count == 0 && s.connection_errors == 0)
+            && ended_by.is_some_and(|d| d.as_millis() <= u128::from(second) * 1000 + 1)
     }
 
     fn add_second(&mut self, second: u32, stats: &[OpStats]) {

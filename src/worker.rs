@@ -45,8 +45,13 @@ pub enum WorkerMsg {
         thread: usize,
         series: Vec<(usize, ClientSeries)>,
     },
-    /// The thread is done; its last snapshot was sent before this.
-    Finished { thread: usize, at: Instant },
+    /// The thread is done: the stats of its last (partial) second, and when it ended.
+    Finished {
+        thread: usize,
+        at: Instant,
+        second: u32,
+        stats: Vec<OpStats>,
+    },
 }
 
 /// One client a worker is to run.
@@ -128,15 +133,11 @@ impl Worker {
                 message,
             });
         }
-        let _ = self.tx.send(WorkerMsg::Snapshot {
-            thread: self.thread,
-            second,
-            stats,
-            connected,
-        });
         let _ = self.tx.send(WorkerMsg::Finished {
             thread: self.thread,
             at: Instant::now(),
+            second,
+            stats,
         });
     }
 
