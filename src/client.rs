@@ -1,22 +1,16 @@
-//! One connection's state machine: connect, handshake, keep the pipeline full, decode,
-//! record; reconnect when asked to.
+//! One benchmark client: what it sends next, on which connection, and what it records.
 //!
-//! ```text
-//! Idle --start time (ramp-up, jitter)--> Connecting --connected--> Handshaking
-//! Handshaking --AUTH / HELLO / SELECT replies OK--> Ready --all sent and answered--> Finished
-//! Ready --reconnect-interval reached, replies in--> Connecting (a fresh connection)
-//! any --error, EOF, garbage, timeout--> Failed(message), or with --reconnect-on-error
-//!       Backoff --delay--> Connecting
-//! ```
+//! A client owns one [`Connection`] — or, in `--cluster-mode`, one per master, with the
+//! slot map that routes each key to its master. It generates requests (SET/GET, WAIT,
+//! arbitrary commands, verification reads), paces them (`--rate-limiting`), keeps each
+//! connection's pipeline full, records every reply in the worker's stats, follows
+//! MOVED/ASK redirections, and decides what a connection error means: the end of the
+//! run, or a back-off and a reconnect.
 //!
-//! The socket is registered once per connection, edge-triggered, for both directions.
-//! Reads stop as soon as every in-flight reply is decoded or a read comes back short (the
-//! socket is drained), so the steady state costs one `write` and one `read` per pipeline
-//! batch. Timers (start, pacing, back-off, connect timeout) are the worker's: the client
-//! only says when it next wants to be woken ([`Client::next_timer`]).
+//! Timers (start, pacing, back-off, connect timeout) are the worker's: the client only
+//! says when it next wants to be woken ([`Client::next_timer`]).
 
 use std::collections::VecDeque;
-use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -24,29 +18,42 @@ use std::time::{Duration, Instant};
 use mio::event::Event;
 use mio::{Registry, Token};
 
-use crate::config::{Config, Credentials, Protocol};
+use crate::cluster::{self, Redirect, Topology};
+use crate::config::{Config, Endpoint};
+use crate::connection::{Answer, Connection, Pending, Phase, flags};
 use crate::debug_log;
-use crate::protocol::memcache_binary;
-use crate::protocol::memcache_text;
-use crate::protocol::{Codec, Decode, Expect, ReplyKind, resp};
+use crate::protocol::ReplyKind;
 use crate::report::client_stats::ClientSeries;
 use crate::shape::Reconnect;
 use crate::stats::{OpStats, rows};
-use crate::transport::Transport;
 use crate::workload::commands::{KeyBatch, ScanState, scan_cursor};
 use crate::workload::generator::{Op, OpGenerator};
 use crate::workload::keys::{KeyList, write_key};
 use crate::workload::values::ValuePool;
 use crate::workload::verify::{Verifier, VerifyReport, WrittenKeys};
 
-/// Read buffer size to start with; grown only for replies larger than this.
-const INITIAL_READ_BUFFER: usize = 64 * 1024;
-/// Free space wanted before each read.
-const MIN_READ_SPACE: usize = 16 * 1024;
+/// Most connections one client may hold (cluster masters, redirect targets): a worker
+/// token is `client slot × this + connection index`.
+pub const MAX_CONNECTIONS_PER_CLIENT: usize = 64;
 /// Pause between reconnect attempts without a back-off factor (memtier's).
 const BASE_RECONNECT_DELAY: Duration = Duration::from_secs(1);
 /// Longest pause between reconnect attempts, whatever the back-off factor (memtier's).
 const MAX_RECONNECT_DELAY: Duration = Duration::from_secs(60);
+/// Reconnect attempts to a cluster node when `--max-reconnect-attempts` does not say.
+const CLUSTER_NODE_ATTEMPTS: u32 = 5;
+
+/// The worker token of connection `conn` of the client in `slot`.
+pub fn token_of(slot: usize, conn: usize) -> Token {
+    Token(slot * MAX_CONNECTIONS_PER_CLIENT + conn)
+}
+
+/// The client slot and connection index of a worker token.
+pub fn split_token(token: Token) -> (usize, usize) {
+    (
+        token.0 / MAX_CONNECTIONS_PER_CLIENT,
+        token.0 % MAX_CONNECTIONS_PER_CLIENT,
+    )
+}
 
 /// What a client reports to its worker after handling an event or a timer.
 #[derive(Debug, PartialEq, Eq)]
@@ -60,12 +67,10 @@ pub enum Status {
 
 /// Everything a client needs from its worker while handling one event.
 pub struct ClientContext<'a> {
-    /// The worker's stats for the current second, indexed by `stats::rows`.
+    /// The worker's stats for the current second, indexed by stats row.
     pub stats: &'a mut [OpStats],
     pub values: &'a ValuePool,
     pub errors: &'a mut ErrorLog,
-    /// `host:port` or the socket path, for messages.
-    pub peer: &'a str,
     pub registry: &'a Registry,
     /// Keys written so far, when `--data-verify` will check them afterwards.
     pub written: Option<&'a WrittenKeys>,
@@ -119,53 +124,7 @@ impl ErrorLog {
     }
 }
 
-/// A setup command whose reply must be checked before load starts.
-#[derive(Clone, Copy, Debug)]
-enum SetupStep {
-    Auth,
-    Hello(u8),
-    Select(u32),
-}
-
-impl SetupStep {
-    fn expect(self) -> Expect {
-        match self {
-            SetupStep::Auth => Expect::Auth,
-            SetupStep::Hello(_) | SetupStep::Select(_) => Expect::Setup,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Phase {
-    /// Not started yet (ramp-up or start jitter).
-    Idle,
-    Connecting,
-    Handshaking,
-    Ready,
-    /// Waiting before a reconnect attempt.
-    Backoff,
-}
-
-/// A request on the wire whose reply has not arrived yet.
-#[derive(Clone, Copy, Debug)]
-struct Pending {
-    row: u8,
-    /// A SCAN whose reply carries the cursor to follow.
-    scan: bool,
-    /// The key index a verification read checks.
-    verify_index: u64,
-    /// Keys the request reads (multi-key gets), for hit/miss counts.
-    keys: u32,
-    /// Sequence number echoed by memcache binary replies, checked to catch a stream out of step.
-    opaque: u32,
-    /// Bytes this request took on the wire.
-    tx: u32,
-    /// When it was sent, or in rate-limited runs when it should have been.
-    sent: Instant,
-}
-
-/// Paces a connection to `--rate-limiting` requests per second. Each request has an
+/// Paces a client to `--rate-limiting` requests per second. Each request has an
 /// intended send time; latency counts from it, so a slow server cannot hide queueing.
 #[derive(Clone, Copy, Debug)]
 struct Pacer {
@@ -173,77 +132,76 @@ struct Pacer {
     next: Instant,
 }
 
-/// One benchmark connection (reconnecting keeps the same `Client`).
+/// One benchmark client.
 pub struct Client {
-    token: Token,
-    transport: Option<Transport>,
-    phase: Phase,
-    /// Idle: when to start. Backoff: when to retry. Connecting/Handshaking: the deadline.
-    phase_timer: Option<Instant>,
+    slot: usize,
+    conns: Vec<Connection>,
+    /// Cluster mode: the connection serving each hash slot (`u16::MAX`: none).
+    slot_owner: Option<Vec<u16>>,
     reconnect: Option<Reconnect>,
-    /// Failed attempts since the last successful connection.
-    attempts: u32,
-    sent_on_connection: u64,
     reconnect_interval: Option<u64>,
     connection_timeout: Option<Duration>,
     pacer: Option<Pacer>,
-    setup: VecDeque<SetupStep>,
-    wbuf: Vec<u8>,
-    wpos: usize,
-    rbuf: Vec<u8>,
-    rstart: usize,
-    rend: usize,
-    codec: Codec,
-    next_opaque: u32,
-    inflight: VecDeque<Pending>,
     ops: OpGenerator,
+    /// A generated request waiting for its connection (not ready, or pipeline full).
+    held: Option<Op>,
+    /// Requests to resend after a redirection: (connection, request, flags).
+    resends: VecDeque<(usize, Op, u8)>,
     key_buf: Vec<u8>,
     multi_keys: KeyList,
     command_keys: KeyBatch,
     scan: Option<ScanState>,
-    /// Requests still to send; `None` for time-bound runs.
+    /// Requests still to generate; `None` for time-bound runs.
     remaining: Option<u64>,
     pipeline: usize,
-    /// Set when the last error is one no reconnect can fix (bad password, bad SELECT).
-    fatal: bool,
     /// This client's own per-second figures, with `--client-stats`.
     series: Option<Box<ClientSeries>>,
 }
 
 impl Client {
-    /// A client that starts connecting at `start_at`; `requests` is its share of `-n`.
+    /// A client in worker slot `slot` that starts connecting at `start_at`; `requests`
+    /// is its share of `-n`; `topology` is the cluster's, in `--cluster-mode`.
     pub fn new(
-        token: Token,
+        slot: usize,
         ops: OpGenerator,
         requests: Option<u64>,
         start_at: Instant,
         config: &Config,
+        topology: Option<&Topology>,
     ) -> Client {
-        let pacer = config.shape.rate_limit.map(|rate| Pacer {
-            interval: Duration::from_secs(1) / rate,
-            next: start_at,
-        });
-        Client {
-            token,
-            transport: None,
-            phase: Phase::Idle,
-            phase_timer: Some(start_at),
+        let (conns, slot_owner) = match topology {
+            Some(topo) => {
+                let conns = topo
+                    .nodes
+                    .iter()
+                    .take(MAX_CONNECTIONS_PER_CLIENT)
+                    .map(|node| Connection::new(node.endpoint(), node.name(), config))
+                    .collect();
+                (conns, Some(topo.slot_owner.clone()))
+            }
+            None => (
+                vec![Connection::new(
+                    config.endpoint.clone(),
+                    peer_name(&config.endpoint),
+                    config,
+                )],
+                None,
+            ),
+        };
+        let mut client = Client {
+            slot,
+            conns,
+            slot_owner,
             reconnect: config.shape.reconnect,
-            attempts: 0,
-            sent_on_connection: 0,
             reconnect_interval: config.shape.reconnect_interval,
             connection_timeout: config.shape.connection_timeout,
-            pacer,
-            setup: VecDeque::new(),
-            wbuf: Vec::with_capacity(4096),
-            wpos: 0,
-            rbuf: vec![0; INITIAL_READ_BUFFER],
-            rstart: 0,
-            rend: 0,
-            codec: Codec::new(config.protocol),
-            next_opaque: 0,
-            inflight: VecDeque::with_capacity(config.pipeline),
+            pacer: config.shape.rate_limit.map(|rate| Pacer {
+                interval: Duration::from_secs(1) / rate,
+                next: start_at,
+            }),
             ops,
+            held: None,
+            resends: VecDeque::new(),
             key_buf: Vec::with_capacity(config.keys.prefix.len() + 20),
             multi_keys: KeyList::default(),
             command_keys: KeyBatch::new(),
@@ -254,13 +212,16 @@ impl Client {
                 .map(ScanState::new),
             remaining: requests,
             pipeline: config.pipeline,
-            fatal: false,
             series: config
                 .output
                 .client_stats
                 .as_ref()
                 .map(|_| Box::new(ClientSeries::new())),
+        };
+        for conn in &mut client.conns {
+            conn.phase_timer = Some(start_at);
         }
+        client
     }
 
     /// This client's `--client-stats` figures, taken at the end of the run.
@@ -268,148 +229,162 @@ impl Client {
         self.series.take().map(|series| *series)
     }
 
-    /// Whether the connection is up and carrying load (for "active clients").
+    /// Whether a connection is up and carrying load (for "active clients").
     pub fn is_connected(&self) -> bool {
-        self.phase == Phase::Ready
+        self.conns.iter().any(Connection::is_ready)
     }
 
     /// When the worker should next call [`Client::on_timer`], if at all.
     pub fn next_timer(&self) -> Option<Instant> {
-        match self.phase {
-            Phase::Idle | Phase::Backoff | Phase::Connecting | Phase::Handshaking => {
-                self.phase_timer
-            }
-            Phase::Ready => match self.pacer {
-                Some(pacer) if self.can_send() => Some(pacer.next),
-                _ => None,
-            },
+        let conn_timer = self
+            .conns
+            .iter()
+            .filter(|c| c.phase != Phase::Ready)
+            .filter_map(|c| c.phase_timer)
+            .min();
+        // Only when a request could go out at that time: a full pipeline waits for a
+        // reply instead (a timer now would fire again and again).
+        let could_send = self.remaining != Some(0)
+            && self.held.is_none()
+            && (0..self.conns.len()).any(|i| self.has_room(i));
+        let pace_timer = match self.pacer {
+            Some(pacer) if could_send => Some(pacer.next),
+            _ => None,
+        };
+        match (conn_timer, pace_timer) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
-    /// Closes the connection for good (end of run or of this client).
+    /// Closes every connection for good (end of run or of this client).
     pub fn close(&mut self, registry: &Registry) {
-        if let Some(mut transport) = self.transport.take() {
-            let _ = transport.deregister(registry);
-            transport.shutdown();
+        for conn in &mut self.conns {
+            conn.close(registry);
         }
     }
 
     /// Handles a timer set by [`Client::next_timer`].
     pub fn on_timer(&mut self, now: Instant, config: &Config, ctx: &mut ClientContext) -> Status {
-        let result = match self.phase {
-            Phase::Idle | Phase::Backoff if self.phase_timer.is_some_and(|t| now >= t) => {
-                self.open(config, ctx)
-            }
-            Phase::Connecting | Phase::Handshaking
-                if self.phase_timer.is_some_and(|t| now >= t) =>
+        for i in 0..self.conns.len() {
+            let conn = &self.conns[i];
+            let due = conn.phase_timer.is_some_and(|t| now >= t);
+            let result = match conn.phase {
+                Phase::Idle | Phase::Backoff if due => self.open(i, config, ctx),
+                Phase::Connecting | Phase::Handshaking if due => {
+                    let waited = self.connection_timeout.unwrap_or_default().as_secs();
+                    Err(format!(
+                        "connection to {} timed out after {waited} s (--connection-timeout)",
+                        conn.peer
+                    ))
+                }
+                _ => Ok(()),
+            };
+            if let Err(message) = result
+                && let Some(status) = self.connection_failed(i, message, config, ctx)
             {
-                let waited = self.connection_timeout.unwrap_or_default().as_secs();
-                Err(format!(
-                    "connection to {} timed out after {waited} s (--connection-timeout)",
-                    ctx.peer
-                ))
+                return status;
             }
-            Phase::Ready => {
-                self.fill(config, ctx);
-                self.flush(ctx.peer)
-            }
-            _ => Ok(()),
-        };
-        self.settle(result, config, ctx)
+        }
+        self.send_and_settle(config, ctx)
     }
 
-    /// Handles one readiness event.
+    /// Handles one readiness event of connection `conn`.
     pub fn handle_event(
         &mut self,
+        conn: usize,
         event: &Event,
         config: &Config,
         ctx: &mut ClientContext,
     ) -> Status {
-        let result = self.drive(event, config, ctx);
-        self.settle(result, config, ctx)
+        if conn >= self.conns.len() {
+            return Status::Active;
+        }
+        if let Err(message) = self.drive(conn, event, config, ctx)
+            && let Some(status) = self.connection_failed(conn, message, config, ctx)
+        {
+            return status;
+        }
+        self.send_and_settle(config, ctx)
     }
 
-    /// Turns the outcome of a step into a status, reconnecting on errors when asked to.
-    fn settle(
-        &mut self,
-        result: Result<(), String>,
-        config: &Config,
-        ctx: &mut ClientContext,
-    ) -> Status {
-        match result {
-            Ok(()) if self.is_finished() => Status::Finished,
-            Ok(()) => Status::Active,
-            Err(message) => self.connection_failed(message, config, ctx),
+    /// Fills and flushes every connection, then says whether the client is done.
+    fn send_and_settle(&mut self, config: &Config, ctx: &mut ClientContext) -> Status {
+        self.fill(config, ctx);
+        for i in 0..self.conns.len() {
+            if self.conns[i].wbuf.is_empty() {
+                continue;
+            }
+            if let Err(message) = self.conns[i].flush()
+                && let Some(status) = self.connection_failed(i, message, config, ctx)
+            {
+                return status;
+            }
         }
+        if self.is_finished() {
+            Status::Finished
+        } else {
+            Status::Active
+        }
+    }
+
+    fn has_work(&self) -> bool {
+        self.remaining != Some(0) || self.held.is_some() || !self.resends.is_empty()
     }
 
     fn is_finished(&self) -> bool {
-        self.phase == Phase::Ready
-            && self.remaining == Some(0)
-            && self.inflight.is_empty()
-            && self.wbuf.is_empty()
+        !self.has_work() && self.conns.iter().all(Connection::is_idle)
     }
 
-    fn can_send(&self) -> bool {
-        self.inflight.len() < self.pipeline
-            && self.remaining != Some(0)
-            && self
-                .reconnect_interval
-                .is_none_or(|every| self.sent_on_connection < every)
+    /// Opens connection `i`.
+    fn open(&mut self, i: usize, config: &Config, ctx: &mut ClientContext) -> Result<(), String> {
+        let token = token_of(self.slot, i);
+        let timeout = self.connection_timeout;
+        let conn = &mut self.conns[i];
+        debug_log!(1, "connecting to {} (token {})", conn.peer, token.0);
+        conn.open(config, ctx.registry, token, timeout)
     }
 
-    /// Starts a connection: non-blocking connect, registration, connect deadline.
-    fn open(&mut self, config: &Config, ctx: &mut ClientContext) -> Result<(), String> {
-        self.reset_connection_state(config);
-        let mut transport = Transport::connect(config)
-            .map_err(|err| format!("cannot connect to {}: {}", ctx.peer, describe(&err)))?;
-        transport
-            .register(ctx.registry, self.token)
-            .map_err(|err| format!("cannot register connection: {err}"))?;
-        self.transport = Some(transport);
-        debug_log!(1, "connecting to {} (token {})", ctx.peer, self.token.0);
-        self.phase = Phase::Connecting;
-        self.phase_timer = self.connection_timeout.map(|t| Instant::now() + t);
-        Ok(())
-    }
-
-    /// Forgets everything tied to the previous connection; lost requests stay lost.
-    fn reset_connection_state(&mut self, config: &Config) {
-        self.setup.clear();
-        self.inflight.clear();
-        self.wbuf.clear();
-        self.wpos = 0;
-        self.rstart = 0;
-        self.rend = 0;
-        self.codec = Codec::new(config.protocol);
-        self.sent_on_connection = 0;
-    }
-
-    /// A connection error: without `--reconnect-on-error` the client fails; with it, the
-    /// error is counted and a new connection is tried after the back-off delay.
+    /// A connection error: without `--reconnect-on-error` (and outside cluster mode) the
+    /// client fails; otherwise the error is counted and the connection is reopened after
+    /// the back-off delay. Returns the status to report when the client cannot go on.
     fn connection_failed(
         &mut self,
+        i: usize,
         message: String,
         config: &Config,
         ctx: &mut ClientContext,
-    ) -> Status {
-        let row = self.inflight.front().map_or(rows::SET, |p| p.row as usize);
-        ctx.stats[row].connection_errors += 1;
-        self.close(ctx.registry);
-        let Some(reconnect) = self.reconnect.filter(|_| !self.fatal) else {
-            return Status::Failed(message);
+    ) -> Option<Status> {
+        let cluster = self.slot_owner.is_some();
+        let conn = &mut self.conns[i];
+        let row = conn.inflight.front().map_or(rows::SET, |p| p.row as usize);
+        if row < ctx.stats.len() {
+            ctx.stats[row].connection_errors += 1;
+        }
+        conn.close(ctx.registry);
+        let policy = match (self.reconnect, cluster) {
+            (Some(policy), _) => policy,
+            // A cluster run goes on without a node that died, retrying it a few times.
+            (None, true) => Reconnect {
+                max_attempts: CLUSTER_NODE_ATTEMPTS,
+                backoff_factor: 0.0,
+            },
+            (None, false) => return Some(Status::Failed(message)),
         };
-        self.attempts += 1;
-        if reconnect.max_attempts > 0 && self.attempts > reconnect.max_attempts {
-            return Status::Failed(format!(
+        if conn.fatal {
+            return Some(Status::Failed(message));
+        }
+        conn.attempts += 1;
+        if policy.max_attempts > 0 && conn.attempts > policy.max_attempts {
+            return Some(Status::Failed(format!(
                 "{message} (gave up after {} reconnect attempts)",
-                reconnect.max_attempts
-            ));
+                policy.max_attempts
+            )));
         }
         // memtier's schedule: 1 s between attempts, or factor^attempt seconds with a
         // back-off factor, at most a minute.
-        let delay = if reconnect.backoff_factor > 0.0 {
-            let secs = reconnect.backoff_factor.powi(self.attempts as i32);
+        let delay = if policy.backoff_factor > 0.0 {
+            let secs = policy.backoff_factor.powi(conn.attempts as i32);
             Duration::from_secs_f64(secs.min(MAX_RECONNECT_DELAY.as_secs_f64()))
         } else {
             BASE_RECONNECT_DELAY
@@ -417,329 +392,229 @@ impl Client {
         ctx.errors.report(format_args!(
             "{message}; reconnecting in {:.1} s (attempt {})",
             delay.as_secs_f64(),
-            self.attempts
+            conn.attempts
         ));
-        self.reset_connection_state(config);
-        self.phase = Phase::Backoff;
-        self.phase_timer = Some(Instant::now() + delay);
-        Status::Active
+        conn.reset(config);
+        conn.phase = Phase::Backoff;
+        conn.phase_timer = Some(Instant::now() + delay);
+        None
     }
 
+    /// Connect progress and replies on connection `i`.
     fn drive(
         &mut self,
+        i: usize,
         event: &Event,
         config: &Config,
         ctx: &mut ClientContext,
     ) -> Result<(), String> {
-        let Some(transport) = self.transport.as_mut() else {
-            return Ok(());
-        };
-        if self.phase == Phase::Connecting {
-            match transport.finish_connect() {
-                Err(err) => {
-                    return Err(format!(
-                        "cannot connect to {}: {}",
-                        ctx.peer,
-                        describe(&err)
-                    ));
-                }
-                Ok(false) => return Ok(()),
-                Ok(true) => self.start_setup(config),
-            }
+        if self.conns[i].progress_connect(config)? {
+            self.connection_ready(i);
         }
         if event.is_readable() || event.is_read_closed() || event.is_error() {
-            self.read_replies(event.is_read_closed(), config, ctx)?;
+            let peer_closed = event.is_read_closed();
+            while let Some((n, space)) = self.conns[i].read_some()? {
+                let received = Instant::now();
+                let was_ready = self.conns[i].is_ready();
+                self.take_answers(i, received, config, ctx)?;
+                if !was_ready && self.conns[i].is_ready() {
+                    self.connection_ready(i);
+                }
+                // A short read means the socket was drained; with edge-triggered
+                // polling the next reply raises a new event, so skip the EAGAIN read.
+                if !peer_closed && (!self.conns[i].waiting() || n < space) {
+                    break;
+                }
+            }
         }
-        if self.phase == Phase::Ready
-            && self.inflight.is_empty()
-            && self.wbuf.is_empty()
-            && self.remaining != Some(0)
+        let conn = &self.conns[i];
+        if conn.is_ready()
+            && conn.is_idle()
+            && self.has_work()
             && self
                 .reconnect_interval
-                .is_some_and(|every| self.sent_on_connection >= every)
+                .is_some_and(|every| conn.sent_on_connection >= every)
         {
             // --reconnect-interval: every reply is in, so nothing is lost by reconnecting.
-            self.close(ctx.registry);
-            return self.open(config, ctx);
+            self.conns[i].close(ctx.registry);
+            self.open(i, config, ctx)?;
         }
-        self.fill(config, ctx);
-        self.flush(ctx.peer)
+        Ok(())
     }
 
-    /// Queues authentication, HELLO and SELECT as the protocol and flags ask; with none,
-    /// load starts at once.
-    fn start_setup(&mut self, config: &Config) {
-        if let Some(credentials) = &config.credentials {
-            self.encode_auth(config.protocol, credentials);
-            self.setup.push_back(SetupStep::Auth);
-        }
-        let hello = match config.protocol {
-            Protocol::Resp2 => Some(2u8),
-            Protocol::Resp3 => Some(3u8),
-            _ => None,
-        };
-        if let Some(version) = hello {
-            let digit = [b'0' + version];
-            resp::encode_command(&mut self.wbuf, &[b"HELLO", &digit]);
-            self.setup.push_back(SetupStep::Hello(version));
-        }
-        if let Some(db) = config.select_db {
-            let mut digits = itoa::Buffer::new();
-            resp::encode_command(&mut self.wbuf, &[b"SELECT", digits.format(db).as_bytes()]);
-            self.setup.push_back(SetupStep::Select(db));
-        }
-        if self.setup.is_empty() {
-            self.become_ready();
-        } else {
-            self.phase = Phase::Handshaking;
-        }
-    }
-
-    fn become_ready(&mut self) {
-        debug_log!(1, "connection {} ready", self.token.0);
-        self.phase = Phase::Ready;
-        self.phase_timer = None;
-        self.attempts = 0;
+    fn connection_ready(&mut self, i: usize) {
+        debug_log!(1, "connection to {} ready", self.conns[i].peer);
         if let Some(pacer) = self.pacer.as_mut() {
             // After a (re)connect, pace from now rather than bursting to catch up.
             pacer.next = pacer.next.max(Instant::now());
         }
     }
 
-    /// Redis: AUTH [user] password. memcache binary: SASL PLAIN. memcache text: the
-    /// `set` carrying "user password" that memcached's `-Y` authentication expects.
-    fn encode_auth(&mut self, protocol: Protocol, credentials: &Credentials) {
-        let password = credentials.password.as_bytes();
-        let user = credentials.user.as_deref().unwrap_or("").as_bytes();
-        match protocol {
-            Protocol::Redis | Protocol::Resp2 | Protocol::Resp3 => match &credentials.user {
-                Some(user) => {
-                    resp::encode_command(&mut self.wbuf, &[b"AUTH", user.as_bytes(), password])
-                }
-                None => resp::encode_command(&mut self.wbuf, &[b"AUTH", password]),
-            },
-            Protocol::MemcacheBinary => {
-                memcache_binary::encode_sasl_auth_plain(&mut self.wbuf, user, password, 0)
-            }
-            Protocol::MemcacheText => {
-                let mut token = Vec::with_capacity(user.len() + 1 + password.len());
-                token.extend_from_slice(user);
-                token.push(b' ');
-                token.extend_from_slice(password);
-                memcache_text::encode_set(&mut self.wbuf, b"kvbench-auth", &token, 0);
-            }
-        }
-    }
-
-    /// Reads and decodes until every in-flight reply is in or the socket is drained.
-    /// With `peer_closed`, reads on to the end of the stream, so a final reply and the
-    /// server's close that arrive in one event are both seen.
-    fn read_replies(
+    /// Records every complete reply in connection `i`'s read buffer.
+    fn take_answers(
         &mut self,
-        peer_closed: bool,
-        config: &Config,
-        ctx: &mut ClientContext,
-    ) -> Result<(), String> {
-        loop {
-            self.make_read_space();
-            let space = self.rbuf.len() - self.rend;
-            let Some(transport) = self.transport.as_mut() else {
-                return Ok(());
-            };
-            match transport.read(&mut self.rbuf[self.rend..]) {
-                Ok(0) => {
-                    return Err(format!("connection closed by server {}", ctx.peer));
-                }
-                Ok(n) => {
-                    self.rend += n;
-                    let received = Instant::now();
-                    self.decode_replies(received, config, ctx)?;
-                    // A short read means the socket was drained; with edge-triggered
-                    // polling the next reply raises a new event, so skip the EAGAIN read.
-                    let waiting = !self.inflight.is_empty() || !self.setup.is_empty();
-                    if !peer_closed && (!waiting || n < space) {
-                        return Ok(());
-                    }
-                }
-                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-                Err(err) => {
-                    return Err(format!(
-                        "connection to {} failed: {}",
-                        ctx.peer,
-                        describe(&err)
-                    ));
-                }
-            }
-        }
-    }
-
-    /// Makes room at the end of the read buffer: compacts, and grows for a large reply.
-    fn make_read_space(&mut self) {
-        let needed = self.codec.bytes_needed_hint();
-        let tail_room = self.rbuf.len() - self.rend;
-        let fits = needed == 0 || self.rstart + needed <= self.rbuf.len();
-        if tail_room >= MIN_READ_SPACE && fits {
-            return;
-        }
-        if self.rstart > 0 {
-            self.rbuf.copy_within(self.rstart..self.rend, 0);
-            self.rend -= self.rstart;
-            self.rstart = 0;
-        }
-        let wanted = needed.max(self.rend + MIN_READ_SPACE);
-        if wanted > self.rbuf.len() {
-            self.rbuf.resize(wanted.next_power_of_two(), 0);
-        }
-    }
-
-    fn decode_replies(
-        &mut self,
+        i: usize,
         received: Instant,
         config: &Config,
         ctx: &mut ClientContext,
     ) -> Result<(), String> {
-        while self.rstart < self.rend {
-            let expect = match (self.setup.front(), self.inflight.front()) {
-                (Some(step), _) => step.expect(),
-                (None, Some(pending)) if pending.keys > 1 => Expect::MultiGet(pending.keys),
-                (None, Some(pending)) if pending.row as usize == rows::GET => Expect::Get,
-                (None, Some(_)) => Expect::Store,
-                // Nothing is expected: only RESP3 push data may legally arrive now.
-                (None, None) => Expect::Setup,
-            };
-            let reply = match self
-                .codec
-                .decode(&self.rbuf[self.rstart..self.rend], expect)
-            {
-                Decode::Incomplete => break,
-                Decode::Invalid(why) => {
-                    return Err(format!("invalid reply from {}: {why}", ctx.peer));
-                }
-                Decode::Complete(reply) => reply,
-            };
-            let start = self.rstart;
-            self.rstart += reply.len;
-            let text = reply.text(&self.rbuf[start..self.rstart]);
-            if reply.kind == ReplyKind::Push {
-                // RESP3 out-of-band data (e.g. invalidations) answers no request.
-                continue;
+        while let Some(answer) = self.conns[i].next_answer(config)? {
+            let bytes = self.conns[i].reply_bytes(&answer);
+            let redirect = record_answer(
+                &answer,
+                bytes,
+                received,
+                config,
+                ctx,
+                &mut self.series,
+                &mut self.scan,
+                &self.conns[i].peer,
+            )?;
+            if let Some(redirect) = redirect {
+                self.follow(redirect, answer.pending, config, ctx)?;
             }
-            if let Some(step) = self.setup.pop_front() {
-                if let Err(message) = check_setup_reply(step, reply.kind, text, config) {
-                    self.fatal = true;
-                    return Err(message);
-                }
-                if self.setup.is_empty() {
-                    self.become_ready();
-                }
-                continue;
-            }
-            let Some(pending) = self.inflight.pop_front() else {
-                return Err(format!(
-                    "unexpected reply from {} with no request in flight",
-                    ctx.peer
-                ));
-            };
-            if let Some(opaque) = self.codec.reply_opaque(&self.rbuf[start..self.rstart])
-                && opaque != pending.opaque
-            {
-                return Err(format!(
-                    "invalid reply from {}: answers request {opaque}, expected {}",
-                    ctx.peer, pending.opaque
-                ));
-            }
-            let latency_us = received.saturating_duration_since(pending.sent).as_micros() as u64;
-            let stats = &mut ctx.stats[pending.row as usize];
-            stats.record(latency_us, u64::from(pending.tx), reply.len as u64);
-            if let Some(series) = self.series.as_mut() {
-                series.record(
-                    ctx.second,
-                    pending.row as usize,
-                    latency_us,
-                    u64::from(pending.tx),
-                    reply.len as u64,
-                );
-            }
-            debug_log!(
-                2,
-                "server {}: reply of {} bytes ({:?}) after {} us",
-                ctx.peer,
-                reply.len,
-                reply.kind,
-                latency_us
-            );
-            if let Some(job) = ctx.verify {
-                check_value(job, pending.verify_index, reply.kind, text);
-                continue;
-            }
-            if pending.scan
-                && let Some(state) = self.scan.as_mut()
-            {
-                state.on_reply(first_bulk(&self.rbuf[start..self.rstart]).and_then(scan_cursor));
-            }
-            let is_get = config.arbitrary.is_none() && pending.row as usize == rows::GET;
-            match reply.kind {
-                ReplyKind::Error => {
-                    if text.starts_with(b"NOAUTH") || text.ends_with(b"unauthenticated") {
-                        self.fatal = true;
-                        return Err(format!(
-                            "server {} requires authentication: use -a PASSWORD or -a USER:PASSWORD",
-                            ctx.peer
-                        ));
-                    }
-                    stats.errors += 1;
-                    ctx.errors.report(format_args!(
-                        "server {} replied with an error: {}",
-                        ctx.peer,
-                        String::from_utf8_lossy(text)
-                    ));
-                }
-                _ if !is_get => {}
-                ReplyKind::Array | ReplyKind::Nil if pending.keys > 1 => {
-                    let misses = u64::from(reply.nil_elements.min(pending.keys));
-                    self.count_gets(stats, ctx.second, u64::from(pending.keys) - misses, misses);
-                }
-                ReplyKind::Nil => self.count_gets(stats, ctx.second, 0, 1),
-                // GETRANGE answers an empty string for a missing key.
-                ReplyKind::Bulk if config.shape.data_offset > 0 && reply.payload.1 == 0 => {
-                    self.count_gets(stats, ctx.second, 0, 1)
-                }
-                _ => self.count_gets(stats, ctx.second, 1, 0),
-            }
-        }
-        if self.rstart == self.rend {
-            self.rstart = 0;
-            self.rend = 0;
         }
         Ok(())
     }
 
-    /// Adds GET hits and misses to the thread's stats and the client's own series.
-    #[inline]
-    fn count_gets(&mut self, stats: &mut OpStats, second: u32, hits: u64, misses: u64) {
-        stats.hits += hits;
-        stats.misses += misses;
-        if let Some(series) = self.series.as_mut() {
-            series.hit(second, hits);
-            series.miss(second, misses);
+    /// Follows a MOVED (update the slot map, resend) or ASK (ASKING + resend, once).
+    fn follow(
+        &mut self,
+        redirect: Redirect,
+        pending: Pending,
+        config: &Config,
+        ctx: &mut ClientContext,
+    ) -> Result<(), String> {
+        let (slot, host, port, ask) = match redirect {
+            Redirect::Moved { slot, host, port } => (slot, host, port, false),
+            Redirect::Ask { slot, host, port } => (slot, host, port, true),
+        };
+        let target = self.connection_to(&host, port, config, ctx)?;
+        if !ask && let Some(owner) = self.slot_owner.as_mut() {
+            owner[usize::from(slot)] = target as u16;
+        }
+        if matches!(
+            pending.op,
+            Op::Set { .. } | Op::Get { .. } | Op::Verify { .. }
+        ) {
+            let flag = if ask { flags::ASKING } else { 0 };
+            self.resends
+                .push_back((target, pending.op, flag | flags::RESENT));
+        }
+        Ok(())
+    }
+
+    /// The index of the connection to `host:port`, opening a new one if needed.
+    fn connection_to(
+        &mut self,
+        host: &str,
+        port: u16,
+        config: &Config,
+        ctx: &mut ClientContext,
+    ) -> Result<usize, String> {
+        let name = format!("{host}:{port}");
+        if let Some(i) = self.conns.iter().position(|c| c.peer == name) {
+            return Ok(i);
+        }
+        if self.conns.len() >= MAX_CONNECTIONS_PER_CLIENT {
+            return Err(format!(
+                "redirected to {name}, but a client may not open more than {MAX_CONNECTIONS_PER_CLIENT} connections"
+            ));
+        }
+        let node = cluster::resolve_node(host, port)
+            .ok_or_else(|| format!("cannot resolve redirected node {name}"))?;
+        self.conns
+            .push(Connection::new(node.endpoint(), name, config));
+        let i = self.conns.len() - 1;
+        self.open(i, config, ctx)?;
+        Ok(i)
+    }
+
+    /// The connection a request for key `key_buf` goes to.
+    fn route(&self) -> usize {
+        match &self.slot_owner {
+            Some(owner) => {
+                let slot = cluster::key_slot(&self.key_buf);
+                match owner[usize::from(slot)] {
+                    u16::MAX => 0,
+                    i => usize::from(i),
+                }
+            }
+            None => 0,
         }
     }
 
-    /// Encodes requests until the pipeline is full, the client's share is sent, or (when
-    /// rate-limited) the next request is not due yet.
+    /// Whether connection `i` can take one more request now.
+    fn has_room(&self, i: usize) -> bool {
+        let conn = &self.conns[i];
+        conn.is_ready()
+            && conn.inflight.len() < self.pipeline
+            && self
+                .reconnect_interval
+                .is_none_or(|every| conn.sent_on_connection < every)
+    }
+
+    /// Sends redirected requests first, then new ones, until connections are full, the
+    /// client's share is sent, or (when rate-limited) the next request is not due yet.
     fn fill(&mut self, config: &Config, ctx: &mut ClientContext) {
-        if self.phase != Phase::Ready {
-            return;
-        }
         let mut batch_time = None;
-        while self.can_send() {
-            let sent = match self.pacer.as_mut() {
-                Some(pacer) => {
-                    let now = *batch_time.get_or_insert_with(Instant::now);
-                    if pacer.next > now {
+        while let Some(&(i, op, flag)) = self.resends.front() {
+            if !self.has_room(i) {
+                break;
+            }
+            self.resends.pop_front();
+            let sent = *batch_time.get_or_insert_with(Instant::now);
+            self.send_op(i, op, flag, sent, config, ctx);
+        }
+        loop {
+            let op = match self.held.take() {
+                Some(op) => op,
+                None => {
+                    if self.remaining == Some(0) {
                         break;
                     }
+                    if let Some(pacer) = self.pacer.as_ref() {
+                        let now = *batch_time.get_or_insert_with(Instant::now);
+                        if pacer.next > now {
+                            break;
+                        }
+                    }
+                    let op = match ctx.verify {
+                        Some(job) => match job.take() {
+                            Some(index) => Op::Verify { index },
+                            None => {
+                                self.remaining = Some(0);
+                                break;
+                            }
+                        },
+                        None => self.ops.next_op(),
+                    };
+                    if let Some(left) = self.remaining.as_mut() {
+                        *left -= 1;
+                    }
+                    op
+                }
+            };
+            let i = if self.slot_owner.is_some() {
+                self.prepare_key(op, config, ctx);
+                self.route()
+            } else {
+                0
+            };
+            if !self.has_room(i) {
+                if self.slot_owner.is_some() && self.conns[i].phase == Phase::Backoff {
+                    // The node is down: this request cannot be sent, and counts as failed.
+                    let row = row_of(&op);
+                    if row < ctx.stats.len() {
+                        ctx.stats[row].connection_errors += 1;
+                    }
+                    continue;
+                }
+                self.held = Some(op);
+                break;
+            }
+            let sent = match self.pacer.as_mut() {
+                Some(pacer) => {
                     let due = pacer.next;
                     pacer.next += pacer.interval;
                     due
@@ -747,44 +622,79 @@ impl Client {
                 // One clock read per batch: every request in it goes out in the same write.
                 None => *batch_time.get_or_insert_with(Instant::now),
             };
-            let before = self.wbuf.len();
-            let opaque = self.next_opaque;
-            self.next_opaque = self.next_opaque.wrapping_add(1);
-            let mut verify_index = 0;
-            let (row, keys, scan) = match ctx.verify {
-                Some(job) => match job.take() {
-                    Some(index) => {
-                        verify_index = index;
-                        job.verifier.write_key(index, &mut self.key_buf);
-                        self.encode_read(config, opaque);
-                        (rows::GET, 1, false)
-                    }
-                    None => {
-                        self.remaining = Some(0);
-                        break;
-                    }
-                },
-                None => self.encode_next(config, ctx, opaque),
-            };
-            debug_log!(
-                2,
-                "request: {}",
-                String::from_utf8_lossy(&self.wbuf[before..]).escape_debug()
-            );
-            self.inflight.push_back(Pending {
-                row: row as u8,
-                scan,
-                verify_index,
-                keys,
-                opaque,
-                tx: (self.wbuf.len() - before) as u32,
-                sent,
-            });
-            self.sent_on_connection += 1;
-            if let Some(left) = self.remaining.as_mut() {
-                *left -= 1;
-            }
+            self.send_op(i, op, 0, sent, config, ctx);
         }
+    }
+
+    /// Puts the key of `op` into `key_buf` (for routing).
+    fn prepare_key(&mut self, op: Op, config: &Config, ctx: &ClientContext) {
+        match op {
+            Op::Set { key_id, .. } | Op::Get { key_id } => {
+                self.load_key(config, key_id);
+            }
+            Op::Verify { index } => {
+                if let Some(job) = ctx.verify {
+                    job.verifier.write_key(index, &mut self.key_buf);
+                }
+            }
+            Op::Command { .. } => match self.ops.multi_keys().first() {
+                Some(&id) => write_key(&mut self.key_buf, &config.keys.prefix, id),
+                None => self.key_buf.clear(),
+            },
+            Op::MultiGet | Op::Wait { .. } => self.key_buf.clear(),
+        }
+    }
+
+    /// Encodes `op` on connection `i` and records it as in flight.
+    fn send_op(
+        &mut self,
+        i: usize,
+        op: Op,
+        flag: u8,
+        sent: Instant,
+        config: &Config,
+        ctx: &mut ClientContext,
+    ) {
+        if flag & flags::ASKING != 0 {
+            let conn = &mut self.conns[i];
+            crate::protocol::resp::encode_command(&mut conn.wbuf, &[b"ASKING"]);
+            let opaque = conn.take_opaque();
+            conn.inflight.push_back(Pending {
+                row: rows::SET as u8,
+                flags: flags::ASKING,
+                keys: 1,
+                opaque,
+                tx: 0,
+                sent,
+                verify_index: 0,
+                op,
+            });
+        }
+        let before = self.conns[i].wbuf.len();
+        let opaque = self.conns[i].take_opaque();
+        let (row, keys, scan) = self.encode_op(i, op, opaque, config, ctx);
+        let conn = &mut self.conns[i];
+        debug_log!(
+            2,
+            "request to {}: {}",
+            conn.peer,
+            String::from_utf8_lossy(&conn.wbuf[before..]).escape_debug()
+        );
+        let scan_flag = if scan { flags::SCAN } else { 0 };
+        conn.inflight.push_back(Pending {
+            row: row as u8,
+            flags: flag & !flags::ASKING | scan_flag,
+            keys,
+            opaque,
+            tx: (conn.wbuf.len() - before) as u32,
+            sent,
+            verify_index: match op {
+                Op::Verify { index } => index,
+                _ => 0,
+            },
+            op,
+        });
+        conn.sent_on_connection += 1;
     }
 
     /// Puts the key of `key_id` in `key_buf`: an imported item's key, or prefix + id.
@@ -800,28 +710,32 @@ impl Client {
         item
     }
 
-    /// A read of the key in `key_buf`: GET, or GETRANGE with `--data-offset`.
-    fn encode_read(&mut self, config: &Config, opaque: u32) {
+    /// A read of the key in `key_buf` on connection `i`: GET, or GETRANGE with
+    /// `--data-offset`.
+    fn encode_read(&mut self, i: usize, config: &Config, opaque: u32) {
+        let conn = &mut self.conns[i];
         let offset = config.shape.data_offset;
         if offset > 0 {
-            self.codec
-                .encode_getrange(&mut self.wbuf, &self.key_buf, offset);
+            conn.codec
+                .encode_getrange(&mut conn.wbuf, &self.key_buf, offset);
         } else {
-            self.codec.encode_get(&mut self.wbuf, &self.key_buf, opaque);
+            conn.codec.encode_get(&mut conn.wbuf, &self.key_buf, opaque);
         }
     }
 
-    /// Encodes the generator's next operation; returns its stats row, its key count and
-    /// whether it is a SCAN to follow.
-    fn encode_next(
+    /// Encodes `op` on connection `i`; returns its stats row, its key count and whether
+    /// it is a SCAN to follow.
+    fn encode_op(
         &mut self,
+        i: usize,
+        op: Op,
+        opaque: u32,
         config: &Config,
         ctx: &mut ClientContext,
-        opaque: u32,
     ) -> (usize, u32, bool) {
         let prefix = &config.keys.prefix;
         let offset = config.shape.data_offset;
-        match self.ops.next_op() {
+        match op {
             Op::Set {
                 key_id,
                 value_size,
@@ -841,12 +755,13 @@ impl Client {
                     }
                     _ => (ctx.values.value(value_size, self.ops.rng()), expiry_secs),
                 };
+                let conn = &mut self.conns[i];
                 if offset > 0 {
-                    self.codec
-                        .encode_setrange(&mut self.wbuf, &self.key_buf, offset, value);
+                    conn.codec
+                        .encode_setrange(&mut conn.wbuf, &self.key_buf, offset, value);
                 } else {
-                    self.codec
-                        .encode_set(&mut self.wbuf, &self.key_buf, value, expiry, opaque);
+                    conn.codec
+                        .encode_set(&mut conn.wbuf, &self.key_buf, value, expiry, opaque);
                 }
                 if let Some(written) = ctx.written {
                     written.mark(item.map_or(key_id, |index| index as u64));
@@ -855,7 +770,14 @@ impl Client {
             }
             Op::Get { key_id } => {
                 self.load_key(config, key_id);
-                self.encode_read(config, opaque);
+                self.encode_read(i, config, opaque);
+                (rows::GET, 1, false)
+            }
+            Op::Verify { index } => {
+                if let Some(job) = ctx.verify {
+                    job.verifier.write_key(index, &mut self.key_buf);
+                }
+                self.encode_read(i, config, opaque);
                 (rows::GET, 1, false)
             }
             Op::MultiGet => {
@@ -871,26 +793,29 @@ impl Client {
                         _ => self.multi_keys.push(prefix, id),
                     }
                 }
-                self.codec
-                    .encode_multi_get(&mut self.wbuf, &self.multi_keys, opaque);
+                let conn = &mut self.conns[i];
+                conn.codec
+                    .encode_multi_get(&mut conn.wbuf, &self.multi_keys, opaque);
                 (rows::GET, self.multi_keys.len() as u32, false)
             }
             Op::Wait {
                 replicas,
                 timeout_ms,
             } => {
-                self.codec.encode_wait(&mut self.wbuf, replicas, timeout_ms);
+                let conn = &mut self.conns[i];
+                conn.codec.encode_wait(&mut conn.wbuf, replicas, timeout_ms);
                 (rows::WAIT, 1, false)
             }
             Op::Command { index, value_size } => {
-                self.encode_command(config, ctx, index, value_size)
+                self.encode_command(i, config, ctx, index, value_size)
             }
         }
     }
 
-    /// Encodes `--command` number `index` with fresh keys and data.
+    /// Encodes `--command` number `index` with fresh keys and data on connection `i`.
     fn encode_command(
         &mut self,
+        i: usize,
         config: &Config,
         ctx: &mut ClientContext,
         index: usize,
@@ -905,13 +830,14 @@ impl Client {
             self.command_keys.push_key(&config.keys.prefix, id);
         }
         let value = ctx.values.value(value_size, self.ops.rng());
+        let wbuf = &mut self.conns[i].wbuf;
         if let (Some(plan), Some(cursor)) = (
             &arbitrary.list.scan,
             self.scan.as_ref().and_then(ScanState::next_cursor),
         ) {
             let key = self.command_keys.get(0).unwrap_or(b"");
             plan.continuation
-                .encode_resp_cursor(&mut self.wbuf, cursor, key, value);
+                .encode_resp_cursor(wbuf, cursor, key, value);
             return (plan.row, 1, true);
         }
         let monitor = arbitrary.monitor.as_deref();
@@ -921,72 +847,129 @@ impl Client {
             }
             _ => 0,
         };
-        cmd.template.encode_resp_keys(
-            &mut self.wbuf,
-            &self.command_keys,
-            value,
-            monitor,
-            monitor_index,
-        );
+        cmd.template
+            .encode_resp_keys(wbuf, &self.command_keys, value, monitor, monitor_index);
         (cmd.stat_row(monitor, monitor_index), 1, self.scan.is_some())
     }
+}
 
-    /// Writes the buffer until it is empty or the socket is full.
-    fn flush(&mut self, peer: &str) -> Result<(), String> {
-        let Some(transport) = self.transport.as_mut() else {
-            return Ok(());
-        };
-        while self.wpos < self.wbuf.len() {
-            match transport.write(&self.wbuf[self.wpos..]) {
-                Ok(0) => return Err(format!("connection closed by server {peer}")),
-                Ok(n) => self.wpos += n,
-                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-                Err(err) => {
-                    return Err(format!("connection to {peer} failed: {}", describe(&err)));
-                }
+/// The stats row an operation is counted in.
+fn row_of(op: &Op) -> usize {
+    match op {
+        Op::Set { .. } => rows::SET,
+        Op::Wait { .. } => rows::WAIT,
+        _ => rows::GET,
+    }
+}
+
+/// `host:port` or the socket path, for messages.
+pub fn peer_name(endpoint: &Endpoint) -> String {
+    match endpoint {
+        Endpoint::Tcp { host, addr } => {
+            if addr.is_ipv6() && host.contains(':') {
+                format!("[{host}]:{}", addr.port())
+            } else {
+                format!("{host}:{}", addr.port())
             }
         }
-        self.wbuf.clear();
-        self.wpos = 0;
-        Ok(())
+        Endpoint::Unix(path) => path.display().to_string(),
     }
 }
 
-/// Turns a failed AUTH, HELLO or SELECT into a message that says what to change.
-fn check_setup_reply(
-    step: SetupStep,
-    kind: ReplyKind,
-    text: &[u8],
+/// Records one reply: latency, bytes, hits and misses, errors, the client's own series,
+/// verification and SCAN cursors. Returns a cluster redirection to follow, if any.
+#[allow(clippy::too_many_arguments)] // the disjoint parts of a client that a reply touches
+fn record_answer(
+    answer: &Answer,
+    bytes: &[u8],
+    received: Instant,
     config: &Config,
-) -> Result<(), String> {
-    if kind != ReplyKind::Error {
-        return Ok(());
+    ctx: &mut ClientContext,
+    series: &mut Option<Box<ClientSeries>>,
+    scan: &mut Option<ScanState>,
+    peer: &str,
+) -> Result<Option<Redirect>, String> {
+    let pending = answer.pending;
+    let reply = answer.reply;
+    let text = reply.text(bytes);
+    if pending.flags & flags::ASKING != 0 {
+        return Ok(None);
     }
-    let text = String::from_utf8_lossy(text);
-    Err(match step {
-        SetupStep::Auth => {
-            let who = config
-                .credentials
-                .as_ref()
-                .and_then(|c| c.user.clone())
-                .map_or_else(String::new, |user| format!(" as user '{user}'"));
-            format!("authentication{who} failed: {text}")
-        }
-        SetupStep::Hello(version) => {
-            format!("HELLO {version} failed: {text} (servers older than Redis 6 need -P redis)")
-        }
-        SetupStep::Select(db) => format!("SELECT {db} failed: {text}"),
-    })
-}
-
-/// An OS error without the "(os error N)" suffix users do not need.
-fn describe(err: &io::Error) -> String {
-    let text = err.to_string();
-    match text.find(" (os error") {
-        Some(cut) => text[..cut].to_lowercase(),
-        None => text,
+    let row = pending.row as usize;
+    let latency_us = received.saturating_duration_since(pending.sent).as_micros() as u64;
+    let stats = &mut ctx.stats[row];
+    stats.record(latency_us, u64::from(pending.tx), reply.len as u64);
+    if let Some(series) = series.as_mut() {
+        series.record(
+            ctx.second,
+            row,
+            latency_us,
+            u64::from(pending.tx),
+            reply.len as u64,
+        );
     }
+    debug_log!(
+        2,
+        "reply from {peer}: {} bytes ({:?}) after {latency_us} us",
+        reply.len,
+        reply.kind
+    );
+    if reply.kind == ReplyKind::Error && config.cluster_mode {
+        match cluster::parse_redirect(text) {
+            Some(redirect @ Redirect::Moved { .. }) => {
+                stats.moved += 1;
+                return Ok(Some(redirect));
+            }
+            Some(redirect @ Redirect::Ask { .. }) => {
+                stats.ask += 1;
+                return Ok(Some(redirect));
+            }
+            None => {}
+        }
+    }
+    if let Some(job) = ctx.verify {
+        check_value(job, pending.verify_index, reply.kind, text);
+        return Ok(None);
+    }
+    if pending.flags & flags::SCAN != 0
+        && let Some(state) = scan.as_mut()
+    {
+        state.on_reply(first_bulk(bytes).and_then(scan_cursor));
+    }
+    let is_get = config.arbitrary.is_none() && row == rows::GET;
+    let (hits, misses) = match reply.kind {
+        ReplyKind::Error => {
+            if text.starts_with(b"NOAUTH") || text.ends_with(b"unauthenticated") {
+                return Err(format!(
+                    "server {peer} requires authentication: use -a PASSWORD or -a USER:PASSWORD"
+                ));
+            }
+            stats.errors += 1;
+            ctx.errors.report(format_args!(
+                "server {peer} replied with an error: {}",
+                String::from_utf8_lossy(text)
+            ));
+            (0, 0)
+        }
+        _ if !is_get => (0, 0),
+        ReplyKind::Array | ReplyKind::Nil if pending.keys > 1 => {
+            let misses = u64::from(reply.nil_elements.min(pending.keys));
+            (u64::from(pending.keys) - misses, misses)
+        }
+        ReplyKind::Nil => (0, 1),
+        // GETRANGE answers an empty string for a missing key.
+        ReplyKind::Bulk if config.shape.data_offset > 0 && reply.payload.1 == 0 => (0, 1),
+        _ => (1, 0),
+    };
+    stats.hits += hits;
+    stats.misses += misses;
+    if let Some(series) = series.as_mut()
+        && (hits > 0 || misses > 0)
+    {
+        series.hit(ctx.second, hits);
+        series.miss(ctx.second, misses);
+    }
+    Ok(None)
 }
 
 /// Records what a verification read found for key `index`.

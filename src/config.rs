@@ -172,6 +172,8 @@ pub struct Config {
     pub arbitrary: Option<Arc<Arbitrary>>,
     /// Imported values and data verification.
     pub dataset: DataSet,
+    /// `--cluster-mode`: route each key to the master that owns its slot.
+    pub cluster_mode: bool,
     /// Every option with its effective value, in memtier's JSON order, for the JSON
     /// "configuration" object and `--show-config`. Values are already rendered as JSON
     /// literals (`"\"127.0.0.1\""`, `"6379"`, `"null"`, `"\"false\""`).
@@ -244,11 +246,6 @@ pub const NOT_SUPPORTED_YET: &[NotYet] = &[
         id: None,
         flag: "--uri with the rediss:// scheme (TLS)",
         given: |c| c.uri.as_deref().is_some_and(|u| u.starts_with("rediss://")),
-    },
-    NotYet {
-        id: Some("cluster_mode"),
-        flag: "--cluster-mode",
-        given: |c| c.cluster_mode,
     },
 ];
 
@@ -527,8 +524,10 @@ impl Config {
             shape: LoadShape::from_cli(cli, clients as usize, memcache)?,
             arbitrary: Arbitrary::from_cli(cli, protocol, pipeline as usize)?,
             dataset,
+            cluster_mode: cli.cluster_mode,
             shown: Vec::new(),
         };
+        check_cluster_mode(&config)?;
         config.shown = shown_options(
             &config,
             cli,
@@ -538,6 +537,36 @@ impl Config {
         );
         Ok(config)
     }
+}
+
+/// What `--cluster-mode` cannot be combined with, as in memtier.
+fn check_cluster_mode(config: &Config) -> Result<()> {
+    if !config.cluster_mode {
+        return Ok(());
+    }
+    let refuse = |what: &str| Err(usage(format!("--cluster-mode cannot be used with {what}.")));
+    if matches!(
+        config.protocol,
+        Protocol::MemcacheText | Protocol::MemcacheBinary
+    ) {
+        return refuse("the memcache protocols");
+    }
+    if matches!(config.endpoint, Endpoint::Unix(_)) {
+        return refuse("--unix-socket (cluster nodes are reached over TCP)");
+    }
+    if config.shape.multi_key_get > 1 {
+        return refuse("--multi-key-get (the keys of one MGET may live on different masters)");
+    }
+    if config.shape.wait.is_some() {
+        return refuse("--wait-ratio");
+    }
+    if config.select_db.is_some_and(|db| db != 0) {
+        return refuse("--select-db (cluster nodes have only database 0)");
+    }
+    if config.shape.reconnect_interval.is_some() {
+        return refuse("--reconnect-interval");
+    }
+    Ok(())
 }
 
 fn usage(msg: impl Into<String>) -> Error {

@@ -23,7 +23,9 @@
 //! | [`error`] | the setup/user error type and exit codes |
 //! | [`runner`] | spawn workers, tick once a second, stop, merge, hand to reports |
 //! | [`worker`] | one thread: a `mio::Poll` driving many clients |
-//! | [`client`] | one connection's state machine, buffers and in-flight queue |
+//! | [`client`] | one client: what to send next, routing, recording, reconnect policy |
+//! | [`connection`] | one socket's state machine, buffers and in-flight queue |
+//! | [`cluster`] | Redis Cluster slots, topology discovery, MOVED/ASK |
 //! | [`transport`] | TCP or Unix socket behind one read/write interface |
 //! | [`protocol`] | wire formats: encode requests, decode replies; no I/O |
 //! | [`workload`] | key patterns, value sizes and contents, the SET:GET sequence |
@@ -35,7 +37,9 @@
 pub mod arbitrary;
 pub mod cli;
 pub mod client;
+pub mod cluster;
 pub mod config;
+pub mod connection;
 pub mod dataset;
 pub mod debug;
 pub mod error;

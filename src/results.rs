@@ -53,6 +53,9 @@ pub struct Row {
     pub ops_per_sec: f64,
     pub hits_per_sec: f64,
     pub misses_per_sec: f64,
+    /// Cluster `MOVED` / `ASK` redirections per second (cluster mode only).
+    pub moved_per_sec: f64,
+    pub ask_per_sec: f64,
     pub connection_errors: u64,
     pub connection_errors_per_sec: f64,
     /// Error replies received.
@@ -80,6 +83,8 @@ pub struct Results {
     pub finish_epoch_ms: u64,
     pub duration_ms: u64,
     pub interrupted: bool,
+    /// From a `--cluster-mode` run: the table and JSON add MOVED/sec and ASK/sec.
+    pub cluster: bool,
     /// Command rows in display order, `Totals` last.
     pub rows: Vec<Row>,
 }
@@ -230,6 +235,8 @@ pub fn build_row(
         ops_per_sec: rate(stats.count as f64, secs),
         hits_per_sec: rate(stats.hits as f64, secs),
         misses_per_sec: rate(stats.misses as f64, secs),
+        moved_per_sec: rate(stats.moved as f64, secs),
+        ask_per_sec: rate(stats.ask as f64, secs),
         connection_errors: stats.connection_errors,
         connection_errors_per_sec: rate(stats.connection_errors as f64, secs),
         errors: stats.errors,
@@ -285,6 +292,8 @@ fn aggregate_row(name: &RowName, runs: &[Results]) -> Row {
         ops_per_sec: mean(|r| r.ops_per_sec),
         hits_per_sec: mean(|r| r.hits_per_sec),
         misses_per_sec: mean(|r| r.misses_per_sec),
+        moved_per_sec: mean(|r| r.moved_per_sec),
+        ask_per_sec: mean(|r| r.ask_per_sec),
         connection_errors: rows.iter().map(|r| r.connection_errors).sum(),
         connection_errors_per_sec: mean(|r| r.connection_errors_per_sec),
         errors: rows.iter().map(|r| r.errors).sum(),
@@ -327,6 +336,7 @@ pub fn best_worst_aggregate(runs: &[Results]) -> (Results, Results, Results) {
         finish_epoch_ms: 0,
         duration_ms: 0,
         interrupted: false,
+        cluster: false,
         rows: Vec::new(),
     };
     let Some(first) = runs.first() else {
@@ -367,6 +377,7 @@ pub fn best_worst_aggregate(runs: &[Results]) -> (Results, Results, Results) {
         finish_epoch_ms: runs.iter().map(|r| r.finish_epoch_ms).max().unwrap_or(0),
         duration_ms: runs.iter().map(|r| r.duration_ms).sum(),
         interrupted: runs.iter().any(|r| r.interrupted),
+        cluster: runs.iter().any(|r| r.cluster),
         rows: names.iter().map(|n| aggregate_row(n, runs)).collect(),
     };
 
@@ -525,6 +536,7 @@ mod tests {
             finish_epoch_ms: 1000 * u64::from(n) + 500,
             duration_ms: 500,
             interrupted: n == 2,
+            cluster: false,
             rows: vec![sets, totals],
         }
     }

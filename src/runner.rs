@@ -13,6 +13,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 use mio::{Poll, Waker};
 
 use crate::client::VerifyJob;
+use crate::cluster::{self, Topology};
 use crate::config::{Config, StopAt};
 use crate::error::Error;
 use crate::report::client_stats::{self, ClientSeries};
@@ -65,10 +66,37 @@ pub fn run(config: &Arc<Config>) -> Outcome {
         },
         _ => None,
     };
+    let topology = if config.cluster_mode {
+        match cluster::discover(config) {
+            Ok(topology) => {
+                eprintln!(
+                    "cluster: {} masters: {}",
+                    topology.nodes.len(),
+                    topology
+                        .nodes
+                        .iter()
+                        .map(|n| n.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                Some(Arc::new(topology))
+            }
+            Err(message) => {
+                outcome.error = Some(Error::run(message));
+                return outcome;
+            }
+        }
+    } else {
+        None
+    };
     if !config.dataset.verify_only {
         for run_number in 1..=config.run_count {
-            let (results, mut error) =
-                run_once(config, run_number, Pass::Benchmark(written.clone()));
+            let (results, mut error) = run_once(
+                config,
+                run_number,
+                Pass::Benchmark(written.clone()),
+                &topology,
+            );
             let answered = results.rows.iter().any(|row| row.count > 0);
             if error.is_none() && !answered && signals::received().is_none() {
                 // A stalled server must not look like a successful (if slow) benchmark.
@@ -104,7 +132,12 @@ pub fn run(config: &Arc<Config>) -> Outcome {
         };
         verify_config.arbitrary = None;
         verify_config.stop = StopAt::RequestsPerClient(u64::MAX);
-        let (_, error) = run_once(&Arc::new(verify_config), 1, Pass::Verify(Arc::clone(&job)));
+        let (_, error) = run_once(
+            &Arc::new(verify_config),
+            1,
+            Pass::Verify(Arc::clone(&job)),
+            &topology,
+        );
         outcome.signal = signals::received();
         outcome.error = error.map(Error::run);
         let report = job.report.lock().unwrap_or_else(|e| e.into_inner()).clone();
@@ -173,7 +206,12 @@ fn client_requests(config: &Config, client_index: usize) -> Option<u64> {
     }
 }
 
-fn run_once(config: &Arc<Config>, run_number: u32, pass: Pass) -> (Results, Option<String>) {
+fn run_once(
+    config: &Arc<Config>,
+    run_number: u32,
+    pass: Pass,
+    topology: &Option<Arc<Topology>>,
+) -> (Results, Option<String>) {
     let verifying = matches!(pass, Pass::Verify(_));
     let (written, verify) = match pass {
         Pass::Benchmark(written) => (written, None),
@@ -239,6 +277,7 @@ fn run_once(config: &Arc<Config>, run_number: u32, pass: Pass) -> (Results, Opti
             stop: Arc::clone(&stop),
             tx: tx.clone(),
             peer: peer_name(config),
+            topology: topology.clone(),
             rows: names.len(),
             written: written.clone(),
             verify: verify.clone(),
@@ -591,6 +630,7 @@ impl<'a> Gatherer<'a> {
             finish_epoch_ms: self.start_epoch_ms + duration.as_millis() as u64,
             duration_ms: duration.as_millis() as u64,
             interrupted: self.interrupted,
+            cluster: self.config.cluster_mode,
             rows: result_rows,
         }
     }

@@ -26,6 +26,10 @@ pub struct OpStats {
     pub errors: u64,
     /// Connection errors attributed to this command.
     pub connection_errors: u64,
+    /// Cluster `MOVED` redirections received.
+    pub moved: u64,
+    /// Cluster `ASK` redirections received.
+    pub ask: u64,
     pub bytes_rx: u64,
     pub bytes_tx: u64,
     /// Sum of all latencies, in microseconds (exact, unlike the histogram mean).
@@ -48,6 +52,8 @@ impl OpStats {
             misses: 0,
             errors: 0,
             connection_errors: 0,
+            moved: 0,
+            ask: 0,
             bytes_rx: 0,
             bytes_tx: 0,
             latency_sum_us: 0,
@@ -72,6 +78,8 @@ impl OpStats {
         self.misses += other.misses;
         self.errors += other.errors;
         self.connection_errors += other.connection_errors;
+        self.moved += other.moved;
+        self.ask += other.ask;
         self.bytes_rx += other.bytes_rx;
         self.bytes_tx += other.bytes_tx;
         self.latency_sum_us += other.latency_sum_us;
@@ -87,6 +95,8 @@ impl OpStats {
         self.misses = 0;
         self.errors = 0;
         self.connection_errors = 0;
+        self.moved = 0;
+        self.ask = 0;
         self.bytes_rx = 0;
         self.bytes_tx = 0;
         self.latency_sum_us = 0;

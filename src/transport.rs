@@ -18,8 +18,8 @@ pub enum Transport {
 impl Transport {
     /// Starts a non-blocking connect; completion is seen on the first writable event
     /// and checked with [`Transport::finish_connect`].
-    pub fn connect(config: &Config) -> io::Result<Transport> {
-        match &config.endpoint {
+    pub fn connect(endpoint: &Endpoint, _config: &Config) -> io::Result<Transport> {
+        match endpoint {
             Endpoint::Tcp { addr, .. } => {
                 let stream = TcpStream::connect(*addr)?;
                 Ok(Transport::Tcp(stream))

@@ -17,7 +17,8 @@ use mio::{Events, Poll, Token};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::client::{Client, ClientContext, ErrorLog, Status, VerifyJob};
+use crate::client::{Client, ClientContext, ErrorLog, Status, VerifyJob, split_token};
+use crate::cluster::Topology;
 use crate::config::Config;
 use crate::report::client_stats::ClientSeries;
 use crate::stats::OpStats;
@@ -83,6 +84,8 @@ pub struct Worker {
     pub written: Option<Arc<WrittenKeys>>,
     /// Set when this run is the verification pass.
     pub verify: Option<Arc<VerifyJob>>,
+    /// The cluster's masters and slot map, in `--cluster-mode`.
+    pub topology: Option<Arc<Topology>>,
 }
 
 /// Client slots plus the timers they asked for.
@@ -93,6 +96,8 @@ struct Slots {
     /// The timer each slot has armed, so stale heap entries can be skipped.
     armed: Vec<Option<Instant>>,
     timers: BinaryHeap<Reverse<(Instant, usize)>>,
+    /// Scratch list of timers due in one pass.
+    due: Vec<(Instant, usize)>,
     active: usize,
 }
 
@@ -227,7 +232,7 @@ impl Worker {
                 if event.token() == WAKE_TOKEN {
                     continue;
                 }
-                let slot = event.token().0;
+                let (slot, conn) = split_token(event.token());
                 let Some(client) = slots.clients.get_mut(slot).and_then(Option::as_mut) else {
                     continue;
                 };
@@ -235,13 +240,12 @@ impl Worker {
                     stats,
                     values: &self.values,
                     errors: &mut errors,
-                    peer: &self.peer,
                     registry: self.poll.registry(),
                     written: self.written.as_deref(),
                     verify: self.verify.as_deref(),
                     second: *second,
                 };
-                let status = client.handle_event(event, &self.config, &mut ctx);
+                let status = client.handle_event(conn, event, &self.config, &mut ctx);
                 self.settle(slots, slot, status)?;
             }
         }
@@ -256,11 +260,17 @@ impl Worker {
         stats: &mut [OpStats],
         errors: &mut ErrorLog,
     ) -> Result<(), String> {
+        // Timers re-armed while firing wait for the next pass, so a client that asks
+        // for "now" again cannot trap the worker here.
+        let mut due = std::mem::take(&mut slots.due);
         while let Some(&Reverse((at, slot))) = slots.timers.peek() {
             if at > now {
                 break;
             }
             slots.timers.pop();
+            due.push((at, slot));
+        }
+        for &(at, slot) in &due {
             if slots.armed[slot] != Some(at) {
                 continue; // superseded by a newer timer of the same client
             }
@@ -272,15 +282,21 @@ impl Worker {
                 stats,
                 values: &self.values,
                 errors,
-                peer: &self.peer,
                 registry: self.poll.registry(),
                 written: self.written.as_deref(),
                 verify: self.verify.as_deref(),
                 second,
             };
             let status = client.on_timer(now, &self.config, &mut ctx);
-            self.settle(slots, slot, status)?;
+            if let Err(message) = self.settle(slots, slot, status) {
+                due.clear();
+                slots.due = due;
+                return Err(message);
+            }
         }
+        due.clear();
+        // Kept for the next pass: no allocation per timer once warmed up.
+        slots.due = due;
         Ok(())
     }
 
@@ -335,16 +351,18 @@ impl Worker {
             series: Vec::new(),
             armed: vec![None; self.clients.len()],
             timers: BinaryHeap::with_capacity(self.clients.len() * 2),
+            due: Vec::with_capacity(self.clients.len()),
             active: self.clients.len(),
         };
         for (slot, plan) in self.clients.iter().enumerate() {
             let ops = OpGenerator::new(&self.config, plan.index, plan.seed)?;
             slots.clients.push(Some(Client::new(
-                Token(slot),
+                slot,
                 ops,
                 plan.requests,
                 starts[slot],
                 &self.config,
+                self.topology.as_deref(),
             )));
             slots.arm(slot);
         }

@@ -626,7 +626,6 @@ fn not_yet_example(flag: &str) -> Vec<&'static str> {
         "--tls-protocols" => &["--tls-protocols=TLSv1.3"],
         "--sni" => &["--sni=example.com"],
         "--uri with the rediss:// scheme (TLS)" => &["-u", "rediss://localhost:6380"],
-        "--cluster-mode" => &["--cluster-mode"],
         "--command-stats-breakdown" => &["--command-stats-breakdown=line"],
         "--rate-limiting" => &["--rate-limiting=100"],
         "--clients-start" => &["--clients-start=1"],
@@ -682,10 +681,6 @@ fn unbuilt_features_are_refused_not_ignored() {
     }
     // Spot-check the wording the brief asks for.
     assert_eq!(refusal(&["--tls"]), "--tls is not supported yet");
-    assert_eq!(
-        refusal(&["--cluster-mode"]),
-        "--cluster-mode is not supported yet"
-    );
     // A `false` switch in a config file is "not given", so it is not refused.
     let f = TempFile::new(r#"{"tls": false, "cluster-mode": false}"#);
     config(&[&f.flag()]);

@@ -463,6 +463,7 @@ mod tests {
             finish_epoch_ms: 2000,
             duration_ms: 1000,
             interrupted: false,
+            cluster: false,
             rows: vec![
                 row("Sets", "SET", 5),
                 row("Waits", "WAIT", 0),

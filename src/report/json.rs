@@ -209,7 +209,7 @@ fn push_block(
     w.close('}');
 
     for row in &r.rows {
-        push_row(w, row, percentiles);
+        push_row(w, row, r.cluster, percentiles);
     }
     if let Some(ramp) = info.ramp {
         push_active_clients(w, r, info, ramp);
@@ -247,12 +247,16 @@ fn push_active_clients(w: &mut JsonWriter, r: &Results, info: &RunInfo, ramp: Ra
     w.close('}');
 }
 
-fn push_row(w: &mut JsonWriter, row: &Row, percentiles: &[f64]) {
+fn push_row(w: &mut JsonWriter, row: &Row, cluster: bool, percentiles: &[f64]) {
     w.open_object(&row.name.row);
     w.uint("Count", row.count);
     w.fixed("Ops/sec", row.ops_per_sec, 2);
     w.fixed("Hits/sec", row.hits_per_sec, 2);
     w.fixed("Misses/sec", row.misses_per_sec, 2);
+    if cluster {
+        w.fixed("MOVED/sec", row.moved_per_sec, 2);
+        w.fixed("ASK/sec", row.ask_per_sec, 2);
+    }
     w.fixed("Connection Errors/sec", row.connection_errors_per_sec, 2);
     w.uint("Connection Errors", row.connection_errors);
     w.fixed("Latency", row.avg_latency_ms, 3);

@@ -93,6 +93,10 @@ pub fn render_results(results: &Results, percentiles: &[f64], hide_histogram: bo
         let _ = write!(header, "{:>RATE_WIDTH$} ", "Hits/sec");
         let _ = write!(header, "{:>RATE_WIDTH$} ", "Misses/sec");
     }
+    if results.cluster {
+        let _ = write!(header, "{:>RATE_WIDTH$} ", "MOVED/sec");
+        let _ = write!(header, "{:>RATE_WIDTH$} ", "ASK/sec");
+    }
     let _ = write!(header, "{:>LATENCY_WIDTH$} ", "Avg. Latency");
     for &p in percentiles {
         let _ = write!(header, "{:>LATENCY_WIDTH$} ", percentile_label(p));
@@ -110,7 +114,14 @@ pub fn render_results(results: &Results, percentiles: &[f64], hide_histogram: bo
     out.push_str(&"-".repeat(width));
     out.push('\n');
     for row in &results.rows {
-        push_row(&mut out, row, type_width, show_hits, percentiles);
+        push_row(
+            &mut out,
+            row,
+            type_width,
+            show_hits,
+            results.cluster,
+            percentiles,
+        );
     }
 
     if !hide_histogram {
@@ -120,7 +131,14 @@ pub fn render_results(results: &Results, percentiles: &[f64], hide_histogram: bo
     out
 }
 
-fn push_row(out: &mut String, row: &Row, type_width: usize, show_hits: bool, percentiles: &[f64]) {
+fn push_row(
+    out: &mut String,
+    row: &Row,
+    type_width: usize,
+    show_hits: bool,
+    cluster: bool,
+    percentiles: &[f64],
+) {
     let rate = |out: &mut String, x: f64| {
         let _ = write!(out, "{:>RATE_WIDTH$.2} ", finite(x));
     };
@@ -141,6 +159,10 @@ fn push_row(out: &mut String, row: &Row, type_width: usize, show_hits: bool, per
                 "{NOT_APPLICABLE:>RATE_WIDTH$} {NOT_APPLICABLE:>RATE_WIDTH$} "
             );
         }
+    }
+    if cluster {
+        rate(out, row.moved_per_sec);
+        rate(out, row.ask_per_sec);
     }
     if ran {
         latency(out, row.avg_latency_ms);

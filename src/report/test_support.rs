@@ -68,6 +68,8 @@ pub(crate) fn zero_row() -> Row {
         ops_per_sec: 0.0,
         hits_per_sec: 0.0,
         misses_per_sec: 0.0,
+        moved_per_sec: 0.0,
+        ask_per_sec: 0.0,
         connection_errors: 0,
         connection_errors_per_sec: 0.0,
         errors: 0,
@@ -103,6 +105,8 @@ pub(crate) fn row(name: RowName, count: u64, figures: Figures, histogram: Histog
         ops_per_sec: ops,
         hits_per_sec: hits,
         misses_per_sec: misses,
+        moved_per_sec: 0.0,
+        ask_per_sec: 0.0,
         avg_latency_ms: avg,
         accumulated_latency_ms: avg * count as f64,
         min_latency_ms: min,
@@ -178,6 +182,7 @@ pub(crate) fn default_results() -> Results {
         finish_epoch_ms: 1_795_979_180_826,
         duration_ms: 17,
         interrupted: false,
+        cluster: false,
         rows: vec![sets, gets, waits, totals],
     }
 }
@@ -217,6 +222,7 @@ pub(crate) fn runs3_results() -> Vec<Results> {
                 finish_epoch_ms: starts[i] + 2 + i as u64,
                 duration_ms: 2 + i as u64,
                 interrupted: false,
+                cluster: false,
                 rows: vec![
                     row(name("Sets", "SET", false), 20, f[0], h("Sets")),
                     row(name("Gets", "GET", true), 180, f[1], h("Gets")),
@@ -243,6 +249,7 @@ pub(crate) fn arbitrary_results() -> Results {
         finish_epoch_ms: 1_795_979_186_831,
         duration_ms: 3,
         interrupted: false,
+        cluster: false,
         rows: vec![
             row(
                 name("Hsets", "HSET", false),

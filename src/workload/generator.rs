@@ -41,6 +41,11 @@ pub enum Op {
         index: usize,
         value_size: usize,
     },
+    /// A `--data-verify` read of key `index` (made by the verification pass, never by
+    /// the generator).
+    Verify {
+        index: u64,
+    },
 }
 
 /// The `--command` sequence and one key generator per command (each has its own pattern).

@@ -1,0 +1,336 @@
+//! Redis Cluster: key slots (CRC16 with `{hash tags}`), the topology read from
+//! `CLUSTER SLOTS`, and parsing of `MOVED` / `ASK` redirections.
+//!
+//! ```text
+//! slot(key) = CRC16-XMODEM(tag or key) mod 16384
+//!   tag = the bytes between the first '{' and the next '}' when that is non-empty
+//! CLUSTER SLOTS -> *N of [start, end, [host, port, id, ...], replica, ...]
+//! -MOVED 3999 127.0.0.1:6381   (the slot lives there now: update the map, resend)
+//! -ASK 3999 127.0.0.1:6381     (this one request: send ASKING + it there)
+//! ```
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+use crate::config::{Config, Endpoint};
+use crate::protocol::resp;
+
+/// Number of hash slots in a Redis Cluster.
+pub const SLOTS: usize = 16384;
+
+/// How long discovery may wait on the seed node.
+const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// CRC16-XMODEM (polynomial 0x1021), the checksum Redis Cluster hashes keys with.
+fn crc16(data: &[u8]) -> u16 {
+    let mut crc: u16 = 0;
+    for &byte in data {
+        crc ^= u16::from(byte) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
+        }
+    }
+    crc
+}
+
+/// The hash slot of `key`, honouring `{hash tags}`.
+#[inline]
+pub fn key_slot(key: &[u8]) -> u16 {
+    let hashed = match key.iter().position(|&b| b == b'{') {
+        Some(open) => match key[open + 1..].iter().position(|&b| b == b'}') {
+            Some(len) if len > 0 => &key[open + 1..open + 1 + len],
+            _ => key,
+        },
+        None => key,
+    };
+    crc16(hashed) % SLOTS as u16
+}
+
+/// One master node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Node {
+    pub host: String,
+    pub port: u16,
+    pub addr: SocketAddr,
+}
+
+impl Node {
+    /// `host:port`, for messages and for matching redirections.
+    pub fn name(&self) -> String {
+        format!("{}:{}", self.host, self.port)
+    }
+
+    pub fn endpoint(&self) -> Endpoint {
+        Endpoint::Tcp {
+            host: self.host.clone(),
+            addr: self.addr,
+        }
+    }
+}
+
+/// Which master owns each slot.
+#[derive(Clone, Debug)]
+pub struct Topology {
+    pub nodes: Vec<Node>,
+    /// Index into `nodes` per slot; `u16::MAX` for a slot no master serves.
+    pub slot_owner: Vec<u16>,
+}
+
+/// A `MOVED` or `ASK` error reply, parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Redirect {
+    Moved { slot: u16, host: String, port: u16 },
+    Ask { slot: u16, host: String, port: u16 },
+}
+
+/// Parses the text of an error reply as a redirection, if it is one.
+pub fn parse_redirect(text: &[u8]) -> Option<Redirect> {
+    let text = std::str::from_utf8(text).ok()?;
+    let mut parts = text.split_ascii_whitespace();
+    let kind = parts.next()?;
+    let slot: u16 = parts.next()?.parse().ok()?;
+    let (host, port) = parts.next()?.rsplit_once(':')?;
+    let port: u16 = port.parse().ok()?;
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    match kind {
+        "MOVED" => Some(Redirect::Moved { slot, host, port }),
+        "ASK" => Some(Redirect::Ask { slot, host, port }),
+        _ => None,
+    }
+}
+
+/// Resolves a node address from a redirection or `CLUSTER SLOTS`.
+pub fn resolve_node(host: &str, port: u16) -> Option<Node> {
+    let addr = (host, port).to_socket_addrs().ok()?.next()?;
+    Some(Node {
+        host: host.to_string(),
+        port,
+        addr,
+    })
+}
+
+/// Reads the topology from the seed node with `CLUSTER SLOTS` (authenticating first
+/// when `-a` was given). A blocking exchange, done once before the run starts.
+pub fn discover(config: &Config) -> Result<Topology, String> {
+    let Endpoint::Tcp { host, addr } = &config.endpoint else {
+        return Err("--cluster-mode needs a TCP server address, not a Unix socket".to_string());
+    };
+    let peer = format!("{host}:{}", addr.port());
+    let mut stream = TcpStream::connect_timeout(addr, DISCOVERY_TIMEOUT)
+        .map_err(|e| format!("cannot connect to {peer}: {e}"))?;
+    let _ = stream.set_read_timeout(Some(DISCOVERY_TIMEOUT));
+    let _ = stream.set_nodelay(true);
+    let mut request = Vec::new();
+    if let Some(credentials) = &config.credentials {
+        match &credentials.user {
+            Some(user) => resp::encode_command(
+                &mut request,
+                &[b"AUTH", user.as_bytes(), credentials.password.as_bytes()],
+            ),
+            None => resp::encode_command(&mut request, &[b"AUTH", credentials.password.as_bytes()]),
+        }
+    }
+    resp::encode_command(&mut request, &[b"CLUSTER", b"SLOTS"]);
+    stream
+        .write_all(&request)
+        .map_err(|e| format!("cannot send CLUSTER SLOTS to {peer}: {e}"))?;
+    let replies = if config.credentials.is_some() { 2 } else { 1 };
+    let mut buf = Vec::with_capacity(16 * 1024);
+    let mut chunk = [0u8; 16 * 1024];
+    let mut values = Vec::new();
+    while values.len() < replies {
+        let n = stream
+            .read(&mut chunk)
+            .map_err(|e| format!("no answer to CLUSTER SLOTS from {peer}: {e}"))?;
+        if n == 0 {
+            return Err(format!(
+                "{peer} closed the connection during cluster discovery"
+            ));
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        values.clear();
+        let mut pos = 0;
+        while let Some((value, used)) = parse_value(&buf[pos..]) {
+            values.push(value);
+            pos += used;
+        }
+    }
+    if let (true, Some(Value::Error(e))) = (replies == 2, values.first()) {
+        return Err(format!("authentication with {peer} failed: {e}"));
+    }
+    match values.pop() {
+        Some(Value::Error(e)) => Err(format!(
+            "CLUSTER SLOTS failed on {peer}: {e} (is it a cluster node? drop --cluster-mode otherwise)"
+        )),
+        Some(value) => topology_from_slots(&value, host),
+        None => Err(format!("no answer to CLUSTER SLOTS from {peer}")),
+    }
+}
+
+/// Builds the slot map from a `CLUSTER SLOTS` reply; `seed_host` stands in for the
+/// empty host name a node reports for itself.
+pub fn topology_from_slots(reply: &Value, seed_host: &str) -> Result<Topology, String> {
+    let Value::Array(ranges) = reply else {
+        return Err("CLUSTER SLOTS did not answer an array".to_string());
+    };
+    let mut topology = Topology {
+        nodes: Vec::new(),
+        slot_owner: vec![u16::MAX; SLOTS],
+    };
+    for range in ranges {
+        let Value::Array(fields) = range else {
+            continue;
+        };
+        let (Some(Value::Int(start)), Some(Value::Int(end)), Some(Value::Array(master))) =
+            (fields.first(), fields.get(1), fields.get(2))
+        else {
+            return Err("CLUSTER SLOTS entry is not [start, end, [host, port, ...]]".to_string());
+        };
+        let host = match master.first() {
+            Some(Value::Bulk(h)) if !h.is_empty() && h != "?" => h.clone(),
+            _ => seed_host.to_string(),
+        };
+        let Some(Value::Int(port)) = master.get(1) else {
+            return Err("CLUSTER SLOTS node has no port".to_string());
+        };
+        let port = u16::try_from(*port).map_err(|_| format!("bad port {port} in CLUSTER SLOTS"))?;
+        let index = match topology
+            .nodes
+            .iter()
+            .position(|n| n.host == host && n.port == port)
+        {
+            Some(i) => i,
+            None => {
+                let node = resolve_node(&host, port)
+                    .ok_or_else(|| format!("cannot resolve cluster node {host}:{port}"))?;
+                topology.nodes.push(node);
+                topology.nodes.len() - 1
+            }
+        };
+        let (start, end) = (*start as usize, *end as usize);
+        if start > end || end >= SLOTS {
+            return Err(format!("bad slot range {start}-{end} in CLUSTER SLOTS"));
+        }
+        for owner in &mut topology.slot_owner[start..=end] {
+            *owner = index as u16;
+        }
+    }
+    if topology.nodes.is_empty() {
+        return Err("the cluster has no slots assigned (CLUSTER SLOTS is empty)".to_string());
+    }
+    Ok(topology)
+}
+
+/// A RESP value, only as much as `CLUSTER SLOTS` needs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Int(i64),
+    Bulk(String),
+    Error(String),
+    Array(Vec<Value>),
+    Nil,
+}
+
+/// Parses one complete RESP value at the start of `buf`: the value and its length, or
+/// `None` if incomplete or malformed.
+pub fn parse_value(buf: &[u8]) -> Option<(Value, usize)> {
+    let line_end = buf.windows(2).position(|w| w == b"\r\n")?;
+    let line = std::str::from_utf8(&buf[1..line_end]).ok()?;
+    let after = line_end + 2;
+    match buf.first()? {
+        b'+' => Some((Value::Bulk(line.to_string()), after)),
+        b'-' => Some((Value::Error(line.to_string()), after)),
+        b':' => Some((Value::Int(line.parse().ok()?), after)),
+        b'$' => {
+            let len: i64 = line.parse().ok()?;
+            if len < 0 {
+                return Some((Value::Nil, after));
+            }
+            let end = after + len as usize;
+            let text = std::str::from_utf8(buf.get(after..end)?).ok()?;
+            buf.get(end..end + 2)?;
+            Some((Value::Bulk(text.to_string()), end + 2))
+        }
+        b'*' => {
+            let count: i64 = line.parse().ok()?;
+            if count < 0 {
+                return Some((Value::Nil, after));
+            }
+            let mut items = Vec::with_capacity(count as usize);
+            let mut pos = after;
+            for _ in 0..count {
+                let (item, used) = parse_value(&buf[pos..])?;
+                items.push(item);
+                pos += used;
+            }
+            Some((Value::Array(items), pos))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_match_redis() {
+        // Values from the Redis Cluster specification and `CLUSTER KEYSLOT`.
+        assert_eq!(crc16(b"123456789"), 0x31C3);
+        assert_eq!(key_slot(b"foo"), 12182);
+        assert_eq!(key_slot(b"bar"), 5061);
+        assert_eq!(key_slot(b"{user1000}.following"), key_slot(b"user1000"));
+        assert_eq!(
+            key_slot(b"{user1000}.followers"),
+            key_slot(b"{user1000}.following")
+        );
+        // An empty tag hashes the whole key.
+        assert_eq!(key_slot(b"foo{}{bar}"), crc16(b"foo{}{bar}") % 16384);
+        assert_eq!(key_slot(b"foo{{bar}}zap"), key_slot(b"{bar"));
+    }
+
+    #[test]
+    fn redirects_parse() {
+        assert_eq!(
+            parse_redirect(b"MOVED 3999 127.0.0.1:6381"),
+            Some(Redirect::Moved {
+                slot: 3999,
+                host: "127.0.0.1".into(),
+                port: 6381
+            })
+        );
+        assert_eq!(
+            parse_redirect(b"ASK 12 [::1]:7000"),
+            Some(Redirect::Ask {
+                slot: 12,
+                host: "::1".into(),
+                port: 7000
+            })
+        );
+        assert_eq!(parse_redirect(b"ERR unknown command"), None);
+    }
+
+    #[test]
+    fn cluster_slots_reply_builds_the_map() {
+        let reply = b"*2\r\n*3\r\n:0\r\n:8191\r\n*3\r\n$9\r\n127.0.0.1\r\n:7000\r\n$4\r\nabcd\r\n\
+*4\r\n:8192\r\n:16383\r\n*2\r\n$0\r\n\r\n:7001\r\n*2\r\n$9\r\n127.0.0.1\r\n:7002\r\n";
+        let (value, used) = parse_value(reply).expect("complete reply");
+        assert_eq!(used, reply.len());
+        let topo = topology_from_slots(&value, "127.0.0.1").expect("valid topology");
+        assert_eq!(topo.nodes.len(), 2);
+        assert_eq!(topo.nodes[1].port, 7001);
+        assert_eq!(topo.slot_owner[0], 0);
+        assert_eq!(topo.slot_owner[8191], 0);
+        assert_eq!(topo.slot_owner[8192], 1);
+        assert_eq!(topo.slot_owner[16383], 1);
+        assert!(parse_value(&reply[..reply.len() - 3]).is_none());
+    }
+}
