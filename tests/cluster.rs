@@ -1,0 +1,245 @@
+//! `--cluster-mode` against a real 3-master Redis Cluster built by the test from
+//! redis-server processes on free ports: keys land on the master owning their slot,
+//! request counts add up across masters, and a slot migrated mid-run is followed.
+
+mod common;
+
+use std::collections::HashMap;
+use std::process::Command;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{RedisServer, describe, run_kvbench, spawn_kvbench};
+use kvbench::cluster::key_slot;
+
+/// Three cluster-enabled redis-servers joined into one cluster (no replicas).
+struct Cluster {
+    nodes: Vec<RedisServer>,
+}
+
+impl Cluster {
+    fn start() -> Cluster {
+        let nodes: Vec<RedisServer> = (0..3)
+            .map(|_| {
+                RedisServer::start_with(&[
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--cluster-node-timeout",
+                    "5000",
+                ])
+            })
+            .collect();
+        let addrs: Vec<String> = nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port))
+            .collect();
+        let out = Command::new("redis-cli")
+            .arg("--cluster")
+            .arg("create")
+            .args(&addrs)
+            .arg("--cluster-yes")
+            .output()
+            .expect("redis-cli runs");
+        assert!(
+            out.status.success(),
+            "cluster create failed: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let ok = nodes
+                .iter()
+                .all(|n| n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"));
+            if ok {
+                break;
+            }
+            assert!(Instant::now() < deadline, "cluster did not become ok");
+            thread::sleep(Duration::from_millis(200));
+        }
+        Cluster { nodes }
+    }
+
+    fn seed_port(&self) -> String {
+        self.nodes[0].port.to_string()
+    }
+
+    /// Slot ranges served by each node, by port.
+    fn slot_ranges(&self) -> HashMap<u16, Vec<(u16, u16)>> {
+        let mut ranges: HashMap<u16, Vec<(u16, u16)>> = HashMap::new();
+        // `CLUSTER NODES` lines: id addr flags master ping pong epoch state slot-ranges...
+        for line in self.nodes[0].cli(&["CLUSTER", "NODES"]).lines() {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if fields.len() < 9 || !fields[2].contains("master") {
+                continue;
+            }
+            let port: u16 = fields[1]
+                .split('@')
+                .next()
+                .and_then(|a| a.rsplit(':').next())
+                .and_then(|p| p.parse().ok())
+                .expect("node address has a port");
+            for range in &fields[8..] {
+                if range.starts_with('[') {
+                    continue; // a migrating/importing marker
+                }
+                let (a, b) = match range.split_once('-') {
+                    Some((a, b)) => (a.parse().unwrap(), b.parse().unwrap()),
+                    None => {
+                        let s: u16 = range.parse().unwrap();
+                        (s, s)
+                    }
+                };
+                ranges.entry(port).or_default().push((a, b));
+            }
+        }
+        ranges
+    }
+
+    fn total_calls(&self, command: &str) -> u64 {
+        self.nodes
+            .iter()
+            .map(|n| n.commandstats().get(command).copied().unwrap_or(0))
+            .sum()
+    }
+}
+
+#[test]
+fn allkeys_lands_every_key_on_its_master() {
+    let cluster = Cluster::start();
+    let port = cluster.seed_port();
+    let out = run_kvbench(&[
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--cluster-mode",
+        "-t",
+        "2",
+        "-c",
+        "3",
+        "--ratio=1:0",
+        "--key-pattern=S:S",
+        "-n",
+        "allkeys",
+        "--key-minimum=1",
+        "--key-maximum=3000",
+        "--hide-histogram",
+    ]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let total: u64 = cluster.nodes.iter().map(|n| n.dbsize()).sum();
+    assert_eq!(total, 3000);
+    assert_eq!(cluster.total_calls("set"), 3000);
+    let ranges = cluster.slot_ranges();
+    for node in &cluster.nodes {
+        let keys = node.cli(&["--scan"]);
+        let mine = &ranges[&node.port];
+        let mut count = 0;
+        for key in keys.lines() {
+            let slot = key_slot(key.as_bytes());
+            assert!(
+                mine.iter().any(|&(a, b)| (a..=b).contains(&slot)),
+                "{key} (slot {slot}) is on {} which does not own it",
+                node.port
+            );
+            count += 1;
+        }
+        assert!(count > 500, "node {} holds only {count} keys", node.port);
+    }
+}
+
+#[test]
+fn request_counts_add_up_across_masters() {
+    let cluster = Cluster::start();
+    let port = cluster.seed_port();
+    let out = run_kvbench(&[
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--cluster-mode",
+        "-t",
+        "2",
+        "-c",
+        "2",
+        "-n",
+        "500",
+        "--ratio=1:1",
+        "--pipeline=8",
+        "--key-maximum=5000",
+        "--hide-histogram",
+    ]);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert_eq!(
+        cluster.total_calls("set") + cluster.total_calls("get"),
+        2000
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("MOVED/sec") && stdout.contains("ASK/sec"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn migrated_slots_are_followed_without_losing_requests() {
+    let cluster = Cluster::start();
+    let port = cluster.seed_port();
+    let dir = std::env::temp_dir().join(format!("kvbench-cluster-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("moved.json");
+    let json_flag = format!("--json-out-file={}", json.display());
+    // 4 clients × 3000 requests at 1500/s each: a 2-second run to migrate slots under.
+    let run = spawn_kvbench(&[
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--cluster-mode",
+        "-t",
+        "1",
+        "-c",
+        "4",
+        "-n",
+        "3000",
+        "--rate-limiting=1500",
+        "--ratio=1:1",
+        "--key-maximum=2000",
+        "--hide-histogram",
+        &json_flag,
+    ]);
+    thread::sleep(Duration::from_millis(600));
+    let from = cluster.nodes[0].cli(&["CLUSTER", "MYID"]);
+    let to = cluster.nodes[1].cli(&["CLUSTER", "MYID"]);
+    let reshard = Command::new("redis-cli")
+        .args(["--cluster", "reshard", &format!("127.0.0.1:{port}")])
+        .args([
+            "--cluster-from",
+            &from,
+            "--cluster-to",
+            &to,
+            "--cluster-slots",
+            "1000",
+            "--cluster-yes",
+        ])
+        .output()
+        .expect("redis-cli runs");
+    assert!(
+        reshard.status.success(),
+        "{}",
+        String::from_utf8_lossy(&reshard.stdout)
+    );
+    let out = run.wait(Duration::from_secs(60));
+    assert!(out.status.success(), "{}", describe(&out));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let totals = &doc["ALL STATS"]["Totals"];
+    let redirects = totals["MOVED/sec"].as_f64().unwrap() + totals["ASK/sec"].as_f64().unwrap();
+    assert!(redirects > 0.0, "no MOVED or ASK seen: {totals}");
+    // Every request was executed once somewhere: redirected ones were resent.
+    assert_eq!(
+        cluster.total_calls("set") + cluster.total_calls("get"),
+        12_000
+    );
+}
