@@ -899,7 +899,11 @@ fn record_answer(
     let latency_us = received.saturating_duration_since(pending.sent).as_micros() as u64;
     let stats = &mut ctx.stats[row];
     stats.record(latency_us, u64::from(pending.tx), reply.len as u64);
-    if let Some(series) = series.as_mut() {
+    // The per-client files have SET/GET/WAIT columns only (as memtier's): arbitrary
+    // command rows are reported in the table and JSON, not there.
+    if let Some(series) = series.as_mut()
+        && config.arbitrary.is_none()
+    {
         series.record(
             ctx.second,
             row,

@@ -570,3 +570,162 @@ impl Drop for Background {
         kill_and_wait(&mut self.child);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Helpers for the end-to-end feature tests (`redis_commands`, `data_verify`,
+// `outputs_e2e`): a scratch directory, JSON reading, and binary-safe memcached access.
+
+/// A fresh empty directory for one test's files (JSON, CSV, HDR, import files),
+/// removed on drop.
+pub struct TestDir {
+    path: PathBuf,
+}
+
+impl TestDir {
+    /// A new empty directory under the system temp dir, named after `what`.
+    pub fn new(what: &str) -> Self {
+        TestDir {
+            path: temp_dir(what),
+        }
+    }
+
+    /// The directory itself.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `name` inside the directory (not created).
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// `name` inside the directory, as a string for a command line.
+    pub fn file_arg(&self, name: &str) -> String {
+        self.file(name).to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.path);
+    }
+}
+
+/// Read and parse a JSON file, panicking with the text when it does not parse.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let text = fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("JSON file {} not written: {e}", path.display()));
+    serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("JSON file {} does not parse: {e}\n{text}", path.display()))
+}
+
+impl Memcached {
+    /// Send raw bytes on a fresh connection and read until the reply ends with
+    /// `terminator`. Binary safe (values may hold any byte).
+    pub fn raw(&self, req: &[u8], terminator: &[u8]) -> Vec<u8> {
+        let addr: SocketAddr = ([127, 0, 0, 1], self.port).into();
+        let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))
+            .unwrap_or_else(|e| panic!("connect to memcached {}: {e}", self.addr()));
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("set read timeout");
+        stream.write_all(req).expect("send to memcached");
+        let mut reply = Vec::new();
+        let mut buf = [0u8; 64 * 1024];
+        while !reply.ends_with(terminator) {
+            let n = stream
+                .read(&mut buf)
+                .unwrap_or_else(|e| panic!("read from memcached {}: {e}", self.addr()));
+            assert!(
+                n > 0,
+                "memcached closed the connection mid-reply: {:?}",
+                String::from_utf8_lossy(&reply)
+            );
+            reply.extend_from_slice(&buf[..n]);
+        }
+        reply
+    }
+
+    /// `get KEY` over the text protocol: the value's bytes, or `None` on a miss. Reads
+    /// exactly the advertised length, so a value holding `\r\nEND\r\n` comes back whole.
+    pub fn get(&self, key: &str) -> Option<Vec<u8>> {
+        let addr: SocketAddr = ([127, 0, 0, 1], self.port).into();
+        let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))
+            .unwrap_or_else(|e| panic!("connect to memcached {}: {e}", self.addr()));
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("set read timeout");
+        stream
+            .write_all(format!("get {key}\r\n").as_bytes())
+            .expect("send get");
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 64 * 1024];
+        let mut read_more = |buf: &mut Vec<u8>| {
+            let n = stream.read(&mut chunk).expect("read get reply");
+            assert!(n > 0, "memcached closed the connection mid-reply");
+            buf.extend_from_slice(&chunk[..n]);
+        };
+        let header_end = loop {
+            if let Some(i) = buf.windows(2).position(|w| w == b"\r\n") {
+                break i;
+            }
+            read_more(&mut buf);
+        };
+        let header = String::from_utf8_lossy(&buf[..header_end]).into_owned();
+        if header == "END" {
+            return None;
+        }
+        let fields: Vec<&str> = header.split(' ').collect();
+        assert!(
+            fields.len() == 4 && fields[0] == "VALUE" && fields[1] == key,
+            "unexpected get header {header:?}"
+        );
+        let len: usize = fields[3]
+            .parse()
+            .unwrap_or_else(|_| panic!("bad length in {header:?}"));
+        let start = header_end + 2;
+        let total = start + len + b"\r\nEND\r\n".len();
+        while buf.len() < total {
+            read_more(&mut buf);
+        }
+        assert_eq!(
+            &buf[start + len..total],
+            b"\r\nEND\r\n",
+            "value of {key} is not followed by END"
+        );
+        Some(buf[start..start + len].to_vec())
+    }
+
+    /// `set KEY 0 EXPTIME <len>` + value over the text protocol; panics unless `STORED`.
+    pub fn set(&self, key: &str, value: &[u8], exptime: u32) {
+        let mut req = format!("set {key} 0 {exptime} {}\r\n", value.len()).into_bytes();
+        req.extend_from_slice(value);
+        req.extend_from_slice(b"\r\n");
+        let reply = self.raw(&req, b"\r\n");
+        assert_eq!(
+            reply,
+            b"STORED\r\n",
+            "memcached set {key} answered {:?}",
+            String::from_utf8_lossy(&reply)
+        );
+    }
+
+    /// The remaining TTL of KEY in seconds via the meta command `mg KEY t`: `Some(-1)` for
+    /// an item that never expires, `None` when the key is missing.
+    pub fn ttl(&self, key: &str) -> Option<i64> {
+        let reply = self.raw(format!("mg {key} t\r\n").as_bytes(), b"\r\n");
+        let text = String::from_utf8_lossy(&reply);
+        let text = text.trim();
+        if text == "EN" {
+            return None;
+        }
+        let ttl = text
+            .strip_prefix("HD ")
+            .and_then(|rest| rest.split(' ').find_map(|f| f.strip_prefix('t')))
+            .unwrap_or_else(|| panic!("mg {key} t answered {text:?}"));
+        Some(
+            ttl.parse()
+                .unwrap_or_else(|_| panic!("mg {key} t answered {text:?}")),
+        )
+    }
+}

@@ -1,0 +1,625 @@
+//! Outputs of a real run end to end, against a real redis-server each test starts:
+//! `--client-stats` per-client CSV files (their counts add up to what the server ran),
+//! StatsD gauges and Graphite events received by sockets the test binds, `-D -D` debug
+//! lines, and HDR files for every run of `-x 2`.
+
+mod common;
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{TcpListener, UdpSocket};
+use std::process::Output;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use common::{RedisServer, TestDir, describe, read_json, run_kvbench};
+
+/// `kvbench -s 127.0.0.1 -p PORT --hide-histogram EXTRA...`; the run must succeed.
+fn kv_ok(server: &RedisServer, extra: &[&str]) -> Output {
+    let port = server.port.to_string();
+    let mut args = vec!["-s", "127.0.0.1", "-p", &port, "--hide-histogram"];
+    args.extend_from_slice(extra);
+    let out = run_kvbench(&args);
+    assert!(
+        out.status.success(),
+        "kvbench {extra:?}\n{}",
+        describe(&out)
+    );
+    out
+}
+
+/// SET plus GET calls the server ran (`INFO commandstats`).
+fn server_set_get(server: &RedisServer) -> u64 {
+    let stats = server.commandstats();
+    stats.get("set").copied().unwrap_or(0) + stats.get("get").copied().unwrap_or(0)
+}
+
+// ---------------------------------------------------------------------------------------
+// --client-stats
+
+/// memtier's per-second header line.
+const CLIENT_STATS_HEADER: &str = "Second,SET Requests,SET Average Latency,SET Total Bytes,\
+SET Total Bytes TX,SET Total Bytes RX,GET Requests,GET Average Latency,GET Total Bytes,\
+GET Total Bytes TX,GET Total Bytes RX,GET Misses,GET Hits,WAIT Requests,WAIT Average Latency";
+
+/// Check the client-stats files of run 1 under `dir` (prefix `cs`): exactly one per
+/// thread and client, each opening with the banner and header, rows numbered from second
+/// 0. Returns the SET + GET requests of all rows of all files, and the rows per file.
+fn client_stats_requests(dir: &TestDir, threads: usize, clients: usize) -> (u64, Vec<usize>) {
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("cs-"))
+        .collect();
+    names.sort();
+    let mut expected: Vec<String> = (0..threads)
+        .flat_map(|t| (0..clients).map(move |c| format!("cs-1-{t}-{c}.csv")))
+        .collect();
+    expected.sort();
+    assert_eq!(names, expected, "one file per client");
+
+    let columns: Vec<&str> = CLIENT_STATS_HEADER.split(',').collect();
+    let set_col = columns.iter().position(|c| *c == "SET Requests").unwrap();
+    let get_col = columns.iter().position(|c| *c == "GET Requests").unwrap();
+    let mut total = 0;
+    let mut rows_per_file = Vec::new();
+    for name in &names {
+        let text = std::fs::read_to_string(dir.file(name)).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines.first(),
+            Some(&"Per-Second Benchmark Data"),
+            "{name}:\n{text}"
+        );
+        assert_eq!(lines.get(1), Some(&CLIENT_STATS_HEADER), "{name}:\n{text}");
+        let rows: Vec<&str> = lines[2..]
+            .iter()
+            .take_while(|l| !l.trim().is_empty())
+            .copied()
+            .collect();
+        assert!(!rows.is_empty(), "{name} has no per-second rows:\n{text}");
+        for (second, row) in rows.iter().enumerate() {
+            let cells: Vec<&str> = row.split(',').collect();
+            assert_eq!(cells.len(), columns.len(), "{name}: {row:?}");
+            assert_eq!(
+                cells[0],
+                second.to_string(),
+                "{name}: rows go second by second"
+            );
+            let n = |i: usize| -> u64 {
+                cells[i]
+                    .parse()
+                    .unwrap_or_else(|_| panic!("{name}: {:?} in {row:?}", columns[i]))
+            };
+            total += n(set_col) + n(get_col);
+        }
+        rows_per_file.push(rows.len());
+        for block in ["GET", "SET", "WAIT"] {
+            assert!(
+                text.contains(&format!(
+                    "Full-Test {block} Latency\nLatency (<= msec),Percent\n"
+                )),
+                "{name}: no {block} latency block"
+            );
+        }
+    }
+    (total, rows_per_file)
+}
+
+/// `-t 2 -c 2 --test-time=2`: four files whose rows add up to what the JSON counted,
+/// and to what the server ran less at most the one request per connection still in
+/// flight at the deadline (documented: those replies are not counted).
+#[test]
+fn client_stats_files_add_up_to_the_server_counts_timed() {
+    let server = RedisServer::start();
+    server.config_resetstat();
+    let dir = TestDir::new("client-stats-timed");
+    let prefix = format!("--client-stats={}", dir.file_arg("cs"));
+    let json_arg = format!("--json-out-file={}", dir.file_arg("run.json"));
+    kv_ok(
+        &server,
+        &[
+            "-t",
+            "2",
+            "-c",
+            "2",
+            "--test-time=2",
+            "--ratio=1:4",
+            &prefix,
+            &json_arg,
+        ],
+    );
+    let server_total = server_set_get(&server);
+    let (total, rows) = client_stats_requests(&dir, 2, 2);
+    for n in &rows {
+        assert!((2..=3).contains(n), "2 s run, rows per file: {rows:?}");
+    }
+    let json = read_json(&dir.file("run.json"));
+    let counted = json["ALL STATS"]["Totals"]["Count"].as_u64().unwrap();
+    assert_eq!(total, counted, "client files vs JSON Totals");
+    assert!(total > 100, "hardly any requests: {total}");
+    let in_flight = 4; // 4 connections × --pipeline=1
+    assert!(
+        total <= server_total && server_total - total <= in_flight,
+        "client stats sum {total}, server ran {server_total} SET+GET \
+         (at most {in_flight} may be in flight at the deadline)"
+    );
+}
+
+/// With `-n` nothing is left in flight: the files add up to the server's count exactly.
+#[test]
+fn client_stats_files_add_up_to_the_server_counts_exactly_with_n() {
+    let server = RedisServer::start();
+    server.config_resetstat();
+    let dir = TestDir::new("client-stats-n");
+    let prefix = format!("--client-stats={}", dir.file_arg("cs"));
+    kv_ok(
+        &server,
+        &["-t", "2", "-c", "2", "-n", "500", "--ratio=1:1", &prefix],
+    );
+    let (total, _) = client_stats_requests(&dir, 2, 2);
+    assert_eq!(server_set_get(&server), 2000);
+    assert_eq!(total, 2000, "client stats sum");
+}
+
+/// Sum of one column over the per-second rows of every client-stats file in `dir`.
+fn client_stats_column(dir: &TestDir, column: &str) -> u64 {
+    let index = CLIENT_STATS_HEADER
+        .split(',')
+        .position(|c| c == column)
+        .unwrap_or_else(|| panic!("no column {column:?}"));
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if !path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("cs-")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for row in text.lines().skip(2).take_while(|l| !l.trim().is_empty()) {
+            total += row.split(',').nth(index).unwrap().parse::<u64>().unwrap();
+        }
+    }
+    total
+}
+
+/// With arbitrary commands, a column named after SET, GET or WAIT holds either what that
+/// command did or nothing (memtier leaves arbitrary commands out of these files), never
+/// another command's figures: here 30 GETs, 10 SETs and 10 PINGs.
+#[test]
+fn client_stats_columns_hold_the_command_they_name_with_arbitrary_commands() {
+    let server = RedisServer::start();
+    server.config_resetstat();
+    let dir = TestDir::new("client-stats-arbitrary");
+    let prefix = format!("--client-stats={}", dir.file_arg("cs"));
+    kv_ok(
+        &server,
+        &[
+            "--command=get __key__",
+            "--command-ratio=3",
+            "--command=set __key__ __data__",
+            "--command=ping",
+            "-t",
+            "1",
+            "-c",
+            "1",
+            "-n",
+            "50",
+            &prefix,
+        ],
+    );
+    let stats = server.commandstats();
+    let (gets, sets) = (stats["get"], stats["set"]);
+    assert_eq!((gets, sets, stats["ping"]), (30, 10, 10), "{stats:?}");
+    let set_column = client_stats_column(&dir, "SET Requests");
+    let get_column = client_stats_column(&dir, "GET Requests");
+    let wait_column = client_stats_column(&dir, "WAIT Requests");
+    assert!(
+        [0, sets].contains(&set_column),
+        "SET Requests adds up to {set_column}; the server ran {sets} SETs (and {gets} GETs)"
+    );
+    assert!(
+        [0, gets].contains(&get_column),
+        "GET Requests adds up to {get_column}; the server ran {gets} GETs (and {sets} SETs)"
+    );
+    assert_eq!(
+        wait_column, 0,
+        "WAIT Requests adds up to {wait_column}; no WAIT ran (10 PINGs did)"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// StatsD and Graphite
+
+/// A UDP socket and a TCP listener the test owns, recording what kvbench sends them
+/// until [`Sinks::finish`].
+struct Sinks {
+    udp_port: u16,
+    http_port: u16,
+    stop: Arc<AtomicBool>,
+    udp: Option<JoinHandle<Vec<String>>>,
+    http: Option<JoinHandle<Vec<String>>>,
+}
+
+impl Sinks {
+    fn start() -> Sinks {
+        let stop = Arc::new(AtomicBool::new(false));
+        let udp = UdpSocket::bind("127.0.0.1:0").expect("bind UDP");
+        udp.set_read_timeout(Some(Duration::from_millis(50)))
+            .unwrap();
+        let udp_port = udp.local_addr().unwrap().port();
+        let flag = Arc::clone(&stop);
+        let udp = thread::spawn(move || {
+            let mut datagrams = Vec::new();
+            let mut buf = [0u8; 65536];
+            while !flag.load(Ordering::Relaxed) {
+                if let Ok(n) = udp.recv(&mut buf) {
+                    datagrams.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+                }
+            }
+            datagrams
+        });
+
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind TCP");
+        listener.set_nonblocking(true).unwrap();
+        let http_port = listener.local_addr().unwrap().port();
+        let flag = Arc::clone(&stop);
+        let http = thread::spawn(move || {
+            let mut requests = Vec::new();
+            while !flag.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((mut conn, _)) => {
+                        conn.set_nonblocking(false).unwrap();
+                        conn.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+                        let request = read_http_request(&mut conn);
+                        let _ = conn.write_all(
+                            b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                        );
+                        requests.push(request);
+                    }
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                        thread::sleep(Duration::from_millis(10))
+                    }
+                    Err(_) => break,
+                }
+            }
+            requests
+        });
+        Sinks {
+            udp_port,
+            http_port,
+            stop,
+            udp: Some(udp),
+            http: Some(http),
+        }
+    }
+
+    /// Stop listening (after a moment for late packets); the datagrams and HTTP requests.
+    fn finish(mut self) -> (Vec<String>, Vec<String>) {
+        thread::sleep(Duration::from_millis(300));
+        self.stop.store(true, Ordering::Relaxed);
+        let udp = self.udp.take().unwrap().join().unwrap();
+        let http = self.http.take().unwrap().join().unwrap();
+        (udp, http)
+    }
+}
+
+impl Drop for Sinks {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Read one HTTP request: the head, then `Content-Length` bytes of body.
+fn read_http_request(conn: &mut std::net::TcpStream) -> String {
+    let mut data = Vec::new();
+    let mut buf = [0u8; 4096];
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        if let Some(end) = data.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&data[..end]).to_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            if data.len() >= end + 4 + length {
+                break;
+            }
+        }
+        if Instant::now() > deadline {
+            break;
+        }
+        match conn.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => data.extend_from_slice(&buf[..n]),
+        }
+    }
+    String::from_utf8_lossy(&data).into_owned()
+}
+
+/// The body of each request that POSTs to `/events/`, parsed as JSON.
+fn graphite_events(requests: &[String]) -> Vec<serde_json::Value> {
+    requests
+        .iter()
+        .filter(|r| r.starts_with("POST /events/ "))
+        .map(|r| {
+            let body = r.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+            serde_json::from_str(body).unwrap_or_else(|e| panic!("event body {body:?}: {e}"))
+        })
+        .collect()
+}
+
+/// Values of every `NAME:<value>|g` line across the datagrams (one datagram may carry
+/// several lines).
+fn gauge_values(datagrams: &[String], name: &str) -> Vec<f64> {
+    let prefix = format!("{name}:");
+    datagrams
+        .iter()
+        .flat_map(|d| d.lines())
+        .filter_map(|l| l.strip_prefix(prefix.as_str()))
+        .map(|v| {
+            let value = v
+                .strip_suffix("|g")
+                .unwrap_or_else(|| panic!("{name} is not a gauge: {v:?}"));
+            value
+                .parse()
+                .unwrap_or_else(|_| panic!("{name} value {value:?}"))
+        })
+        .collect()
+}
+
+/// During a 2 s run StatsD gauges arrive once a second under `memtier.default.`, and
+/// Graphite gets a `POST /events/` for the start and the end of the run.
+#[test]
+fn statsd_gauges_and_graphite_events_reach_the_test_sockets() {
+    let server = RedisServer::start();
+    let sinks = Sinks::start();
+    let udp_port = sinks.udp_port.to_string();
+    let http_port = sinks.http_port.to_string();
+    kv_ok(
+        &server,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "--test-time=2",
+            "--statsd-host=127.0.0.1",
+            "--statsd-port",
+            &udp_port,
+            "--graphite-port",
+            &http_port,
+        ],
+    );
+    let (datagrams, requests) = sinks.finish();
+
+    let ops = gauge_values(&datagrams, "memtier.default.ops_sec");
+    assert!(
+        ops.len() >= 2,
+        "one ops_sec a second expected: {datagrams:#?}"
+    );
+    assert!(ops.iter().any(|v| *v > 0.0), "no ops_sec above 0: {ops:?}");
+    for line in datagrams.iter().flat_map(|d| d.lines()) {
+        assert!(
+            line.starts_with("memtier.default."),
+            "metric outside the prefix: {line:?}"
+        );
+        assert!(
+            line.ends_with("|g") || line.ends_with("|ms") || line.ends_with("|c"),
+            "not a StatsD line: {line:?}"
+        );
+    }
+    let progress = gauge_values(&datagrams, "memtier.default.progress_pct");
+    assert!(
+        progress.iter().any(|p| (99.0..=100.0).contains(p)),
+        "progress never reached 100%: {progress:?}"
+    );
+
+    let events = graphite_events(&requests);
+    let whats: Vec<&str> = events.iter().filter_map(|e| e["what"].as_str()).collect();
+    assert!(
+        whats.contains(&"Benchmark Started"),
+        "no start event: {requests:#?}"
+    );
+    assert!(
+        whats.contains(&"Benchmark Completed"),
+        "no end event: {requests:#?}"
+    );
+    assert_eq!(
+        whats.iter().position(|w| *w == "Benchmark Started"),
+        Some(0),
+        "the start event comes first: {whats:?}"
+    );
+}
+
+/// `--statsd-prefix` and `--statsd-run-label` name the metrics and tag the events.
+#[test]
+fn statsd_prefix_and_run_label_name_the_metrics() {
+    let server = RedisServer::start();
+    let sinks = Sinks::start();
+    let udp_port = sinks.udp_port.to_string();
+    let http_port = sinks.http_port.to_string();
+    kv_ok(
+        &server,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "1",
+            "--test-time=1",
+            "--statsd-host=127.0.0.1",
+            "--statsd-port",
+            &udp_port,
+            "--graphite-port",
+            &http_port,
+            "--statsd-prefix=kvb",
+            "--statsd-run-label=ci",
+        ],
+    );
+    let (datagrams, requests) = sinks.finish();
+    assert!(
+        !gauge_values(&datagrams, "kvb.ci.ops_sec").is_empty(),
+        "{datagrams:#?}"
+    );
+    assert!(
+        datagrams
+            .iter()
+            .flat_map(|d| d.lines())
+            .all(|l| l.starts_with("kvb.ci.")),
+        "{datagrams:#?}"
+    );
+    let events = graphite_events(&requests);
+    assert!(
+        events
+            .iter()
+            .any(|e| e["tags"].as_str().unwrap_or("").contains("ci")),
+        "no event tagged with the run label: {requests:#?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// -D
+
+/// `-D -D` prints each request on stderr (the key the server got among them); `-D` alone
+/// does not.
+#[test]
+fn debug_twice_prints_each_request() {
+    let server = RedisServer::start();
+    let out = kv_ok(
+        &server,
+        &[
+            "-D",
+            "-D",
+            "-n",
+            "2",
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "--ratio=1:1",
+            "--key-prefix=dbgkey-",
+        ],
+    );
+    let keys = server.cli(&["KEYS", "dbgkey-*"]);
+    let keys: Vec<&str> = keys.lines().collect();
+    assert_eq!(keys.len(), 1, "one SET: {keys:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let with_key: Vec<&str> = err.lines().filter(|l| l.contains(keys[0])).collect();
+    assert!(
+        with_key.iter().any(|l| l.contains("SET")),
+        "the SET of {} is not in the debug output:\n{err}",
+        keys[0]
+    );
+    let requests = err.lines().filter(|l| l.contains("dbgkey-")).count();
+    assert!(
+        requests >= 2,
+        "both requests (SET and GET) expected:\n{err}"
+    );
+
+    server.flushall();
+    let out = kv_ok(
+        &server,
+        &[
+            "-D",
+            "-n",
+            "2",
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "--ratio=1:1",
+            "--key-prefix=dbgkey-",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !err.contains("dbgkey-"),
+        "a single -D prints no requests:\n{err}"
+    );
+    assert!(err.contains("127.0.0.1"), "-D shows the connection:\n{err}");
+
+    let out = kv_ok(
+        &server,
+        &["-n", "2", "-c", "1", "-t", "1", "--key-prefix=dbgkey-"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains(".rs:"), "no debug lines without -D:\n{err}");
+}
+
+// ---------------------------------------------------------------------------------------
+// HDR files
+
+/// `Total count` of a `.txt` percentile distribution's footer.
+fn hdr_total_count(text: &str) -> u64 {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("#[Max"))
+        .unwrap_or_else(|| panic!("no #[Max footer:\n{text}"));
+    line.split("Total count")
+        .nth(1)
+        .and_then(|r| {
+            r.trim_start_matches([' ', '='])
+                .trim_end_matches(']')
+                .trim()
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no Total count in {line:?}"))
+}
+
+/// `-x 2 --hdr-file-prefix=P`: full-run and per-command files for each of the two runs,
+/// each counting that run's requests.
+#[test]
+fn hdr_files_for_each_run_of_x_2() {
+    let server = RedisServer::start();
+    let dir = TestDir::new("hdr-x2");
+    let prefix = dir.file_arg("P");
+    let prefix_arg = format!("--hdr-file-prefix={prefix}");
+    kv_ok(
+        &server,
+        &["-x", "2", "-n", "100", "-c", "1", "-t", "1", &prefix_arg],
+    );
+    for run in 1..=2 {
+        for ext in ["txt", "hgrm"] {
+            for stem in ["FULL_RUN", "SET_command_run", "GET_command_run"] {
+                let path = dir.file(&format!("P_{stem}_{run}.{ext}"));
+                assert!(path.exists(), "{} not written", path.display());
+            }
+        }
+        let full = std::fs::read_to_string(dir.file(&format!("P_FULL_RUN_{run}.txt"))).unwrap();
+        assert!(full.contains("Value   Percentile   TotalCount"), "{full}");
+        assert_eq!(hdr_total_count(&full), 100, "run {run}");
+        let set =
+            std::fs::read_to_string(dir.file(&format!("P_SET_command_run_{run}.txt"))).unwrap();
+        let get =
+            std::fs::read_to_string(dir.file(&format!("P_GET_command_run_{run}.txt"))).unwrap();
+        assert_eq!(
+            hdr_total_count(&set) + hdr_total_count(&get),
+            100,
+            "run {run}"
+        );
+
+        let hgrm = std::fs::read_to_string(dir.file(&format!("P_FULL_RUN_{run}.hgrm"))).unwrap();
+        assert!(
+            hgrm.contains("#[Histogram log format version 1.2]"),
+            "{hgrm}"
+        );
+        assert!(
+            hgrm.contains("\"StartTimestamp\",\"EndTimestamp\",\"Interval_Max\",\"Interval_Compressed_Histogram\""),
+            "{hgrm}"
+        );
+        let intervals = hgrm
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.starts_with('"') && !l.trim().is_empty())
+            .count();
+        assert!(intervals >= 1, "no interval line:\n{hgrm}");
+    }
+    assert!(!dir.file("P_FULL_RUN_3.txt").exists(), "only two runs");
+    assert_eq!(server_set_get(&server), 200);
+}
