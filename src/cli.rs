@@ -307,6 +307,12 @@ pub struct Cli {
     #[arg(long, value_name = "SECS", allow_hyphen_values = true, help_heading = H_TEST)]
     pub connection_timeout: Option<String>,
 
+    /// kvbench: a connection whose requests get no reply for this long is an error
+    /// (a stalled server ends the run instead of hanging it); 0 to wait for ever
+    /// (default: 60)
+    #[arg(long, value_name = "SECS", allow_hyphen_values = true, help_heading = H_TEST)]
+    pub reply_timeout: Option<String>,
+
     /// Minimum jitter in microseconds between connection creation (default: 0)
     #[arg(long, value_name = "NUM", allow_hyphen_values = true, help_heading = H_TEST)]
     pub thread_conn_start_min_jitter_micros: Option<String>,

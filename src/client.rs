@@ -289,6 +289,32 @@ impl Client {
         self.send_and_settle(config, ctx)
     }
 
+    /// The stall watchdog (`--reply-timeout`), called by the worker once a second: a
+    /// connection whose requests got no reply for too long has failed.
+    pub fn check_stalled(
+        &mut self,
+        now: Instant,
+        config: &Config,
+        ctx: &mut ClientContext,
+    ) -> Status {
+        let Some(timeout) = config.shape.reply_timeout else {
+            return Status::Active;
+        };
+        for i in 0..self.conns.len() {
+            if self.conns[i].is_ready() && self.conns[i].is_stalled(now, timeout) {
+                let message = format!(
+                    "no reply from {} in {} s: the server stopped answering (--reply-timeout)",
+                    self.conns[i].peer,
+                    timeout.as_secs()
+                );
+                if let Some(status) = self.connection_failed(i, message, config, ctx) {
+                    return status;
+                }
+            }
+        }
+        Status::Active
+    }
+
     /// Handles one readiness event of connection `conn`.
     pub fn handle_event(
         &mut self,
@@ -669,6 +695,10 @@ impl Client {
                 verify_index: 0,
                 op,
             });
+        }
+        if self.conns[i].inflight.is_empty() {
+            // Nothing was outstanding: the wait for a reply starts now.
+            self.conns[i].last_progress = sent.max(self.conns[i].last_progress);
         }
         let before = self.conns[i].wbuf.len();
         let opaque = self.conns[i].take_opaque();

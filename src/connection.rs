@@ -121,6 +121,9 @@ pub struct Connection {
     pub codec: Codec,
     next_opaque: u32,
     pub inflight: VecDeque<Pending>,
+    /// Last time a reply arrived, or a request went out with nothing in flight: the
+    /// stall watchdog measures from here.
+    pub last_progress: Instant,
 }
 
 impl Connection {
@@ -143,6 +146,7 @@ impl Connection {
             codec: Codec::new(config.protocol),
             next_opaque: 0,
             inflight: VecDeque::with_capacity(config.pipeline),
+            last_progress: Instant::now(),
         }
     }
 
@@ -285,6 +289,11 @@ impl Connection {
         }
     }
 
+    /// Whether requests have waited longer than `timeout` with no reply at all.
+    pub fn is_stalled(&self, now: Instant, timeout: Duration) -> bool {
+        self.waiting() && now.saturating_duration_since(self.last_progress) > timeout
+    }
+
     /// Whether more replies are expected (requests or setup steps outstanding).
     pub fn waiting(&self) -> bool {
         !self.inflight.is_empty() || !self.setup.is_empty()
@@ -303,6 +312,7 @@ impl Connection {
                 Ok(0) => return Err(format!("connection closed by server {}", self.peer)),
                 Ok(n) => {
                     self.rend += n;
+                    self.last_progress = Instant::now();
                     return Ok(Some((n, space)));
                 }
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(None),

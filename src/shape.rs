@@ -54,10 +54,16 @@ pub struct LoadShape {
     pub reconnect: Option<Reconnect>,
     /// `--connection-timeout`: a connect (and TLS/auth handshake) must finish within this.
     pub connection_timeout: Option<Duration>,
+    /// `--reply-timeout` (kvbench's own): requests in flight with no reply for this long
+    /// fail the connection, so a stalled server cannot hang a run.
+    pub reply_timeout: Option<Duration>,
     /// Jitter between connection starts within a thread, microseconds.
     pub conn_jitter_us: (u64, u64),
     pub ramp: Option<Ramp>,
 }
+
+/// How long requests may wait for a reply before the connection counts as stalled.
+pub const DEFAULT_REPLY_TIMEOUT: Duration = Duration::from_secs(60);
 
 fn usage(msg: impl Into<String>) -> Error {
     Error::usage(msg)
@@ -152,6 +158,13 @@ impl LoadShape {
                 "--max-reconnect-attempts and --reconnect-backoff-factor need --reconnect-on-error.",
             ));
         }
+        shape.reply_timeout = match cli.reply_timeout.as_deref() {
+            Some(raw) => {
+                let secs: u64 = number(raw, "--reply-timeout", "a number of seconds")?;
+                (secs > 0).then(|| Duration::from_secs(secs))
+            }
+            None => Some(DEFAULT_REPLY_TIMEOUT),
+        };
         if let Some(raw) = cli.connection_timeout.as_deref() {
             let secs: u64 = number(raw, "--connection-timeout", "a number of seconds")?;
             if secs > 0 {

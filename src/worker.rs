@@ -201,11 +201,16 @@ impl Worker {
         let mut next_tick = self.run_start + Duration::from_secs(1);
         loop {
             let now = Instant::now();
+            let mut ticked = false;
             while now >= next_tick {
                 *connected = slots.connected();
                 self.send_snapshot(stats, *second, *connected);
                 *second += 1;
                 next_tick += Duration::from_secs(1);
+                ticked = true;
+            }
+            if ticked {
+                self.check_stalls(now, *second, slots, stats, &mut errors)?;
             }
             if slots.active == 0 || self.stop.load(Ordering::Relaxed) {
                 return Ok(());
@@ -249,6 +254,34 @@ impl Worker {
                 self.settle(slots, slot, status)?;
             }
         }
+    }
+
+    /// Once a second: fails connections whose server stopped answering.
+    fn check_stalls(
+        &self,
+        now: Instant,
+        second: u32,
+        slots: &mut Slots,
+        stats: &mut [OpStats],
+        errors: &mut ErrorLog,
+    ) -> Result<(), String> {
+        for slot in 0..slots.clients.len() {
+            let Some(client) = slots.clients[slot].as_mut() else {
+                continue;
+            };
+            let mut ctx = ClientContext {
+                stats,
+                values: &self.values,
+                errors,
+                registry: self.poll.registry(),
+                written: self.written.as_deref(),
+                verify: self.verify.as_deref(),
+                second,
+            };
+            let status = client.check_stalled(now, &self.config, &mut ctx);
+            self.settle(slots, slot, status)?;
+        }
+        Ok(())
     }
 
     /// Calls every client whose timer is due.

@@ -354,3 +354,38 @@ fn ramp_up_adds_clients_and_reports_them() {
     // Three benchmark connections, plus the redis-cli connection asking.
     assert_eq!(total_connections(&server) - before, 3 + 1);
 }
+
+#[test]
+fn a_server_that_stops_answering_ends_a_request_bound_run() {
+    // Accepts, reads the requests, never answers: without a watchdog a `-n` run would
+    // wait for ever (memtier does).
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    thread::spawn(move || {
+        let mut held = Vec::new();
+        for mut stream in listener.incoming().flatten() {
+            let mut buf = [0u8; 1024];
+            let _ = stream.read(&mut buf);
+            held.push(stream);
+        }
+    });
+    let started = Instant::now();
+    let out = run_kvbench(&[
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-t",
+        "1",
+        "-c",
+        "1",
+        "-n",
+        "5",
+        "--reply-timeout=2",
+    ]);
+    let took = started.elapsed();
+    assert!(!out.status.success());
+    assert!(took < Duration::from_secs(6), "took {took:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("the server stopped answering"), "{stderr}");
+}
