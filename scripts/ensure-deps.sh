@@ -14,9 +14,10 @@ declare -A PACKAGE_OF=(
     [strace]=strace
     [/usr/bin/time]=time
     [python3]=python3
+    [saslpasswd2]=sasl2-bin
 )
 # Fixed order so messages read the same on every run.
-TOOLS=(redis-server redis-cli redis-benchmark memcached strace /usr/bin/time python3)
+TOOLS=(redis-server redis-cli redis-benchmark memcached strace /usr/bin/time python3 saslpasswd2)
 
 have() {
     # /usr/bin/time is checked by path: `time` alone is the shell keyword.

@@ -973,7 +973,11 @@ fn record_answer(
     let is_get = config.arbitrary.is_none() && row == rows::GET;
     let (hits, misses) = match reply.kind {
         ReplyKind::Error => {
-            if text.starts_with(b"NOAUTH") || text.ends_with(b"unauthenticated") {
+            // Redis NOAUTH, memcached -Y "unauthenticated", memcached SASL "Auth failure."
+            if text.starts_with(b"NOAUTH")
+                || text.ends_with(b"unauthenticated")
+                || text.starts_with(b"Auth failure")
+            {
                 return Err(format!(
                     "server {peer} requires authentication: use -a PASSWORD or -a USER:PASSWORD"
                 ));
