@@ -28,7 +28,7 @@ use crate::shape::Reconnect;
 use crate::stats::{OpStats, rows};
 use crate::workload::commands::{KeyBatch, ScanState, scan_cursor};
 use crate::workload::generator::{Op, OpGenerator};
-use crate::workload::keys::{KeyList, write_key};
+use crate::workload::keys::write_key;
 use crate::workload::values::ValuePool;
 use crate::workload::verify::{Verifier, VerifyReport, WrittenKeys};
 
@@ -148,7 +148,7 @@ pub struct Client {
     /// Requests to resend after a redirection: (connection, request, flags).
     resends: VecDeque<(usize, Op, u8)>,
     key_buf: Vec<u8>,
-    multi_keys: KeyList,
+    multi_keys: KeyBatch,
     command_keys: KeyBatch,
     scan: Option<ScanState>,
     /// Requests still to generate; `None` for time-bound runs.
@@ -203,7 +203,7 @@ impl Client {
             held: None,
             resends: VecDeque::new(),
             key_buf: Vec::with_capacity(config.keys.prefix.len() + 20),
-            multi_keys: KeyList::default(),
+            multi_keys: KeyBatch::new(),
             command_keys: KeyBatch::new(),
             scan: config
                 .arbitrary
@@ -818,9 +818,9 @@ impl Client {
                         &config.dataset.import,
                     ) {
                         (Some(index), Some(data)) if !data.generated_keys() => {
-                            self.multi_keys.push_bytes(data.item(index).key)
+                            self.multi_keys.push(data.item(index).key)
                         }
-                        _ => self.multi_keys.push(prefix, id),
+                        _ => self.multi_keys.push_key(prefix, id),
                     }
                 }
                 let conn = &mut self.conns[i];

@@ -12,7 +12,7 @@ pub mod resp;
 pub use resp::{Decode, Reply, ReplyKind};
 
 use crate::config::Protocol;
-use crate::workload::keys::KeyList;
+use crate::workload::commands::KeyBatch;
 use memcache_binary::{BinExpect, BinaryDecoder};
 use memcache_text::{Expect as TextExpect, TextDecoder};
 use resp::RespDecoder;
@@ -90,7 +90,7 @@ impl Codec {
 
     /// Appends one read of all `keys`: Redis `MGET`, memcache text `get k1 k2 ...`,
     /// memcache binary one GETKQ per key closed by a NOOP (only hits answer a GETKQ).
-    pub fn encode_multi_get(&self, out: &mut Vec<u8>, keys: &KeyList, opaque: u32) {
+    pub fn encode_multi_get(&self, out: &mut Vec<u8>, keys: &KeyBatch, opaque: u32) {
         match self {
             Codec::Resp(_) => {
                 resp::encode_array_header(out, keys.len() + 1);

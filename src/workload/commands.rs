@@ -667,6 +667,11 @@ impl KeyBatch {
         Some(&self.bytes[start..end])
     }
 
+    /// The keys in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> + Clone {
+        (0..self.len()).filter_map(move |n| self.get(n))
+    }
+
     /// Key `n % len`, or empty if the batch is empty.
     fn get_wrapping(&self, n: usize) -> &[u8] {
         match self.len() {
