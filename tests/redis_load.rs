@@ -100,7 +100,8 @@ fn parallel_pattern_partitions_the_range() {
 #[test]
 fn json_totals_and_histogram_match_the_server() {
     let server = RedisServer::start();
-    let dir = tempdir();
+    let tmp = common::TestDir::new("redis-load");
+    let dir = tmp.path();
     let json = dir.join("run.json");
     let prefix = dir.join("hdr");
     run(
@@ -226,7 +227,8 @@ fn test_time_bounds_the_run() {
 #[test]
 fn run_count_prints_best_worst_aggregate() {
     let server = RedisServer::start();
-    let dir = tempdir();
+    let tmp = common::TestDir::new("redis-load");
+    let dir = tmp.path();
     let json = dir.join("runs.json");
     let out = run(
         &server,
@@ -266,7 +268,8 @@ fn run_count_prints_best_worst_aggregate() {
 
 #[test]
 fn unix_socket_auth_and_select_db() {
-    let dir = tempdir();
+    let tmp = common::TestDir::new("redis-load");
+    let dir = tmp.path();
     let socket = dir.join("redis.sock");
     let server = RedisServer::start_with(&[
         "--unixsocket",
@@ -348,16 +351,4 @@ fn resp3_hello_is_sent() {
     let stats = server.commandstats();
     assert_eq!(stats.get("hello").copied(), Some(2));
     assert_eq!(stats["set"] + stats["get"], 200);
-}
-
-fn tempdir() -> std::path::PathBuf {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "kvbench-test-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
 }

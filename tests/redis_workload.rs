@@ -38,10 +38,6 @@ fn json(path: &std::path::Path) -> serde_json::Value {
         .expect("JSON parses")
 }
 
-fn temp_file(name: &str) -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("kvbench-{}-{name}", std::process::id()))
-}
-
 #[test]
 fn multi_key_get_sends_mget_with_the_keys_left_in_the_cycle() {
     let server = RedisServer::start();
@@ -127,7 +123,8 @@ fn data_offset_uses_setrange_and_getrange() {
 #[test]
 fn wait_ratio_sends_waits_in_proportion() {
     let server = RedisServer::start();
-    let path = temp_file("wait.json");
+    let dir = common::TestDir::new("wait");
+    let path = dir.file("wait.json");
     run_ok(
         &server,
         &[
@@ -223,7 +220,8 @@ fn killed_connections_end_the_run_without_reconnect() {
 fn killed_connections_reconnect_with_reconnect_on_error() {
     let server = RedisServer::start();
     let port = server.port.to_string();
-    let path = temp_file("reconnect.json");
+    let dir = common::TestDir::new("reconnect");
+    let path = dir.file("reconnect.json");
     let json_flag = format!("--json-out-file={}", path.display());
     let started = Instant::now();
     let run = spawn_kvbench(&[
@@ -330,7 +328,8 @@ fn connection_timeout_stops_a_silent_handshake() {
 #[test]
 fn ramp_up_adds_clients_and_reports_them() {
     let server = RedisServer::start();
-    let path = temp_file("ramp.json");
+    let dir = common::TestDir::new("ramp");
+    let path = dir.file("ramp.json");
     let before = total_connections(&server);
     run_ok(
         &server,
