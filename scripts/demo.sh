@@ -206,23 +206,29 @@ if ((interrupted || status == 130)); then
     exit 130
 fi
 
-# The same tool against memcached: the text protocol, pipelined, for a few seconds.
+# The same tool against memcached: both protocols, pipelined, a few seconds each.
 MC_TIME=$(((TEST_TIME + 1) / 2))
 echo
 echo "==> starting a throwaway memcached"
 start_memcached
 echo "demo: memcached $(memcached -V | awk '{print $2}') on 127.0.0.1:$MEMCACHED_PORT (pid $memcached_pid)"
-mc_args=(-P memcache_text -s 127.0.0.1 -p "$MEMCACHED_PORT" --ratio=1:4 "--test-time=$MC_TIME" -t 2 -c 25
-    --pipeline=4 --key-maximum=100000 --hide-histogram)
-echo "==> running: target/release/kvbench ${mc_args[*]}"
-echo
-phase=bench
-set +e
-"$KVBENCH" "${mc_args[@]}"
-status=$?
-set -e
-phase=report
-if ((status != 0 && status != 130)); then
-    echo "demo: error: kvbench against memcached exited with status $status" >&2
-    exit "$status"
-fi
+for protocol in memcache_text memcache_binary; do
+    mc_args=(-P "$protocol" -s 127.0.0.1 -p "$MEMCACHED_PORT" --ratio=1:4 "--test-time=$MC_TIME" -t 2 -c 25
+        --pipeline=4 --key-maximum=100000 --hide-histogram)
+    echo "==> running: target/release/kvbench ${mc_args[*]}"
+    echo
+    phase=bench
+    set +e
+    "$KVBENCH" "${mc_args[@]}"
+    status=$?
+    set -e
+    phase=report
+    if ((status == 130)); then
+        exit 130
+    fi
+    if ((status != 0)); then
+        echo "demo: error: kvbench against memcached ($protocol) exited with status $status" >&2
+        exit "$status"
+    fi
+    echo
+done
