@@ -5,6 +5,8 @@
 # per pipeline depth (1 and 16), with one thread and 50 connections:
 #   kvbench          -t 1 -c 50 -n 20000 (x 50 clients = 1M), --ratio=1:1, 100k keys, 32 B
 #   redis-benchmark  -c 50 -n 1000000 -t set,get (1M SETs then 1M GETs = 2M), 100k keys, 32 B
+# A TLS row runs the same kvbench load against a second, TLS-only redis-server (its own
+# instance, certificates made by openssl at start), to show what TLS costs per request.
 # CPU is user+sys of the client process only (/usr/bin/time). Syscalls come from
 # `strace -c -f` in a separate run, since strace slows the client down and would spoil
 # the timing. The server is stopped on exit, including Ctrl-C.
@@ -35,8 +37,17 @@ STRACE_DIV=10
 redis_pid=
 redis_dir=
 memcached_pid=
+tls_redis_pid=
+tls_dir=
 
 cleanup() {
+    if [[ -n $tls_redis_pid ]] && kill -0 "$tls_redis_pid" 2>/dev/null; then
+        kill "$tls_redis_pid" 2>/dev/null || true
+        wait "$tls_redis_pid" 2>/dev/null || true
+    fi
+    if [[ -n $tls_dir ]]; then
+        rm -rf "$tls_dir"
+    fi
     if [[ -n $memcached_pid ]] && kill -0 "$memcached_pid" 2>/dev/null; then
         kill "$memcached_pid" 2>/dev/null || true
         wait "$memcached_pid" 2>/dev/null || true
@@ -112,9 +123,57 @@ start_memcached() {
     die "could not start memcached"
 }
 
-# The same starting state for every run: empty database.
+# A CA and a server certificate for 127.0.0.1, made now and removed on exit.
+make_certs() {
+    local ext=$tls_dir/server.ext
+    printf 'basicConstraints=critical,CA:FALSE\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$ext"
+    if ! openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+        -subj /CN=kvbench-bench-ca -keyout "$tls_dir/ca.key" -out "$tls_dir/ca.pem" 2>/dev/null ||
+        ! openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+            -subj /CN=localhost -keyout "$tls_dir/server.key" -out "$tls_dir/server.csr" 2>/dev/null ||
+        ! openssl x509 -req -in "$tls_dir/server.csr" -CA "$tls_dir/ca.pem" -CAkey "$tls_dir/ca.key" \
+            -set_serial 2 -days 2 -extfile "$ext" -out "$tls_dir/server.pem" 2>/dev/null; then
+        die "openssl could not make the TLS certificates"
+    fi
+}
+
+# A second redis-server, TLS only (--port 0), for the TLS row.
+start_tls_redis() {
+    local attempt port deadline
+    tls_dir=$(mktemp -d "${TMPDIR:-/tmp}/kvbench-bench-tls.XXXXXX")
+    make_certs
+    for attempt in 1 2 3 4 5; do
+        port=$(free_port)
+        setsid redis-server --port 0 --tls-port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+            --tls-cert-file "$tls_dir/server.pem" --tls-key-file "$tls_dir/server.key" \
+            --tls-ca-cert-file "$tls_dir/ca.pem" --tls-auth-clients no \
+            --dir "$tls_dir" --logfile "$tls_dir/redis.log" </dev/null &
+        tls_redis_pid=$!
+        deadline=$((SECONDS + 10))
+        while ((SECONDS < deadline)) && kill -0 "$tls_redis_pid" 2>/dev/null; do
+            if [[ $(redis-cli -h 127.0.0.1 -p "$port" --tls --cacert "$tls_dir/ca.pem" PING 2>/dev/null) == PONG ]]; then
+                REDIS_TLS_PORT=$port
+                return 0
+            fi
+            sleep 0.1
+        done
+        kill "$tls_redis_pid" 2>/dev/null || true
+        wait "$tls_redis_pid" 2>/dev/null || true
+        tls_redis_pid=
+        echo "bench: TLS redis-server did not come up on port $port (attempt $attempt)" >&2
+        tail -n 5 "$tls_dir/redis.log" >&2 2>/dev/null || true
+    done
+    die "could not start the TLS redis-server"
+}
+
+# The same starting state for every run: empty database (the TLS server's during TLS rows).
+RESET_TLS=
 reset_server() {
-    [[ $(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" FLUSHALL) == OK ]] || die "FLUSHALL failed"
+    local cli=(redis-cli -h 127.0.0.1 -p "$REDIS_PORT")
+    if [[ -n $RESET_TLS ]]; then
+        cli=(redis-cli -h 127.0.0.1 -p "$REDIS_TLS_PORT" --tls --cacert "$tls_dir/ca.pem")
+    fi
+    [[ $("${cli[@]}" FLUSHALL) == OK ]] || die "FLUSHALL failed"
 }
 
 # Run a client once under /usr/bin/time; sets CPU_USER, CPU_SYS and WALL (seconds).
@@ -165,6 +224,8 @@ start_redis
 echo "bench: redis-server $(redis-server --version | awk '{print $3}' | sed 's/^v=//') on 127.0.0.1:$REDIS_PORT (pid $redis_pid)"
 start_memcached
 echo "bench: memcached $(memcached -V | awk '{print $2}') on 127.0.0.1:$MEMCACHED_PORT (pid $memcached_pid)"
+start_tls_redis
+echo "bench: TLS-only redis-server on 127.0.0.1:$REDIS_TLS_PORT (pid $tls_redis_pid)"
 echo "bench: logs and strace summaries in $OUT_DIR"
 
 rows=() # "tool pipeline requests user sys wall syscalls straced_requests"
@@ -193,6 +254,16 @@ for p in $PIPELINES; do
         strace_run "kvbench-$proto-p$p" "${mc[@]}" -n "$((REQS_PER_CLIENT / STRACE_DIV))"
         rows+=("kvbench-$proto $p $KV_REQUESTS $CPU_USER $CPU_SYS $WALL $SYSCALLS $((KV_REQUESTS / STRACE_DIV))")
     done
+
+    # The same kvbench load over TLS (rustls), against the TLS-only redis-server.
+    tls=("$KVBENCH" -s 127.0.0.1 -p "$REDIS_TLS_PORT" --tls --cacert "$tls_dir/ca.pem"
+        "${kv_base[@]}" "--pipeline=$p")
+    echo "==> kvbench over TLS, pipeline $p: $KV_REQUESTS requests timed, $((KV_REQUESTS / STRACE_DIV)) under strace"
+    RESET_TLS=1
+    timed_run "kvbench-tls-p$p" "${tls[@]}" -n "$REQS_PER_CLIENT"
+    strace_run "kvbench-tls-p$p" "${tls[@]}" -n "$((REQS_PER_CLIENT / STRACE_DIV))"
+    RESET_TLS=
+    rows+=("kvbench-tls $p $KV_REQUESTS $CPU_USER $CPU_SYS $WALL $SYSCALLS $((KV_REQUESTS / STRACE_DIV))")
 done
 
 echo
@@ -224,6 +295,10 @@ printf '%s\n' "${rows[@]}" | awk '
             if (sc_per["redis-benchmark", p] > 0)
                 printf ", syscalls per request: %.2f", sc_per["kvbench", p] / sc_per["redis-benchmark", p]
             printf "\n"
+            if (cpu_per["kvbench", p] > 0 && cpu_per["kvbench-tls", p] > 0)
+                printf "pipeline %-3s kvbench TLS/plain CPU per request: %.2f (%.3f vs %.3f CPU s per 1M requests), syscalls per request: %.2f vs %.2f\n",
+                    p, cpu_per["kvbench-tls", p] / cpu_per["kvbench", p], cpu_per["kvbench-tls", p],
+                    cpu_per["kvbench", p], sc_per["kvbench-tls", p], sc_per["kvbench", p]
             for (t in mc_tools) {
                 if (cpu_per[t, p] > 0 && cpu_per["redis-benchmark", p] > 0)
                     printf "pipeline %-3s %s/redis-benchmark(Redis) CPU per request: %.2f\n", p, t,

@@ -15,9 +15,10 @@ declare -A PACKAGE_OF=(
     [/usr/bin/time]=time
     [python3]=python3
     [saslpasswd2]=sasl2-bin
+    [openssl]=openssl
 )
 # Fixed order so messages read the same on every run.
-TOOLS=(redis-server redis-cli redis-benchmark memcached strace /usr/bin/time python3 saslpasswd2)
+TOOLS=(redis-server redis-cli redis-benchmark memcached strace /usr/bin/time python3 saslpasswd2 openssl)
 
 have() {
     # /usr/bin/time is checked by path: `time` alone is the shell keyword.
@@ -47,7 +48,7 @@ check_cargo() {
 
 if ((${#missing_tools[@]} == 0)); then
     check_cargo
-    echo "ensure-deps: all tools present (redis-server, redis-cli, redis-benchmark, memcached, strace, time, python3)"
+    echo "ensure-deps: all tools present (redis-server, redis-cli, redis-benchmark, memcached, strace, time, python3, openssl)"
     exit 0
 fi
 

@@ -122,35 +122,49 @@ pub struct Cli {
           help_heading = H_CONNECTION, verbatim_doc_comment)]
     pub uri: Option<String>,
 
-    /// Enable SSL/TLS transport security
-    #[arg(long, help_heading = H_CONNECTION)]
+    /// Enable SSL/TLS transport security (rustls:
+    /// TLSv1.2 and TLSv1.3). The server's certificate
+    /// is checked against --cacert (default: the
+    /// system CA bundle) and the host name (or --sni).
+    #[arg(long, help_heading = H_CONNECTION, verbatim_doc_comment)]
     pub tls: bool,
 
     /// Use specified client certificate for TLS
-    #[arg(long, value_name = "FILE", allow_hyphen_values = true, help_heading = H_CONNECTION)]
+    /// (PEM, chain allowed; needs --key)
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true, help_heading = H_CONNECTION,
+          verbatim_doc_comment)]
     pub cert: Option<String>,
 
     /// Use specified private key for TLS
-    #[arg(long, value_name = "FILE", allow_hyphen_values = true, help_heading = H_CONNECTION)]
+    /// (PEM: PKCS#8, RSA or EC; not encrypted)
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true, help_heading = H_CONNECTION,
+          verbatim_doc_comment)]
     pub key: Option<String>,
 
-    /// Use specified CA certs bundle for TLS
-    #[arg(long, value_name = "FILE", allow_hyphen_values = true, help_heading = H_CONNECTION)]
+    /// Use specified CA certs bundle for TLS (PEM;
+    /// default: SSL_CERT_FILE or the system bundle,
+    /// /etc/ssl/certs/ca-certificates.crt)
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true, help_heading = H_CONNECTION,
+          verbatim_doc_comment)]
     pub cacert: Option<String>,
 
     /// Skip verification of server certificate
-    #[arg(long, help_heading = H_CONNECTION)]
+    /// (issuer, dates and name)
+    #[arg(long, help_heading = H_CONNECTION, verbatim_doc_comment)]
     pub tls_skip_verify: bool,
 
     /// Specify the tls protocol version to use, comma
-    /// delimited. Use a combination of 'TLSv1', 'TLSv1.1',
-    /// 'TLSv1.2' and 'TLSv1.3'.
+    /// delimited. Use a combination of 'TLSv1.2' and
+    /// 'TLSv1.3' (default: both). 'TLSv1' and 'TLSv1.1'
+    /// are refused: rustls does not implement them.
     #[arg(long, value_name = "LIST", allow_hyphen_values = true, help_heading = H_CONNECTION,
           verbatim_doc_comment)]
     pub tls_protocols: Option<String>,
 
-    /// Add an SNI header
-    #[arg(long, value_name = "STRING", allow_hyphen_values = true, help_heading = H_CONNECTION)]
+    /// Add an SNI header; also the name the server's
+    /// certificate must carry (default: the host)
+    #[arg(long, value_name = "STRING", allow_hyphen_values = true, help_heading = H_CONNECTION,
+          verbatim_doc_comment)]
     pub sni: Option<String>,
 
     /// Number of full-test iterations to perform (default: 1)

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use crate::cli::Cli;
 use crate::error::{Error, Result};
+use crate::tls::{TlsFlags, TlsSettings};
 
 /// Wire protocol spoken to the server (`-P`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,6 +167,9 @@ pub struct Config {
     pub randomize: bool,
     pub debug: bool,
     pub output: OutputConfig,
+    /// TLS for every connection (`--tls` or a `rediss://` URI): the rustls configuration,
+    /// built once from the PEM files, and the server name; `None` for plaintext.
+    pub tls: Option<Arc<TlsSettings>>,
     /// Pacing, reconnects, ramp-up, WAIT, expiry, multi-key gets, data offset.
     pub shape: LoadShape,
     /// `--command` workload, replacing SET/GET when given.
@@ -206,48 +210,7 @@ pub struct NotYet {
 
 /// Everything kvbench parses but cannot do yet. Remove an entry when its feature lands
 /// (and teach [`Config::from_cli`] to validate and store it).
-pub const NOT_SUPPORTED_YET: &[NotYet] = &[
-    NotYet {
-        id: Some("tls"),
-        flag: "--tls",
-        given: |c| c.tls,
-    },
-    NotYet {
-        id: Some("cert"),
-        flag: "--cert",
-        given: |c| c.cert.is_some(),
-    },
-    NotYet {
-        id: Some("key"),
-        flag: "--key",
-        given: |c| c.key.is_some(),
-    },
-    NotYet {
-        id: Some("cacert"),
-        flag: "--cacert",
-        given: |c| c.cacert.is_some(),
-    },
-    NotYet {
-        id: Some("tls_skip_verify"),
-        flag: "--tls-skip-verify",
-        given: |c| c.tls_skip_verify,
-    },
-    NotYet {
-        id: Some("tls_protocols"),
-        flag: "--tls-protocols",
-        given: |c| c.tls_protocols.is_some(),
-    },
-    NotYet {
-        id: Some("sni"),
-        flag: "--sni",
-        given: |c| c.sni.is_some(),
-    },
-    NotYet {
-        id: None,
-        flag: "--uri with the rediss:// scheme (TLS)",
-        given: |c| c.uri.as_deref().is_some_and(|u| u.starts_with("rediss://")),
-    },
-];
+pub const NOT_SUPPORTED_YET: &[NotYet] = &[];
 
 /// memtier's defaults, where a flag is not given.
 const DEFAULT_HOST: &str = "localhost";
@@ -297,6 +260,8 @@ struct UriParts {
     port: Option<u16>,
     credentials: Option<Credentials>,
     db: Option<u32>,
+    /// The `rediss://` scheme: TLS, as `--tls`.
+    tls: bool,
 }
 
 impl Config {
@@ -398,6 +363,9 @@ impl Config {
                 )
             }
         };
+
+        // ---- TLS: files are read and checked now, before any connection ----
+        let tls = tls_settings(cli, &endpoint, uri.tls)?;
 
         // ---- how much load ----
         let threads = positive_u32(
@@ -521,6 +489,7 @@ impl Config {
             randomize: cli.randomize,
             debug: cli.debug > 0,
             output,
+            tls,
             shape: LoadShape::from_cli(cli, clients as usize, memcache)?,
             arbitrary: Arbitrary::from_cli(cli, protocol, pipeline as usize)?,
             dataset,
@@ -573,6 +542,52 @@ fn usage(msg: impl Into<String>) -> Error {
     Error::usage(msg)
 }
 
+/// `--tls` (or `rediss://`) with its options, validated and built into the one rustls
+/// configuration all connections share. TLS options without TLS are refused, not ignored.
+fn tls_settings(
+    cli: &Cli,
+    endpoint: &Endpoint,
+    from_uri: bool,
+) -> Result<Option<Arc<TlsSettings>>> {
+    if !cli.tls && !from_uri {
+        let given = [
+            (cli.cert.is_some(), "--cert"),
+            (cli.key.is_some(), "--key"),
+            (cli.cacert.is_some(), "--cacert"),
+            (cli.tls_skip_verify, "--tls-skip-verify"),
+            (cli.sni.is_some(), "--sni"),
+            (cli.tls_protocols.is_some(), "--tls-protocols"),
+        ];
+        if let Some((_, flag)) = given.iter().find(|(given, _)| *given) {
+            return Err(usage(format!(
+                "{flag} applies to TLS connections: add --tls (or use a rediss:// URI)."
+            )));
+        }
+        return Ok(None);
+    }
+    let Endpoint::Tcp { host, .. } = endpoint else {
+        return Err(usage(
+            "--tls works over TCP only: it cannot be combined with --unix-socket.",
+        ));
+    };
+    if cli.cluster_mode {
+        // Discovery (`CLUSTER SLOTS` in `cluster.rs`) is a plaintext exchange today.
+        return Err(usage("--cluster-mode cannot be combined with --tls yet."));
+    }
+    let flags = TlsFlags {
+        host,
+        cert: cli.cert.as_deref(),
+        key: cli.key.as_deref(),
+        cacert: cli.cacert.as_deref(),
+        skip_verify: cli.tls_skip_verify,
+        sni: cli.sni.as_deref(),
+        protocols: cli.tls_protocols.as_deref(),
+    };
+    TlsSettings::build(&flags)
+        .map(|settings| Some(Arc::new(settings)))
+        .map_err(usage)
+}
+
 fn parse_protocol(raw: Option<&str>) -> Result<Protocol> {
     Ok(match raw {
         None | Some("redis") => Protocol::Redis,
@@ -620,8 +635,8 @@ fn parse_credentials(raw: &str) -> Result<Credentials> {
     })
 }
 
-/// `redis://[user[:password]@]host[:port][/db]`. `[v6addr]` brackets are accepted
-/// for IPv6 literals.
+/// `redis://[user[:password]@]host[:port][/db]`, or `rediss://` for TLS. `[v6addr]`
+/// brackets are accepted for IPv6 literals.
 fn parse_uri(raw: &str) -> Result<UriParts> {
     if raw.is_empty() {
         return Err(usage("empty URI provided."));
@@ -629,13 +644,15 @@ fn parse_uri(raw: &str) -> Result<UriParts> {
     let Some((scheme, rest)) = raw.split_once("://") else {
         return Err(usage("invalid URI format, missing scheme."));
     };
-    if scheme != "redis" {
-        // rediss:// is caught earlier by NOT_SUPPORTED_YET.
+    if scheme != "redis" && scheme != "rediss" {
         return Err(usage(format!(
             "unsupported URI scheme '{scheme}'. Use 'redis' or 'rediss'."
         )));
     }
-    let mut parts = UriParts::default();
+    let mut parts = UriParts {
+        tls: scheme == "rediss",
+        ..UriParts::default()
+    };
     // The last '@' ends the user info: a password may contain '@', a host cannot.
     let host_part = match rest.rfind('@') {
         Some(at) => {
@@ -995,6 +1012,10 @@ fn json_bool(b: bool) -> String {
     json_str(if b { "true" } else { "false" })
 }
 
+fn json_opt(s: Option<&str>) -> String {
+    s.map_or_else(|| "null".to_string(), json_str)
+}
+
 fn json_path(p: Option<&PathBuf>) -> String {
     p.map_or_else(|| "null".to_string(), |p| json_str(&p.to_string_lossy()))
 }
@@ -1045,7 +1066,6 @@ fn shown_options(
     };
     let f = |x: Option<f64>| format!("{:.6}", x.unwrap_or(0.0));
     let [stddev, median, zipf] = given_key_floats;
-    let off = || json_bool(false);
     vec![
         ("server", server),
         ("port", config.port.to_string()),
@@ -1057,12 +1077,12 @@ fn shown_options(
         ("address family", json_str(family.memtier_name())),
         ("protocol", json_str(protocol_name(config.protocol))),
         ("out_file", json_path(config.output.out_file.as_ref())),
-        ("tls", off()),
-        ("cert", "null".to_string()),
-        ("key", "null".to_string()),
-        ("cacert", "null".to_string()),
-        ("tls_skip_verify", off()),
-        ("sni", "null".to_string()),
+        ("tls", json_bool(config.tls.is_some())),
+        ("cert", json_opt(cli.cert.as_deref())),
+        ("key", json_opt(cli.key.as_deref())),
+        ("cacert", json_opt(cli.cacert.as_deref())),
+        ("tls_skip_verify", json_bool(cli.tls_skip_verify)),
+        ("sni", json_opt(cli.sni.as_deref())),
         (
             "client_stats",
             config

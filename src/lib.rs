@@ -26,7 +26,8 @@
 //! | [`client`] | one client: what to send next, routing, recording, reconnect policy |
 //! | [`connection`] | one socket's state machine, buffers and in-flight queue |
 //! | [`cluster`] | Redis Cluster slots, topology discovery, MOVED/ASK |
-//! | [`transport`] | TCP or Unix socket behind one read/write interface |
+//! | [`transport`] | TCP, Unix socket or TLS (rustls) behind one read/write interface |
+//! | [`tls`] | TLS flags and PEM files into one rustls client configuration; TLS error messages |
 //! | [`protocol`] | wire formats: encode requests, decode replies; no I/O |
 //! | [`workload`] | key patterns, value sizes and contents, the SET:GET sequence |
 //! | [`stats`] | per-command counters and histograms |
@@ -50,6 +51,7 @@ pub mod runner;
 pub mod shape;
 pub mod signals;
 pub mod stats;
+pub mod tls;
 pub mod transport;
 pub mod worker;
 pub mod workload;

@@ -1,101 +1,631 @@
-//! One connection's byte stream: plain TCP or a Unix socket behind one read/write interface.
+//! One connection's byte stream: plain TCP, a Unix socket, or TLS over TCP (rustls), behind
+//! one non-blocking read/write interface.
+//!
+//! The client drives every kind the same way: [`Transport::finish_connect`] until it says
+//! connected, then [`Transport::write`] and [`Transport::read`] on readiness events, with the
+//! stream registered once, edge-triggered, for both directions.
+//!
+//! # TLS
+//!
+//! A TLS transport is a mio `TcpStream` plus a `rustls::ClientConnection`, driven like
+//! rustls' `tlsclient-mio` example, on the worker's thread:
+//!
+//! - **Handshake.** `finish_connect` reports "still connecting" until the TLS handshake is
+//!   done, pushing and pulling handshake records on each event, so the client sends
+//!   AUTH/HELLO/requests only over an established session and a handshake failure is a
+//!   connect error (`cannot connect to HOST:PORT: TLS handshake failed: ...`). The
+//!   handshake is bounded by `--connection-timeout`, or else by a timer of its own (a
+//!   `timerfd` registered under the connection's token), so a TLS client pointed at a
+//!   plaintext server that waits silently for a newline fails instead of hanging.
+//! - **Reads** return, in this order: plaintext rustls already decrypted, ciphertext read
+//!   earlier but not yet decrypted, then a fresh `read` from the socket (into a transport
+//!   buffer as large as the client's reads, so TLS costs no extra `read` calls). A read
+//!   comes back short only when the socket was drained, which keeps the client's rule
+//!   "a short read means the socket is empty" true under edge-triggered polling.
+//! - **Writes** encrypt into rustls and push the records with `write_tls` (one `writev`)
+//!   until done or `WouldBlock`. If records are left queued because the socket is full,
+//!   the write reports one byte less than it took: the caller keeps that byte in its
+//!   buffer, comes back on the next writable event, and the byte is then acknowledged
+//!   without being sent twice. So the queued records are always flushed, and the client
+//!   never thinks a request left while part of it waits in rustls.
 
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use mio::event::Source;
 use mio::net::{TcpStream, UnixStream};
 use mio::{Interest, Registry, Token};
+use rustls::ClientConnection;
 
 use crate::config::{Config, Endpoint};
+use crate::tls::TlsSettings;
+
+/// How long a TLS handshake may take once TCP is connected, unless `--connection-timeout`
+/// says otherwise. Generous, because hundreds of connections handshaking at once can queue
+/// on a busy server; it exists so a silent peer (a plaintext server waiting for a newline)
+/// cannot hang the run.
+pub const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Ciphertext read from the socket per `read`: as much as the client's read buffer holds,
+/// so a TLS read makes no more syscalls than a plain one.
+const TLS_READ_BUFFER: usize = 64 * 1024;
 
 /// A non-blocking stream registered with a worker's `mio::Poll`.
 pub enum Transport {
-    Tcp(TcpStream),
+    /// Plain TCP.
+    Tcp(PlainTcp),
+    /// A Unix domain socket (`-S`).
     Unix(UnixStream),
+    /// TLS over TCP (`--tls`, `rediss://`); boxed, as the rustls session is large.
+    Tls(Box<TlsStream>),
 }
 
 impl Transport {
-    /// Starts a non-blocking connect; completion is seen on the first writable event
-    /// and checked with [`Transport::finish_connect`].
-    pub fn connect(endpoint: &Endpoint, _config: &Config) -> io::Result<Transport> {
+    /// Starts a non-blocking connect to `endpoint` (TLS when `config.tls` says so);
+    /// completion (and, for TLS, the handshake) is driven by [`Transport::finish_connect`]
+    /// on later events.
+    pub fn connect(endpoint: &Endpoint, config: &Config) -> io::Result<Transport> {
         match endpoint {
             Endpoint::Tcp { addr, .. } => {
                 let stream = TcpStream::connect(*addr)?;
-                Ok(Transport::Tcp(stream))
+                match &config.tls {
+                    Some(settings) => {
+                        // `--connection-timeout`, when given, already bounds the whole
+                        // connect, handshake included; otherwise a fixed guard keeps a
+                        // silent peer from hanging the run.
+                        let guard = match config.shape.connection_timeout {
+                            Some(_) => None,
+                            None => Some(TLS_HANDSHAKE_TIMEOUT),
+                        };
+                        let tls = TlsStream::new(stream, settings.clone(), guard)?;
+                        Ok(Transport::Tls(Box::new(tls)))
+                    }
+                    None => Ok(Transport::Tcp(PlainTcp {
+                        stream,
+                        replied: false,
+                    })),
+                }
             }
             Endpoint::Unix(path) => Ok(Transport::Unix(UnixStream::connect(path)?)),
         }
     }
 
-    /// After a writable or error event while connecting: `Ok(true)` once connected,
-    /// `Ok(false)` if the connect is still in progress, `Err` if it failed.
+    /// After an event while connecting: `Ok(true)` once connected (for TLS: once the
+    /// handshake is done), `Ok(false)` while in progress, `Err` if it failed.
     pub fn finish_connect(&mut self) -> io::Result<bool> {
         match self {
-            Transport::Tcp(stream) => {
-                if let Some(err) = stream.take_error()? {
-                    return Err(err);
-                }
-                match stream.peer_addr() {
-                    Ok(_) => {
-                        // Requests are small and latency-bound; Nagle would add delay.
-                        stream.set_nodelay(true)?;
-                        Ok(true)
-                    }
-                    Err(err)
-                        if err.kind() == io::ErrorKind::NotConnected
-                            || err.raw_os_error() == Some(libc::EINPROGRESS) =>
-                    {
-                        Ok(false)
-                    }
-                    Err(err) => Err(err),
-                }
-            }
+            Transport::Tcp(tcp) => tcp_connected(&tcp.stream),
             Transport::Unix(stream) => {
                 if let Some(err) = stream.take_error()? {
                     return Err(err);
                 }
                 Ok(true)
             }
+            Transport::Tls(tls) => tls.finish_connect(),
         }
     }
 
     /// Registers the stream edge-triggered for both directions, once for its lifetime.
     pub fn register(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
+        if let Transport::Tls(tls) = self {
+            tls.timer.register(registry, token)?;
+        }
         self.source()
             .register(registry, token, Interest::READABLE | Interest::WRITABLE)
     }
 
+    /// Removes the stream (and a TLS handshake timer) from the poll.
     pub fn deregister(&mut self, registry: &Registry) -> io::Result<()> {
+        if let Transport::Tls(tls) = self {
+            tls.timer.deregister(registry);
+        }
         self.source().deregister(registry)
     }
 
-    /// Closes both directions; errors are irrelevant since the stream is being dropped.
-    pub fn shutdown(&self) {
+    /// Closes both directions (TLS first says `close_notify`, best effort); errors are
+    /// irrelevant since the stream is being dropped.
+    pub fn shutdown(&mut self) {
         let _ = match self {
-            Transport::Tcp(stream) => stream.shutdown(Shutdown::Both),
+            Transport::Tcp(tcp) => tcp.stream.shutdown(Shutdown::Both),
             Transport::Unix(stream) => stream.shutdown(Shutdown::Both),
+            Transport::Tls(tls) => {
+                tls.conn.send_close_notify();
+                let _ = tls.conn.write_tls(&mut tls.stream);
+                tls.stream.shutdown(Shutdown::Both)
+            }
         };
     }
 
     fn source(&mut self) -> &mut dyn Source {
         match self {
-            Transport::Tcp(stream) => stream,
+            Transport::Tcp(tcp) => &mut tcp.stream,
             Transport::Unix(stream) => stream,
+            Transport::Tls(tls) => &mut tls.stream,
         }
     }
 
+    /// Reads received bytes (plaintext, for TLS). `Ok(0)` is the end of the stream.
     pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
-            Transport::Tcp(stream) => stream.read(buf),
+            Transport::Tcp(tcp) => tcp.read(buf),
             Transport::Unix(stream) => stream.read(buf),
+            Transport::Tls(tls) => tls.read(buf),
         }
     }
 
+    /// Writes (for TLS: encrypts and sends) a prefix of `buf`; returns how much of it the
+    /// caller may drop. The caller offers the rest again later, after `WouldBlock`.
     pub fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Transport::Tcp(stream) => stream.write(buf),
+            Transport::Tcp(tcp) => tcp.stream.write(buf),
             Transport::Unix(stream) => stream.write(buf),
+            Transport::Tls(tls) => tls.write(buf),
         }
+    }
+}
+
+/// `take_error` then `peer_addr`, as mio's `TcpStream::connect` docs prescribe.
+fn tcp_connected(stream: &TcpStream) -> io::Result<bool> {
+    if let Some(err) = stream.take_error()? {
+        return Err(err);
+    }
+    match stream.peer_addr() {
+        Ok(_) => {
+            // Requests are small and latency-bound; Nagle would add delay.
+            stream.set_nodelay(true)?;
+            Ok(true)
+        }
+        Err(err)
+            if err.kind() == io::ErrorKind::NotConnected
+                || err.raw_os_error() == Some(libc::EINPROGRESS) =>
+        {
+            Ok(false)
+        }
+        Err(err) => Err(err),
+    }
+}
+
+/// Plain TCP. Remembers whether the server ever sent a byte, so a connection a TLS port
+/// drops at once (it cannot parse plaintext) is reported with the hint to add `--tls`.
+pub struct PlainTcp {
+    stream: TcpStream,
+    replied: bool,
+}
+
+impl PlainTcp {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.replied {
+            return self.stream.read(buf);
+        }
+        match self.stream.read(buf) {
+            Ok(0) => Err(io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                "the server closed the connection before any reply; if this port expects TLS, \
+                 add --tls",
+            )),
+            // A TLS record header (alert 0x15 or handshake 0x16, version 3.x) starts no reply
+            // of any protocol kvbench speaks: the server is talking TLS.
+            Ok(n) if n >= 2 && matches!(buf[0], 0x15 | 0x16) && buf[1] == 0x03 => {
+                Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "the server answered with TLS; add --tls (or use a rediss:// URI)",
+                ))
+            }
+            Ok(n) => {
+                self.replied = true;
+                Ok(n)
+            }
+            Err(err) if err.kind() == io::ErrorKind::ConnectionReset => Err(io::Error::new(
+                io::ErrorKind::ConnectionReset,
+                "connection reset by peer before any reply; if this port expects TLS, add --tls",
+            )),
+            Err(err) => Err(err),
+        }
+    }
+}
+
+/// TLS over TCP: the socket, the rustls session and the state the edge-triggered loop needs.
+pub struct TlsStream {
+    stream: TcpStream,
+    conn: ClientConnection,
+    settings: Arc<TlsSettings>,
+    /// TCP connect done (the handshake may still be running).
+    tcp_up: bool,
+    /// How long the handshake may take; `None` when `--connection-timeout` bounds it.
+    guard: Option<Duration>,
+    /// Handshake deadline, from when TCP came up; `None` before that and after the handshake.
+    deadline: Option<Instant>,
+    timer: HandshakeTimer,
+    /// Ciphertext read from the socket and not yet handed to rustls: `rx[rx_start..rx_end]`.
+    rx: Vec<u8>,
+    rx_start: usize,
+    rx_end: usize,
+    /// First byte the server ever sent, to tell a plaintext server from a TLS one.
+    first_byte: Option<u8>,
+    /// Plaintext has arrived: failures after this are no longer handshake failures.
+    got_plaintext: bool,
+    /// Bytes at the front of the caller's next `write` that rustls has already encrypted
+    /// (0 or 1); see the module docs.
+    owed: usize,
+}
+
+impl TlsStream {
+    fn new(
+        stream: TcpStream,
+        settings: Arc<TlsSettings>,
+        guard: Option<Duration>,
+    ) -> io::Result<TlsStream> {
+        let conn =
+            ClientConnection::new(settings.client_config.clone(), settings.server_name.clone())
+                .map_err(|e| io::Error::other(format!("cannot start TLS: {e}")))?;
+        Ok(TlsStream {
+            stream,
+            conn,
+            settings,
+            tcp_up: false,
+            guard,
+            deadline: None,
+            timer: match guard {
+                Some(_) => HandshakeTimer::new()?,
+                None => HandshakeTimer::none(),
+            },
+            rx: vec![0; TLS_READ_BUFFER],
+            rx_start: 0,
+            rx_end: 0,
+            first_byte: None,
+            got_plaintext: false,
+            owed: 0,
+        })
+    }
+
+    fn finish_connect(&mut self) -> io::Result<bool> {
+        if !self.tcp_up {
+            if !tcp_connected(&self.stream)? {
+                return Ok(false);
+            }
+            self.tcp_up = true;
+            if let Some(guard) = self.guard {
+                // The deadline is taken before the timer is armed, so when the timer fires
+                // the deadline has certainly passed.
+                self.deadline = Some(Instant::now() + guard);
+                self.timer.arm(guard)?;
+            }
+        }
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(self.handshake_failed(format!(
+                "no TLS answer within {} s; is this a plaintext port? drop --tls",
+                self.guard.unwrap_or_default().as_secs()
+            )));
+        }
+        loop {
+            match self.push() {
+                Ok(()) => {}
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(err) => return Err(self.handshake_io_failed(&err)),
+            }
+            if !self.conn.is_handshaking() {
+                self.deadline = None;
+                self.timer.disarm();
+                // Records that came with the server's last flight (session tickets) are
+                // processed now rather than left waiting for a readable edge that passed;
+                // plaintext, if any, waits in rustls for the next read, which returns it first.
+                while self.rx_start < self.rx_end {
+                    if self.feed()? > 0 {
+                        break;
+                    }
+                }
+                return Ok(true);
+            }
+            if self.rx_start < self.rx_end {
+                self.feed()?;
+                continue;
+            }
+            match self.read_socket() {
+                Ok(0) => {
+                    let why = if self.first_byte.is_none() {
+                        "the server closed the connection without answering; is this a \
+                         plaintext port, or does it refuse these TLS versions? check --tls and \
+                         --tls-protocols"
+                    } else {
+                        "the server closed the connection during the handshake"
+                    };
+                    return Err(self.handshake_failed(why.to_string()));
+                }
+                Ok(_) => self.check_first_byte()?,
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(err) => return Err(self.handshake_io_failed(&err)),
+            }
+        }
+    }
+
+    /// See the module docs for the order and the short-read rule.
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut filled = 0;
+        // Whether this call saw the socket drained (a short read).
+        let mut drained = false;
+        loop {
+            match self.conn.reader().read(&mut buf[filled..]) {
+                // close_notify: the end of the stream, once what came before it is returned.
+                Ok(0) => return Ok(filled),
+                Ok(n) => {
+                    filled += n;
+                    self.got_plaintext = true;
+                    if filled == buf.len() {
+                        return Ok(filled);
+                    }
+                    continue;
+                }
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {}
+                // The TCP stream ended without close_notify: to the caller, the end.
+                Err(err) if err.kind() == io::ErrorKind::UnexpectedEof => return Ok(filled),
+                Err(err) => return Err(err),
+            }
+            if self.rx_start < self.rx_end {
+                self.feed()?;
+                continue;
+            }
+            if drained {
+                return if filled > 0 {
+                    Ok(filled)
+                } else {
+                    Err(io::ErrorKind::WouldBlock.into())
+                };
+            }
+            match self.read_socket() {
+                Ok(0) => {
+                    // Tell rustls the stream ended; the reader then reports the end.
+                    self.conn.read_tls(&mut io::empty())?;
+                }
+                Ok(n) => drained = n < self.rx.len(),
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock && filled > 0 => {
+                    return Ok(filled);
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        // Records queued earlier go first; only a socket that takes them all takes more.
+        self.push()?;
+        let settled = std::mem::take(&mut self.owed).min(buf.len());
+        let fresh = &buf[settled..];
+        let taken = if fresh.is_empty() {
+            0
+        } else {
+            self.conn.writer().write(fresh)?
+        };
+        let done = settled + taken;
+        match self.push() {
+            Ok(()) => Ok(done),
+            Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
+                // Part of `buf` is still in rustls: hold back its last byte so the caller
+                // returns with it on the next writable event (see the module docs).
+                if done == 0 {
+                    return Err(err);
+                }
+                self.owed = 1;
+                if done == 1 { Err(err) } else { Ok(done - 1) }
+            }
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Sends queued TLS records until none is left (`Ok`) or the socket is full (`WouldBlock`).
+    fn push(&mut self) -> io::Result<()> {
+        while self.conn.wants_write() {
+            match self.conn.write_tls(&mut self.stream) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(_) => {}
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(err) => return Err(err),
+            }
+        }
+        Ok(())
+    }
+
+    /// One `read` from the socket into the (empty) ciphertext buffer.
+    fn read_socket(&mut self) -> io::Result<usize> {
+        loop {
+            match self.stream.read(&mut self.rx) {
+                Ok(n) => {
+                    self.rx_start = 0;
+                    self.rx_end = n;
+                    if n > 0 && self.first_byte.is_none() {
+                        self.first_byte = Some(self.rx[0]);
+                    }
+                    return Ok(n);
+                }
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    /// Hands rustls one chunk of buffered ciphertext and decrypts it; returns the plaintext
+    /// bytes rustls now holds. rustls takes at most a few KB per call, so its plaintext
+    /// buffer (16 KB) cannot overflow as long as callers drain it between calls.
+    fn feed(&mut self) -> io::Result<usize> {
+        let mut pending = &self.rx[self.rx_start..self.rx_end];
+        let taken = self.conn.read_tls(&mut pending)?;
+        self.rx_start += taken;
+        // After close_notify rustls takes nothing more: what follows is dropped, not retried.
+        if taken == 0 || self.rx_start == self.rx_end {
+            self.rx_start = 0;
+            self.rx_end = 0;
+        }
+        match self.conn.process_new_packets() {
+            Ok(state) => {
+                // Answers rustls owes the server (key updates, alerts) go out when they can;
+                // a full socket leaves them for the next write.
+                match self.push() {
+                    Err(err) if err.kind() != io::ErrorKind::WouldBlock => Err(err),
+                    _ => Ok(state.plaintext_bytes_to_read()),
+                }
+            }
+            Err(err) => {
+                // rustls queued an alert telling the server why; send it if the socket lets us.
+                let _ = self.conn.write_tls(&mut self.stream);
+                let text = self.settings.explain(&err);
+                Err(if self.got_plaintext {
+                    io::Error::new(io::ErrorKind::InvalidData, format!("TLS error: {text}"))
+                } else {
+                    self.handshake_failed(text)
+                })
+            }
+        }
+    }
+
+    /// A TLS server's first record is a handshake (0x16) or an alert (0x15); anything else
+    /// is a plaintext server, whose words are quoted to make that plain.
+    fn check_first_byte(&mut self) -> io::Result<()> {
+        let Some(first) = self.first_byte else {
+            return Ok(());
+        };
+        if (0x14..=0x18).contains(&first) {
+            return Ok(());
+        }
+        let head = &self.rx[self.rx_start..self.rx_end.min(self.rx_start + 40)];
+        let text: String = String::from_utf8_lossy(head)
+            .chars()
+            .take_while(|c| *c != '\r' && *c != '\n')
+            .collect();
+        Err(self.handshake_failed(format!(
+            "the server answered in plaintext (\"{text}\"), not TLS; is this a plaintext port? \
+             drop --tls"
+        )))
+    }
+
+    fn handshake_failed(&self, why: String) -> io::Error {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("TLS handshake failed: {why}"),
+        )
+    }
+
+    fn handshake_io_failed(&self, err: &io::Error) -> io::Error {
+        let text = err.to_string();
+        let text = match text.find(" (os error") {
+            Some(cut) => text[..cut].to_lowercase(),
+            None => text,
+        };
+        io::Error::new(err.kind(), format!("TLS handshake failed: {text}"))
+    }
+}
+
+#[cfg(target_os = "linux")]
+use linux_timer::HandshakeTimer;
+
+/// A one-shot `timerfd` registered under the connection's token, so the handshake deadline
+/// raises an event on the connection itself and the client sees the timeout in
+/// `finish_connect` with no change to the worker's loop. Closed when the handshake ends
+/// (closing removes it from the poll).
+#[cfg(target_os = "linux")]
+mod linux_timer {
+    use std::io;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::time::Duration;
+
+    use mio::unix::SourceFd;
+    use mio::{Interest, Registry, Token};
+
+    pub struct HandshakeTimer(Option<OwnedFd>);
+
+    impl HandshakeTimer {
+        pub fn new() -> io::Result<HandshakeTimer> {
+            // SAFETY: timerfd_create takes no pointers; the result is checked before use.
+            let fd = unsafe {
+                libc::timerfd_create(
+                    libc::CLOCK_MONOTONIC,
+                    libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+                )
+            };
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: `fd` is a fresh descriptor that nothing else owns.
+            Ok(HandshakeTimer(Some(unsafe { OwnedFd::from_raw_fd(fd) })))
+        }
+
+        /// No timer: another deadline bounds the handshake.
+        pub fn none() -> HandshakeTimer {
+            HandshakeTimer(None)
+        }
+
+        pub fn register(&self, registry: &Registry, token: Token) -> io::Result<()> {
+            match &self.0 {
+                Some(fd) => {
+                    registry.register(&mut SourceFd(&fd.as_raw_fd()), token, Interest::READABLE)
+                }
+                None => Ok(()),
+            }
+        }
+
+        pub fn deregister(&self, registry: &Registry) {
+            if let Some(fd) = &self.0 {
+                let _ = registry.deregister(&mut SourceFd(&fd.as_raw_fd()));
+            }
+        }
+
+        pub fn arm(&self, after: Duration) -> io::Result<()> {
+            let Some(fd) = &self.0 else {
+                return Ok(());
+            };
+            let spec = libc::itimerspec {
+                it_interval: libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                },
+                it_value: libc::timespec {
+                    tv_sec: after.as_secs() as libc::time_t,
+                    tv_nsec: after.subsec_nanos() as libc::c_long,
+                },
+            };
+            // SAFETY: `fd` is an open timerfd and `spec` outlives the call.
+            let rc =
+                unsafe { libc::timerfd_settime(fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
+            if rc < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        }
+
+        pub fn disarm(&mut self) {
+            self.0 = None;
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+use portable_timer::HandshakeTimer;
+
+/// Elsewhere the deadline is checked on the connection's own events only: a silent peer
+/// is then bounded by `--test-time`, not by the handshake timeout.
+#[cfg(not(target_os = "linux"))]
+mod portable_timer {
+    use std::io;
+    use std::time::Duration;
+
+    use mio::{Registry, Token};
+
+    pub struct HandshakeTimer;
+
+    impl HandshakeTimer {
+        pub fn new() -> io::Result<HandshakeTimer> {
+            Ok(HandshakeTimer)
+        }
+        pub fn none() -> HandshakeTimer {
+            HandshakeTimer
+        }
+        pub fn register(&self, _registry: &Registry, _token: Token) -> io::Result<()> {
+            Ok(())
+        }
+        pub fn deregister(&self, _registry: &Registry) {}
+        pub fn arm(&self, _after: Duration) -> io::Result<()> {
+            Ok(())
+        }
+        pub fn disarm(&mut self) {}
     }
 }

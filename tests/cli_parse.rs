@@ -387,7 +387,6 @@ fn help_and_version_are_text_to_print() {
         "--ratio <RATIO>",
         "Set:Get ratio (default: 1:10)",
         "--config <FILE>",
-        "[not supported yet]",
     ] {
         assert!(help.contains(needle), "help lacks {needle:?}:\n{help}");
     }
@@ -618,14 +617,6 @@ fn bad_values_are_refused_with_memtiers_words() {
 /// An example command line for every entry of `NOT_SUPPORTED_YET`.
 fn not_yet_example(flag: &str) -> Vec<&'static str> {
     let args: &[&str] = match flag {
-        "--tls" => &["--tls"],
-        "--cert" => &["--cert=c.pem"],
-        "--key" => &["--key=k.pem"],
-        "--cacert" => &["--cacert=ca.pem"],
-        "--tls-skip-verify" => &["--tls-skip-verify"],
-        "--tls-protocols" => &["--tls-protocols=TLSv1.3"],
-        "--sni" => &["--sni=example.com"],
-        "--uri with the rediss:// scheme (TLS)" => &["-u", "rediss://localhost:6380"],
         "--command-stats-breakdown" => &["--command-stats-breakdown=line"],
         "--rate-limiting" => &["--rate-limiting=100"],
         "--clients-start" => &["--clients-start=1"],
@@ -679,8 +670,6 @@ fn unbuilt_features_are_refused_not_ignored() {
         }
         assert_eq!(Config::from_cli(&c).map(|_| ()), Err(Error::usage(want)));
     }
-    // Spot-check the wording the brief asks for.
-    assert_eq!(refusal(&["--tls"]), "--tls is not supported yet");
     // A `false` switch in a config file is "not given", so it is not refused.
     let f = TempFile::new(r#"{"tls": false, "cluster-mode": false}"#);
     config(&[&f.flag()]);

@@ -729,3 +729,487 @@ impl Memcached {
         )
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// TLS: certificates made at run time, and TLS-only servers.
+
+/// The `openssl` config the test PKI is made with, so the result does not depend on the
+/// system's `openssl.cnf`. Sections name the certificate profiles.
+const PKI_OPENSSL_CNF: &str = "\
+[req]
+distinguished_name = dn
+prompt = no
+[dn]
+CN = kvbench-test
+[ca]
+basicConstraints = critical,CA:TRUE
+keyUsage = critical,keyCertSign,cRLSign
+subjectKeyIdentifier = hash
+[server]
+basicConstraints = critical,CA:FALSE
+keyUsage = critical,digitalSignature,keyEncipherment
+extendedKeyUsage = serverAuth
+subjectAltName = DNS:localhost,IP:127.0.0.1
+[named]
+basicConstraints = critical,CA:FALSE
+keyUsage = critical,digitalSignature,keyEncipherment
+extendedKeyUsage = serverAuth
+subjectAltName = DNS:kvbench.test
+[client]
+basicConstraints = critical,CA:FALSE
+keyUsage = critical,digitalSignature
+extendedKeyUsage = clientAuth
+";
+
+/// A throwaway PKI made with the `openssl` CLI when a test starts (no key is ever
+/// committed): a CA, certificates it signed, and a second, unrelated CA. EC P-256 keys, so
+/// generating them takes milliseconds. `Drop` removes the directory.
+pub struct TestPki {
+    dir: PathBuf,
+}
+
+impl TestPki {
+    /// Generate every file; panics with the openssl output if a step fails.
+    pub fn generate() -> Self {
+        let dir = temp_dir("pki");
+        let pki = TestPki { dir };
+        fs::write(pki.path("openssl.cnf"), PKI_OPENSSL_CNF).expect("write openssl.cnf");
+        pki.self_signed_ca("ca", "kvbench-test-ca");
+        pki.self_signed_ca("other-ca", "kvbench-other-ca");
+        pki.issue("server", "localhost", "server", &["-days", "2"]);
+        pki.issue("named", "kvbench.test", "named", &["-days", "2"]);
+        pki.issue("client", "kvbench-client", "client", &["-days", "2"]);
+        // A certificate whose notAfter is already past. `-days -1` works with the OpenSSL
+        // 3.0 of Debian 12; newer releases take explicit dates instead.
+        if !pki.try_issue("expired", "localhost", "server", &["-days", "-1"]) {
+            pki.issue(
+                "expired",
+                "localhost",
+                "server",
+                &[
+                    "-not_before",
+                    "20200101000000Z",
+                    "-not_after",
+                    "20200102000000Z",
+                ],
+            );
+        }
+        // The client key again, encrypted, for the "encrypted key" refusal.
+        pki.openssl(&[
+            "pkey",
+            "-in",
+            &pki.file("client.key"),
+            "-aes256",
+            "-passout",
+            "pass:secret",
+            "-out",
+            &pki.file("client-encrypted.key"),
+        ]);
+        pki
+    }
+
+    /// The directory holding the files.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// `DIR/name` as a path.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// `DIR/name` as a string, for command lines. Files: `ca.pem`, `other-ca.pem`,
+    /// `server.pem`/`.key` (localhost, 127.0.0.1), `named.pem`/`.key` (kvbench.test only),
+    /// `client.pem`/`.key`, `expired.pem`/`.key`, `client-encrypted.key`.
+    pub fn file(&self, name: &str) -> String {
+        self.path(name).to_string_lossy().into_owned()
+    }
+
+    fn self_signed_ca(&self, name: &str, cn: &str) {
+        self.openssl(&[
+            "req",
+            "-x509",
+            "-config",
+            &self.file("openssl.cnf"),
+            "-extensions",
+            "ca",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-keyout",
+            &self.file(&format!("{name}.key")),
+            "-out",
+            &self.file(&format!("{name}.pem")),
+            "-days",
+            "2",
+            "-subj",
+            &format!("/CN={cn}"),
+        ]);
+    }
+
+    fn issue(&self, name: &str, cn: &str, profile: &str, validity: &[&str]) {
+        assert!(
+            self.try_issue(name, cn, profile, validity),
+            "openssl could not issue {name}.pem; see the output above"
+        );
+    }
+
+    /// A key and a certificate signed by `ca`, with the extensions of `profile`.
+    fn try_issue(&self, name: &str, cn: &str, profile: &str, validity: &[&str]) -> bool {
+        let csr = self.file(&format!("{name}.csr"));
+        self.openssl(&[
+            "req",
+            "-new",
+            "-config",
+            &self.file("openssl.cnf"),
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-keyout",
+            &self.file(&format!("{name}.key")),
+            "-out",
+            &csr,
+            "-subj",
+            &format!("/CN={cn}"),
+        ]);
+        // Serial numbers must differ per certificate: derive one from the name.
+        let serial = name.bytes().fold(7u32, |acc, b| {
+            acc.wrapping_mul(31).wrapping_add(u32::from(b))
+        }) % 1_000_000
+            + 1;
+        let mut args = vec![
+            "x509".to_string(),
+            "-req".to_string(),
+            "-in".to_string(),
+            csr,
+            "-CA".to_string(),
+            self.file("ca.pem"),
+            "-CAkey".to_string(),
+            self.file("ca.key"),
+            "-set_serial".to_string(),
+            serial.to_string(),
+            "-extfile".to_string(),
+            self.file("openssl.cnf"),
+            "-extensions".to_string(),
+            profile.to_string(),
+            "-out".to_string(),
+            self.file(&format!("{name}.pem")),
+        ];
+        args.extend(validity.iter().map(|s| s.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        self.openssl_status(&args)
+    }
+
+    fn openssl(&self, args: &[&str]) {
+        assert!(
+            self.openssl_status(args),
+            "openssl {args:?} failed; see the output above"
+        );
+    }
+
+    fn openssl_status(&self, args: &[&str]) -> bool {
+        let mut cmd = Command::new("openssl");
+        cmd.args(args).current_dir(&self.dir).stdin(Stdio::null());
+        let out = match cmd.output() {
+            Ok(out) => out,
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                panic!("openssl not found: run `make test`, which installs it")
+            }
+            Err(e) => panic!("cannot run openssl: {e}"),
+        };
+        if !out.status.success() {
+            eprintln!(
+                "openssl {args:?} failed ({}):\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        out.status.success()
+    }
+}
+
+impl Drop for TestPki {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A throwaway `redis-server` that speaks only TLS (`--port 0 --tls-port P`), on
+/// 127.0.0.1, with the test PKI's `server` certificate unless told otherwise. Its own
+/// `redis-cli --tls` calls present the client certificate, so they work when the server
+/// requires one.
+pub struct TlsRedisServer {
+    pub port: u16,
+    child: Child,
+    dir: PathBuf,
+    ca: String,
+    client_cert: String,
+    client_key: String,
+}
+
+impl TlsRedisServer {
+    /// `cert` is the base name of the server's certificate and key in `pki` (`server`,
+    /// `named`, `expired`); `args` are extra `redis-server` arguments such as
+    /// `["--tls-auth-clients", "yes"]` or `["--tls-protocols", "TLSv1.3"]`.
+    pub fn start(pki: &TestPki, cert: &str, args: &[&str]) -> Self {
+        let mut last_log = String::new();
+        for _ in 0..START_ATTEMPTS {
+            let port = free_port();
+            let dir = temp_dir("redis-tls");
+            let log = dir.join("redis.log");
+            let log_file = File::create(&log).expect("create redis.log");
+            let mut cmd = Command::new("redis-server");
+            cmd.args(["--port", "0", "--tls-port", &port.to_string()])
+                .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+                .arg("--tls-cert-file")
+                .arg(pki.path(&format!("{cert}.pem")))
+                .arg("--tls-key-file")
+                .arg(pki.path(&format!("{cert}.key")))
+                .arg("--tls-ca-cert-file")
+                .arg(pki.path("ca.pem"))
+                .arg("--dir")
+                .arg(&dir)
+                .args(args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::from(log_file.try_clone().expect("clone log handle")))
+                .stderr(Stdio::from(log_file));
+            let child = spawn_or_explain(&mut cmd, "redis-server");
+            let mut server = TlsRedisServer {
+                port,
+                child,
+                dir,
+                ca: pki.file("ca.pem"),
+                client_cert: pki.file("client.pem"),
+                client_key: pki.file("client.key"),
+            };
+            match server.wait_ready() {
+                Ok(()) => return server,
+                Err(why) => {
+                    last_log = format!("{why}\n--- redis.log ---\n{}", log_tail(&log, 20));
+                }
+            }
+        }
+        panic!("redis-server (TLS) did not start after {START_ATTEMPTS} attempts: {last_log}");
+    }
+
+    fn wait_ready(&mut self) -> Result<(), String> {
+        let deadline = Instant::now() + STARTUP_TIMEOUT;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!(
+                    "redis-server on TLS port {} exited: {status}",
+                    self.port
+                ));
+            }
+            if let Ok(out) = self.cli_output(&["PING"]) {
+                let text = String::from_utf8_lossy(&out.stdout);
+                // NOAUTH also proves the server is up: it answered.
+                if text.trim() == "PONG" || text.contains("NOAUTH") {
+                    return Ok(());
+                }
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "redis-server on TLS port {} did not answer PING within {:?}",
+                    self.port, STARTUP_TIMEOUT
+                ));
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn cli_output(&self, args: &[&str]) -> std::io::Result<Output> {
+        let mut cmd = Command::new("redis-cli");
+        // --insecure: the harness talks to its own server, whose certificate may be expired
+        // or name another host on purpose.
+        cmd.args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "--tls"])
+            .args(["--insecure", "--cacert", &self.ca])
+            .args(["--cert", &self.client_cert, "--key", &self.client_key])
+            .args(args)
+            .stdin(Stdio::null());
+        match cmd.output() {
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                panic!("redis-cli not found: run `make test`, which installs it")
+            }
+            other => other,
+        }
+    }
+
+    /// `host:port` of this server, for messages.
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// The server's data directory (its log is `redis.log` there).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// `redis-cli --tls ... ARGS` stdout, trimmed; panics if redis-cli fails.
+    pub fn cli(&self, args: &[&str]) -> String {
+        let out = self
+            .cli_output(args)
+            .unwrap_or_else(|e| panic!("redis-cli {args:?}: {e}"));
+        assert!(
+            out.status.success(),
+            "redis-cli --tls {args:?} on port {} failed ({}): {}",
+            self.port,
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Calls per command from `INFO commandstats`, as [`RedisServer::commandstats`].
+    pub fn commandstats(&self) -> HashMap<String, u64> {
+        parse_commandstats(&self.cli(&["INFO", "commandstats"]))
+    }
+
+    /// Zero the command statistics.
+    pub fn config_resetstat(&self) {
+        let reply = self.cli(&["CONFIG", "RESETSTAT"]);
+        assert_eq!(reply, "OK", "CONFIG RESETSTAT answered {reply:?}");
+    }
+}
+
+impl Drop for TlsRedisServer {
+    fn drop(&mut self) {
+        kill_and_wait(&mut self.child);
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A throwaway `memcached -Z` on 127.0.0.1: TLS on `port`, and a plaintext listener
+/// (`-l notls:...`) on `plain_port` for reading `stats` without a TLS client.
+pub struct TlsMemcached {
+    pub port: u16,
+    pub plain_port: u16,
+    child: Child,
+    dir: PathBuf,
+}
+
+impl TlsMemcached {
+    /// `extra_ssl` is appended to the `-o` list, e.g. `"ssl_verify_mode=2,ssl_ca_cert=..."`.
+    pub fn start(pki: &TestPki, extra_ssl: &str) -> Self {
+        let mut last_log = String::new();
+        for _ in 0..START_ATTEMPTS {
+            let (port, plain_port) = (free_port(), free_port());
+            let dir = temp_dir("memcached-tls");
+            let log = dir.join("memcached.log");
+            let log_file = File::create(&log).expect("create memcached.log");
+            let mut ssl = format!(
+                "ssl_chain_cert={},ssl_key={}",
+                pki.file("server.pem"),
+                pki.file("server.key")
+            );
+            if !extra_ssl.is_empty() {
+                ssl.push(',');
+                ssl.push_str(extra_ssl);
+            }
+            let mut cmd = Command::new("memcached");
+            cmd.args(["-Z", "-o", &ssl])
+                .args(["-p", &port.to_string(), "-l", "127.0.0.1"])
+                .args(["-l", &format!("notls:127.0.0.1:{plain_port}")])
+                .args(["-U", "0", "-m", "256", "-t", "2"]);
+            if is_root() {
+                cmd.args(["-u", "root"]);
+            }
+            cmd.current_dir(&dir)
+                .stdin(Stdio::null())
+                .stdout(Stdio::from(log_file.try_clone().expect("clone log handle")))
+                .stderr(Stdio::from(log_file));
+            let child = spawn_or_explain(&mut cmd, "memcached");
+            let mut server = TlsMemcached {
+                port,
+                plain_port,
+                child,
+                dir,
+            };
+            match server.wait_ready() {
+                Ok(()) => return server,
+                Err(why) => {
+                    last_log = format!("{why}\n--- memcached.log ---\n{}", log_tail(&log, 20));
+                }
+            }
+        }
+        panic!("memcached -Z did not start after {START_ATTEMPTS} attempts: {last_log}");
+    }
+
+    fn wait_ready(&mut self) -> Result<(), String> {
+        let deadline = Instant::now() + STARTUP_TIMEOUT;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!(
+                    "memcached -Z on port {} exited: {status}",
+                    self.port
+                ));
+            }
+            let tls_listening = TcpStream::connect_timeout(
+                &SocketAddr::from(([127, 0, 0, 1], self.port)),
+                Duration::from_millis(200),
+            )
+            .is_ok();
+            if tls_listening && self.plain_request("stats\r\n", b"END\r\n").is_ok() {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "memcached -Z on ports {}/{} did not come up within {:?}",
+                    self.port, self.plain_port, STARTUP_TIMEOUT
+                ));
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// One text request on the plaintext listener, read until `terminator`.
+    fn plain_request(&self, req: &str, terminator: &[u8]) -> std::io::Result<String> {
+        let addr: SocketAddr = ([127, 0, 0, 1], self.plain_port).into();
+        let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
+        stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+        stream.write_all(req.as_bytes())?;
+        let mut reply = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !reply.ends_with(terminator) {
+            let n = stream.read(&mut buf)?;
+            if n == 0 {
+                return Err(std::io::Error::new(
+                    ErrorKind::UnexpectedEof,
+                    "memcached closed the connection mid-reply",
+                ));
+            }
+            reply.extend_from_slice(&buf[..n]);
+        }
+        Ok(String::from_utf8_lossy(&reply).into_owned())
+    }
+
+    /// `host:port` of the TLS listener, for messages.
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// The integer counters of `stats` (read over the plaintext listener; they count the
+    /// TLS connections too).
+    pub fn stats(&self) -> HashMap<String, u64> {
+        let reply = self
+            .plain_request("stats\r\n", b"END\r\n")
+            .unwrap_or_else(|e| panic!("memcached stats on port {}: {e}", self.plain_port));
+        reply
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("STAT "))
+            .filter_map(|l| l.split_once(' '))
+            .filter_map(|(k, v)| v.parse().ok().map(|v| (k.to_string(), v)))
+            .collect()
+    }
+}
+
+impl Drop for TlsMemcached {
+    fn drop(&mut self) {
+        kill_and_wait(&mut self.child);
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}

@@ -1,0 +1,705 @@
+//! TLS end to end: kvbench over rustls against `redis-server --tls-port` and
+//! `memcached -Z`, with certificates the test makes with `openssl` at run time.
+//!
+//! What the servers counted must match what was asked, at pipeline 1 and 16; every way a
+//! TLS connection can fail for a reason the user can fix (unknown CA, wrong name, expired
+//! certificate, missing client certificate, TLS version, plaintext on the other end, bad
+//! PEM files) must be one `error:` line that says what to change, and a non-zero exit.
+
+mod common;
+
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use common::{
+    Memcached, RedisServer, TestPki, TlsMemcached, TlsRedisServer, describe, run_kvbench,
+};
+use kvbench::cli::{Parsed, parse_args};
+use kvbench::config::{Config, render_show_config};
+
+const THREADS: u64 = 2;
+const CLIENTS: u64 = 3;
+const REQUESTS: u64 = 400;
+/// Requests of one run: `-t 2 -c 3 -n 400`.
+const TOTAL: u64 = THREADS * CLIENTS * REQUESTS;
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| s.to_string()).collect()
+}
+
+/// `kvbench -s 127.0.0.1 -p PORT --hide-histogram ARGS...`.
+fn kvbench_at(port: u16, args: &[String]) -> Output {
+    let port = port.to_string();
+    let mut all = vec!["-s", "127.0.0.1", "-p", &port, "--hide-histogram"];
+    all.extend(args.iter().map(String::as_str));
+    run_kvbench(&all)
+}
+
+/// The load every counting test uses: 1:1 SET:GET, so each run makes exactly
+/// `TOTAL / 2` of each.
+fn load_args(pipeline: u32) -> Vec<String> {
+    strings(&[
+        "-t",
+        &THREADS.to_string(),
+        "-c",
+        &CLIENTS.to_string(),
+        "-n",
+        &REQUESTS.to_string(),
+        "--ratio=1:1",
+        &format!("--pipeline={pipeline}"),
+    ])
+}
+
+fn tls_args(pki: &TestPki) -> Vec<String> {
+    strings(&["--tls", "--cacert", &pki.file("ca.pem")])
+}
+
+fn client_cert_args(pki: &TestPki) -> Vec<String> {
+    strings(&[
+        "--cert",
+        &pki.file("client.pem"),
+        "--key",
+        &pki.file("client.key"),
+    ])
+}
+
+fn concat(parts: &[Vec<String>]) -> Vec<String> {
+    parts.concat()
+}
+
+fn assert_success(out: &Output) {
+    assert!(out.status.success(), "kvbench failed\n{}", describe(out));
+}
+
+/// The run failed with exit status 1 and exactly one `error:` line on stderr, containing
+/// every needle; no panic.
+fn assert_failure(out: &Output, needles: &[&str]) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("panicked"),
+        "kvbench panicked\n{}",
+        describe(out)
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", describe(out));
+    let errors: Vec<&str> = stderr
+        .lines()
+        .map(|l| l.trim_start_matches('\r'))
+        .filter(|l| l.starts_with("error: "))
+        .collect();
+    assert_eq!(
+        errors.len(),
+        1,
+        "expected one error line\n{}",
+        describe(out)
+    );
+    for needle in needles {
+        assert!(
+            errors[0].contains(needle),
+            "error line lacks {needle:?}: {}\n{}",
+            errors[0],
+            describe(out)
+        );
+    }
+    errors[0].to_string()
+}
+
+/// Runs the 1:1 load at `pipeline` and checks the server's SET/GET counts.
+fn redis_load_matches(server: &TlsRedisServer, extra: &[String], pipeline: u32) {
+    server.config_resetstat();
+    let out = kvbench_at(server.port, &concat(&[load_args(pipeline), extra.to_vec()]));
+    assert_success(&out);
+    let stats = server.commandstats();
+    let (sets, gets) = (stats.get("set").copied(), stats.get("get").copied());
+    assert_eq!(
+        (sets, gets),
+        (Some(TOTAL / 2), Some(TOTAL / 2)),
+        "pipeline {pipeline}: server counted {stats:?}\n{}",
+        describe(&out)
+    );
+}
+
+// ---------------------------------------------------------------- counts over TLS
+
+#[test]
+fn redis_counts_match_over_tls_at_pipeline_1_and_16() {
+    let pki = TestPki::generate();
+    let server = TlsRedisServer::start(&pki, "server", &["--tls-auth-clients", "no"]);
+    for pipeline in [1, 16] {
+        redis_load_matches(&server, &tls_args(&pki), pipeline);
+    }
+}
+
+/// HELLO, AUTH and SELECT go over the session too (setup runs after the handshake).
+#[test]
+fn redis_resp3_auth_and_select_over_tls() {
+    let pki = TestPki::generate();
+    let server = TlsRedisServer::start(
+        &pki,
+        "server",
+        &["--tls-auth-clients", "no", "--requirepass", "s3cret"],
+    );
+    let out = kvbench_at(
+        server.port,
+        &concat(&[
+            load_args(4),
+            tls_args(&pki),
+            strings(&["-P", "resp3", "-a", "s3cret", "--select-db=3"]),
+        ]),
+    );
+    assert_success(&out);
+    let reply = server.cli(&["-a", "s3cret", "--no-auth-warning", "-n", "3", "DBSIZE"]);
+    assert!(
+        reply.parse::<u64>().is_ok_and(|n| n > 0),
+        "no keys in db 3: {reply}"
+    );
+}
+
+/// Values far larger than a TLS record and the socket buffers: the write path must
+/// flush records rustls queued when the socket was full, and reads must hand over
+/// everything rustls decrypted.
+#[test]
+fn redis_large_values_pipelined_over_tls() {
+    let pki = TestPki::generate();
+    let server = TlsRedisServer::start(&pki, "server", &["--tls-auth-clients", "no"]);
+    let out = kvbench_at(
+        server.port,
+        &concat(&[
+            tls_args(&pki),
+            strings(&[
+                "-t",
+                "1",
+                "-c",
+                "2",
+                "-n",
+                "60",
+                "--ratio=1:1",
+                "--pipeline=8",
+                "-d",
+                "300000",
+                "--key-maximum=20",
+            ]),
+        ]),
+    );
+    assert_success(&out);
+    let stats = server.commandstats();
+    assert_eq!(
+        (stats.get("set").copied(), stats.get("get").copied()),
+        (Some(60), Some(60)),
+        "{stats:?}\n{}",
+        describe(&out)
+    );
+}
+
+#[test]
+fn memcached_counts_match_over_tls_text_and_binary() {
+    let pki = TestPki::generate();
+    let server = TlsMemcached::start(&pki, "");
+    let mut expected_sets = 0;
+    for protocol in ["memcache_text", "memcache_binary"] {
+        for pipeline in [1, 16] {
+            let before = server.stats();
+            let out = kvbench_at(
+                server.port,
+                &concat(&[
+                    load_args(pipeline),
+                    tls_args(&pki),
+                    strings(&["-P", protocol]),
+                ]),
+            );
+            assert_success(&out);
+            let after = server.stats();
+            let delta = |k: &str| after[k] - before[k];
+            expected_sets += TOTAL / 2;
+            assert_eq!(
+                (delta("cmd_set"), delta("cmd_get")),
+                (TOTAL / 2, TOTAL / 2),
+                "{protocol} pipeline {pipeline}\n{}",
+                describe(&out)
+            );
+        }
+    }
+    assert_eq!(server.stats()["cmd_set"], expected_sets);
+}
+
+#[test]
+fn rediss_uri_means_tls() {
+    let pki = TestPki::generate();
+    let server = TlsRedisServer::start(&pki, "server", &["--tls-auth-clients", "no"]);
+    server.config_resetstat();
+    let uri = format!("rediss://127.0.0.1:{}/2", server.port);
+    let out = run_kvbench(&[
+        "-u",
+        &uri,
+        "--cacert",
+        &pki.file("ca.pem"),
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "-n",
+        "100",
+        "--hide-histogram",
+    ]);
+    assert_success(&out);
+    let stats = server.commandstats();
+    let requests = stats.get("set").copied().unwrap_or(0) + stats.get("get").copied().unwrap_or(0);
+    assert_eq!(requests, 200, "{stats:?}");
+    assert_eq!(stats.get("select").copied(), Some(2), "{stats:?}");
+}
+
+/// Reconnects make new TLS sessions (full handshakes, `close_notify` on the old ones) and
+/// lose no request.
+#[test]
+fn reconnect_interval_over_tls() {
+    let pki = TestPki::generate();
+    let server = TlsRedisServer::start(&pki, "server", &["--tls-auth-clients", "no"]);
+    let extra = concat(&[tls_args(&pki), strings(&["--reconnect-interval=50"])]);
+    redis_load_matches(&server, &extra, 4);
+    let connections = server
+        .cli(&["INFO", "stats"])
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("total_connections_received:"))
+        .and_then(|n| n.parse::<u64>().ok())
+        .expect("total_connections_received in INFO stats");
+    // At least one new connection per 50 requests, beyond the harness's own.
+    assert!(
+        connections >= TOTAL / 50,
+        "only {connections} connections for {TOTAL} requests at --reconnect-interval=50"
+    );
+}
+
+// ---------------------------------------------------------------- verification
+
+#[test]
+fn wrong_ca_fails_verification_and_skip_verify_connects_anyway() {
+    let pki = TestPki::generate();
+    let server = TlsRedisServer::start(&pki, "server", &["--tls-auth-clients", "no"]);
+    let wrong_ca = strings(&["--tls", "--cacert", &pki.file("other-ca.pem")]);
+    let out = kvbench_at(server.port, &concat(&[load_args(1), wrong_ca.clone()]));
+    assert_failure(
+        &out,
+        &[
+            &format!("cannot connect to {}", server.addr()),
+            "certificate verify failed: unknown issuer",
+            "--cacert",
+            "--tls-skip-verify",
+        ],
+    );
+
+    server.config_resetstat();
+    let skip = concat(&[load_args(1), wrong_ca, strings(&["--tls-skip-verify"])]);
+    assert_success(&kvbench_at(server.port, &skip));
+    assert_eq!(server.commandstats().get("set").copied(), Some(TOTAL / 2));
+}
+
+/// Without `--cacert` the system's CA bundle is used; it does not hold the test CA.
+#[test]
+fn without_cacert_the_system_roots_do_not_know_the_test_ca() {
+    let pki = TestPki::generate();
+    let server = TlsRedisServer::start(&pki, "server", &["--tls-auth-clients", "no"]);
+    let out = kvbench_at(server.port, &concat(&[load_args(1), strings(&["--tls"])]));
+    let bundle = std::path::Path::new("/etc/ssl/certs/ca-certificates.crt").exists()
+        || std::env::var_os("SSL_CERT_FILE").is_some();
+    if bundle {
+        assert_failure(&out, &["unknown issuer", "--cacert"]);
+    } else {
+        assert_failure(&out, &["no CA certificates", "--cacert"]);
+    }
+}
+
+#[test]
+fn wrong_host_name_hints_at_sni_which_fixes_it() {
+    let pki = TestPki::generate();
+    // This certificate names only kvbench.test, not 127.0.0.1.
+    let server = TlsRedisServer::start(&pki, "named", &["--tls-auth-clients", "no"]);
+    let out = kvbench_at(server.port, &concat(&[load_args(1), tls_args(&pki)]));
+    assert_failure(
+        &out,
+        &[
+            "not valid for '127.0.0.1'",
+            "kvbench.test",
+            "--sni",
+            "--tls-skip-verify",
+        ],
+    );
+    let with_sni = concat(&[tls_args(&pki), strings(&["--sni", "kvbench.test"])]);
+    redis_load_matches(&server, &with_sni, 1);
+}
+
+#[test]
+fn expired_certificate_is_named_and_skip_verify_connects() {
+    let pki = TestPki::generate();
+    let server = TlsRedisServer::start(&pki, "expired", &["--tls-auth-clients", "no"]);
+    let out = kvbench_at(server.port, &concat(&[load_args(1), tls_args(&pki)]));
+    assert_failure(&out, &["certificate verify failed", "expired"]);
+    let skip = concat(&[tls_args(&pki), strings(&["--tls-skip-verify"])]);
+    redis_load_matches(&server, &skip, 1);
+}
+
+// ---------------------------------------------------------------- client certificates
+
+#[test]
+fn client_certificate_required_tls13_and_tls12() {
+    let pki = TestPki::generate();
+    for version in ["TLSv1.3", "TLSv1.2"] {
+        let server = TlsRedisServer::start(
+            &pki,
+            "server",
+            &["--tls-auth-clients", "yes", "--tls-protocols", version],
+        );
+        let out = kvbench_at(server.port, &concat(&[load_args(1), tls_args(&pki)]));
+        assert_failure(
+            &out,
+            &[
+                "the server requires a client certificate",
+                "--cert",
+                "--key",
+            ],
+        );
+        let with_cert = concat(&[tls_args(&pki), client_cert_args(&pki)]);
+        redis_load_matches(&server, &with_cert, 16);
+    }
+}
+
+#[test]
+fn client_certificate_from_another_ca_is_rejected_by_the_server() {
+    let pki = TestPki::generate();
+    let server = TlsRedisServer::start(&pki, "server", &["--tls-auth-clients", "yes"]);
+    let out = kvbench_at(
+        server.port,
+        &concat(&[
+            load_args(1),
+            tls_args(&pki),
+            strings(&[
+                "--cert",
+                &pki.file("other-ca.pem"),
+                "--key",
+                &pki.file("other-ca.key"),
+            ]),
+        ]),
+    );
+    assert_failure(&out, &["rejected the client certificate", "other-ca.pem"]);
+}
+
+#[test]
+fn memcached_client_certificate_required() {
+    let pki = TestPki::generate();
+    let server = TlsMemcached::start(
+        &pki,
+        &format!("ssl_verify_mode=2,ssl_ca_cert={}", pki.file("ca.pem")),
+    );
+    let text = strings(&["-P", "memcache_text"]);
+    let out = kvbench_at(
+        server.port,
+        &concat(&[load_args(1), tls_args(&pki), text.clone()]),
+    );
+    assert_failure(&out, &["client certificate", "--cert"]);
+    let before = server.stats();
+    let out = kvbench_at(
+        server.port,
+        &concat(&[load_args(16), tls_args(&pki), client_cert_args(&pki), text]),
+    );
+    assert_success(&out);
+    assert_eq!(server.stats()["cmd_set"] - before["cmd_set"], TOTAL / 2);
+}
+
+// ---------------------------------------------------------------- protocol versions
+
+#[test]
+fn tls13_only_and_tls12_only_servers_with_matching_and_wrong_versions() {
+    let pki = TestPki::generate();
+    for (server_version, other) in [("TLSv1.3", "TLSv1.2"), ("TLSv1.2", "TLSv1.3")] {
+        let server = TlsRedisServer::start(
+            &pki,
+            "server",
+            &[
+                "--tls-auth-clients",
+                "no",
+                "--tls-protocols",
+                server_version,
+            ],
+        );
+        let matching = concat(&[
+            tls_args(&pki),
+            strings(&[&format!("--tls-protocols={server_version}")]),
+        ]);
+        redis_load_matches(&server, &matching, 16);
+        // Both versions offered: the server picks its own.
+        let both = concat(&[
+            tls_args(&pki),
+            strings(&["--tls-protocols=TLSv1.2,TLSv1.3"]),
+        ]);
+        redis_load_matches(&server, &both, 1);
+
+        let wrong = concat(&[
+            load_args(1),
+            tls_args(&pki),
+            strings(&[&format!("--tls-protocols={other}")]),
+        ]);
+        let out = kvbench_at(server.port, &wrong);
+        assert_failure(
+            &out,
+            &[
+                "TLS handshake failed",
+                &format!("offered {other} only"),
+                "--tls-protocols",
+            ],
+        );
+    }
+}
+
+// ---------------------------------------------------------------- TLS meets plaintext
+
+#[test]
+fn tls_client_on_plaintext_memcached_says_drop_tls() {
+    let pki = TestPki::generate();
+    let server = Memcached::start();
+    let out = kvbench_at(
+        server.port,
+        &concat(&[
+            load_args(1),
+            tls_args(&pki),
+            strings(&["-P", "memcache_text"]),
+        ]),
+    );
+    assert_failure(&out, &["answered in plaintext", "drop --tls"]);
+}
+
+/// Redis waits silently for a newline the TLS ClientHello may not contain: the handshake
+/// timeout ends the run instead of a hang.
+#[test]
+fn tls_client_on_plaintext_redis_fails_within_the_handshake_timeout() {
+    let pki = TestPki::generate();
+    let server = RedisServer::start();
+    let started = Instant::now();
+    let out = kvbench_at(server.port, &concat(&[load_args(1), tls_args(&pki)]));
+    let took = started.elapsed();
+    // Either Redis answered the ClientHello bytes with an error (if they held a newline),
+    // or the timeout fired: both say to drop --tls.
+    assert_failure(
+        &out,
+        &["TLS handshake failed", "plaintext port", "drop --tls"],
+    );
+    assert!(
+        took < kvbench::transport::TLS_HANDSHAKE_TIMEOUT + Duration::from_secs(10),
+        "took {took:?}"
+    );
+}
+
+/// `--connection-timeout` bounds the handshake in place of the built-in guard.
+#[test]
+fn connection_timeout_bounds_the_tls_handshake() {
+    let pki = TestPki::generate();
+    let server = RedisServer::start();
+    let started = Instant::now();
+    let out = kvbench_at(
+        server.port,
+        &concat(&[
+            load_args(1),
+            tls_args(&pki),
+            strings(&["--connection-timeout=2"]),
+        ]),
+    );
+    let took = started.elapsed();
+    // Redis either answered the ClientHello in plaintext at once, or stayed silent until
+    // the 2 s timeout: both name the server, neither waits for the 10 s guard.
+    assert_failure(&out, &[&server.addr()]);
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+}
+
+#[test]
+fn plaintext_client_on_tls_port_says_add_tls() {
+    let pki = TestPki::generate();
+    let redis = TlsRedisServer::start(&pki, "server", &["--tls-auth-clients", "no"]);
+    let out = kvbench_at(redis.port, &load_args(1));
+    assert_failure(&out, &[&redis.addr(), "add --tls"]);
+    let memcached = TlsMemcached::start(&pki, "");
+    let out = kvbench_at(
+        memcached.port,
+        &concat(&[load_args(1), strings(&["-P", "memcache_binary"])]),
+    );
+    assert_failure(&out, &[&memcached.addr(), "add --tls"]);
+}
+
+// ---------------------------------------------------------------- files and flags
+
+/// Every PEM problem is a usage error naming the file, found before any connection (the
+/// port is closed, so reaching it would be a different error).
+#[test]
+fn pem_problems_are_one_line_usage_errors_naming_the_file() {
+    let pki = TestPki::generate();
+    let port = common::closed_port();
+    let missing = pki.file("missing.pem");
+    let cases: Vec<(Vec<String>, Vec<String>)> = vec![
+        (
+            strings(&["--cacert", &missing]),
+            strings(&["cannot read --cacert file", &missing, "no such file"]),
+        ),
+        (
+            strings(&["--cacert", &pki.file("ca.key")]),
+            strings(&["no certificate in --cacert file", &pki.file("ca.key")]),
+        ),
+        (
+            strings(&[
+                "--cacert",
+                &pki.file("ca.pem"),
+                "--cert",
+                &pki.file("client.key"),
+                "--key",
+                &pki.file("client.key"),
+            ]),
+            strings(&["no certificate in --cert file", &pki.file("client.key")]),
+        ),
+        (
+            strings(&[
+                "--cacert",
+                &pki.file("ca.pem"),
+                "--cert",
+                &pki.file("client.pem"),
+                "--key",
+                &pki.file("client.pem"),
+            ]),
+            strings(&["no private key in --key file", &pki.file("client.pem")]),
+        ),
+        (
+            strings(&[
+                "--cacert",
+                &pki.file("ca.pem"),
+                "--cert",
+                &pki.file("client.pem"),
+                "--key",
+                &pki.file("server.key"),
+            ]),
+            strings(&[
+                "does not match",
+                &pki.file("server.key"),
+                &pki.file("client.pem"),
+            ]),
+        ),
+        (
+            strings(&[
+                "--cacert",
+                &pki.file("ca.pem"),
+                "--cert",
+                &pki.file("client.pem"),
+                "--key",
+                &pki.file("client-encrypted.key"),
+            ]),
+            strings(&["is encrypted", &pki.file("client-encrypted.key")]),
+        ),
+        (
+            strings(&[
+                "--cacert",
+                &pki.file("ca.pem"),
+                "--cert",
+                &pki.file("client.pem"),
+            ]),
+            strings(&["--cert needs --key"]),
+        ),
+    ];
+    for (flags, needles) in cases {
+        let out = kvbench_at(port, &concat(&[strings(&["--tls"]), flags.clone()]));
+        let needles: Vec<&str> = needles.iter().map(String::as_str).collect();
+        let line = assert_failure(&out, &needles);
+        assert!(
+            !line.contains("cannot connect"),
+            "{flags:?}: tried to connect: {line}"
+        );
+    }
+}
+
+fn refusal(args: &[&str]) -> String {
+    let argv = std::iter::once("kvbench")
+        .chain(args.iter().copied())
+        .map(String::from);
+    let cli = match parse_args(argv) {
+        Ok(Parsed::Run(cli)) => cli,
+        Ok(Parsed::Print(_)) => panic!("{args:?}: printed text instead of running"),
+        Err(e) => return e.to_string(),
+    };
+    match Config::from_cli(&cli) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("{args:?}: accepted"),
+    }
+}
+
+fn config(args: &[&str]) -> Config {
+    let argv = std::iter::once("kvbench")
+        .chain(args.iter().copied())
+        .map(String::from);
+    match parse_args(argv) {
+        Ok(Parsed::Run(cli)) => Config::from_cli(&cli).unwrap_or_else(|e| panic!("{args:?}: {e}")),
+        _ => panic!("{args:?}: not a run"),
+    }
+}
+
+#[test]
+fn tls_flags_are_validated_before_anything_is_sent() {
+    assert_eq!(
+        refusal(&["--cacert", "ca.pem"]),
+        "--cacert applies to TLS connections: add --tls (or use a rediss:// URI)."
+    );
+    assert_eq!(
+        refusal(&["--sni", "x.example"]),
+        "--sni applies to TLS connections: add --tls (or use a rediss:// URI)."
+    );
+    assert_eq!(
+        refusal(&["--tls", "--tls-skip-verify", "-S", "/tmp/redis.sock"]),
+        "--tls works over TCP only: it cannot be combined with --unix-socket."
+    );
+    for old in ["TLSv1", "tlsv1.1"] {
+        let msg = refusal(&[
+            "--tls",
+            "--tls-skip-verify",
+            &format!("--tls-protocols={old}"),
+        ]);
+        assert!(
+            msg.contains(old) && msg.contains("TLSv1.2 and TLSv1.3 only"),
+            "{msg}"
+        );
+    }
+    assert!(
+        refusal(&["--tls", "--tls-skip-verify", "--tls-protocols=SSLv3"])
+            .starts_with("Invalid tls-protocols specified SSLv3.")
+    );
+    assert_eq!(
+        refusal(&["--tls", "--tls-skip-verify", "--sni="]),
+        "--sni needs a host name."
+    );
+    assert_eq!(
+        refusal(&["--tls", "--tls-skip-verify", "--cluster-mode"]),
+        "--cluster-mode cannot be combined with --tls yet."
+    );
+}
+
+#[test]
+fn tls_options_show_in_the_configuration() {
+    let c = config(&[
+        "--tls",
+        "--tls-skip-verify",
+        "--sni=cache.example",
+        "-s",
+        "127.0.0.1",
+    ]);
+    assert!(c.tls.is_some());
+    let text = render_show_config(&c);
+    for line in [
+        "tls = true",
+        "tls_skip_verify = true",
+        "sni = cache.example",
+        "cert = null",
+        "cacert = null",
+    ] {
+        assert!(text.lines().any(|l| l == line), "no {line:?} in\n{text}");
+    }
+    let plain = config(&["-s", "127.0.0.1"]);
+    assert!(plain.tls.is_none());
+    assert!(
+        render_show_config(&plain)
+            .lines()
+            .any(|l| l == "tls = false")
+    );
+    let uri = config(&["-u", "rediss://127.0.0.1:6390", "--tls-skip-verify"]);
+    assert!(uri.tls.is_some());
+    assert_eq!(uri.port, 6390);
+}
