@@ -11,6 +11,7 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::{Config, Endpoint};
@@ -124,10 +125,35 @@ pub fn discover(config: &Config) -> Result<Topology, String> {
         return Err("--cluster-mode needs a TCP server address, not a Unix socket".to_string());
     };
     let peer = format!("{host}:{}", addr.port());
-    let mut stream = TcpStream::connect_timeout(addr, DISCOVERY_TIMEOUT)
+    let stream = TcpStream::connect_timeout(addr, DISCOVERY_TIMEOUT)
         .map_err(|e| format!("cannot connect to {peer}: {e}"))?;
     let _ = stream.set_read_timeout(Some(DISCOVERY_TIMEOUT));
+    let _ = stream.set_write_timeout(Some(DISCOVERY_TIMEOUT));
     let _ = stream.set_nodelay(true);
+    match &config.tls {
+        Some(tls) => {
+            let session = rustls::ClientConnection::new(
+                Arc::clone(&tls.client_config),
+                tls.server_name.clone(),
+            )
+            .map_err(|e| format!("TLS with {peer} failed: {e}"))?;
+            let mut stream = rustls::StreamOwned::new(session, stream);
+            ask_slots(&mut stream, config, host, &peer)
+        }
+        None => {
+            let mut stream = stream;
+            ask_slots(&mut stream, config, host, &peer)
+        }
+    }
+}
+
+/// Sends AUTH (if any) and `CLUSTER SLOTS` over `stream` and builds the topology.
+fn ask_slots(
+    stream: &mut (impl Read + Write),
+    config: &Config,
+    host: &str,
+    peer: &str,
+) -> Result<Topology, String> {
     let mut request = Vec::new();
     if let Some(credentials) = &config.credentials {
         match &credentials.user {

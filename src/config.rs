@@ -570,10 +570,6 @@ fn tls_settings(
             "--tls works over TCP only: it cannot be combined with --unix-socket.",
         ));
     };
-    if cli.cluster_mode {
-        // Discovery (`CLUSTER SLOTS` in `cluster.rs`) is a plaintext exchange today.
-        return Err(usage("--cluster-mode cannot be combined with --tls yet."));
-    }
     let flags = TlsFlags {
         host,
         cert: cli.cert.as_deref(),

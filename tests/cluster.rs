@@ -9,7 +9,7 @@ use std::process::Command;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, describe, run_kvbench, spawn_kvbench};
+use common::{RedisServer, describe, free_port, run_kvbench, spawn_kvbench};
 use kvbench::cluster::key_slot;
 
 /// Three cluster-enabled redis-servers joined into one cluster (no replicas).
@@ -21,6 +21,8 @@ impl Cluster {
     fn start() -> Cluster {
         let nodes: Vec<RedisServer> = (0..3)
             .map(|_| {
+                // The bus port would be port + 10000, past 65535 for a high free port.
+                let bus = free_port().to_string();
                 RedisServer::start_with(&[
                     "--cluster-enabled",
                     "yes",
@@ -28,6 +30,8 @@ impl Cluster {
                     "nodes.conf",
                     "--cluster-node-timeout",
                     "5000",
+                    "--cluster-port",
+                    &bus,
                 ])
             })
             .collect();
@@ -241,5 +245,94 @@ fn migrated_slots_are_followed_without_losing_requests() {
     assert_eq!(
         cluster.total_calls("set") + cluster.total_calls("get"),
         12_000
+    );
+}
+
+#[test]
+fn cluster_mode_works_over_tls() {
+    use common::{TestPki, TlsRedisServer};
+    let pki = TestPki::generate();
+    let cluster_args = [
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        "nodes.conf",
+        "--tls-cluster",
+        "yes",
+        // Nodes reach each other with their server certificates (issued for TLS servers
+        // only): the cluster bus must not ask them for client certificates.
+        "--tls-auth-clients",
+        "no",
+    ];
+    let nodes: Vec<TlsRedisServer> = (0..3)
+        .map(|_| {
+            let bus = free_port().to_string();
+            let (cert, key) = (pki.file("client.pem"), pki.file("client.key"));
+            let mut args = cluster_args.to_vec();
+            // Outgoing bus connections present a certificate made for TLS clients.
+            args.extend(["--cluster-port", &bus, "--tls-client-cert-file", &cert]);
+            args.extend(["--tls-client-key-file", &key]);
+            TlsRedisServer::start(&pki, "server", &args)
+        })
+        .collect();
+    let addrs: Vec<String> = nodes.iter().map(TlsRedisServer::addr).collect();
+    let out = Command::new("timeout")
+        .args(["60", "redis-cli", "--tls", "--cacert", &pki.file("ca.pem")])
+        .args([
+            "--cert",
+            &pki.file("client.pem"),
+            "--key",
+            &pki.file("client.key"),
+        ])
+        .args(["--cluster", "create"])
+        .args(&addrs)
+        .arg("--cluster-yes")
+        .output()
+        .expect("redis-cli runs");
+    assert!(
+        out.status.success(),
+        "TLS cluster create failed: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !nodes
+        .iter()
+        .all(|n| n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"))
+    {
+        assert!(Instant::now() < deadline, "TLS cluster did not become ok");
+        thread::sleep(Duration::from_millis(200));
+    }
+    let port = nodes[0].port.to_string();
+    let cacert = pki.file("ca.pem");
+    let out = run_kvbench(&[
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--tls",
+        "--cacert",
+        &cacert,
+        "--cluster-mode",
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "--ratio=1:0",
+        "--key-pattern=S:S",
+        "-n",
+        "allkeys",
+        "--key-minimum=1",
+        "--key-maximum=300",
+        "--hide-histogram",
+    ]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let total: u64 = nodes
+        .iter()
+        .map(|n| n.cli(&["DBSIZE"]).parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(total, 300);
+    assert!(
+        nodes.iter().all(|n| n.cli(&["DBSIZE"]) != "0"),
+        "every master got keys"
     );
 }
