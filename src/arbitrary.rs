@@ -13,6 +13,9 @@ use crate::workload::commands::{
     CommandList, MonitorInput, MonitorPattern, parse_breakdown, parse_commands,
 };
 
+/// Most report rows a `--command` workload may have.
+const MAX_ROWS: usize = 255;
+
 /// The arbitrary-command workload.
 #[derive(Debug)]
 pub struct Arbitrary {
@@ -94,6 +97,13 @@ impl Arbitrary {
             }
             None
         };
+        // Rows are numbered in one byte per request in flight.
+        if list.rows.len() > MAX_ROWS {
+            return Err(usage(format!(
+                "{} report rows (commands or captured command types) is more than the {MAX_ROWS} kvbench supports.",
+                list.rows.len()
+            )));
+        }
         if let Some(m) = &monitor {
             eprintln!("{}", m.summary());
         }

@@ -301,7 +301,8 @@ impl Client {
             return Status::Active;
         };
         for i in 0..self.conns.len() {
-            if self.conns[i].is_ready() && self.conns[i].is_stalled(now, timeout) {
+            let live = matches!(self.conns[i].phase, Phase::Ready | Phase::Handshaking);
+            if live && self.conns[i].is_stalled(now, timeout) {
                 let message = format!(
                     "no reply from {} in {} s: the server stopped answering (--reply-timeout)",
                     self.conns[i].peer,
@@ -388,6 +389,13 @@ impl Client {
             ctx.stats[row].connection_errors += 1;
         }
         conn.close(ctx.registry);
+        // Requests lost with the connection are sent again on the next one, so `-n N`
+        // still means N answered requests (resends were counted once already).
+        let lost = conn
+            .inflight
+            .iter()
+            .filter(|p| p.flags & (flags::ASKING | flags::RESENT) == 0)
+            .count() as u64;
         let policy = match (self.reconnect, cluster) {
             (Some(policy), _) => policy,
             // A cluster run goes on without a node that died, retrying it a few times.
@@ -421,6 +429,11 @@ impl Client {
             conn.attempts
         ));
         conn.reset(config);
+        if ctx.verify.is_none()
+            && let Some(left) = self.remaining.as_mut()
+        {
+            *left += lost;
+        }
         conn.phase = Phase::Backoff;
         conn.phase_timer = Some(Instant::now() + delay);
         None
@@ -552,7 +565,11 @@ impl Client {
         self.conns
             .push(Connection::new(node.endpoint(), name, config));
         let i = self.conns.len() - 1;
-        self.open(i, config, ctx)?;
+        if let Err(message) = self.open(i, config, ctx)
+            && let Some(Status::Failed(message)) = self.connection_failed(i, message, config, ctx)
+        {
+            return Err(message);
+        }
         Ok(i)
     }
 
@@ -561,9 +578,10 @@ impl Client {
         match &self.slot_owner {
             Some(owner) => {
                 let slot = cluster::key_slot(&self.key_buf);
-                match owner[usize::from(slot)] {
-                    u16::MAX => 0,
-                    i => usize::from(i),
+                match usize::from(owner[usize::from(slot)]) {
+                    // Unserved, or a master beyond the connections this client holds.
+                    i if i >= self.conns.len() => 0,
+                    i => i,
                 }
             }
             None => 0,
@@ -711,9 +729,14 @@ impl Client {
             String::from_utf8_lossy(&conn.wbuf[before..]).escape_debug()
         );
         let scan_flag = if scan { flags::SCAN } else { 0 };
+        let multi_flag = if matches!(op, Op::MultiGet) {
+            flags::MULTI
+        } else {
+            0
+        };
         conn.inflight.push_back(Pending {
             row: row as u8,
-            flags: flag & !flags::ASKING | scan_flag,
+            flags: flag & !flags::ASKING | scan_flag | multi_flag,
             keys,
             opaque,
             tx: (conn.wbuf.len() - before) as u32,
@@ -928,6 +951,23 @@ fn record_answer(
     let row = pending.row as usize;
     let latency_us = received.saturating_duration_since(pending.sent).as_micros() as u64;
     let stats = &mut ctx.stats[row];
+    if reply.kind == ReplyKind::Error && config.cluster_mode {
+        let redirect = cluster::parse_redirect(text);
+        match &redirect {
+            Some(Redirect::Moved { .. }) => stats.moved += 1,
+            Some(Redirect::Ask { .. }) => stats.ask += 1,
+            None => {}
+        }
+        // A request that will be resent is recorded once, when its real answer comes.
+        if redirect.is_some()
+            && matches!(
+                pending.op,
+                Op::Set { .. } | Op::Get { .. } | Op::Verify { .. }
+            )
+        {
+            return Ok(redirect);
+        }
+    }
     stats.record(latency_us, u64::from(pending.tx), reply.len as u64);
     // The per-client files have SET/GET/WAIT columns only (as memtier's): arbitrary
     // command rows are reported in the table and JSON, not there.
@@ -948,19 +988,6 @@ fn record_answer(
         reply.len,
         reply.kind
     );
-    if reply.kind == ReplyKind::Error && config.cluster_mode {
-        match cluster::parse_redirect(text) {
-            Some(redirect @ Redirect::Moved { .. }) => {
-                stats.moved += 1;
-                return Ok(Some(redirect));
-            }
-            Some(redirect @ Redirect::Ask { .. }) => {
-                stats.ask += 1;
-                return Ok(Some(redirect));
-            }
-            None => {}
-        }
-    }
     if let Some(job) = ctx.verify {
         check_value(job, pending.verify_index, reply.kind, text);
         return Ok(None);
@@ -990,7 +1017,7 @@ fn record_answer(
             (0, 0)
         }
         _ if !is_get => (0, 0),
-        ReplyKind::Array | ReplyKind::Nil if pending.keys > 1 => {
+        ReplyKind::Array | ReplyKind::Nil if pending.flags & flags::MULTI != 0 => {
             let misses = u64::from(reply.nil_elements.min(pending.keys));
             (u64::from(pending.keys) - misses, misses)
         }

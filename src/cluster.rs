@@ -94,7 +94,11 @@ pub fn parse_redirect(text: &[u8]) -> Option<Redirect> {
     let text = std::str::from_utf8(text).ok()?;
     let mut parts = text.split_ascii_whitespace();
     let kind = parts.next()?;
-    let slot: u16 = parts.next()?.parse().ok()?;
+    let slot: u16 = parts
+        .next()?
+        .parse()
+        .ok()
+        .filter(|&s| usize::from(s) < SLOTS)?;
     let (host, port) = parts.next()?.rsplit_once(':')?;
     let port: u16 = port.parse().ok()?;
     let host = host
@@ -241,6 +245,9 @@ pub fn topology_from_slots(reply: &Value, seed_host: &str) -> Result<Topology, S
                 topology.nodes.len() - 1
             }
         };
+        if *start < 0 || *end < 0 {
+            return Err(format!("bad slot range {start}-{end} in CLUSTER SLOTS"));
+        }
         let (start, end) = (*start as usize, *end as usize);
         if start > end || end >= SLOTS {
             return Err(format!("bad slot range {start}-{end} in CLUSTER SLOTS"));
@@ -268,7 +275,22 @@ pub enum Value {
 /// Parses one complete RESP value at the start of `buf`: the value and its length, or
 /// `None` if incomplete or malformed.
 pub fn parse_value(buf: &[u8]) -> Option<(Value, usize)> {
+    parse_nested(buf, 0)
+}
+
+/// Deepest nesting `CLUSTER SLOTS` uses is 3; anything much deeper is not a topology.
+const MAX_DEPTH: usize = 8;
+/// More elements than any topology reply has (16384 slot ranges at most).
+const MAX_ELEMENTS: i64 = 65536;
+
+fn parse_nested(buf: &[u8], depth: usize) -> Option<(Value, usize)> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
     let line_end = buf.windows(2).position(|w| w == b"\r\n")?;
+    if line_end == 0 {
+        return None;
+    }
     let line = std::str::from_utf8(&buf[1..line_end]).ok()?;
     let after = line_end + 2;
     match buf.first()? {
@@ -290,10 +312,13 @@ pub fn parse_value(buf: &[u8]) -> Option<(Value, usize)> {
             if count < 0 {
                 return Some((Value::Nil, after));
             }
+            if count > MAX_ELEMENTS {
+                return None;
+            }
             let mut items = Vec::with_capacity(count as usize);
             let mut pos = after;
             for _ in 0..count {
-                let (item, used) = parse_value(&buf[pos..])?;
+                let (item, used) = parse_nested(buf.get(pos..)?, depth + 1)?;
                 items.push(item);
                 pos += used;
             }
@@ -358,5 +383,10 @@ mod tests {
         assert_eq!(topo.slot_owner[8192], 1);
         assert_eq!(topo.slot_owner[16383], 1);
         assert!(parse_value(&reply[..reply.len() - 3]).is_none());
+        // Garbage never panics: empty lines, absurd counts, deep nesting.
+        assert!(parse_value(b"\r\n").is_none());
+        assert!(parse_value(b"*9223372036854775807\r\n").is_none());
+        assert!(parse_value(&b"*1\r\n".repeat(100_000)).is_none());
+        assert_eq!(parse_redirect(b"MOVED 20000 127.0.0.1:7000"), None);
     }
 }

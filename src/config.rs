@@ -383,6 +383,11 @@ impl Config {
             1,
             "pipeline must be greater than zero.",
         )?;
+        if pipeline > MAX_PIPELINE {
+            return Err(usage(format!(
+                "pipeline must be at most {MAX_PIPELINE} requests in flight per connection."
+            )));
+        }
         let run_count = positive_u32(
             cli.run_count.as_deref(),
             1,
@@ -537,6 +542,12 @@ fn check_cluster_mode(config: &Config) -> Result<()> {
     }
     Ok(())
 }
+
+/// Most requests in flight per connection: beyond it the per-connection queues alone
+/// would take gigabytes.
+const MAX_PIPELINE: u32 = 65_536;
+/// Longest `--test-time`: a year (larger values overflow clock arithmetic).
+const MAX_TEST_TIME_SECS: u64 = 365 * 86_400;
 
 fn usage(msg: impl Into<String>) -> Error {
     Error::usage(msg)
@@ -754,6 +765,11 @@ fn parse_stop(requests: Option<&str>, test_time: Option<&str>) -> Result<StopAt>
             _ => return Err(usage("requests must be greater than zero.")),
         },
         (None, Some(t)) => match t.parse::<u64>() {
+            Ok(t) if t > MAX_TEST_TIME_SECS => {
+                return Err(usage(format!(
+                    "test time must be at most {MAX_TEST_TIME_SECS} seconds (a year)."
+                )));
+            }
             Ok(t) if t > 0 => StopAt::Time(Duration::from_secs(t)),
             _ => return Err(usage("test time must be greater than zero.")),
         },

@@ -68,6 +68,8 @@ pub mod flags {
     pub const ASKING: u8 = 2;
     /// A request resent after a redirection (does not count toward `-n` again).
     pub const RESENT: u8 = 4;
+    /// A multi-key read (MGET, `get k1 k2`, GETKQ… NOOP), even of a single key.
+    pub const MULTI: u8 = 8;
 }
 
 /// A request on the wire whose reply has not arrived yet.
@@ -353,7 +355,9 @@ impl Connection {
         while self.rstart < self.rend {
             let expect = match (self.setup.front(), self.inflight.front()) {
                 (Some(step), _) => step.expect(),
-                (None, Some(pending)) if pending.keys > 1 => Expect::MultiGet(pending.keys),
+                (None, Some(pending)) if pending.flags & flags::MULTI != 0 => {
+                    Expect::MultiGet(pending.keys)
+                }
                 (None, Some(pending)) if pending.row as usize == rows::GET => Expect::Get,
                 (None, Some(_)) => Expect::Store,
                 // Nothing is expected: only RESP3 push data may legally arrive now.

@@ -128,6 +128,8 @@ pub fn run(config: &Arc<Config>) -> Outcome {
         // The check reads every key once, as fast as the server allows.
         verify_config.shape = LoadShape {
             data_offset: config.shape.data_offset,
+            connection_timeout: config.shape.connection_timeout,
+            reply_timeout: config.shape.reply_timeout,
             ..LoadShape::default()
         };
         verify_config.arbitrary = None;
@@ -314,13 +316,19 @@ fn run_once(
         }
     }
     let first_error = gather.collect(&rx, &stop, &wakers).or(spawn_error);
-    for handle in handles {
-        let _ = handle.join();
+    let mut first_error = first_error;
+    for (thread, handle) in handles.into_iter().enumerate() {
+        if handle.join().is_err() && first_error.is_none() {
+            // A bug, not a server problem: say so rather than report partial figures as a
+            // success.
+            first_error = Some(format!(
+                "internal error: worker thread {thread} stopped unexpectedly; its figures are missing"
+            ));
+        }
     }
     if let Some(sink) = gather.statsd.as_mut() {
         sink.finish(run_number);
     }
-    let mut first_error = first_error;
     if let Some(prefix) = &config.output.client_stats
         && !verifying
     {

@@ -65,6 +65,21 @@ pub struct LoadShape {
 /// How long requests may wait for a reply before the connection counts as stalled.
 pub const DEFAULT_REPLY_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Longest duration any flag may ask for (a day): larger values are typos, and would
+/// overflow clock arithmetic.
+pub const MAX_FLAG_SECS: u64 = 86_400;
+
+/// Seconds from a flag, at most [`MAX_FLAG_SECS`].
+fn seconds(raw: &str, flag: &str) -> Result<u64> {
+    let secs: u64 = number(raw, flag, "a number of seconds")?;
+    if secs > MAX_FLAG_SECS {
+        return Err(usage(format!(
+            "{flag} must be at most {MAX_FLAG_SECS} seconds, got {secs}."
+        )));
+    }
+    Ok(secs)
+}
+
 fn usage(msg: impl Into<String>) -> Error {
     Error::usage(msg)
 }
@@ -160,13 +175,13 @@ impl LoadShape {
         }
         shape.reply_timeout = match cli.reply_timeout.as_deref() {
             Some(raw) => {
-                let secs: u64 = number(raw, "--reply-timeout", "a number of seconds")?;
+                let secs = seconds(raw, "--reply-timeout")?;
                 (secs > 0).then(|| Duration::from_secs(secs))
             }
             None => Some(DEFAULT_REPLY_TIMEOUT),
         };
         if let Some(raw) = cli.connection_timeout.as_deref() {
-            let secs: u64 = number(raw, "--connection-timeout", "a number of seconds")?;
+            let secs = seconds(raw, "--connection-timeout")?;
             if secs > 0 {
                 shape.connection_timeout = Some(Duration::from_secs(secs));
             }
@@ -265,10 +280,9 @@ fn ramp(cli: &Cli, clients: usize) -> Result<Option<Ramp>> {
         "--clients-step",
         "a number of clients",
     )?;
-    let secs: u64 = number(
+    let secs = seconds(
         cli.step_duration.as_deref().unwrap_or(""),
         "--step-duration",
-        "a number of seconds",
     )?;
     if start == 0 || start >= clients {
         return Err(usage(format!(

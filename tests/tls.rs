@@ -666,10 +666,8 @@ fn tls_flags_are_validated_before_anything_is_sent() {
         refusal(&["--tls", "--tls-skip-verify", "--sni="]),
         "--sni needs a host name."
     );
-    assert_eq!(
-        refusal(&["--tls", "--tls-skip-verify", "--cluster-mode"]),
-        "--cluster-mode cannot be combined with --tls yet."
-    );
+    // Cluster mode over TLS is supported (tests/cluster.rs runs it).
+    config(&["--tls", "--tls-skip-verify", "--cluster-mode"]);
 }
 
 #[test]
