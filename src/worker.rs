@@ -241,18 +241,28 @@ impl Worker {
                 let Some(client) = slots.clients.get_mut(slot).and_then(Option::as_mut) else {
                     continue;
                 };
-                let mut ctx = ClientContext {
-                    stats,
-                    values: &self.values,
-                    errors: &mut errors,
-                    registry: self.poll.registry(),
-                    written: self.written.as_deref(),
-                    verify: self.verify.as_deref(),
-                    second: *second,
-                };
+                let mut ctx = self.context(stats, &mut errors, *second);
                 let status = client.handle_event(conn, event, &self.config, &mut ctx);
                 self.settle(slots, slot, status)?;
             }
+        }
+    }
+
+    /// What a client may touch while it handles one event or timer.
+    fn context<'a>(
+        &'a self,
+        stats: &'a mut [OpStats],
+        errors: &'a mut ErrorLog,
+        second: u32,
+    ) -> ClientContext<'a> {
+        ClientContext {
+            stats,
+            values: &self.values,
+            errors,
+            registry: self.poll.registry(),
+            written: self.written.as_deref(),
+            verify: self.verify.as_deref(),
+            second,
         }
     }
 
@@ -269,15 +279,7 @@ impl Worker {
             let Some(client) = slots.clients[slot].as_mut() else {
                 continue;
             };
-            let mut ctx = ClientContext {
-                stats,
-                values: &self.values,
-                errors,
-                registry: self.poll.registry(),
-                written: self.written.as_deref(),
-                verify: self.verify.as_deref(),
-                second,
-            };
+            let mut ctx = self.context(stats, errors, second);
             let status = client.check_stalled(now, &self.config, &mut ctx);
             self.settle(slots, slot, status)?;
         }
@@ -311,15 +313,7 @@ impl Worker {
             let Some(client) = slots.clients[slot].as_mut() else {
                 continue;
             };
-            let mut ctx = ClientContext {
-                stats,
-                values: &self.values,
-                errors,
-                registry: self.poll.registry(),
-                written: self.written.as_deref(),
-                verify: self.verify.as_deref(),
-                second,
-            };
+            let mut ctx = self.context(stats, errors, second);
             let status = client.on_timer(now, &self.config, &mut ctx);
             if let Err(message) = self.settle(slots, slot, status) {
                 due.clear();

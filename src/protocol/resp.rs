@@ -45,7 +45,7 @@ const MAX_INTEGER_LINE: usize = 20;
 const MAX_DOUBLE_LINE: usize = 64;
 
 /// Number of decimal digits of `n`.
-fn decimal_len(mut n: usize) -> usize {
+pub(crate) fn decimal_len(mut n: usize) -> usize {
     let mut len = 1;
     while n >= 10 {
         n /= 10;

@@ -47,6 +47,7 @@ use rand::Rng;
 
 use crate::cli::CommandSpec;
 use crate::config::KeyPattern;
+use crate::protocol::resp::decimal_len;
 
 /// Replaced by a generated key.
 pub const KEY_PLACEHOLDER: &str = "__key__";
@@ -281,16 +282,6 @@ enum Fill {
     Verbatim,
     /// Placeholders, and argument `n` is the SCAN cursor.
     CursorAt(usize),
-}
-
-/// Number of decimal digits of `n`.
-fn decimal_len(mut n: usize) -> usize {
-    let mut len = 1;
-    while n >= 10 {
-        n /= 10;
-        len += 1;
-    }
-    len
 }
 
 /// Appends `$<len>\r\n<arg>\r\n`.
