@@ -510,7 +510,7 @@ impl Client {
                 &self.conns[i].peer,
             )?;
             if let Some(redirect) = redirect {
-                self.follow(redirect, answer.pending, config, ctx)?;
+                self.follow(i, redirect, answer.pending, config, ctx)?;
             }
         }
         Ok(())
@@ -519,26 +519,54 @@ impl Client {
     /// Follows a MOVED (update the slot map, resend) or ASK (ASKING + resend, once).
     fn follow(
         &mut self,
+        source: usize,
         redirect: Redirect,
         pending: Pending,
         config: &Config,
         ctx: &mut ClientContext,
     ) -> Result<(), String> {
-        let (slot, host, port, ask) = match redirect {
+        let (slot, mut host, port, ask) = match redirect {
             Redirect::Moved { slot, host, port } => (slot, host, port, false),
             Redirect::Ask { slot, host, port } => (slot, host, port, true),
         };
+        if host.is_empty() {
+            // Redis sends an empty host for "the address you reached me by".
+            host = match &self.conns[source].endpoint {
+                Endpoint::Tcp { host, .. } => host.clone(),
+                Endpoint::Unix(_) => String::new(),
+            };
+        }
         let target = self.connection_to(&host, port, config, ctx)?;
         if !ask && let Some(owner) = self.slot_owner.as_mut() {
             owner[usize::from(slot)] = target as u16;
         }
-        if matches!(
+        // A request is followed through at most two redirections (ASK then MOVED during
+        // a migration); nodes that keep sending it on get an error counted instead.
+        let hops = if pending.flags & flags::RESENT_TWICE != 0 {
+            3
+        } else if pending.flags & flags::RESENT != 0 {
+            2
+        } else {
+            1
+        };
+        let resendable = matches!(
             pending.op,
             Op::Set { .. } | Op::Get { .. } | Op::Verify { .. }
-        ) {
-            let flag = if ask { flags::ASKING } else { 0 };
+        );
+        if resendable && hops <= 2 {
+            let ask_flag = if ask { flags::ASKING } else { 0 };
+            let hop_flag = if hops == 1 {
+                flags::RESENT
+            } else {
+                flags::RESENT | flags::RESENT_TWICE
+            };
             self.resends
-                .push_back((target, pending.op, flag | flags::RESENT));
+                .push_back((target, pending.op, ask_flag | hop_flag));
+        } else {
+            let row = usize::from(pending.row);
+            if row < ctx.stats.len() {
+                ctx.stats[row].errors += 1;
+            }
         }
         Ok(())
     }

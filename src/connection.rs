@@ -70,6 +70,8 @@ pub mod flags {
     pub const RESENT: u8 = 4;
     /// A multi-key read (MGET, `get k1 k2`, GETKQ… NOOP), even of a single key.
     pub const MULTI: u8 = 8;
+    /// With [`RESENT`]: redirected twice already.
+    pub const RESENT_TWICE: u8 = 16;
 }
 
 /// A request on the wire whose reply has not arrived yet.
