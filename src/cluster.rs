@@ -367,6 +367,15 @@ mod tests {
             })
         );
         assert_eq!(parse_redirect(b"ERR unknown command"), None);
+        // Redis 7 may leave the host out: "the address you reached me by".
+        assert_eq!(
+            parse_redirect(b"MOVED 7 :7001"),
+            Some(Redirect::Moved {
+                slot: 7,
+                host: String::new(),
+                port: 7001
+            })
+        );
     }
 
     #[test]
