@@ -35,12 +35,12 @@ use crate::workload::verify::{Verifier, VerifyReport, WrittenKeys};
 /// Most connections one client may hold (cluster masters, redirect targets): a worker
 /// token is `client slot × this + connection index`.
 pub const MAX_CONNECTIONS_PER_CLIENT: usize = 64;
+/// Marks an error from [`record_answer`] that no reconnect can fix.
+const FATAL: &str = "\u{0}fatal\u{0}";
 /// Pause between reconnect attempts without a back-off factor (memtier's).
 const BASE_RECONNECT_DELAY: Duration = Duration::from_secs(1);
 /// Longest pause between reconnect attempts, whatever the back-off factor (memtier's).
 const MAX_RECONNECT_DELAY: Duration = Duration::from_secs(60);
-/// Reconnect attempts to a cluster node when `--max-reconnect-attempts` does not say.
-const CLUSTER_NODE_ATTEMPTS: u32 = 5;
 
 /// The worker token of connection `conn` of the client in `slot`.
 pub fn token_of(slot: usize, conn: usize) -> Token {
@@ -398,9 +398,10 @@ impl Client {
             .count() as u64;
         let policy = match (self.reconnect, cluster) {
             (Some(policy), _) => policy,
-            // A cluster run goes on without a node that died, retrying it a few times.
+            // A cluster run goes on without a node that died, retrying it once a second
+            // (its slots may come back through a failover).
             (None, true) => Reconnect {
-                max_attempts: CLUSTER_NODE_ATTEMPTS,
+                max_attempts: 0,
                 backoff_factor: 0.0,
             },
             (None, false) => return Some(Status::Failed(message)),
@@ -499,7 +500,7 @@ impl Client {
     ) -> Result<(), String> {
         while let Some(answer) = self.conns[i].next_answer(config)? {
             let bytes = self.conns[i].reply_bytes(&answer);
-            let redirect = record_answer(
+            let recorded = record_answer(
                 &answer,
                 bytes,
                 received,
@@ -508,7 +509,18 @@ impl Client {
                 &mut self.series,
                 &mut self.scan,
                 &self.conns[i].peer,
-            )?;
+            );
+            let redirect = match recorded {
+                Ok(redirect) => redirect,
+                Err(message) => match message.strip_prefix(FATAL) {
+                    // No reconnect can fix these: fail the client, not just the connection.
+                    Some(message) => {
+                        self.conns[i].fatal = true;
+                        return Err(message.to_string());
+                    }
+                    None => return Err(message),
+                },
+            };
             if let Some(redirect) = redirect {
                 self.follow(i, redirect, answer.pending, config, ctx)?;
             }
@@ -1034,7 +1046,13 @@ fn record_answer(
                 || text.starts_with(b"Auth failure")
             {
                 return Err(format!(
-                    "server {peer} requires authentication: use -a PASSWORD or -a USER:PASSWORD"
+                    "{FATAL}server {peer} requires authentication: use -a PASSWORD or -a USER:PASSWORD"
+                ));
+            }
+            if text.starts_with(b"CLUSTERDOWN") {
+                return Err(format!(
+                    "{FATAL}the cluster is down ({peer}: {})",
+                    String::from_utf8_lossy(text)
                 ));
             }
             stats.errors += 1;

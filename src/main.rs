@@ -44,6 +44,23 @@ fn real_main() -> Result<u8, Error> {
     if let Some(err) = outcome.error {
         return Err(err);
     }
+    // Error replies have no column in memtier's formats: say how many there were, and
+    // refuse to call a run where every reply was an error a benchmark.
+    let (errors, count) = outcome
+        .runs
+        .iter()
+        .filter_map(|run| run.totals())
+        .fold((0, 0), |(e, c), t| (e + t.errors, c + t.count));
+    if errors > 0 && errors == count {
+        return Err(Error::run(format!(
+            "every one of the {count} replies was an error (see the messages above): nothing was benchmarked"
+        )));
+    }
+    if errors > 0 {
+        eprintln!(
+            "warning: {errors} of {count} requests got an error reply (the first ones are shown above)"
+        );
+    }
     if let Some(report) = &outcome.verification {
         eprint!("{}", report.render_failures());
         if report.failed() > 0 {

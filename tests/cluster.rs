@@ -336,3 +336,46 @@ fn cluster_mode_works_over_tls() {
         "every master got keys"
     );
 }
+
+#[test]
+fn a_dead_master_does_not_end_the_run() {
+    let mut cluster = Cluster::start();
+    let port = cluster.seed_port();
+    let dir = common::TestDir::new("cluster-dead");
+    let json = dir.file("dead.json");
+    let json_flag = format!("--json-out-file={}", json.display());
+    let run = spawn_kvbench(&[
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--cluster-mode",
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "--test-time=4",
+        "--ratio=1:1",
+        "--key-maximum=3000",
+        "--hide-histogram",
+        &json_flag,
+    ]);
+    thread::sleep(Duration::from_millis(1200));
+    // The last master dies; the two others keep serving their slots.
+    let mut dead = cluster.nodes.pop().expect("three nodes");
+    dead.kill_now();
+    let out = run.wait(Duration::from_secs(30));
+    assert!(out.status.success(), "{}", describe(&out));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let totals = &doc["ALL STATS"]["Totals"];
+    assert!(
+        totals["Connection Errors"].as_u64().unwrap() > 0,
+        "{totals}"
+    );
+    // Load went on after the node died: the last full second still did work.
+    assert!(
+        totals["Time-Serie"]["3"]["Count"].as_u64().unwrap() > 0,
+        "{totals}"
+    );
+}
