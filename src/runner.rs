@@ -12,7 +12,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use mio::{Poll, Waker};
 
-use crate::client::VerifyJob;
+use crate::client::{VerifyJob, peer_name};
 use crate::cluster::{self, Topology};
 use crate::config::{Config, StopAt};
 use crate::error::Error;
@@ -102,7 +102,7 @@ pub fn run(config: &Arc<Config>) -> Outcome {
                 // A stalled server must not look like a successful (if slow) benchmark.
                 error = Some(format!(
                     "no reply from {} during the run: the server accepted connections but answered nothing",
-                    peer_name(config)
+                    peer_name(&config.endpoint)
                 ));
             }
             outcome.runs.push(results);
@@ -278,7 +278,6 @@ fn run_once(
             deadline,
             stop: Arc::clone(&stop),
             tx: tx.clone(),
-            peer: peer_name(config),
             topology: topology.clone(),
             rows: names.len(),
             written: written.clone(),
@@ -342,19 +341,6 @@ fn run_once(
         eprintln!();
     }
     (gather.finish(), first_error)
-}
-
-fn peer_name(config: &Config) -> String {
-    match &config.endpoint {
-        crate::config::Endpoint::Tcp { host, addr } => {
-            if addr.is_ipv6() {
-                format!("[{host}]:{}", addr.port())
-            } else {
-                format!("{host}:{}", addr.port())
-            }
-        }
-        crate::config::Endpoint::Unix(path) => path.display().to_string(),
-    }
 }
 
 /// Merges worker snapshots second by second, prints progress, and builds the results.

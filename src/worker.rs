@@ -76,8 +76,6 @@ pub struct Worker {
     pub deadline: Option<Instant>,
     pub stop: Arc<AtomicBool>,
     pub tx: Sender<WorkerMsg>,
-    /// `host:port` or socket path, for messages.
-    pub peer: String,
     /// Number of stats rows (built-in SET/GET/WAIT, or one per `--command` row).
     pub rows: usize,
     /// Keys written, for `--data-verify`.
