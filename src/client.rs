@@ -138,6 +138,8 @@ pub struct Client {
     conns: Vec<Connection>,
     /// Cluster mode: the connection serving each hash slot (`u16::MAX`: none).
     slot_owner: Option<Vec<u16>>,
+    /// Cluster mode: when the topology was last asked for again after a MOVED.
+    last_refresh: Option<Instant>,
     reconnect: Option<Reconnect>,
     reconnect_interval: Option<u64>,
     connection_timeout: Option<Duration>,
@@ -192,6 +194,7 @@ impl Client {
             slot,
             conns,
             slot_owner,
+            last_refresh: None,
             reconnect: config.shape.reconnect,
             reconnect_interval: config.shape.reconnect_interval,
             connection_timeout: config.shape.connection_timeout,
@@ -394,7 +397,7 @@ impl Client {
         let lost = conn
             .inflight
             .iter()
-            .filter(|p| p.flags & (flags::ASKING | flags::RESENT) == 0)
+            .filter(|p| p.flags & (flags::ASKING | flags::RESENT | flags::TOPOLOGY) == 0)
             .count() as u64;
         let policy = match (self.reconnect, cluster) {
             (Some(policy), _) => policy,
@@ -499,6 +502,19 @@ impl Client {
         ctx: &mut ClientContext,
     ) -> Result<(), String> {
         while let Some(answer) = self.conns[i].next_answer(config)? {
+            if answer.pending.flags & flags::TOPOLOGY != 0 {
+                // A node that reports no host name means the one this client reached it by.
+                let host = match &self.conns[i].endpoint {
+                    Endpoint::Tcp { host, .. } => host.clone(),
+                    Endpoint::Unix(_) => String::new(),
+                };
+                let parsed = cluster::parse_value(self.conns[i].reply_bytes(&answer))
+                    .and_then(|(value, _)| cluster::topology_from_slots(&value, &host).ok());
+                if let Some(topology) = parsed {
+                    self.apply_topology(&topology, config, ctx);
+                }
+                continue;
+            }
             let bytes = self.conns[i].reply_bytes(&answer);
             let recorded = record_answer(
                 &answer,
@@ -552,6 +568,9 @@ impl Client {
         if !ask && let Some(owner) = self.slot_owner.as_mut() {
             owner[usize::from(slot)] = target as u16;
         }
+        if !ask {
+            self.refresh_topology(source);
+        }
         // A request is followed through at most two redirections (ASK then MOVED during
         // a migration); nodes that keep sending it on get an error counted instead.
         let hops = if pending.flags & flags::RESENT_TWICE != 0 {
@@ -581,6 +600,60 @@ impl Client {
             }
         }
         Ok(())
+    }
+
+    /// After a MOVED, asks the node that answered for the whole slot map again (at most
+    /// once a second per client): a resharding moves many slots, and one MOVED each would
+    /// cost a round trip per slot.
+    fn refresh_topology(&mut self, source: usize) {
+        let now = Instant::now();
+        if self
+            .last_refresh
+            .is_some_and(|t| now.duration_since(t) < Duration::from_secs(1))
+        {
+            return;
+        }
+        self.last_refresh = Some(now);
+        let conn = &mut self.conns[source];
+        if !conn.is_ready() {
+            return;
+        }
+        crate::protocol::resp::encode_command(&mut conn.wbuf, &[b"CLUSTER", b"SLOTS"]);
+        let opaque = conn.take_opaque();
+        conn.inflight.push_back(Pending {
+            row: rows::SET as u8,
+            flags: flags::TOPOLOGY,
+            keys: 1,
+            opaque,
+            tx: 0,
+            sent: now,
+            verify_index: 0,
+            op: Op::Wait {
+                replicas: 0,
+                timeout_ms: 0,
+            },
+        });
+    }
+
+    /// Routes every slot as a fresh `CLUSTER SLOTS` reply says, opening connections to
+    /// masters this client does not know yet.
+    fn apply_topology(&mut self, topology: &Topology, config: &Config, ctx: &mut ClientContext) {
+        let mut index_of = Vec::with_capacity(topology.nodes.len());
+        for node in &topology.nodes {
+            let host = if node.host.is_empty() {
+                node.addr.ip().to_string()
+            } else {
+                node.host.clone()
+            };
+            index_of.push(self.connection_to(&host, node.port, config, ctx).ok());
+        }
+        if let Some(owner) = self.slot_owner.as_mut() {
+            for (slot, node) in topology.slot_owner.iter().enumerate() {
+                if let Some(Some(i)) = index_of.get(usize::from(*node)) {
+                    owner[slot] = *i as u16;
+                }
+            }
+        }
     }
 
     /// The index of the connection to `host:port`, opening a new one if needed.

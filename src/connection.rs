@@ -72,6 +72,8 @@ pub mod flags {
     pub const MULTI: u8 = 8;
     /// With [`RESENT`]: redirected twice already.
     pub const RESENT_TWICE: u8 = 16;
+    /// A `CLUSTER SLOTS` sent to refresh the topology: its reply is not a workload reply.
+    pub const TOPOLOGY: u8 = 32;
 }
 
 /// A request on the wire whose reply has not arrived yet.
