@@ -246,6 +246,16 @@ fn migrated_slots_are_followed_without_losing_requests() {
         cluster.total_calls("set") + cluster.total_calls("get"),
         12_000
     );
+    // A MOVED made the clients read the whole slot map again (discovery is the first).
+    assert!(
+        cluster.total_calls("cluster|slots") >= 2,
+        "no topology refresh after MOVED: {:?}",
+        cluster
+            .nodes
+            .iter()
+            .map(|n| n.commandstats())
+            .collect::<Vec<_>>()
+    );
 }
 
 #[test]
