@@ -5,11 +5,8 @@
 mod common;
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::time::Duration;
 
 use common::{Memcached, describe, run_kvbench};
 use serde_json::Value;
@@ -124,56 +121,6 @@ fn stat(stats: &HashMap<String, u64>, key: &str) -> u64 {
     *stats
         .get(key)
         .unwrap_or_else(|| panic!("memcached stats have no {key}: {stats:?}"))
-}
-
-/// `get KEY` over the text protocol on a fresh connection: the value's bytes, or `None`
-/// for a miss. Reads exactly the advertised `<bytes>`, then checks the trailer.
-fn fetch(server: &Memcached, key: &str) -> Option<Vec<u8>> {
-    let addr: SocketAddr = ([127, 0, 0, 1], server.port).into();
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))
-        .unwrap_or_else(|e| panic!("connect to memcached {}: {e}", server.addr()));
-    stream
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .expect("set read timeout");
-    stream
-        .write_all(format!("get {key}\r\n").as_bytes())
-        .expect("send get");
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 64 * 1024];
-    let mut read_more = |buf: &mut Vec<u8>| {
-        let n = stream.read(&mut chunk).expect("read get reply");
-        assert!(n > 0, "memcached closed the connection mid-reply");
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    let header_end = loop {
-        if let Some(i) = buf.windows(2).position(|w| w == b"\r\n") {
-            break i;
-        }
-        read_more(&mut buf);
-    };
-    let header = String::from_utf8_lossy(&buf[..header_end]).into_owned();
-    if header == "END" {
-        return None;
-    }
-    let fields: Vec<&str> = header.split(' ').collect();
-    assert!(
-        fields.len() == 4 && fields[0] == "VALUE" && fields[1] == key,
-        "unexpected get header {header:?}"
-    );
-    let len: usize = fields[3]
-        .parse()
-        .unwrap_or_else(|_| panic!("bad length in {header:?}"));
-    let data_start = header_end + 2;
-    let total = data_start + len + b"\r\nEND\r\n".len();
-    while buf.len() < total {
-        read_more(&mut buf);
-    }
-    assert_eq!(
-        &buf[data_start + len..total],
-        b"\r\nEND\r\n",
-        "value of {key} is not followed by END"
-    );
-    Some(buf[data_start..data_start + len].to_vec())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -291,16 +238,10 @@ fn allkeys_stores_each_key_once(protocol: &str) {
     assert_eq!(count(&report, "Totals"), 1000);
     assert_eq!(count(&report, "Sets"), 1000);
     // The range is inclusive at both ends and nothing outside it is written.
-    assert!(fetch(&server, "memtier-1").is_some(), "key-minimum stored");
-    assert!(
-        fetch(&server, "memtier-1000").is_some(),
-        "key-maximum stored"
-    );
-    assert!(fetch(&server, "memtier-0").is_none(), "below key-minimum");
-    assert!(
-        fetch(&server, "memtier-1001").is_none(),
-        "above key-maximum"
-    );
+    assert!(server.get("memtier-1").is_some(), "key-minimum stored");
+    assert!(server.get("memtier-1000").is_some(), "key-maximum stored");
+    assert!(server.get("memtier-0").is_none(), "below key-minimum");
+    assert!(server.get("memtier-1001").is_none(), "above key-maximum");
 }
 
 #[test]
@@ -516,7 +457,9 @@ fn values_round_trip(protocol: &str, size: usize, keys: u64) {
     assert_eq!(stat(&server.stats(), "curr_items"), keys);
     for key in [1, keys / 2, keys] {
         let name = format!("memtier-{key}");
-        let value = fetch(&server, &name).unwrap_or_else(|| panic!("{name} was not stored"));
+        let value = server
+            .get(&name)
+            .unwrap_or_else(|| panic!("{name} was not stored"));
         assert_eq!(value.len(), size, "length of {name}");
     }
 
