@@ -69,59 +69,9 @@ die() {
     exit 1
 }
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-start_redis() {
-    local attempt port deadline
-    redis_dir=$(mktemp -d "${TMPDIR:-/tmp}/kvbench-bench-redis.XXXXXX")
-    for attempt in 1 2 3 4 5; do
-        port=$(free_port)
-        # Its own session, so a Ctrl-C at the terminal reaches kvbench but not the server
-        # (redis-server shuts down on SIGINT); cleanup stops it by PID.
-        setsid redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-            --dir "$redis_dir" --logfile "$redis_dir/redis.log" </dev/null &
-        redis_pid=$!
-        deadline=$((SECONDS + 10))
-        while ((SECONDS < deadline)) && kill -0 "$redis_pid" 2>/dev/null; do
-            if [[ $(redis-cli -h 127.0.0.1 -p "$port" PING 2>/dev/null) == PONG ]]; then
-                REDIS_PORT=$port
-                return 0
-            fi
-            sleep 0.1
-        done
-        kill "$redis_pid" 2>/dev/null || true
-        wait "$redis_pid" 2>/dev/null || true
-        redis_pid=
-        echo "bench: redis-server did not come up on port $port (attempt $attempt)" >&2
-        tail -n 5 "$redis_dir/redis.log" >&2 2>/dev/null || true
-    done
-    die "could not start redis-server"
-}
-
-start_memcached() {
-    local attempt port deadline user_args=()
-    [[ $(id -u) -eq 0 ]] && user_args=(-u root)
-    for attempt in 1 2 3 4 5; do
-        port=$(free_port)
-        setsid memcached "${user_args[@]}" -p "$port" -l 127.0.0.1 -U 0 -m 256 -t 1 </dev/null &
-        memcached_pid=$!
-        deadline=$((SECONDS + 10))
-        while ((SECONDS < deadline)) && kill -0 "$memcached_pid" 2>/dev/null; do
-            if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-                MEMCACHED_PORT=$port
-                return 0
-            fi
-            sleep 0.1
-        done
-        kill "$memcached_pid" 2>/dev/null || true
-        wait "$memcached_pid" 2>/dev/null || true
-        memcached_pid=
-        echo "bench: memcached did not come up on port $port (attempt $attempt)" >&2
-    done
-    die "could not start memcached"
-}
+SCRIPT_NAME=bench
+# shellcheck source=scripts/lib.sh
+. "$ROOT/scripts/lib.sh"
 
 # A CA and a server certificate for 127.0.0.1, made now and removed on exit.
 make_certs() {
@@ -222,7 +172,7 @@ mkdir -p "$OUT_DIR"
 echo "==> starting a throwaway redis-server"
 start_redis
 echo "bench: redis-server $(redis-server --version | awk '{print $3}' | sed 's/^v=//') on 127.0.0.1:$REDIS_PORT (pid $redis_pid)"
-start_memcached
+start_memcached 1
 echo "bench: memcached $(memcached -V | awk '{print $2}') on 127.0.0.1:$MEMCACHED_PORT (pid $memcached_pid)"
 start_tls_redis
 echo "bench: TLS-only redis-server on 127.0.0.1:$REDIS_TLS_PORT (pid $tls_redis_pid)"

@@ -54,67 +54,9 @@ trap cleanup EXIT
 trap on_interrupt INT
 trap 'exit 143' TERM
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# Start redis-server on a free port; retries on a new port if another process takes the
-# one picked before redis binds it.
-start_redis() {
-    local attempt port
-    redis_dir=$(mktemp -d "${TMPDIR:-/tmp}/kvbench-demo-redis.XXXXXX")
-    for attempt in 1 2 3 4 5; do
-        port=$(free_port)
-        # Its own session, so a Ctrl-C at the terminal reaches kvbench but not the server
-        # (redis-server shuts down on SIGINT); cleanup stops it by PID.
-        setsid redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-            --dir "$redis_dir" --logfile "$redis_dir/redis.log" </dev/null &
-        redis_pid=$!
-        local deadline=$((SECONDS + 10))
-        while ((SECONDS < deadline)); do
-            if ! kill -0 "$redis_pid" 2>/dev/null; then
-                break
-            fi
-            if [[ $(redis-cli -h 127.0.0.1 -p "$port" PING 2>/dev/null) == PONG ]]; then
-                REDIS_PORT=$port
-                return 0
-            fi
-            sleep 0.1
-        done
-        kill "$redis_pid" 2>/dev/null || true
-        wait "$redis_pid" 2>/dev/null || true
-        redis_pid=
-        echo "demo: redis-server did not come up on port $port (attempt $attempt):" >&2
-        tail -n 5 "$redis_dir/redis.log" >&2 2>/dev/null || true
-    done
-    echo "demo: error: could not start redis-server; see the log lines above" >&2
-    exit 1
-}
-
-# Start memcached on a free port (as root it needs -u to drop privileges to).
-start_memcached() {
-    local attempt port user_args=()
-    [[ $(id -u) -eq 0 ]] && user_args=(-u root)
-    for attempt in 1 2 3 4 5; do
-        port=$(free_port)
-        setsid memcached "${user_args[@]}" -p "$port" -l 127.0.0.1 -U 0 -m 256 -t 2 </dev/null &
-        memcached_pid=$!
-        local deadline=$((SECONDS + 10))
-        while ((SECONDS < deadline)) && kill -0 "$memcached_pid" 2>/dev/null; do
-            if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-                MEMCACHED_PORT=$port
-                return 0
-            fi
-            sleep 0.1
-        done
-        kill "$memcached_pid" 2>/dev/null || true
-        wait "$memcached_pid" 2>/dev/null || true
-        memcached_pid=
-        echo "demo: memcached did not come up on port $port (attempt $attempt)" >&2
-    done
-    echo "demo: error: could not start memcached" >&2
-    exit 1
-}
+SCRIPT_NAME=demo
+# shellcheck source=scripts/lib.sh
+. "$ROOT/scripts/lib.sh"
 
 echo "==> checking dependencies"
 bash scripts/ensure-deps.sh
@@ -210,7 +152,7 @@ fi
 MC_TIME=$(((TEST_TIME + 1) / 2))
 echo
 echo "==> starting a throwaway memcached"
-start_memcached
+start_memcached 2
 echo "demo: memcached $(memcached -V | awk '{print $2}') on 127.0.0.1:$MEMCACHED_PORT (pid $memcached_pid)"
 for protocol in memcache_text memcache_binary; do
     mc_args=(-P "$protocol" -s 127.0.0.1 -p "$MEMCACHED_PORT" --ratio=1:4 "--test-time=$MC_TIME" -t 2 -c 25

@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::io::Read;
-use std::net::TcpListener;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -293,16 +291,7 @@ fn total_connections(server: &RedisServer) -> u64 {
 #[test]
 fn connection_timeout_stops_a_silent_handshake() {
     // A listener that accepts and never answers: AUTH never completes.
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port().to_string();
-    thread::spawn(move || {
-        let mut held = Vec::new();
-        for mut stream in listener.incoming().flatten() {
-            let mut buf = [0u8; 64];
-            let _ = stream.read(&mut buf);
-            held.push(stream);
-        }
-    });
+    let port = common::silent_server().to_string();
     let started = Instant::now();
     let out = run_kvbench(&[
         "-s",
@@ -358,16 +347,7 @@ fn ramp_up_adds_clients_and_reports_them() {
 fn a_server_that_stops_answering_ends_a_request_bound_run() {
     // Accepts, reads the requests, never answers: without a watchdog a `-n` run would
     // wait for ever (memtier does).
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port().to_string();
-    thread::spawn(move || {
-        let mut held = Vec::new();
-        for mut stream in listener.incoming().flatten() {
-            let mut buf = [0u8; 1024];
-            let _ = stream.read(&mut buf);
-            held.push(stream);
-        }
-    });
+    let port = common::silent_server().to_string();
     let started = Instant::now();
     let out = run_kvbench(&[
         "-s",

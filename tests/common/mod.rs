@@ -1213,3 +1213,20 @@ impl Drop for TlsMemcached {
         let _ = fs::remove_dir_all(&self.dir);
     }
 }
+
+/// A TCP server on 127.0.0.1 that accepts connections, reads what arrives and never
+/// answers (a stalled server, or one stuck before a handshake reply). Returns its port;
+/// the listener lives on a detached thread until the test process ends.
+pub fn silent_server() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    let port = listener.local_addr().expect("bound address").port();
+    thread::spawn(move || {
+        let mut held = Vec::new();
+        for mut stream in listener.incoming().flatten() {
+            let mut buf = [0u8; 1024];
+            let _ = stream.read(&mut buf);
+            held.push(stream);
+        }
+    });
+    port
+}
