@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::cli::Cli;
 use crate::config::Protocol;
 use crate::error::{Error, Result};
-use crate::results::RowName;
+use crate::stats::RowName;
 use crate::workload::commands::{
     CommandList, MonitorInput, MonitorPattern, parse_breakdown, parse_commands,
 };
@@ -118,14 +118,6 @@ impl Arbitrary {
     /// The report rows, in order (no Hits/Misses: replies to arbitrary commands are not
     /// hits or misses).
     pub fn row_names(&self) -> Vec<RowName> {
-        self.list
-            .rows
-            .iter()
-            .map(|row| RowName {
-                row: row.name.clone(),
-                hist: row.hist_name.clone(),
-                has_hits: false,
-            })
-            .collect()
+        self.list.rows.clone()
     }
 }

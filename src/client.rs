@@ -22,11 +22,12 @@ use crate::cluster::{self, Redirect, Topology};
 use crate::config::{Config, Endpoint};
 use crate::connection::{Answer, Connection, Pending, Phase, flags};
 use crate::debug_log;
+use crate::protocol::KeyBatch;
 use crate::protocol::ReplyKind;
-use crate::report::client_stats::ClientSeries;
+use crate::protocol::resp_value::{self, first_bulk};
 use crate::shape::Reconnect;
-use crate::stats::{OpStats, rows};
-use crate::workload::commands::{KeyBatch, ScanState, scan_cursor};
+use crate::stats::{ClientSeries, OpStats, rows};
+use crate::workload::commands::{ScanState, scan_cursor};
 use crate::workload::generator::{Op, OpGenerator};
 use crate::workload::keys::write_key;
 use crate::workload::values::ValuePool;
@@ -508,7 +509,7 @@ impl Client {
                     Endpoint::Tcp { host, .. } => host.clone(),
                     Endpoint::Unix(_) => String::new(),
                 };
-                let parsed = cluster::parse_value(self.conns[i].reply_bytes(&answer))
+                let parsed = resp_value::value(self.conns[i].reply_bytes(&answer))
                     .and_then(|(value, _)| cluster::topology_from_slots(&value, &host).ok());
                 if let Some(topology) = parsed {
                     self.apply_topology(&topology, config, ctx);
@@ -1172,15 +1173,4 @@ fn check_value(job: &VerifyJob, index: u64, kind: ReplyKind, text: &[u8]) {
             report.record(&key, outcome);
         }
     }
-}
-
-/// The first bulk string of an array reply (`*2\r\n$2\r\n17\r\n...` -> `17`), where a
-/// SCAN reply keeps its cursor.
-fn first_bulk(reply: &[u8]) -> Option<&[u8]> {
-    let rest = reply.strip_prefix(b"*")?;
-    let after_count = rest.iter().position(|&b| b == b'\n')? + 1;
-    let rest = rest[after_count..].strip_prefix(b"$")?;
-    let line_end = rest.iter().position(|&b| b == b'\r')?;
-    let len: usize = std::str::from_utf8(&rest[..line_end]).ok()?.parse().ok()?;
-    rest.get(line_end + 2..line_end + 2 + len)
 }

@@ -15,7 +15,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::{Config, Endpoint};
-use crate::protocol::resp;
+use crate::protocol::resp::RespDecoder;
+use crate::protocol::resp_value::{Value, value};
+use crate::protocol::{Decode, Protocol, encode_auth, resp};
 
 /// Number of hash slots in a Redis Cluster.
 pub const SLOTS: usize = 16384;
@@ -160,13 +162,7 @@ fn ask_slots(
 ) -> Result<Topology, String> {
     let mut request = Vec::new();
     if let Some(credentials) = &config.credentials {
-        match &credentials.user {
-            Some(user) => resp::encode_command(
-                &mut request,
-                &[b"AUTH", user.as_bytes(), credentials.password.as_bytes()],
-            ),
-            None => resp::encode_command(&mut request, &[b"AUTH", credentials.password.as_bytes()]),
-        }
+        encode_auth(&mut request, Protocol::Redis, credentials);
     }
     resp::encode_command(&mut request, &[b"CLUSTER", b"SLOTS"]);
     stream
@@ -175,8 +171,10 @@ fn ask_slots(
     let replies = if config.credentials.is_some() { 2 } else { 1 };
     let mut buf = Vec::with_capacity(16 * 1024);
     let mut chunk = [0u8; 16 * 1024];
-    let mut values = Vec::new();
-    while values.len() < replies {
+    let mut decoder = RespDecoder::new();
+    // Where each complete reply ends in `buf`.
+    let mut ends = Vec::new();
+    while ends.len() < replies {
         let n = stream
             .read(&mut chunk)
             .map_err(|e| format!("no answer to CLUSTER SLOTS from {peer}: {e}"))?;
@@ -186,19 +184,35 @@ fn ask_slots(
             ));
         }
         buf.extend_from_slice(&chunk[..n]);
-        values.clear();
-        let mut pos = 0;
-        while let Some((value, used)) = parse_value(&buf[pos..]) {
-            values.push(value);
-            pos += used;
+        while ends.len() < replies {
+            let start = ends.last().copied().unwrap_or(0);
+            match decoder.decode(&buf[start..]) {
+                Decode::Complete(reply) => ends.push(start + reply.len),
+                Decode::Incomplete => break,
+                Decode::Invalid(why) => {
+                    return Err(format!(
+                        "invalid reply from {peer} during cluster discovery: {why}"
+                    ));
+                }
+            }
         }
     }
-    if let (true, Some(Value::Error(e))) = (replies == 2, values.first()) {
-        return Err(format!("authentication with {peer} failed: {e}"));
+    let reply_at = |i: usize| {
+        let start = if i == 0 { 0 } else { ends[i - 1] };
+        value(&buf[start..ends[i]]).map(|(v, _)| v)
+    };
+    if replies == 2
+        && let Some(Value::Error(e)) = reply_at(0)
+    {
+        return Err(format!(
+            "authentication with {peer} failed: {}",
+            String::from_utf8_lossy(e)
+        ));
     }
-    match values.pop() {
+    match reply_at(replies - 1) {
         Some(Value::Error(e)) => Err(format!(
-            "CLUSTER SLOTS failed on {peer}: {e} (is it a cluster node? drop --cluster-mode otherwise)"
+            "CLUSTER SLOTS failed on {peer}: {} (is it a cluster node? drop --cluster-mode otherwise)",
+            String::from_utf8_lossy(e)
         )),
         Some(value) => topology_from_slots(&value, host),
         None => Err(format!("no answer to CLUSTER SLOTS from {peer}")),
@@ -225,7 +239,9 @@ pub fn topology_from_slots(reply: &Value, seed_host: &str) -> Result<Topology, S
             return Err("CLUSTER SLOTS entry is not [start, end, [host, port, ...]]".to_string());
         };
         let host = match master.first() {
-            Some(Value::Bulk(h)) if !h.is_empty() && h != "?" => h.clone(),
+            Some(Value::Bulk(h)) if !h.is_empty() && *h != b"?" => {
+                String::from_utf8_lossy(h).into_owned()
+            }
             _ => seed_host.to_string(),
         };
         let Some(Value::Int(port)) = master.get(1) else {
@@ -260,72 +276,6 @@ pub fn topology_from_slots(reply: &Value, seed_host: &str) -> Result<Topology, S
         return Err("the cluster has no slots assigned (CLUSTER SLOTS is empty)".to_string());
     }
     Ok(topology)
-}
-
-/// A RESP value, only as much as `CLUSTER SLOTS` needs.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Value {
-    Int(i64),
-    Bulk(String),
-    Error(String),
-    Array(Vec<Value>),
-    Nil,
-}
-
-/// Parses one complete RESP value at the start of `buf`: the value and its length, or
-/// `None` if incomplete or malformed.
-pub fn parse_value(buf: &[u8]) -> Option<(Value, usize)> {
-    parse_nested(buf, 0)
-}
-
-/// Deepest nesting `CLUSTER SLOTS` uses is 3; anything much deeper is not a topology.
-const MAX_DEPTH: usize = 8;
-/// More elements than any topology reply has (16384 slot ranges at most).
-const MAX_ELEMENTS: i64 = 65536;
-
-fn parse_nested(buf: &[u8], depth: usize) -> Option<(Value, usize)> {
-    if depth > MAX_DEPTH {
-        return None;
-    }
-    let line_end = buf.windows(2).position(|w| w == b"\r\n")?;
-    if line_end == 0 {
-        return None;
-    }
-    let line = std::str::from_utf8(&buf[1..line_end]).ok()?;
-    let after = line_end + 2;
-    match buf.first()? {
-        b'+' => Some((Value::Bulk(line.to_string()), after)),
-        b'-' => Some((Value::Error(line.to_string()), after)),
-        b':' => Some((Value::Int(line.parse().ok()?), after)),
-        b'$' => {
-            let len: i64 = line.parse().ok()?;
-            if len < 0 {
-                return Some((Value::Nil, after));
-            }
-            let end = after + len as usize;
-            let text = std::str::from_utf8(buf.get(after..end)?).ok()?;
-            buf.get(end..end + 2)?;
-            Some((Value::Bulk(text.to_string()), end + 2))
-        }
-        b'*' => {
-            let count: i64 = line.parse().ok()?;
-            if count < 0 {
-                return Some((Value::Nil, after));
-            }
-            if count > MAX_ELEMENTS {
-                return None;
-            }
-            let mut items = Vec::with_capacity(count as usize);
-            let mut pos = after;
-            for _ in 0..count {
-                let (item, used) = parse_nested(buf.get(pos..)?, depth + 1)?;
-                items.push(item);
-                pos += used;
-            }
-            Some((Value::Array(items), pos))
-        }
-        _ => None,
-    }
 }
 
 #[cfg(test)]
@@ -382,20 +332,16 @@ mod tests {
     fn cluster_slots_reply_builds_the_map() {
         let reply = b"*2\r\n*3\r\n:0\r\n:8191\r\n*3\r\n$9\r\n127.0.0.1\r\n:7000\r\n$4\r\nabcd\r\n\
 *4\r\n:8192\r\n:16383\r\n*2\r\n$0\r\n\r\n:7001\r\n*2\r\n$9\r\n127.0.0.1\r\n:7002\r\n";
-        let (value, used) = parse_value(reply).expect("complete reply");
+        let (slots, used) = value(reply).expect("complete reply");
         assert_eq!(used, reply.len());
-        let topo = topology_from_slots(&value, "127.0.0.1").expect("valid topology");
+        let topo = topology_from_slots(&slots, "127.0.0.1").expect("valid topology");
         assert_eq!(topo.nodes.len(), 2);
         assert_eq!(topo.nodes[1].port, 7001);
         assert_eq!(topo.slot_owner[0], 0);
         assert_eq!(topo.slot_owner[8191], 0);
         assert_eq!(topo.slot_owner[8192], 1);
         assert_eq!(topo.slot_owner[16383], 1);
-        assert!(parse_value(&reply[..reply.len() - 3]).is_none());
-        // Garbage never panics: empty lines, absurd counts, deep nesting.
-        assert!(parse_value(b"\r\n").is_none());
-        assert!(parse_value(b"*9223372036854775807\r\n").is_none());
-        assert!(parse_value(&b"*1\r\n".repeat(100_000)).is_none());
+        assert!(value(&reply[..reply.len() - 3]).is_none());
         assert_eq!(parse_redirect(b"MOVED 20000 127.0.0.1:7000"), None);
     }
 }

@@ -16,49 +16,10 @@ use std::sync::Arc;
 
 use crate::cli::Cli;
 use crate::error::{Error, Result};
+pub use crate::protocol::{Credentials, Protocol};
 use crate::tls::{TlsFlags, TlsSettings};
-
-/// Wire protocol spoken to the server (`-P`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Protocol {
-    /// RESP2 without a HELLO (works with every Redis version).
-    Redis,
-    /// RESP2, announced with `HELLO 2`.
-    Resp2,
-    /// RESP3, announced with `HELLO 3`.
-    Resp3,
-    MemcacheText,
-    MemcacheBinary,
-}
-
-/// How keys are picked for one kind of request (`--key-pattern=S:G`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KeyPattern {
-    /// Uniform random over the key range.
-    Random,
-    /// Normal distribution around `key_median` with `key_stddev`, clamped to the range.
-    Gaussian,
-    /// In order over the whole range; each client starts at its own offset.
-    Sequential,
-    /// In order over the client's own slice of the range.
-    Parallel,
-    /// Zipf: low key ids are hot, skew set by `key_zipf_exp`.
-    Zipf,
-}
-
-/// How value sizes are chosen (`-d`, `--data-size-range`, `--data-size-list`).
-#[derive(Clone, Debug, PartialEq)]
-pub enum DataSize {
-    Fixed(usize),
-    /// `--data-size-range=MIN-MAX` with `--data-size-pattern` R (random) or S (spread over keys).
-    Range {
-        min: usize,
-        max: usize,
-        spread_over_keys: bool,
-    },
-    /// `--data-size-list=size:weight,...`.
-    List(Vec<(usize, u32)>),
-}
+pub use crate::workload::keys::{KeyConfig, KeyPattern};
+pub use crate::workload::values::DataSize;
 
 /// Where to connect.
 #[derive(Clone, Debug)]
@@ -81,29 +42,6 @@ pub enum StopAt {
     AllKeys,
     /// `--test-time=SECS`.
     Time(Duration),
-}
-
-/// Credentials for `-a`: a bare password or `user:password`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Credentials {
-    pub user: Option<String>,
-    pub password: String,
-}
-
-/// Key space and key selection.
-#[derive(Clone, Debug)]
-pub struct KeyConfig {
-    pub prefix: String,
-    pub min: u64,
-    pub max: u64,
-    pub set_pattern: KeyPattern,
-    pub get_pattern: KeyPattern,
-    /// Gaussian standard deviation (default: range / 6).
-    pub stddev: f64,
-    /// Gaussian median (default: middle of the range).
-    pub median: f64,
-    /// Zipf exponent, in (0, 5).
-    pub zipf_exp: f64,
 }
 
 /// Output files and report options.
@@ -192,7 +130,7 @@ impl Config {
 
     /// Number of keys in `[key_min, key_max]`.
     pub fn key_range(&self) -> u64 {
-        self.keys.max - self.keys.min + 1
+        self.keys.range_len()
     }
 }
 
@@ -788,17 +726,6 @@ fn parse_pair(raw: &str, sep: char) -> Option<(u32, u32)> {
     Some((a.parse().ok()?, b.parse().ok()?))
 }
 
-fn key_pattern_from(letter: char) -> Option<KeyPattern> {
-    Some(match letter {
-        'R' => KeyPattern::Random,
-        'S' => KeyPattern::Sequential,
-        'G' => KeyPattern::Gaussian,
-        'P' => KeyPattern::Parallel,
-        'Z' => KeyPattern::Zipf,
-        _ => return None,
-    })
-}
-
 /// `--key-pattern=X:Y`; returns the SET and GET patterns and the text memtier shows.
 fn parse_key_pattern(raw: Option<&str>) -> Result<(KeyPattern, KeyPattern, String)> {
     let raw = raw.unwrap_or("R:R");
@@ -807,7 +734,8 @@ fn parse_key_pattern(raw: Option<&str>) -> Result<(KeyPattern, KeyPattern, Strin
     let [set, ':', get] = chars[..] else {
         return Err(bad());
     };
-    let (Some(set_p), Some(get_p)) = (key_pattern_from(set), key_pattern_from(get)) else {
+    let (Some(set_p), Some(get_p)) = (KeyPattern::from_letter(set), KeyPattern::from_letter(get))
+    else {
         return Err(bad());
     };
     // Parallel splits the key range between clients; SETs and GETs must agree on it.

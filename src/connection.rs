@@ -18,10 +18,8 @@ use std::time::{Duration, Instant};
 
 use mio::{Registry, Token};
 
-use crate::config::{Config, Credentials, Endpoint, Protocol};
-use crate::protocol::memcache_binary;
-use crate::protocol::memcache_text;
-use crate::protocol::{Codec, Decode, Expect, Reply, ReplyKind, resp};
+use crate::config::{Config, Endpoint, Protocol};
+use crate::protocol::{Codec, Decode, Expect, Reply, ReplyKind, encode_auth, resp};
 use crate::stats::rows;
 use crate::transport::Transport;
 use crate::workload::generator::Op;
@@ -236,7 +234,7 @@ impl Connection {
     /// whether the connection is ready at once (nothing to set up).
     fn start_setup(&mut self, config: &Config) -> bool {
         if let Some(credentials) = &config.credentials {
-            self.encode_auth(config.protocol, credentials);
+            encode_auth(&mut self.wbuf, config.protocol, credentials);
             self.setup.push_back(SetupStep::Auth);
         }
         let hello = match config.protocol {
@@ -268,31 +266,6 @@ impl Connection {
         self.phase = Phase::Ready;
         self.phase_timer = None;
         self.attempts = 0;
-    }
-
-    /// Redis: AUTH [user] password. memcache binary: SASL PLAIN. memcache text: the
-    /// `set` carrying "user password" that memcached's `-Y` authentication expects.
-    fn encode_auth(&mut self, protocol: Protocol, credentials: &Credentials) {
-        let password = credentials.password.as_bytes();
-        let user = credentials.user.as_deref().unwrap_or("").as_bytes();
-        match protocol {
-            Protocol::Redis | Protocol::Resp2 | Protocol::Resp3 => match &credentials.user {
-                Some(user) => {
-                    resp::encode_command(&mut self.wbuf, &[b"AUTH", user.as_bytes(), password])
-                }
-                None => resp::encode_command(&mut self.wbuf, &[b"AUTH", password]),
-            },
-            Protocol::MemcacheBinary => {
-                memcache_binary::encode_sasl_auth_plain(&mut self.wbuf, user, password, 0)
-            }
-            Protocol::MemcacheText => {
-                let mut token = Vec::with_capacity(user.len() + 1 + password.len());
-                token.extend_from_slice(user);
-                token.push(b' ');
-                token.extend_from_slice(password);
-                memcache_text::encode_set(&mut self.wbuf, b"kvbench-auth", &token, 0);
-            }
-        }
     }
 
     /// Whether requests have waited longer than `timeout` with no reply at all.

@@ -42,6 +42,7 @@ pub mod cluster;
 pub mod config;
 pub mod connection;
 pub mod dataset;
+pub mod date;
 pub mod debug;
 pub mod error;
 pub mod protocol;

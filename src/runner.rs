@@ -16,14 +16,14 @@ use crate::client::{VerifyJob, peer_name};
 use crate::cluster::{self, Topology};
 use crate::config::{Config, StopAt};
 use crate::error::Error;
-use crate::report::client_stats::{self, ClientSeries};
+use crate::report::client_stats;
 use crate::report::progress::{Progress, progress_line};
 use crate::report::statsd::{LiveMetrics, StatsdSink};
 use crate::results::latency_at_percentile_ms;
-use crate::results::{IntervalSummary, Results, Row, RowName, build_row, summarize_interval};
+use crate::results::{IntervalSummary, Results, Row, build_row, summarize_interval};
 use crate::shape::LoadShape;
 use crate::signals;
-use crate::stats::OpStats;
+use crate::stats::{ClientSeries, OpStats, RowName};
 use crate::worker::{ClientPlan, WAKE_TOKEN, Worker, WorkerMsg};
 use crate::workload::generator::client_seed;
 use crate::workload::keys::partition;
@@ -160,29 +160,7 @@ enum Pass {
 pub fn row_names(config: &Config) -> Vec<RowName> {
     match &config.arbitrary {
         Some(arbitrary) => arbitrary.row_names(),
-        None => builtin_row_names(),
-    }
-}
-
-/// The built-in rows, in table order.
-fn builtin_row_names() -> Vec<RowName> {
-    let name = |row: &str, hist: &str, has_hits: bool| RowName {
-        row: row.to_string(),
-        hist: hist.to_string(),
-        has_hits,
-    };
-    vec![
-        name("Sets", "SET", false),
-        name("Gets", "GET", true),
-        name("Waits", "WAIT", false),
-    ]
-}
-
-fn totals_name() -> RowName {
-    RowName {
-        row: "Totals".to_string(),
-        hist: "FULL_RUN".to_string(),
-        has_hits: true,
+        None => RowName::builtin(),
     }
 }
 
@@ -608,9 +586,8 @@ impl<'a> Gatherer<'a> {
             all.merge(stats);
             result_rows.push(build_row(name, stats, duration, series));
         }
-        let mut totals = totals_name();
         // Arbitrary commands have no hits or misses, so neither has their total.
-        totals.has_hits = any_hits;
+        let totals = RowName::totals(any_hits);
         result_rows.push(build_row(totals, &all, duration, self.totals_series));
         let title = if self.config.run_count > 1 {
             format!("RUN #{} RESULTS", self.run_number)

@@ -24,7 +24,7 @@
 //! parsed value; the body is never read except where a payload span is
 //! reported.
 
-use crate::protocol::resp::{Decode, Reply, ReplyKind};
+use crate::protocol::{Decode, Reply, ReplyKind};
 
 /// Bytes in every request and response header.
 pub const HEADER_LEN: usize = 24;

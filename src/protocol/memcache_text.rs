@@ -19,7 +19,7 @@
 //!                                          SERVER_ERROR <message>\r\n
 //! ```
 
-use crate::protocol::resp::{Decode, Reply, ReplyKind};
+use crate::protocol::{Decode, Reply, ReplyKind, decimal_len};
 
 /// Longest reply line accepted, CRLF excluded. memcached keys are at most 250
 /// bytes, so a `VALUE` line is far shorter; the bound only stops the decoder
@@ -32,16 +32,6 @@ pub const MAX_VALUE_LEN: usize = 1 << 30;
 
 /// The `END\r\n` that closes every `get` reply.
 const END_LINE: usize = 5;
-
-/// Number of decimal digits of `n`.
-fn decimal_len(mut n: usize) -> usize {
-    let mut len = 1;
-    while n >= 10 {
-        n /= 10;
-        len += 1;
-    }
-    len
-}
 
 /// Appends a `set` with flags 0 to `out`.
 ///

@@ -5,17 +5,55 @@
 //! Every decoder is incremental (a reply split anywhere parses the same) and keeps a
 //! resume offset, so a large reply arriving in pieces is scanned once.
 
+pub mod auth;
+pub mod key_batch;
 pub mod memcache_binary;
 pub mod memcache_text;
+pub mod reply;
 pub mod resp;
+pub mod resp_value;
 
-pub use resp::{Decode, Reply, ReplyKind};
-
-use crate::config::Protocol;
-use crate::workload::commands::KeyBatch;
+pub use auth::{Credentials, encode_auth};
+pub use key_batch::KeyBatch;
 use memcache_binary::{BinExpect, BinaryDecoder};
 use memcache_text::{Expect as TextExpect, TextDecoder};
+pub use reply::{Decode, Reply, ReplyKind};
 use resp::RespDecoder;
+
+/// Wire protocol spoken to the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    /// RESP2 without a HELLO (works with every Redis version).
+    Redis,
+    /// RESP2, announced with `HELLO 2`.
+    Resp2,
+    /// RESP3, announced with `HELLO 3`.
+    Resp3,
+    /// memcached's text protocol.
+    MemcacheText,
+    /// memcached's binary protocol (SASL PLAIN authentication).
+    MemcacheBinary,
+}
+
+impl Protocol {
+    /// Whether this is one of memcached's protocols (no numbered databases, no Redis
+    /// commands).
+    pub fn is_memcache(self) -> bool {
+        matches!(self, Protocol::MemcacheText | Protocol::MemcacheBinary)
+    }
+}
+
+/// Number of decimal digits of `n`: what `itoa` writes for it, computed without writing,
+/// so encoders can reserve a buffer's exact size once.
+#[inline]
+pub fn decimal_len(mut n: usize) -> usize {
+    let mut len = 1;
+    while n >= 10 {
+        n /= 10;
+        len += 1;
+    }
+    len
+}
 
 /// What the request whose reply comes next was, so the decoder knows what to read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -26,6 +26,8 @@
 //! |1\r\n+ttl\r\n:3600\r\n         attribute: key/value pairs annotating the next element
 //! ```
 
+use crate::protocol::{Decode, Reply, ReplyKind, decimal_len};
+
 /// Longest bulk, verbatim or blob-error body accepted (Redis's default `proto-max-bulk-len`).
 pub const MAX_BULK_LEN: u64 = 512 * 1024 * 1024;
 
@@ -43,16 +45,6 @@ const MAX_TEXT_LINE: usize = MAX_BULK_LEN as usize;
 const MAX_INTEGER_LINE: usize = 20;
 /// `%.17g` doubles are at most 24 bytes; leave room for other spellings.
 const MAX_DOUBLE_LINE: usize = 64;
-
-/// Number of decimal digits of `n`.
-pub(crate) fn decimal_len(mut n: usize) -> usize {
-    let mut len = 1;
-    while n >= 10 {
-        n /= 10;
-        len += 1;
-    }
-    len
-}
 
 /// Appends one command, as an array of bulk strings, to `out`.
 ///
@@ -121,75 +113,6 @@ pub fn encode_bulk(out: &mut Vec<u8>, arg: &[u8]) {
     out.extend_from_slice(b"\r\n");
 }
 
-/// The type of a reply, as its first byte says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReplyKind {
-    /// `+`
-    Simple,
-    /// `-` or the RESP3 blob error `!`.
-    Error,
-    /// `:`
-    Integer,
-    /// `$` with a length of 0 or more.
-    Bulk,
-    /// `$-1`, `*-1` or the RESP3 null `_`: a GET miss.
-    Nil,
-    /// `*`
-    Array,
-    /// `%`
-    Map,
-    /// `~`
-    Set,
-    /// `>`: out-of-band data (pub/sub, client tracking), not the answer to a request.
-    Push,
-    /// `,`
-    Double,
-    /// `#`
-    Boolean,
-    /// `(`
-    BigNumber,
-    /// `=`
-    Verbatim,
-}
-
-/// What the decoder learned about one complete top-level reply.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Reply {
-    /// Bytes of the whole top-level reply, attributes before it included:
-    /// advance the read buffer by this much.
-    pub len: usize,
-    /// Kind of the top-level element (a RESP3 attribute before it is skipped).
-    pub kind: ReplyKind,
-    /// `(offset, length)` within the reply of the text of a top-level bulk,
-    /// blob error, simple string or error; for a verbatim string the text after
-    /// its `xxx:` format prefix. `(0, 0)` for every other kind.
-    pub payload: (usize, usize),
-    /// Top-level aggregate: its number of elements (map: number of pairs); else 0.
-    pub elements: u32,
-    /// Top-level aggregate: how many of its direct elements are nil (MGET misses).
-    pub nil_elements: u32,
-}
-
-impl Reply {
-    /// The payload bytes, given the buffer the reply was decoded from.
-    /// Empty if `buf` is not that buffer and too short.
-    pub fn text<'a>(&self, buf: &'a [u8]) -> &'a [u8] {
-        let (offset, len) = self.payload;
-        buf.get(offset..offset.saturating_add(len)).unwrap_or(&[])
-    }
-}
-
-/// Outcome of one [`RespDecoder::decode`] call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Decode {
-    /// The buffer holds only part of the reply: append more and call again.
-    Incomplete,
-    /// A whole reply starts the buffer.
-    Complete(Reply),
-    /// The bytes are not RESP; the connection cannot be resynchronised.
-    Invalid(&'static str),
-}
-
 /// One open aggregate: how many elements it still expects.
 #[derive(Clone, Copy, Debug, Default)]
 struct Frame {
@@ -241,7 +164,7 @@ impl LineClass {
 }
 
 /// Parses a RESP integer line: an optional `-` and 1 to 19 digits.
-fn parse_integer(digits: &[u8]) -> Option<i64> {
+pub(crate) fn parse_integer(digits: &[u8]) -> Option<i64> {
     let (negative, digits) = match digits.split_first() {
         Some((b'-', rest)) => (true, rest),
         _ => (false, digits),

@@ -35,153 +35,47 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use hdrhistogram::Histogram;
-
 use crate::error::Error;
 use crate::report::hdr::{TICKS_PER_HALF_DISTANCE, percentile_ticks};
 use crate::report::write_atomic;
-use crate::stats::{LATENCY_MAX_US, rows};
-
-/// Significant figures of each client's latency histograms: two keep one histogram near
-/// 26 KB (three would need about 200 KB), which matters with thousands of clients.
-pub const CLIENT_STATS_SIGFIGS: u8 = 2;
+use crate::stats::client_series::RowSecond;
+use crate::stats::{ClientSeries, rows};
 
 /// The per-second header line, exactly as memtier writes it.
 pub const PER_SECOND_HEADER: &str = "Second,SET Requests,SET Average Latency,SET Total Bytes,\
 SET Total Bytes TX,SET Total Bytes RX,GET Requests,GET Average Latency,GET Total Bytes,\
 GET Total Bytes TX,GET Total Bytes RX,GET Misses,GET Hits,WAIT Requests,WAIT Average Latency";
 
-/// One row's (SET, GET or WAIT) figures in one second.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct RowSecond {
-    requests: u64,
-    latency_sum_us: u64,
-    bytes_tx: u64,
-    bytes_rx: u64,
-}
-
-/// Everything one client did in one second.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Second {
-    rows: [RowSecond; rows::COUNT],
-    /// GET hits and misses (per key for multi-key gets).
-    hits: u64,
-    misses: u64,
-}
-
-/// What one client did: per second and per built-in row ([`rows::SET`], [`rows::GET`],
-/// [`rows::WAIT`]) the requests, latency sum, bytes and GET hits/misses, plus one
-/// full-run latency histogram per row.
-///
-/// Recording allocates only when a second beyond the stored ones starts (the per-second
-/// vector grows; about 112 bytes per second) and on a row's first request (its
-/// histogram, [`CLIENT_STATS_SIGFIGS`] significant figures). Rows other than the three
-/// built-in ones are ignored: arbitrary-command files are not written yet.
-#[derive(Clone, Debug, Default)]
-pub struct ClientSeries {
-    seconds: Vec<Second>,
-    latency: [Option<Histogram<u64>>; rows::COUNT],
-}
-
-impl ClientSeries {
-    /// An empty series; allocates nothing until the first request.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Records one completed request of `row` in second `second` of the run (0-based):
-    /// its latency in microseconds and the bytes it sent and received.
-    #[inline]
-    pub fn record(&mut self, second: u32, row: usize, latency_us: u64, tx: u64, rx: u64) {
-        if row >= rows::COUNT {
-            return;
-        }
-        let r = &mut self.second_mut(second).rows[row];
-        r.requests += 1;
-        r.latency_sum_us += latency_us;
-        r.bytes_tx += tx;
-        r.bytes_rx += rx;
-        self.latency[row]
-            .get_or_insert_with(new_client_histogram)
-            .saturating_record(latency_us.max(1));
-    }
-
-    /// Counts `n` GET hits in second `second`.
-    #[inline]
-    pub fn hit(&mut self, second: u32, n: u64) {
-        self.second_mut(second).hits += n;
-    }
-
-    /// Counts `n` GET misses in second `second`.
-    #[inline]
-    pub fn miss(&mut self, second: u32, n: u64) {
-        self.second_mut(second).misses += n;
-    }
-
-    /// Seconds with a row in the file: the last second anything was recorded in, plus 1.
-    pub fn seconds(&self) -> usize {
-        self.seconds.len()
-    }
-
-    /// Requests of `row` in the whole run (0 for rows beyond the built-in ones).
-    pub fn requests(&self, row: usize) -> u64 {
-        if row >= rows::COUNT {
-            return 0;
-        }
-        self.seconds.iter().map(|s| s.rows[row].requests).sum()
-    }
-
-    /// The whole CSV file, as the module documentation shows it.
-    pub fn render_csv(&self) -> String {
-        let mut out = String::with_capacity(512 + self.seconds.len() * 96);
-        out.push_str("Per-Second Benchmark Data\n");
-        out.push_str(PER_SECOND_HEADER);
+/// One client's whole CSV file, as the module documentation shows it.
+pub fn render_csv(series: &ClientSeries) -> String {
+    let seconds = series.seconds();
+    let mut out = String::with_capacity(512 + seconds.len() * 96);
+    out.push_str("Per-Second Benchmark Data\n");
+    out.push_str(PER_SECOND_HEADER);
+    out.push('\n');
+    for (i, s) in seconds.iter().enumerate() {
+        let [set, get, wait] = &s.rows;
+        let _ = write!(out, "{i},");
+        push_row(&mut out, set);
+        out.push(',');
+        push_row(&mut out, get);
+        let _ = write!(out, ",{},{},", s.misses, s.hits);
+        let _ = write!(out, "{},", wait.requests);
+        push_avg_seconds(&mut out, wait);
         out.push('\n');
-        for (i, s) in self.seconds.iter().enumerate() {
-            let [set, get, wait] = &s.rows;
-            let _ = write!(out, "{i},");
-            push_row(&mut out, set);
-            out.push(',');
-            push_row(&mut out, get);
-            let _ = write!(out, ",{},{},", s.misses, s.hits);
-            let _ = write!(out, "{},", wait.requests);
-            push_avg_seconds(&mut out, wait);
-            out.push('\n');
-        }
-        for (title, row) in [("GET", rows::GET), ("SET", rows::SET), ("WAIT", rows::WAIT)] {
-            let _ = write!(
-                out,
-                "\nFull-Test {title} Latency\nLatency (<= msec),Percent\n"
-            );
-            if let Some(h) = &self.latency[row] {
-                for t in percentile_ticks(h, TICKS_PER_HALF_DISTANCE) {
-                    let _ = writeln!(out, "{:8.3},{:.3}", t.value as f64 / 1000.0, t.percentile);
-                }
+    }
+    for (title, row) in [("GET", rows::GET), ("SET", rows::SET), ("WAIT", rows::WAIT)] {
+        let _ = write!(
+            out,
+            "\nFull-Test {title} Latency\nLatency (<= msec),Percent\n"
+        );
+        if let Some(h) = series.latency(row) {
+            for t in percentile_ticks(h, TICKS_PER_HALF_DISTANCE) {
+                let _ = writeln!(out, "{:8.3},{:.3}", t.value as f64 / 1000.0, t.percentile);
             }
         }
-        out
     }
-
-    #[inline]
-    fn second_mut(&mut self, second: u32) -> &mut Second {
-        let i = second as usize;
-        if i >= self.seconds.len() {
-            self.grow_to(i);
-        }
-        &mut self.seconds[i]
-    }
-
-    #[cold]
-    fn grow_to(&mut self, i: usize) {
-        self.seconds.resize(i + 1, Second::default());
-    }
-}
-
-/// An empty histogram with the bounds of [`crate::stats`] and
-/// [`CLIENT_STATS_SIGFIGS`] significant figures.
-fn new_client_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, LATENCY_MAX_US, CLIENT_STATS_SIGFIGS)
-        .expect("constant histogram bounds are valid")
+    out
 }
 
 /// `requests,avg latency,total bytes,bytes tx,bytes rx` of one row.
@@ -220,7 +114,7 @@ pub fn write_files(
     let mut first_error = None;
     for (thread, client, series) in per_client {
         let path = PathBuf::from(format!("{prefix}-{run}-{thread}-{client}.csv"));
-        if let Err(e) = write_atomic(&path, series.render_csv().as_bytes()) {
+        if let Err(e) = write_atomic(&path, render_csv(series).as_bytes()) {
             first_error.get_or_insert(e);
         }
     }
@@ -233,7 +127,7 @@ mod tests {
 
     #[test]
     fn empty_series_has_header_and_three_empty_blocks() {
-        let csv = ClientSeries::new().render_csv();
+        let csv = render_csv(&ClientSeries::new());
         let want = format!(
             "Per-Second Benchmark Data\n{PER_SECOND_HEADER}\n\
              \nFull-Test GET Latency\nLatency (<= msec),Percent\n\
@@ -255,12 +149,11 @@ mod tests {
         s.record(2, rows::WAIT, 7, 10, 4);
         // Out-of-range rows are ignored, not a panic.
         s.record(2, 7, 1, 1, 1);
-        assert_eq!(s.seconds(), 3);
         assert_eq!(
             (s.requests(rows::SET), s.requests(rows::GET), s.requests(7)),
             (2, 1, 0)
         );
-        let csv = s.render_csv();
+        let csv = render_csv(&s);
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines[0], "Per-Second Benchmark Data");
         assert_eq!(lines[1], PER_SECOND_HEADER);
@@ -287,7 +180,7 @@ mod tests {
         for us in [100, 100, 100, 1000] {
             s.record(0, rows::GET, us, 1, 1);
         }
-        let csv = s.render_csv();
+        let csv = render_csv(&s);
         let get_block: Vec<&str> = csv
             .split("\nFull-Test GET Latency\nLatency (<= msec),Percent\n")
             .nth(1)
@@ -311,15 +204,5 @@ mod tests {
             set_block.starts_with("\nFull-Test WAIT Latency\n"),
             "{set_block}"
         );
-    }
-
-    #[test]
-    fn histograms_are_two_significant_figures_and_lazy() {
-        let mut s = ClientSeries::new();
-        assert!(s.latency.iter().all(Option::is_none));
-        s.record(0, rows::SET, 12_345, 0, 0);
-        let h = s.latency[rows::SET].as_ref().unwrap();
-        assert_eq!(h.sigfig(), CLIENT_STATS_SIGFIGS);
-        assert!(s.latency[rows::GET].is_none() && s.latency[rows::WAIT].is_none());
     }
 }

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use hdrhistogram::Histogram;
 
+use crate::date::civil_from_days;
 use crate::error::Error;
 use crate::report::{finite, write_atomic};
 use crate::results::{IntervalSummary, Results, Row};
@@ -197,7 +198,7 @@ pub fn format_epoch_date(epoch_secs: u64) -> String {
     let secs_of_day = epoch_secs % 86_400;
     // 1970-01-01 was a Thursday.
     let weekday = WEEKDAYS[((days + 4) % 7) as usize];
-    let (year, month, day) = civil_from_days(days);
+    let (year, month, day) = civil_from_days(days as i64);
     format!(
         "{weekday} {} {day:02} {:02}:{:02}:{:02} UTC {year}",
         MONTHS[(month - 1) as usize],
@@ -205,21 +206,6 @@ pub fn format_epoch_date(epoch_secs: u64) -> String {
         secs_of_day % 3600 / 60,
         secs_of_day % 60
     )
-}
-
-/// Gregorian (year, month 1-12, day 1-31) of a day count since 1970-01-01, by counting
-/// 400-year eras of 146097 days from 0000-03-01 (so the leap day ends each year).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z % 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    (year, month, day)
 }
 
 /// One file pair to write: the title used in the header and notices, and the file stem.
@@ -285,11 +271,12 @@ pub fn write_run_files(prefix: &str, run: &Results) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::test_support::{
+    use crate::results::compress_histogram;
+    use crate::results::test_support::{
         DEFAULT_FULL_RUN_HGRM, DEFAULT_FULL_RUN_TXT, DEFAULT_GET_TXT, DEFAULT_JSON, decode,
         sample_histogram, sample_totals_histogram,
     };
-    use crate::results::{RowName, compress_histogram};
+    use crate::stats::RowName;
 
     #[test]
     fn txt_of_memtier_histogram_matches_sample_byte_for_byte() {
@@ -454,7 +441,7 @@ mod tests {
             } else {
                 crate::stats::new_histogram()
             },
-            ..crate::report::test_support::zero_row()
+            ..crate::results::test_support::zero_row()
         };
         let run = Results {
             title: "ALL STATS".into(),

@@ -319,7 +319,7 @@ fn push_interval(w: &mut JsonWriter, index: usize, s: &IntervalSummary, percenti
 mod tests {
     use super::*;
     use crate::report::report_blocks;
-    use crate::report::test_support::*;
+    use crate::results::test_support::*;
 
     const PCTS: [f64; 3] = [50.0, 99.0, 99.9];
 

@@ -9,8 +9,6 @@ pub mod json;
 pub mod progress;
 pub mod statsd;
 pub mod table;
-#[cfg(test)]
-pub(crate) mod test_support;
 
 use std::borrow::Cow;
 use std::fs;

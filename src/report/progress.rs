@@ -76,7 +76,7 @@ fn bandwidth(bytes: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::test_support::TIMED_STDERR;
+    use crate::results::test_support::TIMED_STDERR;
 
     fn sample_line(i: usize) -> &'static str {
         TIMED_STDERR

@@ -217,7 +217,7 @@ pub fn render_distribution(results: &Results) -> String {
 mod tests {
     use super::*;
     use crate::report::report_blocks;
-    use crate::report::test_support::*;
+    use crate::results::test_support::*;
 
     const PCTS: [f64; 3] = [50.0, 99.0, 99.9];
 

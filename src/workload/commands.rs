@@ -46,8 +46,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rand::Rng;
 
 use crate::cli::CommandSpec;
-use crate::config::KeyPattern;
-use crate::protocol::resp::decimal_len;
+use crate::protocol::resp::{encode_array_header, encode_bulk};
+use crate::protocol::resp_value::{Token, tokens};
+use crate::protocol::{KeyBatch, decimal_len};
+use crate::stats::RowName;
+use crate::workload::keys::KeyPattern;
 
 /// Replaced by a generated key.
 pub const KEY_PLACEHOLDER: &str = "__key__";
@@ -284,24 +287,6 @@ enum Fill {
     CursorAt(usize),
 }
 
-/// Appends `$<len>\r\n<arg>\r\n`.
-fn push_bulk(out: &mut Vec<u8>, arg: &[u8]) {
-    let mut num = itoa::Buffer::new();
-    out.push(b'$');
-    out.extend_from_slice(num.format(arg.len()).as_bytes());
-    out.extend_from_slice(b"\r\n");
-    out.extend_from_slice(arg);
-    out.extend_from_slice(b"\r\n");
-}
-
-/// Appends `*<n>\r\n`.
-fn push_array_header(out: &mut Vec<u8>, n: usize) {
-    let mut num = itoa::Buffer::new();
-    out.push(b'*');
-    out.extend_from_slice(num.format(n).as_bytes());
-    out.extend_from_slice(b"\r\n");
-}
-
 /// Splits one argument at its `__key__` / `__data__` occurrences.
 fn split_placeholders(arg: &[u8]) -> Vec<(Option<Piece>, &[u8])> {
     let key = KEY_PLACEHOLDER.as_bytes();
@@ -343,7 +328,7 @@ impl CommandTemplate {
         let mut segments = Vec::new();
         let mut pieces = Vec::new();
         let (mut keys, mut datas) = (0, 0);
-        push_array_header(&mut bytes, args.len());
+        encode_array_header(&mut bytes, args.len());
         let mut raw_start = 0;
         for (i, arg) in args.iter().enumerate() {
             let parts: Vec<(Option<Piece>, &[u8])> = match fill {
@@ -352,7 +337,7 @@ impl CommandTemplate {
                 Fill::Verbatim => vec![(None, &arg[..])],
             };
             if parts.iter().all(|(p, _)| p.is_none()) {
-                push_bulk(&mut bytes, arg);
+                encode_bulk(&mut bytes, arg);
                 continue;
             }
             if raw_start < bytes.len() {
@@ -607,71 +592,6 @@ impl CommandTemplate {
     }
 }
 
-/// Keys for one request, one per `__key__`, in one reusable buffer (no allocation once
-/// warmed up).
-#[derive(Clone, Debug, Default)]
-pub struct KeyBatch {
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
-}
-
-impl KeyBatch {
-    /// An empty batch.
-    pub fn new() -> Self {
-        KeyBatch::default()
-    }
-
-    /// Forgets the keys, keeping the memory.
-    pub fn clear(&mut self) {
-        self.bytes.clear();
-        self.ends.clear();
-    }
-
-    /// Adds a key.
-    pub fn push(&mut self, key: &[u8]) {
-        self.bytes.extend_from_slice(key);
-        self.ends.push(self.bytes.len());
-    }
-
-    /// Adds the key `prefix` + `id` in decimal (`memtier-42`), as memtier's `%s%llu`.
-    pub fn push_key(&mut self, prefix: &str, id: u64) {
-        let mut digits = itoa::Buffer::new();
-        self.bytes.extend_from_slice(prefix.as_bytes());
-        self.bytes.extend_from_slice(digits.format(id).as_bytes());
-        self.ends.push(self.bytes.len());
-    }
-
-    /// Number of keys.
-    pub fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    /// Whether the batch holds no key.
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
-    /// Key `n`, if there is one.
-    pub fn get(&self, n: usize) -> Option<&[u8]> {
-        let end = *self.ends.get(n)?;
-        let start = if n == 0 { 0 } else { self.ends[n - 1] };
-        Some(&self.bytes[start..end])
-    }
-
-    /// The keys in order.
-    pub fn iter(&self) -> impl Iterator<Item = &[u8]> + Clone {
-        (0..self.len()).filter_map(move |n| self.get(n))
-    }
-
-    /// Key `n % len`, or empty if the batch is empty.
-    fn get_wrapping(&self, n: usize) -> &[u8] {
-        match self.len() {
-            0 => b"",
-            len => self.get(n % len).unwrap_or_default(),
-        }
-    }
-}
-
 // ---------------------------------------------------------------------------------------
 // Parsing the --command list
 // ---------------------------------------------------------------------------------------
@@ -736,15 +656,6 @@ impl CommandSpecParsed {
     }
 }
 
-/// One row of the report (text table, JSON object, histogram).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StatRow {
-    /// The table row and JSON object (`Hsets`).
-    pub name: String,
-    /// The histogram: JSON array and HDR file name (`HSET`).
-    pub hist_name: String,
-}
-
 /// SCAN cursor iteration (`--scan-incremental-iteration`).
 #[derive(Clone, Debug)]
 pub struct ScanPlan {
@@ -771,7 +682,7 @@ pub struct CommandList {
     /// The commands, in `--command` order.
     pub commands: Vec<CommandSpecParsed>,
     /// The report rows, in print order.
-    pub rows: Vec<StatRow>,
+    pub rows: Vec<RowName>,
     /// Set by [`CommandList::enable_scan_iteration`].
     pub scan: Option<ScanPlan>,
     entries: Vec<Entry>,
@@ -830,18 +741,19 @@ fn parse_ratio(raw: Option<&str>, name: &str) -> Result<u32, String> {
 
 /// `--command-key-pattern`: one of `R G Z S P` (default `R`).
 fn parse_key_pattern(raw: Option<&str>, name: &str) -> Result<KeyPattern, String> {
-    Ok(match raw {
-        None | Some("R") => KeyPattern::Random,
-        Some("G") => KeyPattern::Gaussian,
-        Some("Z") => KeyPattern::Zipf,
-        Some("S") => KeyPattern::Sequential,
-        Some("P") => KeyPattern::Parallel,
-        Some(other) => {
-            return Err(format!(
-                "key-pattern for command {name} must be in the format of [S/R/Z/G/P] (got \"{other}\")."
-            ));
-        }
-    })
+    let Some(raw) = raw else {
+        return Ok(KeyPattern::Random);
+    };
+    let mut letters = raw.chars();
+    match (
+        letters.next().and_then(KeyPattern::from_letter),
+        letters.next(),
+    ) {
+        (Some(pattern), None) => Ok(pattern),
+        _ => Err(format!(
+            "key-pattern for command {name} must be in the format of [S/R/Z/G/P] (got \"{raw}\")."
+        )),
+    }
 }
 
 /// `--command-stats-breakdown=command|line` (any case; default `command`): whether rows
@@ -1076,7 +988,7 @@ impl CommandList {
 
     /// Recomputes the rows from the entries, and each command's route and names.
     fn relink(&mut self) {
-        let mut rows: Vec<StatRow> = Vec::new();
+        let mut rows: Vec<RowName> = Vec::new();
         let mut entry_row = Vec::with_capacity(self.entries.len());
         for e in &self.entries {
             if e.placeholder {
@@ -1084,18 +996,12 @@ impl CommandList {
                 continue;
             }
             let row = if self.by_line {
-                rows.push(StatRow {
-                    name: row_name(&e.name),
-                    hist_name: e.name.clone(),
-                });
+                rows.push(RowName::new(&row_name(&e.name), &e.name, false));
                 rows.len() - 1
-            } else if let Some(row) = rows.iter().position(|r| r.hist_name == e.ty) {
+            } else if let Some(row) = rows.iter().position(|r| r.hist == e.ty) {
                 row
             } else {
-                rows.push(StatRow {
-                    name: row_name(&e.ty),
-                    hist_name: e.ty.clone(),
-                });
+                rows.push(RowName::new(&row_name(&e.ty), &e.ty, false));
                 rows.len() - 1
             };
             entry_row.push(Some(row));
@@ -1109,8 +1015,8 @@ impl CommandList {
             match entry_row[i] {
                 Some(row) => {
                     cmd.route = Route::Row(row);
-                    cmd.row_name = rows[row].name.clone();
-                    cmd.hist_name = rows[row].hist_name.clone();
+                    cmd.row_name = rows[row].row.clone();
+                    cmd.hist_name = rows[row].hist.clone();
                 }
                 None => {
                     cmd.route = Route::ByMonitorType(monitor_rows.clone());
@@ -1290,9 +1196,9 @@ impl MonitorInput {
                 input.unreplayable += 1;
                 continue;
             }
-            push_array_header(&mut input.encoded, args.len());
+            encode_array_header(&mut input.encoded, args.len());
             for arg in &args {
-                push_bulk(&mut input.encoded, arg);
+                encode_bulk(&mut input.encoded, arg);
             }
             input.offsets.push(input.encoded.len());
             let id = match input.types.iter().position(|t| *t == ty) {
@@ -1363,25 +1269,17 @@ impl MonitorInput {
 
     /// Command `index` (0-based) split into arguments again (setup only: allocates).
     fn args(&self, index: usize) -> Vec<Vec<u8>> {
-        let Some(mut rest) = self.encoded(index) else {
+        let Some(encoded) = self.encoded(index) else {
             return Vec::new();
         };
-        // Our own encoding: `*N\r\n` then `$L\r\n<L bytes>\r\n` per argument.
-        let mut args = Vec::new();
-        let line = |rest: &mut &[u8]| -> Option<usize> {
-            let end = rest.iter().position(|&b| b == b'\r')?;
-            let n = std::str::from_utf8(&rest[1..end]).ok()?.parse().ok()?;
-            *rest = rest.get(end + 2..)?;
-            Some(n)
-        };
-        let count = line(&mut rest).unwrap_or(0);
-        for _ in 0..count {
-            let Some(len) = line(&mut rest) else { break };
-            let Some(arg) = rest.get(..len) else { break };
-            args.push(arg.to_vec());
-            rest = rest.get(len + 2..).unwrap_or_default();
-        }
-        args
+        // Our own encoding: an array of bulk strings.
+        tokens(encoded)
+            .skip(1)
+            .filter_map(|t| match t {
+                Token::Bulk(arg) => Some(arg.to_vec()),
+                _ => None,
+            })
+            .collect()
     }
 
     /// The upper-cased command word of command `index` (`SET`), or `""` out of range.
@@ -1638,14 +1536,8 @@ mod tests {
         assert_eq!(
             list.rows,
             [
-                StatRow {
-                    name: "Sets".into(),
-                    hist_name: "SET".into()
-                },
-                StatRow {
-                    name: "Gets".into(),
-                    hist_name: "GET".into()
-                },
+                RowName::new("Sets", "SET", false),
+                RowName::new("Gets", "GET", false),
             ]
         );
         let rows: Vec<_> = list.commands.iter().map(|c| c.stat_row(None, 0)).collect();
@@ -1660,7 +1552,7 @@ mod tests {
             spec("set bar __key__ __data__"),
         ];
         let list = parse_commands(&specs, true, None).unwrap();
-        let names: Vec<_> = list.rows.iter().map(|r| r.name.as_str()).collect();
+        let names: Vec<_> = list.rows.iter().map(|r| r.row.as_str()).collect();
         assert_eq!(names, ["Sets", "Gets", "Sets"]);
         let rows: Vec<_> = list.commands.iter().map(|c| c.stat_row(None, 0)).collect();
         assert_eq!(rows, [0, 1, 2]);
@@ -1877,20 +1769,6 @@ mod tests {
     }
 
     #[test]
-    fn key_batch_reuses_memory() {
-        let mut keys = KeyBatch::new();
-        keys.push_key("p-", 7);
-        keys.push(b"abc");
-        assert_eq!(
-            (keys.len(), keys.get(0), keys.get(1)),
-            (2, Some(&b"p-7"[..]), Some(&b"abc"[..]))
-        );
-        assert_eq!(keys.get(2), None);
-        keys.clear();
-        assert!(keys.is_empty());
-    }
-
-    #[test]
     fn encoding_appends_and_does_not_allocate_once_warm() {
         let t = CommandTemplate::parse("set user:__key__ __data__ EX 100").unwrap();
         let mut out = b"prefix".to_vec();
@@ -1995,7 +1873,7 @@ mod tests {
         assert_eq!(encode(t, b"ignored", b"ignored"), m.encoded(2).unwrap());
         assert_eq!(t.first_word(), b"HSET");
         assert!(!list.commands[0].has_key && !list.commands[0].has_data);
-        let names: Vec<_> = list.rows.iter().map(|r| r.name.as_str()).collect();
+        let names: Vec<_> = list.rows.iter().map(|r| r.row.as_str()).collect();
         assert_eq!(names, ["Hsets", "Sets"]);
 
         let list = parse_commands(
@@ -2007,7 +1885,7 @@ mod tests {
         let rows: Vec<_> = list
             .rows
             .iter()
-            .map(|r| (r.name.as_str(), r.hist_name.as_str()))
+            .map(|r| (r.row.as_str(), r.hist.as_str()))
             .collect();
         assert_eq!(
             rows,
@@ -2079,7 +1957,7 @@ mod tests {
             Some(&m),
         )
         .unwrap();
-        let names: Vec<_> = list.rows.iter().map(|r| r.name.as_str()).collect();
+        let names: Vec<_> = list.rows.iter().map(|r| r.row.as_str()).collect();
         assert_eq!(names, ["Sets", "Lpushs", "Gets", "Hsets"]);
         let random = &list.commands[1];
         assert_eq!(random.source, CommandSource::MonitorRandom);
@@ -2115,7 +1993,7 @@ mod tests {
             Some(&m),
         )
         .unwrap();
-        let names: Vec<_> = list.rows.iter().map(|r| r.name.as_str()).collect();
+        let names: Vec<_> = list.rows.iter().map(|r| r.row.as_str()).collect();
         assert_eq!(names, ["Sets", "Sets", "Gets", "Hsets"]);
         assert_eq!(list.commands[1].row_name, "Monitor_randoms");
         for cmd in &list.commands[1..] {
@@ -2192,7 +2070,7 @@ mod tests {
         let rows: Vec<_> = list
             .rows
             .iter()
-            .map(|r| (r.name.as_str(), r.hist_name.as_str()))
+            .map(|r| (r.row.as_str(), r.hist.as_str()))
             .collect();
         assert_eq!(
             rows,
@@ -2226,7 +2104,7 @@ mod tests {
         // Line breakdown names the same two rows.
         let mut list = parse_commands(&[spec("scan 0")], true, None).unwrap();
         list.enable_scan_iteration().unwrap();
-        let names: Vec<_> = list.rows.iter().map(|r| r.name.as_str()).collect();
+        let names: Vec<_> = list.rows.iter().map(|r| r.row.as_str()).collect();
         assert_eq!(names, ["Scan 0s", "Scan <cursor>s"]);
     }
 

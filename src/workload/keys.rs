@@ -19,7 +19,60 @@ use rand::Rng;
 use rand::rngs::SmallRng;
 use rand_distr::{Distribution, Normal, Zipf};
 
-use crate::config::{KeyConfig, KeyPattern};
+/// How keys are picked for one kind of request. memtier spells each with one letter
+/// (see [`KeyPattern::from_letter`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyPattern {
+    /// `R`: uniform random over the key range.
+    Random,
+    /// `G`: normal distribution around `KeyConfig::median` with `KeyConfig::stddev`,
+    /// clamped to the range.
+    Gaussian,
+    /// `S`: in order over the whole range; each client starts at its own offset.
+    Sequential,
+    /// `P`: in order over the client's own slice of the range.
+    Parallel,
+    /// `Z`: zipf, low key ids are hot, skew set by `KeyConfig::zipf_exp`.
+    Zipf,
+}
+
+impl KeyPattern {
+    /// The pattern a letter names: `R`, `G`, `S`, `P` or `Z` (upper case, as memtier).
+    pub fn from_letter(letter: char) -> Option<KeyPattern> {
+        Some(match letter {
+            'R' => KeyPattern::Random,
+            'S' => KeyPattern::Sequential,
+            'G' => KeyPattern::Gaussian,
+            'P' => KeyPattern::Parallel,
+            'Z' => KeyPattern::Zipf,
+            _ => return None,
+        })
+    }
+}
+
+/// The key space and how SETs and GETs pick keys in it.
+#[derive(Clone, Debug)]
+pub struct KeyConfig {
+    /// Written before every key id (`memtier-`).
+    pub prefix: String,
+    pub min: u64,
+    pub max: u64,
+    pub set_pattern: KeyPattern,
+    pub get_pattern: KeyPattern,
+    /// Gaussian standard deviation (default: range / 6).
+    pub stddev: f64,
+    /// Gaussian median (default: middle of the range).
+    pub median: f64,
+    /// Zipf exponent, in (0, 5).
+    pub zipf_exp: f64,
+}
+
+impl KeyConfig {
+    /// Number of keys in `[min, max]` (validation keeps `max` below `u64::MAX`).
+    pub fn range_len(&self) -> u64 {
+        self.max - self.min + 1
+    }
+}
 
 /// How many times a Gaussian draw that falls outside the range is redrawn before
 /// it is clamped. memtier redraws for ever; with a median near an edge and a huge

@@ -8,7 +8,24 @@ use rand::Rng;
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
-use crate::config::{DataSize, KeyConfig};
+use crate::workload::keys::KeyConfig;
+
+/// How value sizes are chosen: memtier's `-d`, `--data-size-range` (with
+/// `--data-size-pattern`) and `--data-size-list`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DataSize {
+    /// Every value this many bytes.
+    Fixed(usize),
+    /// Between `min` and `max` bytes: random per SET, or (`spread_over_keys`) linear in
+    /// the key id across the key range.
+    Range {
+        min: usize,
+        max: usize,
+        spread_over_keys: bool,
+    },
+    /// `(size, weight)` pairs: each SET draws a size with probability weight / total.
+    List(Vec<(usize, u32)>),
+}
 
 /// Chooses value sizes for one client.
 #[derive(Clone, Debug)]
@@ -102,22 +119,7 @@ impl ValueSizer {
         match &self.kind {
             SizeKind::Fixed(n) => *n,
             SizeKind::Random { min, max } => rng.random_range(*min..=*max),
-            SizeKind::SpreadOverKeys {
-                min,
-                max,
-                key_min,
-                key_max,
-            } => {
-                if key_max == key_min {
-                    return *min;
-                }
-                // As memtier: size = min + (max - min) * (key - key_min) / (key_max - key_min),
-                // rounded down; done in u128 so it is exact and cannot overflow.
-                let key = key_id.clamp(*key_min, *key_max);
-                let step = u128::from(key - key_min) * (*max - *min) as u128
-                    / u128::from(key_max - key_min);
-                *min + step as usize
-            }
+            SizeKind::SpreadOverKeys { .. } => self.exact_size(key_id).unwrap_or(self.max),
             SizeKind::List { cumulative, total } => {
                 let r = rng.random_range(0..*total);
                 // First entry whose cumulative weight exceeds r: entry i owns
@@ -131,6 +133,43 @@ impl ValueSizer {
     /// The largest size this sizer can return (what a [`ValuePool`] must hold).
     pub fn max_size(&self) -> usize {
         self.max
+    }
+
+    /// The one size a value for `key_id` can have, when the sizes leave no choice (a fixed
+    /// size, or sizes spread over the keys); `None` when each SET draws its size.
+    pub fn exact_size(&self, key_id: u64) -> Option<usize> {
+        match &self.kind {
+            SizeKind::Fixed(n) => Some(*n),
+            SizeKind::SpreadOverKeys {
+                min,
+                max,
+                key_min,
+                key_max,
+            } => {
+                if key_max == key_min {
+                    return Some(*min);
+                }
+                // As memtier: size = min + (max - min) * (key - key_min) / (key_max - key_min),
+                // rounded down; done in u128 so it is exact and cannot overflow.
+                let key = key_id.clamp(*key_min, *key_max);
+                let step = u128::from(key - key_min) * (*max - *min) as u128
+                    / u128::from(key_max - key_min);
+                Some(*min + step as usize)
+            }
+            SizeKind::Random { .. } | SizeKind::List { .. } => None,
+        }
+    }
+
+    /// Whether [`next`](Self::next) could have returned `len` for `key_id`: what a
+    /// verification of generated values checks when it cannot know the exact size.
+    pub fn allows(&self, key_id: u64, len: usize) -> bool {
+        match &self.kind {
+            SizeKind::Fixed(_) | SizeKind::SpreadOverKeys { .. } => {
+                self.exact_size(key_id) == Some(len)
+            }
+            SizeKind::Random { min, max } => (*min..=*max).contains(&len),
+            SizeKind::List { cumulative, .. } => cumulative.iter().any(|&(_, size)| size == len),
+        }
     }
 }
 
@@ -193,7 +232,7 @@ impl ValuePool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::KeyPattern;
+    use crate::workload::keys::KeyPattern;
 
     fn keys(min: u64, max: u64) -> KeyConfig {
         KeyConfig {

@@ -49,9 +49,10 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::config::{DataSize, KeyConfig};
 use crate::workload::import::ImportedData;
+use crate::workload::keys::KeyConfig;
 use crate::workload::keys::write_key;
+use crate::workload::values::{DataSize, ValueSizer};
 
 /// Printed to the text report before the verification pass (memtier's own line).
 pub const VERIFY_BANNER: &str = "\n\nPerforming data verification...\n";
@@ -102,22 +103,10 @@ struct Generated {
     prefix: String,
     key_min: u64,
     key_max: u64,
-    sizes: Sizes,
+    /// The sizer the run's SETs used: it knows which lengths a key's value can have.
+    sizer: ValueSizer,
     /// `x` repeated up to the largest size: every expected value is a prefix of it.
     filler: Vec<u8>,
-}
-
-/// The value lengths a generated run can produce, per key.
-#[derive(Clone, Debug)]
-enum Sizes {
-    /// `-d N`.
-    Fixed(usize),
-    /// `--data-size-range` with pattern S: linear in the key id.
-    Spread { min: usize, max: usize },
-    /// `--data-size-range` with pattern R: any length in `[min, max]`.
-    Between { min: usize, max: usize },
-    /// `--data-size-list`: one of these (sorted, no duplicates).
-    OneOf(Vec<usize>),
 }
 
 impl Verifier {
@@ -152,50 +141,14 @@ impl Verifier {
             );
         }
         let (key_min, key_max) = (keys.min.min(keys.max), keys.max.max(keys.min));
-        // As `ValueSizer::new`: a reversed range is reordered, a list whose weights are
-        // all 0 counts every size, a list without a usable size gives empty values.
-        let sizes = match size {
-            DataSize::Fixed(n) => Sizes::Fixed(*n),
-            DataSize::Range {
-                min,
-                max,
-                spread_over_keys,
-            } => {
-                let (min, max) = ((*min).min(*max), (*min).max(*max));
-                if *spread_over_keys {
-                    Sizes::Spread { min, max }
-                } else {
-                    Sizes::Between { min, max }
-                }
-            }
-            DataSize::List(list) => {
-                let all_zero = list.iter().all(|&(_, w)| w == 0);
-                let mut sizes: Vec<usize> = list
-                    .iter()
-                    .filter(|&&(_, w)| all_zero || w > 0)
-                    .map(|&(s, _)| s)
-                    .collect();
-                sizes.sort_unstable();
-                sizes.dedup();
-                if sizes.is_empty() {
-                    Sizes::Fixed(0)
-                } else {
-                    Sizes::OneOf(sizes)
-                }
-            }
-        };
-        let largest = match &sizes {
-            Sizes::Fixed(n) => *n,
-            Sizes::Spread { max, .. } | Sizes::Between { max, .. } => *max,
-            Sizes::OneOf(v) => v.last().copied().unwrap_or(0),
-        };
+        let sizer = ValueSizer::new(size, keys);
         Ok(Verifier {
             source: Source::Generated(Generated {
                 prefix: keys.prefix.clone(),
                 key_min,
                 key_max,
-                sizes,
-                filler: vec![b'x'; largest],
+                filler: vec![b'x'; sizer.max_size()],
+                sizer,
             }),
         })
     }
@@ -245,7 +198,7 @@ impl Verifier {
         }
         match &self.source {
             Source::Imported { data, .. } => Some(data.item(index as usize).value),
-            Source::Generated(g) => g.exact_len(index).map(|n| &g.filler[..n]),
+            Source::Generated(g) => g.sizer.exact_size(index).map(|n| &g.filler[..n]),
         }
     }
 
@@ -280,7 +233,7 @@ impl Verifier {
                 let Some(got) = got else {
                     return VerifyOutcome::Missing;
                 };
-                if g.allows_len(id, got.len()) && g.filler.get(..got.len()) == Some(got) {
+                if g.sizer.allows(id, got.len()) && g.filler.get(..got.len()) == Some(got) {
                     VerifyOutcome::Match
                 } else {
                     VerifyOutcome::Mismatch
@@ -306,33 +259,6 @@ impl Generated {
             id = id.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
         }
         (self.key_min..=self.key_max).contains(&id).then_some(id)
-    }
-
-    /// The one length the value of key `id` has, when the sizes allow only one.
-    fn exact_len(&self, id: u64) -> Option<usize> {
-        match &self.sizes {
-            Sizes::Fixed(n) => Some(*n),
-            Sizes::Spread { min, max } => {
-                if self.key_max == self.key_min {
-                    return Some(*min);
-                }
-                // ValueSizer's formula: min + (max - min) * (key - key_min) / (key_max - key_min),
-                // rounded down, in u128 so it is exact.
-                let key = id.clamp(self.key_min, self.key_max);
-                let step = u128::from(key - self.key_min) * (*max - *min) as u128
-                    / u128::from(self.key_max - self.key_min);
-                Some(*min + step as usize)
-            }
-            Sizes::Between { .. } | Sizes::OneOf(_) => None,
-        }
-    }
-
-    fn allows_len(&self, id: u64, len: usize) -> bool {
-        match &self.sizes {
-            Sizes::Fixed(_) | Sizes::Spread { .. } => self.exact_len(id) == Some(len),
-            Sizes::Between { min, max } => (*min..=*max).contains(&len),
-            Sizes::OneOf(sizes) => sizes.binary_search(&len).is_ok(),
-        }
     }
 }
 
@@ -574,8 +500,8 @@ fn show_key(key: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::KeyPattern;
     use crate::workload::import::{ImportOptions, ImportedItem, render_import_file};
+    use crate::workload::keys::KeyPattern;
     use crate::workload::values::{ValuePool, ValueSizer};
     use rand::SeedableRng;
     use rand::rngs::SmallRng;

@@ -5,7 +5,8 @@ use base64::Engine;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::Deserializer;
 
-use crate::results::{IntervalSummary, Results, Row, RowName};
+use crate::results::{IntervalSummary, Results, Row};
+use crate::stats::RowName;
 
 pub(crate) const DEFAULT_OUT: &str = include_str!("testdata/default.out");
 pub(crate) const DEFAULT_JSON: &str = include_str!("testdata/default.json");

@@ -5,24 +5,16 @@
 //! [`best_worst_aggregate`] builds BEST, WORST and AGGREGATED AVERAGE from several.
 //! Reports (`report::{table,json,hdr}`) read only these.
 
+#[cfg(test)]
+pub(crate) mod test_support;
+
 use std::time::Duration;
 
 use base64::Engine;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 
-use crate::stats::OpStats;
-
-/// The name of a table row and of its histogram.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RowName {
-    /// Table/JSON row name: `Sets`, `Gets`, `Waits`, `Hsets`, `Totals`.
-    pub row: String,
-    /// Histogram name: `SET`, `GET`, `WAIT`, `HSET`; file names use it (`P_SET_command_run_1.txt`).
-    pub hist: String,
-    /// Whether the Hits/sec and Misses/sec cells apply (GET-like rows and Totals).
-    pub has_hits: bool,
-}
+use crate::stats::{OpStats, RowName};
 
 /// One second (or the last partial second) of one row.
 #[derive(Clone, Debug, Default)]
@@ -395,7 +387,7 @@ pub fn best_worst_aggregate(runs: &[Results]) -> (Results, Results, Results) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::test_support::{
+    use crate::results::test_support::{
         DEFAULT_JSON, decode, name, row, runs3_results, sample_totals_histogram,
     };
 

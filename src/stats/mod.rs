@@ -1,5 +1,11 @@
 //! Per-command counters and latency histograms: recorded by workers, merged by the runner.
 
+pub mod client_series;
+pub mod rows;
+
+pub use client_series::ClientSeries;
+pub use rows::RowName;
+
 use hdrhistogram::Histogram;
 
 /// Highest latency a histogram holds, in microseconds (one hour); larger values saturate.
@@ -136,13 +142,4 @@ impl OpStats {
             self.latency.max() as f64 / 1000.0
         }
     }
-}
-
-/// Indices of the built-in rows in every per-thread `Vec<OpStats>`.
-pub mod rows {
-    pub const SET: usize = 0;
-    pub const GET: usize = 1;
-    pub const WAIT: usize = 2;
-    /// How many built-in rows there are.
-    pub const COUNT: usize = 3;
 }
