@@ -15,9 +15,10 @@ pub use crate::shape::LoadShape;
 use std::sync::Arc;
 
 use crate::cli::Cli;
+use crate::engine::tls::{TlsFlags, TlsSettings};
 use crate::error::{Error, Result};
 pub use crate::protocol::{Credentials, Protocol};
-use crate::tls::{TlsFlags, TlsSettings};
+pub use crate::sinks::statsd::StatsdConfig;
 pub use crate::workload::keys::{KeyConfig, KeyPattern};
 pub use crate::workload::values::DataSize;
 
@@ -61,23 +62,6 @@ pub struct OutputConfig {
     pub client_stats: Option<String>,
     /// `-D/--debug` level: how many times the flag was given (0 = off).
     pub debug: u8,
-}
-
-/// Where live metrics go (`--statsd-host`, `--statsd-port`, `--statsd-prefix`,
-/// `--statsd-run-label`, `--graphite-port`). The host is resolved when the sink opens
-/// (`report::statsd::StatsdSink::new`); the prefix and label are sanitized there.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StatsdConfig {
-    /// The host as given.
-    pub host: String,
-    /// UDP port of the StatsD server (default 8125).
-    pub port: u16,
-    /// First part of every metric name (default `memtier`; may be empty).
-    pub prefix: String,
-    /// Second part of every metric name and the `run:` tag of events (default `default`).
-    pub run_label: String,
-    /// HTTP port for Graphite event annotations on the same host (default 8080).
-    pub graphite_port: u16,
 }
 
 /// The whole validated configuration of a benchmark.

@@ -37,22 +37,18 @@
 
 pub mod arbitrary;
 pub mod cli;
-pub mod client;
-pub mod cluster;
 pub mod config;
-pub mod connection;
 pub mod dataset;
 pub mod date;
 pub mod debug;
+pub mod engine;
 pub mod error;
+pub mod frontend;
 pub mod protocol;
 pub mod report;
 pub mod results;
-pub mod runner;
 pub mod shape;
 pub mod signals;
+pub mod sinks;
 pub mod stats;
-pub mod tls;
-pub mod transport;
-pub mod worker;
 pub mod workload;

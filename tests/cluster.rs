@@ -10,7 +10,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::{RedisServer, describe, free_port, run_kvbench, spawn_kvbench};
-use kvbench::cluster::key_slot;
+use kvbench::engine::cluster::key_slot;
 
 /// Three cluster-enabled redis-servers joined into one cluster (no replicas).
 struct Cluster {

@@ -15,7 +15,7 @@ use kvbench::cli::{Parsed, parse_args};
 use kvbench::config::{Config, StatsdConfig};
 use kvbench::error::Error;
 use kvbench::report::client_stats::{PER_SECOND_HEADER, write_files};
-use kvbench::report::statsd::{LiveMetrics, MAX_DATAGRAM, StatsdSink};
+use kvbench::sinks::statsd::{LiveMetrics, MAX_DATAGRAM, StatsdSink};
 use kvbench::stats::ClientSeries;
 use kvbench::stats::rows;
 

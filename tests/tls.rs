@@ -481,7 +481,7 @@ fn tls_client_on_plaintext_redis_fails_within_the_handshake_timeout() {
         &["TLS handshake failed", "plaintext port", "drop --tls"],
     );
     assert!(
-        took < kvbench::transport::TLS_HANDSHAKE_TIMEOUT + Duration::from_secs(10),
+        took < kvbench::engine::transport::TLS_HANDSHAKE_TIMEOUT + Duration::from_secs(10),
         "took {took:?}"
     );
 }

@@ -18,9 +18,8 @@
 use std::fmt::Write as _;
 
 use crate::report::hdr::{TICKS_PER_HALF_DISTANCE, percentile_ticks};
-use crate::report::{Limit, RunInfo, push_fixed};
+use crate::report::{ClientRamp, Limit, RunInfo, push_fixed};
 use crate::results::{IntervalSummary, Results, Row, compress_histogram, latency_at_percentile_ms};
-use crate::shape::Ramp;
 
 /// A small writer for memtier's JSON layout. Every number goes through [`push_fixed`], so
 /// NaN and infinity come out as 0 and the document always parses.
@@ -240,7 +239,7 @@ fn push_block(
 
 /// Staircase ramp-up: the clients the schedule had running in each second, as memtier
 /// writes them (from the schedule, so runs with the same flags compare exactly).
-fn push_active_clients(w: &mut JsonWriter, r: &Results, info: &RunInfo, ramp: Ramp) {
+fn push_active_clients(w: &mut JsonWriter, r: &Results, info: &RunInfo, ramp: ClientRamp) {
     let seconds = r.totals().map_or(0, |t| t.series.len());
     let step_secs = ramp.step_duration.as_secs().max(1) as usize;
     w.open_object("Active Clients");

@@ -6,16 +6,14 @@
 pub mod client_stats;
 pub mod hdr;
 pub mod json;
-pub mod progress;
-pub mod statsd;
 pub mod table;
 
 use std::borrow::Cow;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use crate::config::{Config, StopAt};
 use crate::error::Error;
 use crate::results::{Results, best_worst_aggregate};
 use crate::workload::verify::{VERIFY_BANNER, VerifyReport};
@@ -23,10 +21,19 @@ use crate::workload::verify::{VERIFY_BANNER, VerifyReport};
 /// What bounds each client, as the report headers state it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
-    /// `-n N` (or `-n allkeys`, as each client's share).
+    /// A number of requests per client.
     RequestsPerClient(u64),
-    /// `--test-time=SECS`.
+    /// A number of seconds.
     Seconds(u64),
+}
+
+/// A staircase ramp-up of clients, for the JSON "Active Clients" section: `start`
+/// clients per thread, `step` more every `step_duration`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientRamp {
+    pub start: usize,
+    pub step: usize,
+    pub step_duration: Duration,
 }
 
 /// The facts about a benchmark that every report states before the results.
@@ -35,30 +42,31 @@ pub struct RunInfo {
     pub threads: usize,
     pub connections_per_thread: usize,
     pub limit: Limit,
-    /// Staircase ramp-up, for the JSON "Active Clients" section.
-    pub ramp: Option<crate::shape::Ramp>,
+    pub ramp: Option<ClientRamp>,
 }
 
-impl RunInfo {
-    /// Takes the figures from the configuration. For `-n allkeys` the requests per client
-    /// are the key range divided among all clients, rounded up.
-    pub fn from_config(config: &Config) -> RunInfo {
-        let limit = match config.stop {
-            StopAt::RequestsPerClient(n) => Limit::RequestsPerClient(n),
-            StopAt::AllKeys => Limit::RequestsPerClient(
-                config
-                    .key_range()
-                    .div_ceil(config.total_clients().max(1) as u64),
-            ),
-            StopAt::Time(d) => Limit::Seconds(d.as_secs()),
-        };
-        RunInfo {
-            threads: config.threads,
-            connections_per_thread: config.clients,
-            limit,
-            ramp: config.shape.ramp,
-        }
-    }
+/// What to render, besides the results: supplied by the front end, so the reports need
+/// no front end's configuration.
+#[derive(Clone, Copy, Debug)]
+pub struct Rendering<'a> {
+    pub info: RunInfo,
+    /// Percentiles for the table and JSON, e.g. `[50.0, 99.0, 99.9]`.
+    pub percentiles: &'a [f64],
+    /// No latency distribution in the text report, no histogram arrays in the JSON.
+    pub hide_histogram: bool,
+    /// With several runs, each run's block too (not only BEST/WORST/AGGREGATED).
+    pub print_all_runs: bool,
+    /// The JSON "configuration" object: names and JSON literals, in order.
+    pub configuration: &'a [(&'a str, String)],
+}
+
+/// Where the reports go: the text report to stdout or `out_file`, and the optional
+/// JSON file and HDR file prefix.
+#[derive(Clone, Debug, Default)]
+pub struct Destinations {
+    pub out_file: Option<PathBuf>,
+    pub json_out_file: Option<PathBuf>,
+    pub hdr_file_prefix: Option<String>,
 }
 
 /// The result blocks every report shows, in order: the only run as it is; for several runs
@@ -76,20 +84,20 @@ pub fn report_blocks(runs: &[Results], print_all_runs: bool) -> Vec<Cow<'_, Resu
     blocks
 }
 
-/// Writes every report the configuration asks for, with memtier's stderr notices:
-/// the text report (stdout, or `-o FILE`), HDR files for each run (`--hdr-file-prefix`)
-/// and the JSON file (`--json-out-file`).
+/// Writes every report `to` asks for, with memtier's stderr notices: the text report
+/// (stdout, or a file), HDR files for each run and the JSON file.
 ///
 /// Files are written atomically. A failure does not stop the other reports; the first
 /// one is returned as `cannot write FILE: reason`.
 pub fn write_reports(
-    config: &Config,
+    to: &Destinations,
+    rendering: &Rendering<'_>,
     runs: &[Results],
     verification: Option<&VerifyReport>,
 ) -> Result<(), Error> {
-    let out = &config.output;
-    let info = RunInfo::from_config(config);
-    let blocks = report_blocks(runs, out.print_all_runs);
+    let out = to;
+    let info = rendering.info;
+    let blocks = report_blocks(runs, rendering.print_all_runs);
     let block_refs: Vec<&Results> = blocks.iter().map(|b| b.as_ref()).collect();
     let mut first_error: Option<Error> = None;
     let mut keep = |result: Result<(), Error>| {
@@ -108,8 +116,8 @@ pub fn write_reports(
         table::render_report(
             &info,
             &block_refs,
-            &out.print_percentiles,
-            out.hide_histogram,
+            rendering.percentiles,
+            rendering.hide_histogram,
         )
     };
     if let Some(report) = verification {
@@ -141,11 +149,11 @@ pub fn write_reports(
     if let Some(path) = &out.json_out_file {
         eprintln!("Saving JSON output file: {}", path.display());
         let mut json = json::render_json(
-            &config.shown,
+            rendering.configuration,
             &info,
             &block_refs,
-            &out.print_percentiles,
-            out.hide_histogram,
+            rendering.percentiles,
+            rendering.hide_histogram,
         );
         if let Some(report) = verification {
             // The verification object is the root's last member, as memtier writes it.

@@ -1,7 +1,6 @@
 //! What each client sends next: keys, values and the SET:GET sequence.
 
 pub mod commands;
-pub mod generator;
 pub mod import;
 pub mod keys;
 pub mod sequence;

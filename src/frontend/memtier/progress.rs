@@ -1,5 +1,6 @@
 //! The live progress line printed on stderr once a second, as memtier prints it.
 
+use crate::engine::Second;
 use crate::report::finite;
 
 /// What the progress line reports about the run so far. "Last second" figures describe the
@@ -26,6 +27,27 @@ pub struct Progress {
     /// Mean latency of the last second, milliseconds.
     pub latency_ms: f64,
     pub avg_latency_ms: f64,
+}
+
+impl Progress {
+    /// The figures of one merged second of a run.
+    pub fn from_second(s: &Second<'_>) -> Progress {
+        let elapsed_secs = s.elapsed.as_secs_f64().max(1e-9);
+        Progress {
+            run_number: s.run,
+            percent: s.percent,
+            elapsed_secs: s.elapsed.as_secs(),
+            threads: s.threads_running,
+            connections: s.connections,
+            ops: s.so_far.count,
+            ops_per_sec: s.last.count as f64,
+            avg_ops_per_sec: s.so_far.count as f64 / elapsed_secs,
+            bytes_per_sec: (s.last.bytes_rx + s.last.bytes_tx) as f64,
+            avg_bytes_per_sec: (s.so_far.bytes_rx + s.so_far.bytes_tx) as f64 / elapsed_secs,
+            latency_ms: s.last.avg_latency_ms(),
+            avg_latency_ms: s.so_far.avg_latency_ms(),
+        }
+    }
 }
 
 /// Formats the line without its trailing `\r` (the caller adds it):

@@ -40,7 +40,7 @@ use mio::{Interest, Registry, Token};
 use rustls::ClientConnection;
 
 use crate::config::{Config, Endpoint};
-use crate::tls::TlsSettings;
+use crate::engine::tls::TlsSettings;
 
 /// How long a TLS handshake may take once TCP is connected, unless `--connection-timeout`
 /// says otherwise. Generous, because hundreds of connections handshaking at once can queue

@@ -1,6 +1,6 @@
 //! One socket of a client: connect, handshake (AUTH / HELLO / SELECT), write buffer,
 //! read buffer, and decoding replies against the requests in flight. No workload and
-//! no stats here: [`crate::client`] decides what to send and records what comes back.
+//! no stats here: [`crate::engine::client`] decides what to send and records what comes back.
 //!
 //! ```text
 //! Idle --open--> Connecting --connected--> Handshaking --setup replies OK--> Ready
@@ -19,10 +19,10 @@ use std::time::{Duration, Instant};
 use mio::{Registry, Token};
 
 use crate::config::{Config, Endpoint, Protocol};
+use crate::engine::generator::Op;
+use crate::engine::transport::Transport;
 use crate::protocol::{Codec, Decode, Expect, Reply, ReplyKind, encode_auth, resp};
 use crate::stats::rows;
-use crate::transport::Transport;
-use crate::workload::generator::Op;
 
 /// Read buffer size to start with; grown only for replies larger than this.
 const INITIAL_READ_BUFFER: usize = 64 * 1024;

@@ -20,10 +20,10 @@ use std::io::{self, Write as _};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
 use std::time::Duration;
 
-use crate::config::StatsdConfig;
+use crate::engine::observer::{RunEnd, RunObserver, RunStart, Second};
 use crate::error::Error;
 use crate::report::finite;
-use crate::report::progress::Progress;
+use crate::results::latency_at_percentile_ms;
 
 /// Largest datagram sent, in bytes: fits one Ethernet frame with IPv6 and UDP headers
 /// to spare, so no datagram is ever fragmented.
@@ -62,22 +62,89 @@ pub struct LiveMetrics {
 }
 
 impl LiveMetrics {
-    /// The figures the progress line shows. `percentiles` stays empty and
-    /// `connection_errors` 0 for the caller to fill; `connections` is the progress line's
-    /// connection count.
-    pub fn from_progress(p: &Progress) -> LiveMetrics {
+    /// The figures of one merged second, as the progress line shows them, plus the
+    /// latency at each of `percentiles` in that second (none when it recorded nothing,
+    /// as memtier sends none then) and the connection errors so far.
+    pub fn from_second(s: &Second<'_>, percentiles: &[f64]) -> LiveMetrics {
+        let secs = s.elapsed.as_secs_f64().max(1e-9);
         LiveMetrics {
-            ops_sec: p.ops_per_sec,
-            ops_sec_avg: p.avg_ops_per_sec,
-            bytes_sec: p.bytes_per_sec,
-            bytes_sec_avg: p.avg_bytes_per_sec,
-            connections: p.connections as u64,
-            progress_pct: p.percent,
-            latency_ms: p.latency_ms,
-            latency_avg_ms: p.avg_latency_ms,
-            percentiles: Vec::new(),
-            connection_errors: 0,
+            ops_sec: s.last.count as f64,
+            ops_sec_avg: s.so_far.count as f64 / secs,
+            bytes_sec: (s.last.bytes_rx + s.last.bytes_tx) as f64,
+            bytes_sec_avg: (s.so_far.bytes_rx + s.so_far.bytes_tx) as f64 / secs,
+            connections: s.connections as u64,
+            progress_pct: s.percent,
+            latency_ms: s.last.avg_latency_ms(),
+            latency_avg_ms: s.so_far.avg_latency_ms(),
+            percentiles: if s.last.count > 0 {
+                percentiles
+                    .iter()
+                    .map(|&p| (p, latency_at_percentile_ms(&s.last.latency, p)))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            connection_errors: s.so_far.connection_errors,
         }
+    }
+}
+
+/// Where live metrics go: the StatsD server and the Graphite HTTP port on the same host.
+/// The host is resolved when the sink opens ([`StatsdSink::new`]); the prefix and label
+/// are sanitized there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatsdConfig {
+    /// The host as given.
+    pub host: String,
+    /// UDP port of the StatsD server (default 8125).
+    pub port: u16,
+    /// First part of every metric name (default `memtier`; may be empty).
+    pub prefix: String,
+    /// Second part of every metric name and the `run:` tag of events (default `default`).
+    pub run_label: String,
+    /// HTTP port for Graphite event annotations on the same host (default 8080).
+    pub graphite_port: u16,
+}
+
+/// The StatsD sink as a [`RunObserver`]: opens a [`StatsdSink`] as each run starts
+/// (annotating the start), publishes every merged second, and zeroes the gauges and
+/// annotates the end when the run finishes. Failing to open the sink is the run's error.
+pub struct StatsdObserver {
+    config: StatsdConfig,
+    percentiles: Vec<f64>,
+    sink: Option<StatsdSink>,
+}
+
+impl StatsdObserver {
+    /// A sink for `config`, publishing the latency at each of `percentiles`.
+    pub fn new(config: StatsdConfig, percentiles: Vec<f64>) -> Self {
+        StatsdObserver {
+            config,
+            percentiles,
+            sink: None,
+        }
+    }
+}
+
+impl RunObserver for StatsdObserver {
+    fn run_started(&mut self, start: &RunStart) -> Result<(), String> {
+        let sink = StatsdSink::new(&self.config).map_err(|e| e.to_string())?;
+        sink.annotate_start(start.threads, start.clients_per_thread, start.run);
+        self.sink = Some(sink);
+        Ok(())
+    }
+
+    fn second(&mut self, second: &Second<'_>) {
+        if let Some(sink) = self.sink.as_mut() {
+            sink.publish(&LiveMetrics::from_second(second, &self.percentiles));
+        }
+    }
+
+    fn run_finished(&mut self, end: &mut RunEnd) -> Result<(), String> {
+        if let Some(mut sink) = self.sink.take() {
+            sink.finish(end.run);
+        }
+        Ok(())
     }
 }
 
@@ -373,6 +440,7 @@ fn non_negative(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::OpStats;
 
     #[test]
     fn sanitize_replaces_what_memtier_replaces() {
@@ -410,36 +478,51 @@ mod tests {
     }
 
     #[test]
-    fn from_progress_copies_the_progress_figures() {
-        let p = Progress {
-            run_number: 1,
+    fn from_second_copies_the_progress_figures() {
+        let mut last = OpStats::new();
+        for us in [200, 300] {
+            last.record(us, 10, 40);
+        }
+        let mut so_far = last.clone();
+        so_far.record(1000, 10, 40);
+        so_far.connection_errors = 2;
+        let rows = [last.clone()];
+        let second = Second {
+            run: 1,
+            index: 1,
+            elapsed: Duration::from_secs(2),
             percent: 50.0,
-            elapsed_secs: 1,
-            threads: 2,
+            threads_running: 2,
             connections: 8,
-            ops: 10,
-            ops_per_sec: 10.5,
-            avg_ops_per_sec: 9.5,
-            bytes_per_sec: 100.0,
-            avg_bytes_per_sec: 90.0,
-            latency_ms: 0.25,
-            avg_latency_ms: 0.2,
+            rows: &rows,
+            last: &last,
+            so_far: &so_far,
         };
-        let m = LiveMetrics::from_progress(&p);
+        let m = LiveMetrics::from_second(&second, &[50.0]);
         assert_eq!(
             m,
             LiveMetrics {
-                ops_sec: 10.5,
-                ops_sec_avg: 9.5,
+                ops_sec: 2.0,
+                ops_sec_avg: 1.5,
                 bytes_sec: 100.0,
-                bytes_sec_avg: 90.0,
+                bytes_sec_avg: 75.0,
                 connections: 8,
                 progress_pct: 50.0,
                 latency_ms: 0.25,
-                latency_avg_ms: 0.2,
-                percentiles: Vec::new(),
-                connection_errors: 0,
+                latency_avg_ms: 0.5,
+                percentiles: vec![(50.0, 0.2)],
+                connection_errors: 2,
             }
+        );
+        let idle = OpStats::new();
+        let quiet = Second {
+            last: &idle,
+            ..second
+        };
+        assert!(
+            LiveMetrics::from_second(&quiet, &[50.0])
+                .percentiles
+                .is_empty()
         );
     }
 }

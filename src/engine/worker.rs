@@ -17,11 +17,11 @@ use mio::{Events, Poll, Token};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::client::{Client, ClientContext, ErrorLog, Status, VerifyJob, split_token};
-use crate::cluster::Topology;
 use crate::config::Config;
+use crate::engine::client::{Client, ClientContext, ErrorLog, Status, VerifyJob, split_token};
+use crate::engine::cluster::Topology;
+use crate::engine::generator::OpGenerator;
 use crate::stats::{ClientSeries, OpStats};
-use crate::workload::generator::OpGenerator;
 use crate::workload::values::ValuePool;
 use crate::workload::verify::WrittenKeys;
 

@@ -3,7 +3,7 @@
 //!
 //! Everything that can be wrong with the files or flags is found here, while the
 //! configuration is built, so a bad PEM file is a usage error before any connection. The
-//! connections themselves (`crate::transport`) share the one `ClientConfig` and come back
+//! connections themselves (`crate::engine::transport`) share the one `ClientConfig` and come back
 //! here only to turn a rustls error into a sentence that says what to change.
 
 use std::fmt;

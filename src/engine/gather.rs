@@ -1,0 +1,279 @@
+//! Gathers one run's per-second worker snapshots: merges each second once every running
+//! thread has reported it, hands it to the observer, and builds the run's [`Results`].
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+use mio::Waker;
+
+use crate::config::{Config, StopAt};
+use crate::engine::observer::{RunObserver, Second};
+use crate::engine::worker::WorkerMsg;
+use crate::results::{IntervalSummary, Results, Row, build_row, summarize_interval};
+use crate::signals;
+use crate::stats::{ClientSeries, OpStats, RowName};
+
+/// How often the runner checks for Ctrl-C while waiting for workers.
+const SIGNAL_POLL: Duration = Duration::from_millis(100);
+
+/// Merges worker snapshots second by second and builds the results of one run.
+pub struct Gatherer<'a> {
+    config: &'a Config,
+    run_number: u32,
+    start_epoch_ms: u64,
+    run_start: Instant,
+    names: Vec<RowName>,
+    /// Snapshots not yet complete for all threads, by second.
+    pending: BTreeMap<u32, Vec<OpStats>>,
+    /// Per thread: the next second it will report; `None` once it finished.
+    next_second: Vec<Option<u32>>,
+    /// Seconds already summarized.
+    done_seconds: u32,
+    totals: Vec<OpStats>,
+    series: Vec<Vec<IntervalSummary>>,
+    totals_series: Vec<IntervalSummary>,
+    finish: Option<Instant>,
+    interrupted: bool,
+    /// The observer gets the merged seconds (not during the verification pass).
+    live: bool,
+    /// Per-client figures: (thread, client in thread, figures).
+    pub client_series: Vec<(usize, usize, ClientSeries)>,
+}
+
+impl<'a> Gatherer<'a> {
+    pub fn new(
+        config: &'a Config,
+        run_number: u32,
+        names: Vec<RowName>,
+        threads: usize,
+        start_epoch_ms: u64,
+        run_start: Instant,
+        live: bool,
+    ) -> Self {
+        Gatherer {
+            config,
+            run_number,
+            start_epoch_ms,
+            run_start,
+            totals: (0..names.len()).map(|_| OpStats::new()).collect(),
+            series: vec![Vec::new(); names.len()],
+            names,
+            pending: BTreeMap::new(),
+            next_second: vec![Some(0); threads],
+            done_seconds: 0,
+            totals_series: Vec::new(),
+            finish: None,
+            interrupted: false,
+            live,
+            client_series: Vec::new(),
+        }
+    }
+
+    /// Receives until every worker finished; returns the first failure message.
+    pub fn collect(
+        &mut self,
+        rx: &Receiver<WorkerMsg>,
+        stop: &AtomicBool,
+        wakers: &[Waker],
+        observer: &mut dyn RunObserver,
+    ) -> Option<String> {
+        let mut first_error = None;
+        let stop_all = |stop: &AtomicBool| {
+            stop.store(true, Ordering::Relaxed);
+            for waker in wakers {
+                let _ = waker.wake();
+            }
+        };
+        while self.next_second.iter().any(Option::is_some) {
+            if signals::received().is_some() && !self.interrupted {
+                self.interrupted = true;
+                observer.interrupted(self.run_number, self.run_start.elapsed());
+                stop_all(stop);
+            }
+            match rx.recv_timeout(SIGNAL_POLL) {
+                Ok(WorkerMsg::Snapshot {
+                    thread,
+                    second,
+                    stats,
+                    connected: _,
+                }) => {
+                    self.merge_snapshot(second, &stats);
+                    if let Some(next) = self.next_second[thread].as_mut() {
+                        *next = (*next).max(second + 1);
+                    }
+                    self.summarize_ready(false, observer);
+                }
+                Ok(WorkerMsg::ClientSeries { thread, series }) => {
+                    self.client_series
+                        .extend(series.into_iter().map(|(client, s)| (thread, client, s)));
+                }
+                Ok(WorkerMsg::Failed { message, .. }) => {
+                    if first_error.is_none() {
+                        first_error = Some(message);
+                        stop_all(stop);
+                    }
+                }
+                Ok(WorkerMsg::Finished {
+                    thread,
+                    at,
+                    second,
+                    stats,
+                }) => {
+                    self.merge_snapshot(second, &stats);
+                    self.next_second[thread] = None;
+                    self.finish = Some(self.finish.map_or(at, |f| f.max(at)));
+                    self.summarize_ready(false, observer);
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        self.summarize_ready(true, observer);
+        first_error
+    }
+
+    /// Adds one thread's stats of `second` to what is pending for that second.
+    fn merge_snapshot(&mut self, second: u32, stats: &[OpStats]) {
+        let merged = self
+            .pending
+            .entry(second)
+            .or_insert_with(|| stats.iter().map(|_| OpStats::new()).collect());
+        for (into, from) in merged.iter_mut().zip(stats) {
+            into.merge(from);
+        }
+    }
+
+    /// Summarizes every second that all running threads have reported.
+    fn summarize_ready(&mut self, all: bool, observer: &mut dyn RunObserver) {
+        let limit = if all {
+            self.pending
+                .keys()
+                .next_back()
+                .map_or(self.done_seconds, |s| s + 1)
+        } else {
+            match self.next_second.iter().flatten().min() {
+                Some(&limit) => limit,
+                None => self
+                    .pending
+                    .keys()
+                    .next_back()
+                    .map_or(self.done_seconds, |s| s + 1),
+            }
+        };
+        while self.done_seconds < limit {
+            let second = self.done_seconds;
+            let stats = self
+                .pending
+                .remove(&second)
+                .unwrap_or_else(|| self.names.iter().map(|_| OpStats::new()).collect());
+            if self.is_empty_tail(second, &stats) {
+                // The run ended on a second boundary: the "second" after it has no time
+                // and no requests, and is no interval at all.
+                self.done_seconds += 1;
+                continue;
+            }
+            self.add_second(second, &stats, observer);
+            self.done_seconds += 1;
+        }
+    }
+
+    /// Whether `second` starts at or after the end of a finished run and saw nothing.
+    fn is_empty_tail(&self, second: u32, stats: &[OpStats]) -> bool {
+        let all_done = self.next_second.iter().all(Option::is_none);
+        let ended_by = self
+            .finish
+            .map(|f| f.saturating_duration_since(self.run_start));
+        all_done
+            && second > 0
+            && stats
+                .iter()
+                .all(|s| s.count == 0 && s.connection_errors == 0)
+            && ended_by.is_some_and(|d| d.as_millis() <= u128::from(second) * 1000 + 1)
+    }
+
+    fn add_second(&mut self, second: u32, stats: &[OpStats], observer: &mut dyn RunObserver) {
+        let start = self.start_epoch_ms + u64::from(second) * 1000;
+        let end = match self.finish {
+            Some(finish) if self.next_second.iter().all(Option::is_none) => {
+                let finish_ms = self.start_epoch_ms
+                    + finish.saturating_duration_since(self.run_start).as_millis() as u64;
+                finish_ms.clamp(start, start + 1000)
+            }
+            _ => start + 1000,
+        };
+        let percentiles = &self.config.output.print_percentiles;
+        let mut second_total = OpStats::new();
+        for (row, row_stats) in stats.iter().enumerate() {
+            self.series[row].push(summarize_interval(row_stats, start, end, percentiles));
+            self.totals[row].merge(row_stats);
+            second_total.merge(row_stats);
+        }
+        self.totals_series
+            .push(summarize_interval(&second_total, start, end, percentiles));
+        if self.live {
+            self.report_second(second, stats, &second_total, observer);
+        }
+    }
+
+    /// Hands the merged second to the observer, with the run so far.
+    fn report_second(
+        &self,
+        second: u32,
+        rows: &[OpStats],
+        last: &OpStats,
+        observer: &mut dyn RunObserver,
+    ) {
+        let mut so_far = OpStats::new();
+        for row in &self.totals {
+            so_far.merge(row);
+        }
+        let elapsed = self.run_start.elapsed();
+        let percent = match self.config.stop {
+            StopAt::Time(limit) => elapsed.as_secs_f64() / limit.as_secs_f64().max(1e-9) * 100.0,
+            StopAt::RequestsPerClient(n) => {
+                so_far.count as f64 / (n as f64 * self.config.total_clients() as f64) * 100.0
+            }
+            StopAt::AllKeys => so_far.count as f64 / self.config.key_range() as f64 * 100.0,
+        };
+        observer.second(&Second {
+            run: self.run_number,
+            index: second,
+            elapsed,
+            percent: percent.clamp(0.0, 100.0),
+            threads_running: self.next_second.iter().filter(|n| n.is_some()).count(),
+            connections: self.config.total_clients(),
+            rows,
+            last,
+            so_far: &so_far,
+        });
+    }
+
+    /// The run's results: one row per command, then Totals. The title is the front
+    /// end's to give.
+    pub fn finish(self) -> Results {
+        let finish = self.finish.unwrap_or_else(Instant::now);
+        let duration = finish.saturating_duration_since(self.run_start);
+        let mut all = OpStats::new();
+        let mut result_rows: Vec<Row> = Vec::with_capacity(self.names.len() + 1);
+        let any_hits = self.names.iter().any(|n| n.has_hits);
+        for ((name, stats), series) in self.names.into_iter().zip(&self.totals).zip(self.series) {
+            all.merge(stats);
+            result_rows.push(build_row(name, stats, duration, series));
+        }
+        // Arbitrary commands have no hits or misses, so neither has their total.
+        let totals = RowName::totals(any_hits);
+        result_rows.push(build_row(totals, &all, duration, self.totals_series));
+        Results {
+            title: String::new(),
+            run_number: self.run_number,
+            start_epoch_ms: self.start_epoch_ms,
+            finish_epoch_ms: self.start_epoch_ms + duration.as_millis() as u64,
+            duration_ms: duration.as_millis() as u64,
+            interrupted: self.interrupted,
+            cluster: self.config.cluster_mode,
+            rows: result_rows,
+        }
+    }
+}

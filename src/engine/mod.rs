@@ -1,0 +1,26 @@
+//! The engine: runs a validated plan against the servers and returns what it measured.
+//! It knows no front end and no report; front ends watch it through a [`RunObserver`].
+//!
+//! ```text
+//! run(plan, observer)
+//!   runner   spawns one worker thread per -t, gathers their seconds (gather), stops
+//!   worker   one mio::Poll driving its clients; per-second stats to the runner
+//!   client   what to send next, where, recording replies, redirects, reconnects
+//!   connection / transport / tls   one socket: phases, buffers, TCP / Unix / rustls
+//!   cluster  slot map, CLUSTER SLOTS discovery, MOVED/ASK
+//!   generator  one client's request stream
+//! ```
+
+pub mod client;
+pub mod cluster;
+pub mod connection;
+pub mod gather;
+pub mod generator;
+pub mod observer;
+pub mod runner;
+pub mod tls;
+pub mod transport;
+pub mod worker;
+
+pub use observer::{Fanout, Quiet, RunEnd, RunObserver, RunStart, Second};
+pub use runner::{Outcome, run};

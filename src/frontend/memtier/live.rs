@@ -1,0 +1,54 @@
+//! memtier's live output on stderr: the `[RUN #1] ...` notices, the progress line once a
+//! second, the Ctrl-C notice, and the `--client-stats` files when a run ends.
+
+use std::io::Write as _;
+use std::time::Duration;
+
+use crate::engine::{RunEnd, RunObserver, Second};
+use crate::frontend::memtier::progress::{Progress, progress_line};
+use crate::report::client_stats;
+
+/// The memtier front end's [`RunObserver`].
+pub struct Live {
+    /// `--client-stats=PREFIX`, when given.
+    client_stats: Option<String>,
+}
+
+impl Live {
+    /// Live output; per-client files under `client_stats` when it is given.
+    pub fn new(client_stats: Option<String>) -> Self {
+        Live { client_stats }
+    }
+}
+
+impl RunObserver for Live {
+    fn run_starting(&mut self, run: u32) {
+        eprintln!("[RUN #{run}] Preparing benchmark client...");
+        eprintln!("[RUN #{run}] Launching threads now...");
+    }
+
+    fn second(&mut self, second: &Second<'_>) {
+        let line = progress_line(&Progress::from_second(second));
+        let mut stderr = std::io::stderr().lock();
+        let _ = write!(stderr, "{line}\r");
+        let _ = stderr.flush();
+    }
+
+    fn interrupted(&mut self, run: u32, after: Duration) {
+        eprintln!(
+            "\n[RUN #{run}] Interrupted by user (Ctrl+C) after {:.1} secs, stopping threads...",
+            after.as_secs_f64()
+        );
+    }
+
+    fn run_finished(&mut self, end: &mut RunEnd) -> Result<(), String> {
+        let written = match &self.client_stats {
+            Some(prefix) => client_stats::write_files(prefix, end.run, &end.client_series)
+                .map_err(|e| e.to_string()),
+            None => Ok(()),
+        };
+        // Ends the progress line.
+        eprintln!();
+        written
+    }
+}

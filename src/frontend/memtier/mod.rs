@@ -1,0 +1,148 @@
+//! The memtier_benchmark front end, kvbench's default command line: memtier's flags and
+//! `--config` files into the engine's plan, memtier's live output, and its reports (ALL
+//! STATS table, JSON, HDR and client-stats files) with memtier's notices and exit codes.
+
+pub mod live;
+pub mod progress;
+
+use std::ffi::OsString;
+use std::sync::Arc;
+
+use crate::cli::{Parsed, parse_args};
+use crate::config::{Config, StopAt, render_show_config};
+use crate::engine::{self, Fanout, RunObserver};
+use crate::error::Error;
+use crate::frontend::utf8_args;
+use crate::report::{self, ClientRamp, Destinations, Limit, Rendering, RunInfo};
+use crate::results::Results;
+use crate::signals;
+use crate::sinks::statsd::StatsdObserver;
+use live::Live;
+
+/// Runs memtier's command line `args` (program name first); returns the exit status.
+pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
+    let cli = match parse_args(utf8_args(args)?)? {
+        Parsed::Print(text) => {
+            print!("{text}");
+            return Ok(0);
+        }
+        Parsed::Run(cli) => cli,
+    };
+    let config = Arc::new(Config::from_cli(&cli)?);
+    crate::debug::set_level(config.output.debug);
+    if config.output.show_config {
+        print!("{}", render_show_config(&config));
+    }
+
+    let mut live = Live::new(config.output.client_stats.clone());
+    let mut statsd = config
+        .output
+        .statsd
+        .clone()
+        .map(|c| StatsdObserver::new(c, config.output.print_percentiles.clone()));
+    let mut observers: Vec<&mut dyn RunObserver> = Vec::new();
+    if let Some(statsd) = statsd.as_mut() {
+        observers.push(statsd);
+    }
+    observers.push(&mut live);
+    let mut outcome = engine::run(&config, &mut Fanout(observers));
+    name_runs(&mut outcome.runs, config.run_count);
+
+    let anything_measured = outcome
+        .runs
+        .iter()
+        .any(|run| run.rows.iter().any(|row| row.count > 0));
+    // A run that never got a reply has nothing worth a report; one cut short by an error
+    // or Ctrl-C still writes what it measured.
+    if anything_measured || outcome.error.is_none() {
+        let out = &config.output;
+        let destinations = Destinations {
+            out_file: out.out_file.clone(),
+            json_out_file: out.json_out_file.clone(),
+            hdr_file_prefix: out.hdr_file_prefix.clone(),
+        };
+        let rendering = Rendering {
+            info: run_info(&config),
+            percentiles: &out.print_percentiles,
+            hide_histogram: out.hide_histogram,
+            print_all_runs: out.print_all_runs,
+            configuration: &config.shown,
+        };
+        report::write_reports(
+            &destinations,
+            &rendering,
+            &outcome.runs,
+            outcome.verification.as_ref(),
+        )?;
+    }
+    if let Some(err) = outcome.error {
+        return Err(err);
+    }
+    // Error replies have no column in memtier's formats: say how many there were, and
+    // refuse to call a run where every reply was an error a benchmark.
+    let (errors, count) = outcome
+        .runs
+        .iter()
+        .filter_map(|run| run.totals())
+        .fold((0, 0), |(e, c), t| (e + t.errors, c + t.count));
+    if errors > 0 && errors == count {
+        return Err(Error::run(format!(
+            "every one of the {count} replies was an error (see the messages above): nothing was benchmarked"
+        )));
+    }
+    if errors > 0 {
+        eprintln!(
+            "warning: {errors} of {count} requests got an error reply (the first ones are shown above)"
+        );
+    }
+    if let Some(report) = &outcome.verification {
+        eprint!("{}", report.render_failures());
+        if report.failed() > 0 {
+            return Err(Error::run(format!(
+                "data verification failed: {} of {} keys did not hold the value written",
+                report.failed(),
+                report.failed() + report.verified()
+            )));
+        }
+    }
+    if let Some(signal) = outcome.signal {
+        eprintln!("interrupted: results so far were written");
+        return Ok(signals::exit_code(signal) as u8);
+    }
+    Ok(0)
+}
+
+/// memtier's block titles: `ALL STATS` for a single run, `RUN #n RESULTS` with `-x`.
+fn name_runs(runs: &mut [Results], run_count: u32) {
+    for run in runs {
+        run.title = if run_count > 1 {
+            format!("RUN #{} RESULTS", run.run_number)
+        } else {
+            "ALL STATS".to_string()
+        };
+    }
+}
+
+/// The facts every report states first. For `-n allkeys` the requests per client are the
+/// key range divided among all clients, rounded up.
+fn run_info(config: &Config) -> RunInfo {
+    let limit = match config.stop {
+        StopAt::RequestsPerClient(n) => Limit::RequestsPerClient(n),
+        StopAt::AllKeys => Limit::RequestsPerClient(
+            config
+                .key_range()
+                .div_ceil(config.total_clients().max(1) as u64),
+        ),
+        StopAt::Time(d) => Limit::Seconds(d.as_secs()),
+    };
+    RunInfo {
+        threads: config.threads,
+        connections_per_thread: config.clients,
+        limit,
+        ramp: config.shape.ramp.map(|r| ClientRamp {
+            start: r.start,
+            step: r.step,
+            step_duration: r.step_duration,
+        }),
+    }
+}

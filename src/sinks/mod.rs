@@ -1,0 +1,6 @@
+//! Live sinks: where each merged second goes besides the front end's own live line.
+//! Each sink is a [`crate::engine::RunObserver`] a front end adds to its observers.
+//!
+//! - [`statsd`]: StatsD gauges over UDP and Graphite event annotations (`--statsd-host`).
+
+pub mod statsd;
