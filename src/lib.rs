@@ -35,19 +35,15 @@
 //! | [`report`] | text table, JSON and HDR files |
 //! | [`signals`] | Ctrl-C / SIGTERM to a flag the runner polls |
 
-pub mod arbitrary;
-pub mod cli;
-pub mod config;
-pub mod dataset;
 pub mod date;
 pub mod debug;
 pub mod engine;
 pub mod error;
 pub mod frontend;
+pub mod plan;
 pub mod protocol;
 pub mod report;
 pub mod results;
-pub mod shape;
 pub mod signals;
 pub mod sinks;
 pub mod stats;

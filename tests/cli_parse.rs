@@ -1,16 +1,19 @@
-//! Command line and `--config` parsing, and validation into `Config`: defaults, every
-//! refusal message, override order, URIs, masking and the shipped `config/*.json` files.
+//! memtier's command line and `--config` parsing, and validation into the plan: defaults,
+//! every refusal message, override order, URIs, masking and the shipped `config/*.json`
+//! files.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use kvbench::cli::{Cli, Parsed, parse_args};
-use kvbench::config::{
-    Config, DataSize, Endpoint, KeyPattern, NOT_SUPPORTED_YET, Protocol, StopAt, render_show_config,
-};
 use kvbench::error::Error;
+use kvbench::frontend::memtier::outputs::OutputConfig;
+use kvbench::frontend::memtier::{Cli, Parsed, Settings, parse_args, render_show_config};
+use kvbench::plan::{Endpoint, StopAt};
+use kvbench::protocol::{Credentials, Protocol};
+use kvbench::workload::keys::{KeyConfig, KeyPattern};
+use kvbench::workload::values::DataSize;
 
 fn argv(args: &[&str]) -> Vec<String> {
     std::iter::once("kvbench")
@@ -27,15 +30,78 @@ fn cli(args: &[&str]) -> Cli {
     }
 }
 
+/// What these tests read of the validated settings, in one flat view.
+struct Config {
+    host: String,
+    port: u16,
+    endpoint: Endpoint,
+    protocol: Protocol,
+    credentials: Option<Credentials>,
+    select_db: Option<u32>,
+    threads: usize,
+    clients: usize,
+    stop: StopAt,
+    run_count: u32,
+    pipeline: usize,
+    ratio: (u32, u32),
+    data_size: DataSize,
+    keys: KeyConfig,
+    random_data: bool,
+    randomize: bool,
+    distinct_client_seed: bool,
+    debug: bool,
+    output: OutputConfig,
+    shown: Vec<(&'static str, String)>,
+    total_clients: usize,
+    key_range: u64,
+}
+
+impl Config {
+    fn total_clients(&self) -> usize {
+        self.total_clients
+    }
+
+    fn key_range(&self) -> u64 {
+        self.key_range
+    }
+}
+
 fn config(args: &[&str]) -> Config {
-    Config::from_cli(&cli(args)).unwrap_or_else(|e| panic!("{args:?}: unexpected error: {e}"))
+    let s = Settings::from_cli(&cli(args))
+        .unwrap_or_else(|e| panic!("{args:?}: unexpected error: {e}"));
+    let (total_clients, key_range) = (s.plan.total_clients(), s.plan.key_range());
+    let (server, load, workload) = (s.plan.server, s.plan.load, s.plan.workload);
+    Config {
+        host: s.host,
+        port: s.port,
+        endpoint: server.endpoint,
+        protocol: server.protocol,
+        credentials: server.credentials,
+        select_db: server.select_db,
+        threads: load.threads,
+        clients: load.clients,
+        stop: load.stop,
+        run_count: load.run_count,
+        pipeline: load.pipeline,
+        ratio: workload.ratio,
+        data_size: workload.data_size,
+        keys: workload.keys,
+        random_data: workload.random_data,
+        randomize: workload.seeding.randomize,
+        distinct_client_seed: workload.seeding.distinct_per_client,
+        debug: s.output.debug > 0,
+        output: s.output,
+        shown: s.shown,
+        total_clients,
+        key_range,
+    }
 }
 
 /// The one-line message of whatever refuses `args`, in parsing or validation.
 fn refusal(args: &[&str]) -> String {
     let err = match parse_args(argv(args)) {
         Err(e) => e,
-        Ok(Parsed::Run(cli)) => match Config::from_cli(&cli) {
+        Ok(Parsed::Run(cli)) => match Settings::from_cli(&cli) {
             Err(e) => e,
             Ok(_) => panic!("{args:?}: expected an error, got a valid config"),
         },
@@ -262,7 +328,7 @@ fn shown_reflects_the_options() {
 #[test]
 fn show_config_renders_one_plain_line_per_option() {
     let c = config(&["-p", "7001", "--key-prefix=k\"p"]);
-    let text = render_show_config(&c);
+    let text = render_show_config(&c.shown);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), c.shown.len());
     assert_eq!(lines[0], "server = localhost");
@@ -307,7 +373,7 @@ fn repeated_single_value_flags_keep_the_last() {
     );
     // -4 then -6: the last family wins.
     let c = cli(&["-4", "-6"]);
-    assert!(c.ipv6 && !c.ipv4);
+    assert!(c.conn.ipv6 && !c.conn.ipv4);
 }
 
 #[test]
@@ -350,12 +416,12 @@ fn short_flags_match_memtier() {
         "-R",
         "-D",
     ]);
-    assert_eq!(c.host.as_deref(), Some("h1"));
-    assert_eq!(c.port.as_deref(), Some("1"));
-    assert_eq!(c.unix_socket.as_deref(), Some("/x"));
+    assert_eq!(c.conn.host.as_deref(), Some("h1"));
+    assert_eq!(c.conn.port.as_deref(), Some("1"));
+    assert_eq!(c.conn.unix_socket.as_deref(), Some("/x"));
     assert_eq!(c.protocol.as_deref(), Some("resp3"));
-    assert_eq!(c.authenticate.as_deref(), Some("pw"));
-    assert_eq!(c.uri.as_deref(), Some("redis://h"));
+    assert_eq!(c.conn.authenticate.as_deref(), Some("pw"));
+    assert_eq!(c.conn.uri.as_deref(), Some("redis://h"));
     assert_eq!(c.run_count.as_deref(), Some("2"));
     assert_eq!(c.out_file.as_deref(), Some("out"));
     assert_eq!(c.requests.as_deref(), Some("5"));
@@ -364,8 +430,8 @@ fn short_flags_match_memtier() {
     assert_eq!(c.data_size.as_deref(), Some("8"));
     assert!(c.random_data);
     assert_eq!(c.debug, 1);
-    assert_eq!(cli(&["-h", "h2"]).host.as_deref(), Some("h2"));
-    assert_eq!(cli(&["--server=h3"]).host.as_deref(), Some("h3"));
+    assert_eq!(cli(&["-h", "h2"]).conn.host.as_deref(), Some("h2"));
+    assert_eq!(cli(&["--server=h3"]).conn.host.as_deref(), Some("h3"));
 }
 
 #[test]
@@ -392,7 +458,10 @@ fn help_and_version_are_text_to_print() {
     }
     assert!(!help.contains("\x1b["), "help must not carry colour codes");
     // -h is the host, not help.
-    assert_eq!(cli(&["-h", "example"]).host.as_deref(), Some("example"));
+    assert_eq!(
+        cli(&["-h", "example"]).conn.host.as_deref(),
+        Some("example")
+    );
 
     for flag in ["-v", "--version"] {
         let Ok(Parsed::Print(v)) = parse_args(argv(&[flag])) else {
@@ -445,6 +514,18 @@ fn bad_values_are_refused_with_memtiers_words() {
             "--test-time and --requests are mutually exclusive.",
         ),
         (&["-n", "0"], "requests must be greater than zero."),
+        (
+            &["--data-verify", "-R"],
+            "--data-verify cannot check --random-data values: each SET sends a slice of random \
+             bytes at a random offset, so no one value is expected of a key. Drop \
+             -R/--random-data, or verify imported data (--data-import)",
+        ),
+        (
+            &["--data-verify", "--key-maximum=2000000000"],
+            "--data-verify tracks the keys a run writes with one bit per key, and supports at \
+             most 1073741824 keys; this key range has 2000000001. Narrow \
+             --key-minimum/--key-maximum",
+        ),
         (&["-n", "lots"], "requests must be greater than zero."),
         (&["--test-time=0"], "test time must be greater than zero."),
         (&["-t", "0"], "threads must be greater than zero."),
@@ -614,62 +695,8 @@ fn bad_values_are_refused_with_memtiers_words() {
     }
 }
 
-/// An example command line for every entry of `NOT_SUPPORTED_YET`.
-fn not_yet_example(flag: &str) -> Vec<&'static str> {
-    let args: &[&str] = match flag {
-        "--command-stats-breakdown" => &["--command-stats-breakdown=line"],
-        "--rate-limiting" => &["--rate-limiting=100"],
-        "--clients-start" => &["--clients-start=1"],
-        "--clients-step" => &["--clients-step=1"],
-        "--step-duration" => &["--step-duration=1"],
-        "--reconnect-interval" => &["--reconnect-interval=10"],
-        "--reconnect-on-error" => &["--reconnect-on-error"],
-        "--max-reconnect-attempts" => &["--max-reconnect-attempts=3"],
-        "--reconnect-backoff-factor" => &["--reconnect-backoff-factor=2"],
-        "--connection-timeout" => &["--connection-timeout=5"],
-        "--thread-conn-start-min-jitter-micros" => &["--thread-conn-start-min-jitter-micros=1"],
-        "--thread-conn-start-max-jitter-micros" => &["--thread-conn-start-max-jitter-micros=1"],
-        "--multi-key-get" => &["--multi-key-get=3"],
-        "--command" => &["--command=get __key__"],
-        // These two must follow a --command on a command line, which would be refused
-        // first; `unbuilt_features_are_refused_not_ignored` builds their `Cli` directly.
-        "--command-ratio" | "--command-key-pattern" => &[],
-        "--monitor-input" => &["--monitor-input=m.txt"],
-        "--monitor-pattern" => &["--monitor-pattern=R"],
-        "--scan-incremental-iteration" => &["--scan-incremental-iteration"],
-        "--scan-incremental-max-iterations" => &["--scan-incremental-max-iterations=3"],
-        "--data-offset" => &["--data-offset=3"],
-        "--expiry-range" => &["--expiry-range=1-10"],
-        "--data-import" => &["--data-import=d.txt"],
-        "--data-verify" => &["--data-verify"],
-        "--verify-only" => &["--verify-only"],
-        "--generate-keys" => &["--generate-keys"],
-        "--no-expiry" => &["--no-expiry"],
-        "--wait-ratio" => &["--wait-ratio=1:1"],
-        "--num-slaves" => &["--num-slaves=1-2"],
-        "--wait-timeout" => &["--wait-timeout=1-2"],
-        other => panic!("no example for NOT_SUPPORTED_YET entry {other:?}: add one here"),
-    };
-    args.to_vec()
-}
-
 #[test]
-fn unbuilt_features_are_refused_not_ignored() {
-    for entry in NOT_SUPPORTED_YET {
-        let want = format!("{} is not supported yet", entry.flag);
-        let args = not_yet_example(entry.flag);
-        if !args.is_empty() {
-            assert_eq!(refusal(&args), want, "args {args:?}");
-            continue;
-        }
-        let mut c = Cli::default();
-        match entry.flag {
-            "--command-ratio" => c.command_ratio = vec!["2".to_string()],
-            "--command-key-pattern" => c.command_key_pattern = vec!["G".to_string()],
-            other => panic!("no example for {other}"),
-        }
-        assert_eq!(Config::from_cli(&c).map(|_| ()), Err(Error::usage(want)));
-    }
+fn false_switches_in_a_config_file_are_not_given() {
     // A `false` switch in a config file is "not given", so it is not refused.
     let f = TempFile::new(r#"{"tls": false, "cluster-mode": false}"#);
     config(&[&f.flag()]);
@@ -746,10 +773,10 @@ fn passwords_are_masked_everywhere_they_are_shown() {
     );
     assert_eq!(shown(&c, "authenticate"), "\"bob:***\"");
     let c = config(&["-u", "redis://bob:hunter2@localhost:6379"]);
-    for text in [render_show_config(&c), format!("{:?}", c.shown)] {
+    for text in [render_show_config(&c.shown), format!("{:?}", c.shown)] {
         assert!(!text.contains("hunter2"), "password leaked: {text}");
     }
-    assert!(render_show_config(&c).contains("uri = redis://bob:***@localhost:6379\n"));
+    assert!(render_show_config(&c.shown).contains("uri = redis://bob:***@localhost:6379\n"));
 }
 
 #[test]

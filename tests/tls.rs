@@ -14,8 +14,7 @@ use std::time::{Duration, Instant};
 use common::{
     Memcached, RedisServer, TestPki, TlsMemcached, TlsRedisServer, describe, run_kvbench,
 };
-use kvbench::cli::{Parsed, parse_args};
-use kvbench::config::{Config, render_show_config};
+use kvbench::frontend::memtier::{Parsed, Settings, parse_args, render_show_config};
 
 const THREADS: u64 = 2;
 const CLIENTS: u64 = 3;
@@ -617,18 +616,20 @@ fn refusal(args: &[&str]) -> String {
         Ok(Parsed::Print(_)) => panic!("{args:?}: printed text instead of running"),
         Err(e) => return e.to_string(),
     };
-    match Config::from_cli(&cli) {
+    match Settings::from_cli(&cli) {
         Err(e) => e.to_string(),
         Ok(_) => panic!("{args:?}: accepted"),
     }
 }
 
-fn config(args: &[&str]) -> Config {
+fn config(args: &[&str]) -> Settings {
     let argv = std::iter::once("kvbench")
         .chain(args.iter().copied())
         .map(String::from);
     match parse_args(argv) {
-        Ok(Parsed::Run(cli)) => Config::from_cli(&cli).unwrap_or_else(|e| panic!("{args:?}: {e}")),
+        Ok(Parsed::Run(cli)) => {
+            Settings::from_cli(&cli).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+        }
         _ => panic!("{args:?}: not a run"),
     }
 }
@@ -679,8 +680,8 @@ fn tls_options_show_in_the_configuration() {
         "-s",
         "127.0.0.1",
     ]);
-    assert!(c.tls.is_some());
-    let text = render_show_config(&c);
+    assert!(c.plan.server.tls.is_some());
+    let text = render_show_config(&c.shown);
     for line in [
         "tls = true",
         "tls_skip_verify = true",
@@ -691,13 +692,13 @@ fn tls_options_show_in_the_configuration() {
         assert!(text.lines().any(|l| l == line), "no {line:?} in\n{text}");
     }
     let plain = config(&["-s", "127.0.0.1"]);
-    assert!(plain.tls.is_none());
+    assert!(plain.plan.server.tls.is_none());
     assert!(
-        render_show_config(&plain)
+        render_show_config(&plain.shown)
             .lines()
             .any(|l| l == "tls = false")
     );
     let uri = config(&["-u", "rediss://127.0.0.1:6390", "--tls-skip-verify"]);
-    assert!(uri.tls.is_some());
+    assert!(uri.plan.server.tls.is_some());
     assert_eq!(uri.port, 6390);
 }

@@ -14,7 +14,7 @@ use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::{Config, Endpoint};
+use crate::plan::{Endpoint, Plan};
 use crate::protocol::resp::RespDecoder;
 use crate::protocol::resp_value::{Value, value};
 use crate::protocol::{Decode, Protocol, encode_auth, resp};
@@ -126,9 +126,9 @@ pub fn resolve_node(host: &str, port: u16) -> Option<Node> {
 
 /// Reads the topology from the seed node with `CLUSTER SLOTS` (authenticating first
 /// when `-a` was given). A blocking exchange, done once before the run starts.
-pub fn discover(config: &Config) -> Result<Topology, String> {
-    let Endpoint::Tcp { host, addr } = &config.endpoint else {
-        return Err("--cluster-mode needs a TCP server address, not a Unix socket".to_string());
+pub fn discover(plan: &Plan) -> Result<Topology, String> {
+    let Endpoint::Tcp { host, addr } = &plan.server.endpoint else {
+        return Err("cluster mode needs a TCP server address, not a Unix socket".to_string());
     };
     let peer = format!("{host}:{}", addr.port());
     let stream = TcpStream::connect_timeout(addr, DISCOVERY_TIMEOUT)
@@ -136,7 +136,7 @@ pub fn discover(config: &Config) -> Result<Topology, String> {
     let _ = stream.set_read_timeout(Some(DISCOVERY_TIMEOUT));
     let _ = stream.set_write_timeout(Some(DISCOVERY_TIMEOUT));
     let _ = stream.set_nodelay(true);
-    match &config.tls {
+    match &plan.server.tls {
         Some(tls) => {
             let session = rustls::ClientConnection::new(
                 Arc::clone(&tls.client_config),
@@ -144,11 +144,11 @@ pub fn discover(config: &Config) -> Result<Topology, String> {
             )
             .map_err(|e| format!("TLS with {peer} failed: {e}"))?;
             let mut stream = rustls::StreamOwned::new(session, stream);
-            ask_slots(&mut stream, config, host, &peer)
+            ask_slots(&mut stream, plan, host, &peer)
         }
         None => {
             let mut stream = stream;
-            ask_slots(&mut stream, config, host, &peer)
+            ask_slots(&mut stream, plan, host, &peer)
         }
     }
 }
@@ -156,19 +156,23 @@ pub fn discover(config: &Config) -> Result<Topology, String> {
 /// Sends AUTH (if any) and `CLUSTER SLOTS` over `stream` and builds the topology.
 fn ask_slots(
     stream: &mut (impl Read + Write),
-    config: &Config,
+    plan: &Plan,
     host: &str,
     peer: &str,
 ) -> Result<Topology, String> {
     let mut request = Vec::new();
-    if let Some(credentials) = &config.credentials {
+    if let Some(credentials) = &plan.server.credentials {
         encode_auth(&mut request, Protocol::Redis, credentials);
     }
     resp::encode_command(&mut request, &[b"CLUSTER", b"SLOTS"]);
     stream
         .write_all(&request)
         .map_err(|e| format!("cannot send CLUSTER SLOTS to {peer}: {e}"))?;
-    let replies = if config.credentials.is_some() { 2 } else { 1 };
+    let replies = if plan.server.credentials.is_some() {
+        2
+    } else {
+        1
+    };
     let mut buf = Vec::with_capacity(16 * 1024);
     let mut chunk = [0u8; 16 * 1024];
     let mut decoder = RespDecoder::new();
@@ -211,8 +215,9 @@ fn ask_slots(
     }
     match reply_at(replies - 1) {
         Some(Value::Error(e)) => Err(format!(
-            "CLUSTER SLOTS failed on {peer}: {} (is it a cluster node? drop --cluster-mode otherwise)",
-            String::from_utf8_lossy(e)
+            "CLUSTER SLOTS failed on {peer}: {} (is it a cluster node? drop {} otherwise)",
+            String::from_utf8_lossy(e),
+            plan.names.cluster_mode
         )),
         Some(value) => topology_from_slots(&value, host),
         None => Err(format!("no answer to CLUSTER SLOTS from {peer}")),

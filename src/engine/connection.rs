@@ -18,9 +18,10 @@ use std::time::{Duration, Instant};
 
 use mio::{Registry, Token};
 
-use crate::config::{Config, Endpoint, Protocol};
 use crate::engine::generator::Op;
 use crate::engine::transport::Transport;
+use crate::plan::{Endpoint, Plan};
+use crate::protocol::Protocol;
 use crate::protocol::{Codec, Decode, Expect, Reply, ReplyKind, encode_auth, resp};
 use crate::stats::rows;
 
@@ -131,7 +132,7 @@ pub struct Connection {
 }
 
 impl Connection {
-    pub fn new(endpoint: Endpoint, peer: String, config: &Config) -> Connection {
+    pub fn new(endpoint: Endpoint, peer: String, plan: &Plan) -> Connection {
         Connection {
             endpoint,
             peer,
@@ -147,9 +148,9 @@ impl Connection {
             rbuf: vec![0; INITIAL_READ_BUFFER],
             rstart: 0,
             rend: 0,
-            codec: Codec::new(config.protocol),
+            codec: Codec::new(plan.server.protocol),
             next_opaque: 0,
-            inflight: VecDeque::with_capacity(config.pipeline),
+            inflight: VecDeque::with_capacity(plan.load.pipeline),
             last_progress: Instant::now(),
         }
     }
@@ -173,13 +174,13 @@ impl Connection {
     /// Starts a non-blocking connect and registers the socket under `token`.
     pub fn open(
         &mut self,
-        config: &Config,
+        plan: &Plan,
         registry: &Registry,
         token: Token,
         timeout: Option<Duration>,
     ) -> Result<(), String> {
-        self.reset(config);
-        let mut transport = Transport::connect(&self.endpoint, config)
+        self.reset(plan);
+        let mut transport = Transport::connect(&self.endpoint, plan)
             .map_err(|err| format!("cannot connect to {}: {}", self.peer, describe(&err)))?;
         transport
             .register(registry, token)
@@ -199,20 +200,20 @@ impl Connection {
     }
 
     /// Forgets everything tied to the previous socket; requests in flight are lost.
-    pub fn reset(&mut self, config: &Config) {
+    pub fn reset(&mut self, plan: &Plan) {
         self.setup.clear();
         self.inflight.clear();
         self.wbuf.clear();
         self.wpos = 0;
         self.rstart = 0;
         self.rend = 0;
-        self.codec = Codec::new(config.protocol);
+        self.codec = Codec::new(plan.server.protocol);
         self.sent_on_connection = 0;
     }
 
     /// While connecting: checks the connect finished, then queues the handshake.
     /// Returns `Ok(true)` when the connection just became ready.
-    pub fn progress_connect(&mut self, config: &Config) -> Result<bool, String> {
+    pub fn progress_connect(&mut self, plan: &Plan) -> Result<bool, String> {
         if self.phase != Phase::Connecting {
             return Ok(false);
         }
@@ -226,18 +227,18 @@ impl Connection {
                 describe(&err)
             )),
             Ok(false) => Ok(false),
-            Ok(true) => Ok(self.start_setup(config)),
+            Ok(true) => Ok(self.start_setup(plan)),
         }
     }
 
     /// Queues authentication, HELLO and SELECT as the protocol and flags ask; returns
     /// whether the connection is ready at once (nothing to set up).
-    fn start_setup(&mut self, config: &Config) -> bool {
-        if let Some(credentials) = &config.credentials {
-            encode_auth(&mut self.wbuf, config.protocol, credentials);
+    fn start_setup(&mut self, plan: &Plan) -> bool {
+        if let Some(credentials) = &plan.server.credentials {
+            encode_auth(&mut self.wbuf, plan.server.protocol, credentials);
             self.setup.push_back(SetupStep::Auth);
         }
-        let hello = match config.protocol {
+        let hello = match plan.server.protocol {
             Protocol::Resp2 => Some(2u8),
             Protocol::Resp3 => Some(3u8),
             _ => None,
@@ -248,7 +249,7 @@ impl Connection {
             self.setup.push_back(SetupStep::Hello(version));
         }
         // Cluster nodes only have database 0.
-        if let (Some(db), false) = (config.select_db, config.cluster_mode) {
+        if let (Some(db), false) = (plan.server.select_db, plan.server.cluster_mode) {
             let mut digits = itoa::Buffer::new();
             resp::encode_command(&mut self.wbuf, &[b"SELECT", digits.format(db).as_bytes()]);
             self.setup.push_back(SetupStep::Select(db));
@@ -328,7 +329,7 @@ impl Connection {
 
     /// Decodes the next complete reply to a workload request, handling setup replies and
     /// RESP3 push data on the way. `Ok(None)`: nothing more in the buffer for now.
-    pub fn next_answer(&mut self, config: &Config) -> Result<Option<Answer>, String> {
+    pub fn next_answer(&mut self, plan: &Plan) -> Result<Option<Answer>, String> {
         while self.rstart < self.rend {
             let expect = match (self.setup.front(), self.inflight.front()) {
                 (Some(step), _) => step.expect(),
@@ -358,7 +359,7 @@ impl Connection {
             }
             if let Some(step) = self.setup.pop_front() {
                 let text = reply.text(&self.rbuf[start..self.rstart]);
-                if let Err(message) = check_setup_reply(step, reply.kind, text, config) {
+                if let Err(message) = check_setup_reply(step, reply.kind, text, plan) {
                     self.fatal = true;
                     return Err(message);
                 }
@@ -430,7 +431,7 @@ fn check_setup_reply(
     step: SetupStep,
     kind: ReplyKind,
     text: &[u8],
-    config: &Config,
+    plan: &Plan,
 ) -> Result<(), String> {
     if kind != ReplyKind::Error {
         return Ok(());
@@ -438,7 +439,8 @@ fn check_setup_reply(
     let text = String::from_utf8_lossy(text);
     Err(match step {
         SetupStep::Auth => {
-            let who = config
+            let who = plan
+                .server
                 .credentials
                 .as_ref()
                 .and_then(|c| c.user.clone())

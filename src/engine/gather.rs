@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use mio::Waker;
 
-use crate::config::{Config, StopAt};
 use crate::engine::observer::{RunObserver, Second};
 use crate::engine::worker::WorkerMsg;
+use crate::plan::{Plan, StopAt};
 use crate::results::{IntervalSummary, Results, Row, build_row, summarize_interval};
 use crate::signals;
 use crate::stats::{ClientSeries, OpStats, RowName};
@@ -20,7 +20,7 @@ const SIGNAL_POLL: Duration = Duration::from_millis(100);
 
 /// Merges worker snapshots second by second and builds the results of one run.
 pub struct Gatherer<'a> {
-    config: &'a Config,
+    plan: &'a Plan,
     run_number: u32,
     start_epoch_ms: u64,
     run_start: Instant,
@@ -44,7 +44,7 @@ pub struct Gatherer<'a> {
 
 impl<'a> Gatherer<'a> {
     pub fn new(
-        config: &'a Config,
+        plan: &'a Plan,
         run_number: u32,
         names: Vec<RowName>,
         threads: usize,
@@ -53,7 +53,7 @@ impl<'a> Gatherer<'a> {
         live: bool,
     ) -> Self {
         Gatherer {
-            config,
+            plan,
             run_number,
             start_epoch_ms,
             run_start,
@@ -203,7 +203,7 @@ impl<'a> Gatherer<'a> {
             }
             _ => start + 1000,
         };
-        let percentiles = &self.config.output.print_percentiles;
+        let percentiles = &self.plan.outputs.percentiles;
         let mut second_total = OpStats::new();
         for (row, row_stats) in stats.iter().enumerate() {
             self.series[row].push(summarize_interval(row_stats, start, end, percentiles));
@@ -230,12 +230,12 @@ impl<'a> Gatherer<'a> {
             so_far.merge(row);
         }
         let elapsed = self.run_start.elapsed();
-        let percent = match self.config.stop {
+        let percent = match self.plan.load.stop {
             StopAt::Time(limit) => elapsed.as_secs_f64() / limit.as_secs_f64().max(1e-9) * 100.0,
             StopAt::RequestsPerClient(n) => {
-                so_far.count as f64 / (n as f64 * self.config.total_clients() as f64) * 100.0
+                so_far.count as f64 / (n as f64 * self.plan.total_clients() as f64) * 100.0
             }
-            StopAt::AllKeys => so_far.count as f64 / self.config.key_range() as f64 * 100.0,
+            StopAt::AllKeys => so_far.count as f64 / self.plan.key_range() as f64 * 100.0,
         };
         observer.second(&Second {
             run: self.run_number,
@@ -243,7 +243,7 @@ impl<'a> Gatherer<'a> {
             elapsed,
             percent: percent.clamp(0.0, 100.0),
             threads_running: self.next_second.iter().filter(|n| n.is_some()).count(),
-            connections: self.config.total_clients(),
+            connections: self.plan.total_clients(),
             rows,
             last,
             so_far: &so_far,
@@ -272,7 +272,7 @@ impl<'a> Gatherer<'a> {
             finish_epoch_ms: self.start_epoch_ms + duration.as_millis() as u64,
             duration_ms: duration.as_millis() as u64,
             interrupted: self.interrupted,
-            cluster: self.config.cluster_mode,
+            cluster: self.plan.server.cluster_mode,
             rows: result_rows,
         }
     }

@@ -5,8 +5,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Normal};
 
-use crate::config::Config;
-use crate::shape::WaitConfig;
+use crate::plan::{Plan, WaitConfig};
 use crate::workload::commands::CommandSequence;
 use crate::workload::keys::KeyGenerator;
 use crate::workload::sequence::{OpKind, RatioSequence};
@@ -74,13 +73,13 @@ pub struct OpGenerator {
 }
 
 /// The seed for client `client_index` (over all threads) of a run.
-pub fn client_seed(config: &Config, client_index: usize, run_seed: u64) -> u64 {
-    let base = if config.randomize {
+pub fn client_seed(plan: &Plan, client_index: usize, run_seed: u64) -> u64 {
+    let base = if plan.workload.seeding.randomize {
         run_seed
     } else {
         DEFAULT_SEED
     };
-    if config.distinct_client_seed {
+    if plan.workload.seeding.distinct_per_client {
         base.wrapping_add(client_index as u64 + 1)
     } else {
         base
@@ -88,30 +87,41 @@ pub fn client_seed(config: &Config, client_index: usize, run_seed: u64) -> u64 {
 }
 
 impl OpGenerator {
-    /// A generator for client `client_index` of `config.total_clients()`.
-    pub fn new(config: &Config, client_index: usize, seed: u64) -> Result<OpGenerator, String> {
-        let total = config.total_clients();
-        let set_keys =
-            KeyGenerator::new(config.keys.set_pattern, &config.keys, client_index, total)
-                .map_err(|e| format!("set key pattern: {e}"))?;
-        let get_keys =
-            KeyGenerator::new(config.keys.get_pattern, &config.keys, client_index, total)
-                .map_err(|e| format!("get key pattern: {e}"))?;
-        let wait = config.shape.wait;
+    /// A generator for client `client_index` of `plan.total_clients()`.
+    pub fn new(plan: &Plan, client_index: usize, seed: u64) -> Result<OpGenerator, String> {
+        let total = plan.total_clients();
+        let set_keys = KeyGenerator::new(
+            plan.workload.keys.set_pattern,
+            &plan.workload.keys,
+            client_index,
+            total,
+        )
+        .map_err(|e| format!("set key pattern: {e}"))?;
+        let get_keys = KeyGenerator::new(
+            plan.workload.keys.get_pattern,
+            &plan.workload.keys,
+            client_index,
+            total,
+        )
+        .map_err(|e| format!("get key pattern: {e}"))?;
+        let wait = plan.load.shape.wait;
         // The timeout is normal around the middle of the range, 99.7% of it inside.
         let wait_timeout = wait.and_then(|w| {
             let (lo, hi) = (f64::from(w.timeout_ms.0), f64::from(w.timeout_ms.1));
             Normal::new((lo + hi) / 2.0, (hi - lo) / 6.0).ok()
         });
-        let commands = match &config.arbitrary {
+        let commands = match &plan.workload.arbitrary {
             Some(arbitrary) => {
                 let mut keys = Vec::with_capacity(arbitrary.list.commands.len());
                 for cmd in &arbitrary.list.commands {
                     keys.push(
-                        KeyGenerator::new(cmd.key_pattern, &config.keys, client_index, total)
-                            .map_err(|e| {
-                                format!("key pattern of --command \"{}\": {e}", cmd.line)
-                            })?,
+                        KeyGenerator::new(
+                            cmd.key_pattern,
+                            &plan.workload.keys,
+                            client_index,
+                            total,
+                        )
+                        .map_err(|e| format!("key pattern of command \"{}\": {e}", cmd.line))?,
                     );
                 }
                 Some(CommandOps {
@@ -129,14 +139,14 @@ impl OpGenerator {
         };
         Ok(OpGenerator {
             commands,
-            sequence: RatioSequence::new(config.ratio.0, config.ratio.1),
+            sequence: RatioSequence::new(plan.workload.ratio.0, plan.workload.ratio.1),
             set_keys,
             get_keys,
-            sizes: ValueSizer::new(&config.data_size, &config.keys),
+            sizes: ValueSizer::new(&plan.workload.data_size, &plan.workload.keys),
             rng: SmallRng::seed_from_u64(seed),
-            multi_key_get: config.shape.multi_key_get,
-            multi_keys: Vec::with_capacity(config.shape.multi_key_get as usize),
-            expiry_range: config.shape.expiry_range,
+            multi_key_get: plan.load.shape.multi_key_get,
+            multi_keys: Vec::with_capacity(plan.load.shape.multi_key_get as usize),
+            expiry_range: plan.load.shape.expiry_range,
             wait,
             wait_timeout,
             sets_since_wait: 0,
@@ -237,26 +247,30 @@ impl OpGenerator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Parsed, parse_args};
+    use crate::plan::LoadShape;
 
-    fn config(args: &[&str]) -> Config {
-        let argv = std::iter::once("kvbench".to_string())
-            .chain(["-p", "1", "-s", "127.0.0.1"].iter().map(|s| s.to_string()))
-            .chain(args.iter().map(|s| s.to_string()));
-        match parse_args(argv).expect("flags parse") {
-            Parsed::Run(cli) => Config::from_cli(&cli).expect("config is valid"),
-            Parsed::Print(_) => panic!("unexpected help"),
-        }
+    fn plan(ratio: (u32, u32), shape: LoadShape) -> Plan {
+        let mut plan = Plan::example();
+        plan.workload.ratio = ratio;
+        plan.load.shape = shape;
+        plan
     }
 
     #[test]
     fn waits_follow_every_n_sets() {
-        let cfg = config(&[
-            "--ratio=1:0",
-            "--wait-ratio=2:1",
-            "--num-slaves=1-1",
-            "--wait-timeout=5-5",
-        ]);
+        let wait = WaitConfig {
+            sets: 2,
+            waits: 1,
+            num_slaves: (1, 1),
+            timeout_ms: (5, 5),
+        };
+        let cfg = plan(
+            (1, 0),
+            LoadShape {
+                wait: Some(wait),
+                ..LoadShape::default()
+            },
+        );
         let mut ops = OpGenerator::new(&cfg, 0, 1).unwrap();
         let kinds: Vec<&str> = (0..6)
             .map(|_| match ops.next_op() {
@@ -276,7 +290,13 @@ mod tests {
 
     #[test]
     fn expiry_is_drawn_from_the_range() {
-        let cfg = config(&["--ratio=1:0", "--expiry-range=10-20"]);
+        let cfg = plan(
+            (1, 0),
+            LoadShape {
+                expiry_range: Some((10, 20)),
+                ..LoadShape::default()
+            },
+        );
         let mut ops = OpGenerator::new(&cfg, 0, 1).unwrap();
         for _ in 0..1000 {
             match ops.next_op() {
@@ -286,9 +306,16 @@ mod tests {
         }
     }
 
+    fn multi_get(n: u32) -> LoadShape {
+        LoadShape {
+            multi_key_get: n,
+            ..LoadShape::default()
+        }
+    }
+
     #[test]
     fn multi_get_takes_the_gets_left_in_the_cycle() {
-        let cfg = config(&["--ratio=1:10", "--multi-key-get=4", "--key-maximum=100"]);
+        let cfg = plan((1, 10), multi_get(4));
         let mut ops = OpGenerator::new(&cfg, 0, 1).unwrap();
         let mut shape = Vec::new();
         for _ in 0..8 {
@@ -303,7 +330,7 @@ mod tests {
 
     #[test]
     fn multi_get_fills_n_keys() {
-        let cfg = config(&["--ratio=0:1", "--multi-key-get=5", "--key-maximum=100"]);
+        let cfg = plan((0, 1), multi_get(5));
         let mut ops = OpGenerator::new(&cfg, 0, 1).unwrap();
         assert_eq!(ops.next_op(), Op::MultiGet);
         // 0:1 has one GET per cycle, so a multi-key GET takes only that one.

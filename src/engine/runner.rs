@@ -9,7 +9,6 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use mio::{Poll, Waker};
 
-use crate::config::{Config, StopAt};
 use crate::engine::client::{VerifyJob, peer_name};
 use crate::engine::cluster::{self, Topology};
 use crate::engine::gather::Gatherer;
@@ -17,10 +16,9 @@ use crate::engine::generator::client_seed;
 use crate::engine::observer::{RunEnd, RunObserver, RunStart};
 use crate::engine::worker::{ClientPlan, WAKE_TOKEN, Worker};
 use crate::error::Error;
+use crate::plan::{Plan, StopAt};
 use crate::results::Results;
-use crate::shape::LoadShape;
 use crate::signals;
-use crate::stats::RowName;
 use crate::workload::keys::partition;
 use crate::workload::values::{ValuePool, ValueSizer};
 use crate::workload::verify::{VerifyReport, WrittenKeys};
@@ -37,9 +35,9 @@ pub struct Outcome {
     pub signal: Option<i32>,
 }
 
-/// Runs `config.run_count` benchmark runs, stopping early on a fatal error or a signal,
+/// Runs `plan.load.run_count` benchmark runs, stopping early on a fatal error or a signal,
 /// then the `--data-verify` pass if asked for. `observer` hears each run's progress.
-pub fn run(config: &Arc<Config>, observer: &mut dyn RunObserver) -> Outcome {
+pub fn run(plan: &Arc<Plan>, observer: &mut dyn RunObserver) -> Outcome {
     signals::install();
     let mut outcome = Outcome {
         runs: Vec::new(),
@@ -47,19 +45,23 @@ pub fn run(config: &Arc<Config>, observer: &mut dyn RunObserver) -> Outcome {
         error: None,
         signal: None,
     };
-    let verifier = config.dataset.verifier.clone();
-    let written = match (&verifier, config.dataset.verify_only) {
+    let verifier = plan.workload.dataset.verifier.clone();
+    let written = match (&verifier, plan.workload.dataset.verify_only) {
         (Some(v), false) => match v.new_written_keys() {
-            Ok(keys) => Some(Arc::new(keys)),
-            Err(message) => {
-                outcome.error = Some(Error::usage(message));
+            Some(keys) => Some(Arc::new(keys)),
+            None => {
+                // The front end checks the key range fits; a plan that slipped past says so.
+                outcome.error = Some(Error::usage(format!(
+                    "data verification cannot track {} keys",
+                    v.index_count()
+                )));
                 return outcome;
             }
         },
         _ => None,
     };
-    let topology = if config.cluster_mode {
-        match cluster::discover(config) {
+    let topology = if plan.server.cluster_mode {
+        match cluster::discover(plan) {
             Ok(topology) => {
                 eprintln!(
                     "cluster: {} masters: {}",
@@ -81,10 +83,10 @@ pub fn run(config: &Arc<Config>, observer: &mut dyn RunObserver) -> Outcome {
     } else {
         None
     };
-    if !config.dataset.verify_only {
-        for run_number in 1..=config.run_count {
+    if !plan.workload.dataset.verify_only {
+        for run_number in 1..=plan.load.run_count {
             let (results, mut error) = run_once(
-                config,
+                plan,
                 run_number,
                 Pass::Benchmark(written.clone()),
                 &topology,
@@ -95,7 +97,7 @@ pub fn run(config: &Arc<Config>, observer: &mut dyn RunObserver) -> Outcome {
                 // A stalled server must not look like a successful (if slow) benchmark.
                 error = Some(format!(
                     "no reply from {} during the run: the server accepted connections but answered nothing",
-                    peer_name(&config.endpoint)
+                    peer_name(&plan.server.endpoint)
                 ));
             }
             outcome.runs.push(results);
@@ -117,18 +119,8 @@ pub fn run(config: &Arc<Config>, observer: &mut dyn RunObserver) -> Outcome {
             next: AtomicUsize::new(0),
             report: Mutex::new(VerifyReport::new()),
         });
-        let mut verify_config = (**config).clone();
-        // The check reads every key once, as fast as the server allows.
-        verify_config.shape = LoadShape {
-            data_offset: config.shape.data_offset,
-            connection_timeout: config.shape.connection_timeout,
-            reply_timeout: config.shape.reply_timeout,
-            ..LoadShape::default()
-        };
-        verify_config.arbitrary = None;
-        verify_config.stop = StopAt::RequestsPerClient(u64::MAX);
         let (_, error) = run_once(
-            &Arc::new(verify_config),
+            &Arc::new(plan.verification_plan()),
             1,
             Pass::Verify(Arc::clone(&job)),
             &topology,
@@ -150,29 +142,21 @@ enum Pass {
     Verify(Arc<VerifyJob>),
 }
 
-/// The rows a run reports, in table order: SET/GET/WAIT, or one per `--command` row.
-pub fn row_names(config: &Config) -> Vec<RowName> {
-    match &config.arbitrary {
-        Some(arbitrary) => arbitrary.row_names(),
-        None => RowName::builtin(),
-    }
-}
-
 fn epoch_ms(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Each client's share of the requests: `-n` each, or one pass over the keys in all.
-fn client_requests(config: &Config, client_index: usize) -> Option<u64> {
-    match config.stop {
+fn client_requests(plan: &Plan, client_index: usize) -> Option<u64> {
+    match plan.load.stop {
         StopAt::RequestsPerClient(n) => Some(n),
         StopAt::AllKeys => Some(
             partition(
-                config.keys.min,
-                config.key_range(),
+                plan.workload.keys.min,
+                plan.key_range(),
                 client_index,
-                config.total_clients(),
+                plan.total_clients(),
             )
             .1,
         ),
@@ -182,7 +166,7 @@ fn client_requests(config: &Config, client_index: usize) -> Option<u64> {
 
 /// One run (a benchmark run, or the verification pass): its results and first error.
 fn run_once(
-    config: &Arc<Config>,
+    plan: &Arc<Plan>,
     run_number: u32,
     pass: Pass,
     topology: &Option<Arc<Topology>>,
@@ -199,22 +183,26 @@ fn run_once(
     let run_seed = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
-    let max_value = ValueSizer::new(&config.data_size, &config.keys).max_size();
-    let values = Arc::new(ValuePool::new(max_value, config.random_data, run_seed));
+    let max_value = ValueSizer::new(&plan.workload.data_size, &plan.workload.keys).max_size();
+    let values = Arc::new(ValuePool::new(
+        max_value,
+        plan.workload.random_data,
+        run_seed,
+    ));
     let (tx, rx) = crossbeam_channel::unbounded();
     let stop = Arc::new(AtomicBool::new(false));
 
-    let names = row_names(config);
+    let names = plan.row_names();
     let run_start = Instant::now();
     let start_epoch_ms = epoch_ms(SystemTime::now());
-    let deadline = match config.stop {
+    let deadline = match plan.load.stop {
         StopAt::Time(limit) => Some(run_start + limit),
         _ => None,
     };
-    let mut wakers = Vec::with_capacity(config.threads);
-    let mut handles = Vec::with_capacity(config.threads);
+    let mut wakers = Vec::with_capacity(plan.load.threads);
+    let mut handles = Vec::with_capacity(plan.load.threads);
     let mut spawn_error = None;
-    for thread in 0..config.threads {
+    for thread in 0..plan.load.threads {
         let poll = match Poll::new() {
             Ok(poll) => poll,
             Err(err) => {
@@ -229,20 +217,20 @@ fn run_once(
                 break;
             }
         }
-        let clients = (0..config.clients)
+        let clients = (0..plan.load.clients)
             .map(|c| {
-                let index = thread * config.clients + c;
+                let index = thread * plan.load.clients + c;
                 ClientPlan {
                     index,
-                    requests: client_requests(config, index),
-                    seed: client_seed(config, index, run_seed),
+                    requests: client_requests(plan, index),
+                    seed: client_seed(plan, index, run_seed),
                 }
             })
             .collect();
         let worker = Worker {
             thread,
             poll,
-            config: Arc::clone(config),
+            plan: Arc::clone(plan),
             values: Arc::clone(&values),
             clients,
             run_start,
@@ -268,7 +256,7 @@ fn run_once(
     drop(tx);
 
     let mut gather = Gatherer::new(
-        config,
+        plan,
         run_number,
         names,
         handles.len(),
@@ -279,8 +267,8 @@ fn run_once(
     if !verifying {
         let start = RunStart {
             run: run_number,
-            threads: config.threads,
-            clients_per_thread: config.clients,
+            threads: plan.load.threads,
+            clients_per_thread: plan.load.clients,
         };
         if let Err(err) = observer.run_started(&start) {
             spawn_error = spawn_error.or(Some(err));

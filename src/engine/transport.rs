@@ -39,8 +39,9 @@ use mio::net::{TcpStream, UnixStream};
 use mio::{Interest, Registry, Token};
 use rustls::ClientConnection;
 
-use crate::config::{Config, Endpoint};
-use crate::engine::tls::TlsSettings;
+use crate::engine::tls;
+use crate::plan::{Endpoint, Plan};
+use crate::plan::{FlagNames, TlsSettings};
 
 /// How long a TLS handshake may take once TCP is connected, unless `--connection-timeout`
 /// says otherwise. Generous, because hundreds of connections handshaking at once can queue
@@ -63,28 +64,29 @@ pub enum Transport {
 }
 
 impl Transport {
-    /// Starts a non-blocking connect to `endpoint` (TLS when `config.tls` says so);
+    /// Starts a non-blocking connect to `endpoint` (TLS when `plan.server.tls` says so);
     /// completion (and, for TLS, the handshake) is driven by [`Transport::finish_connect`]
     /// on later events.
-    pub fn connect(endpoint: &Endpoint, config: &Config) -> io::Result<Transport> {
+    pub fn connect(endpoint: &Endpoint, plan: &Plan) -> io::Result<Transport> {
         match endpoint {
             Endpoint::Tcp { addr, .. } => {
                 let stream = TcpStream::connect(*addr)?;
-                match &config.tls {
+                match &plan.server.tls {
                     Some(settings) => {
                         // `--connection-timeout`, when given, already bounds the whole
                         // connect, handshake included; otherwise a fixed guard keeps a
                         // silent peer from hanging the run.
-                        let guard = match config.shape.connection_timeout {
+                        let guard = match plan.load.shape.connection_timeout {
                             Some(_) => None,
                             None => Some(TLS_HANDSHAKE_TIMEOUT),
                         };
-                        let tls = TlsStream::new(stream, settings.clone(), guard)?;
+                        let tls = TlsStream::new(stream, settings.clone(), plan.names, guard)?;
                         Ok(Transport::Tls(Box::new(tls)))
                     }
                     None => Ok(Transport::Tcp(PlainTcp {
                         stream,
                         replied: false,
+                        names: plan.names,
                     })),
                 }
             }
@@ -188,10 +190,11 @@ fn tcp_connected(stream: &TcpStream) -> io::Result<bool> {
 }
 
 /// Plain TCP. Remembers whether the server ever sent a byte, so a connection a TLS port
-/// drops at once (it cannot parse plaintext) is reported with the hint to add `--tls`.
+/// drops at once (it cannot parse plaintext) is reported with the hint to add TLS.
 pub struct PlainTcp {
     stream: TcpStream,
     replied: bool,
+    names: &'static FlagNames,
 }
 
 impl PlainTcp {
@@ -202,15 +205,18 @@ impl PlainTcp {
         match self.stream.read(buf) {
             Ok(0) => Err(io::Error::new(
                 io::ErrorKind::ConnectionAborted,
-                "the server closed the connection before any reply; if this port expects TLS, \
-                 add --tls",
+                format!(
+                    "the server closed the connection before any reply; if this port expects \
+                     TLS, add {}",
+                    self.names.tls
+                ),
             )),
             // A TLS record header (alert 0x15 or handshake 0x16, version 3.x) starts no reply
             // of any protocol kvbench speaks: the server is talking TLS.
             Ok(n) if n >= 2 && matches!(buf[0], 0x15 | 0x16) && buf[1] == 0x03 => {
                 Err(io::Error::new(
                     io::ErrorKind::InvalidData,
-                    "the server answered with TLS; add --tls (or use a rediss:// URI)",
+                    format!("the server answered with TLS; add {}", self.names.tls_any),
                 ))
             }
             Ok(n) => {
@@ -219,7 +225,10 @@ impl PlainTcp {
             }
             Err(err) if err.kind() == io::ErrorKind::ConnectionReset => Err(io::Error::new(
                 io::ErrorKind::ConnectionReset,
-                "connection reset by peer before any reply; if this port expects TLS, add --tls",
+                format!(
+                    "connection reset by peer before any reply; if this port expects TLS, add {}",
+                    self.names.tls
+                ),
             )),
             Err(err) => Err(err),
         }
@@ -231,6 +240,7 @@ pub struct TlsStream {
     stream: TcpStream,
     conn: ClientConnection,
     settings: Arc<TlsSettings>,
+    names: &'static FlagNames,
     /// TCP connect done (the handshake may still be running).
     tcp_up: bool,
     /// How long the handshake may take; `None` when `--connection-timeout` bounds it.
@@ -255,6 +265,7 @@ impl TlsStream {
     fn new(
         stream: TcpStream,
         settings: Arc<TlsSettings>,
+        names: &'static FlagNames,
         guard: Option<Duration>,
     ) -> io::Result<TlsStream> {
         let conn =
@@ -264,6 +275,7 @@ impl TlsStream {
             stream,
             conn,
             settings,
+            names,
             tcp_up: false,
             guard,
             deadline: None,
@@ -295,8 +307,9 @@ impl TlsStream {
         }
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
             return Err(self.handshake_failed(format!(
-                "no TLS answer within {} s; is this a plaintext port? drop --tls",
-                self.guard.unwrap_or_default().as_secs()
+                "no TLS answer within {} s; is this a plaintext port? drop {}",
+                self.guard.unwrap_or_default().as_secs(),
+                self.names.tls
             )));
         }
         loop {
@@ -325,13 +338,16 @@ impl TlsStream {
             match self.read_socket() {
                 Ok(0) => {
                     let why = if self.first_byte.is_none() {
-                        "the server closed the connection without answering; is this a \
-                         plaintext port, or does it refuse these TLS versions? check --tls and \
-                         --tls-protocols"
+                        format!(
+                            "the server closed the connection without answering; is this a \
+                             plaintext port, or does it refuse these TLS versions? check {} and \
+                             {}",
+                            self.names.tls, self.names.tls_protocols
+                        )
                     } else {
-                        "the server closed the connection during the handshake"
+                        "the server closed the connection during the handshake".to_string()
                     };
-                    return Err(self.handshake_failed(why.to_string()));
+                    return Err(self.handshake_failed(why));
                 }
                 Ok(_) => self.check_first_byte()?,
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(false),
@@ -468,7 +484,7 @@ impl TlsStream {
             Err(err) => {
                 // rustls queued an alert telling the server why; send it if the socket lets us.
                 let _ = self.conn.write_tls(&mut self.stream);
-                let text = self.settings.explain(&err);
+                let text = tls::explain(&self.settings, self.names, &err);
                 Err(if self.got_plaintext {
                     io::Error::new(io::ErrorKind::InvalidData, format!("TLS error: {text}"))
                 } else {
@@ -494,7 +510,8 @@ impl TlsStream {
             .collect();
         Err(self.handshake_failed(format!(
             "the server answered in plaintext (\"{text}\"), not TLS; is this a plaintext port? \
-             drop --tls"
+             drop {}",
+            self.names.tls
         )))
     }
 

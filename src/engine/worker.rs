@@ -17,10 +17,10 @@ use mio::{Events, Poll, Token};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::config::Config;
 use crate::engine::client::{Client, ClientContext, ErrorLog, Status, VerifyJob, split_token};
 use crate::engine::cluster::Topology;
 use crate::engine::generator::OpGenerator;
+use crate::plan::Plan;
 use crate::stats::{ClientSeries, OpStats};
 use crate::workload::values::ValuePool;
 use crate::workload::verify::WrittenKeys;
@@ -68,7 +68,7 @@ pub struct ClientPlan {
 pub struct Worker {
     pub thread: usize,
     pub poll: Poll,
-    pub config: Arc<Config>,
+    pub plan: Arc<Plan>,
     pub values: Arc<ValuePool>,
     pub clients: Vec<ClientPlan>,
     pub run_start: Instant,
@@ -145,7 +145,7 @@ impl Worker {
 
     /// When each client of this thread starts: ramp-up steps plus start jitter.
     fn start_times(&self) -> Vec<Instant> {
-        let shape = &self.config.shape;
+        let shape = &self.plan.load.shape;
         let mut rng = SmallRng::seed_from_u64(self.thread as u64 ^ 0x5eed);
         let mut jitter = Duration::ZERO;
         (0..self.clients.len())
@@ -239,7 +239,7 @@ impl Worker {
                     continue;
                 };
                 let mut ctx = self.context(stats, &mut errors, *second);
-                let status = client.handle_event(conn, event, &self.config, &mut ctx);
+                let status = client.handle_event(conn, event, &self.plan, &mut ctx);
                 self.settle(slots, slot, status)?;
             }
         }
@@ -277,7 +277,7 @@ impl Worker {
                 continue;
             };
             let mut ctx = self.context(stats, errors, second);
-            let status = client.check_stalled(now, &self.config, &mut ctx);
+            let status = client.check_stalled(now, &self.plan, &mut ctx);
             self.settle(slots, slot, status)?;
         }
         Ok(())
@@ -311,7 +311,7 @@ impl Worker {
                 continue;
             };
             let mut ctx = self.context(stats, errors, second);
-            let status = client.on_timer(now, &self.config, &mut ctx);
+            let status = client.on_timer(now, &self.plan, &mut ctx);
             if let Err(message) = self.settle(slots, slot, status) {
                 due.clear();
                 slots.due = due;
@@ -379,13 +379,13 @@ impl Worker {
             active: self.clients.len(),
         };
         for (slot, plan) in self.clients.iter().enumerate() {
-            let ops = OpGenerator::new(&self.config, plan.index, plan.seed)?;
+            let ops = OpGenerator::new(&self.plan, plan.index, plan.seed)?;
             slots.clients.push(Some(Client::new(
                 slot,
                 ops,
                 plan.requests,
                 starts[slot],
-                &self.config,
+                &self.plan,
                 self.topology.as_deref(),
             )));
             slots.arm(slot);

@@ -5,6 +5,7 @@
 //! memtier_benchmark ...`), else by the program's file name (a link named
 //! `memtier_benchmark`), else memtier's, which is kvbench's default command line.
 
+pub mod common;
 pub mod memtier;
 
 use std::ffi::OsString;

@@ -45,7 +45,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rand::Rng;
 
-use crate::cli::CommandSpec;
 use crate::protocol::resp::{encode_array_header, encode_bulk};
 use crate::protocol::resp_value::{Token, tokens};
 use crate::protocol::{KeyBatch, decimal_len};
@@ -595,6 +594,18 @@ impl CommandTemplate {
 // ---------------------------------------------------------------------------------------
 // Parsing the --command list
 // ---------------------------------------------------------------------------------------
+
+/// One command line as the user gave it, with the ratio and key pattern given for it
+/// (raw, validated by [`parse_commands`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CommandSpec {
+    /// The command line to send, e.g. `set __key__ __data__`.
+    pub command: String,
+    /// The raw ratio given for it, if any.
+    pub ratio: Option<String>,
+    /// The raw key pattern given for it, if any.
+    pub key_pattern: Option<String>,
+}
 
 /// Where a `--command`'s bytes come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -23,8 +23,8 @@
 //!   could have drawn.
 //! - **Random data** (`-R`): each SET sends a slice of random bytes at a random offset,
 //!   so no value is expected of a key, and recording every value written (and which
-//!   connection's write won) would cost more than the benchmark. [`Verifier::generated`]
-//!   refuses it with a message saying so.
+//!   connection's write won) would cost more than the benchmark. The front end refuses
+//!   `--data-verify` with random data.
 //!
 //! Which keys to check: every key the run wrote. [`WrittenKeys`] is a shared bitset the
 //! clients mark as they SET; without it (`--verify-only`) the verification pass can walk
@@ -125,24 +125,11 @@ impl Verifier {
     /// A verifier for generated data: keys `prefix + id` over the key range, values `x`
     /// repeated, sized by `size` as [`crate::workload::values::ValueSizer`] sizes them.
     ///
-    /// Refuses random data (`-R`): no value is expected of a key then (see the module docs).
-    pub fn generated(
-        size: &DataSize,
-        keys: &KeyConfig,
-        random_data: bool,
-    ) -> Result<Verifier, String> {
-        if random_data {
-            return Err(
-                "--data-verify cannot check --random-data values: each SET sends a \
-                        slice of random bytes at a random offset, so no one value is expected \
-                        of a key. Drop -R/--random-data, or verify imported data \
-                        (--data-import)"
-                    .to_string(),
-            );
-        }
+    /// Not for random data: no value is expected of a key then (see the module docs).
+    pub fn generated(size: &DataSize, keys: &KeyConfig) -> Verifier {
         let (key_min, key_max) = (keys.min.min(keys.max), keys.max.max(keys.min));
         let sizer = ValueSizer::new(size, keys);
-        Ok(Verifier {
+        Verifier {
             source: Source::Generated(Generated {
                 prefix: keys.prefix.clone(),
                 key_min,
@@ -150,7 +137,7 @@ impl Verifier {
                 filler: vec![b'x'; sizer.max_size()],
                 sizer,
             }),
-        })
+        }
     }
 
     /// The indices [`expected`](Self::expected), [`write_key`](Self::write_key) and
@@ -164,13 +151,16 @@ impl Verifier {
         }
     }
 
-    /// A tracker for the keys a run writes, sized for [`indices`](Self::indices).
-    pub fn new_written_keys(&self) -> Result<WrittenKeys, String> {
+    /// How many [`indices`](Self::indices) there are (saturating at `u64::MAX`).
+    pub fn index_count(&self) -> u64 {
         let range = self.indices();
-        let count = (range.end() - range.start())
-            .checked_add(1)
-            .ok_or_else(|| too_many_keys(u64::MAX))?;
-        WrittenKeys::new(*range.start(), count)
+        (range.end() - range.start()).saturating_add(1)
+    }
+
+    /// A tracker for the keys a run writes, sized for [`indices`](Self::indices); `None`
+    /// when there are more than [`MAX_TRACKED_KEYS`].
+    pub fn new_written_keys(&self) -> Option<WrittenKeys> {
+        WrittenKeys::new(*self.indices().start(), self.index_count())
     }
 
     /// The key at `index` (see [`indices`](Self::indices)), written into `out` (cleared
@@ -262,13 +252,6 @@ impl Generated {
     }
 }
 
-fn too_many_keys(count: u64) -> String {
-    format!(
-        "--data-verify tracks the keys a run writes with one bit per key, and supports at \
-         most {MAX_TRACKED_KEYS} keys; this key range has {count}. Narrow --key-minimum/--key-maximum"
-    )
-}
-
 /// The keys a run has written: one bit per index (see [`Verifier::indices`]), shared by
 /// every client of every thread (`Arc<WrittenKeys>`) and marked without locks.
 #[derive(Debug)]
@@ -279,13 +262,13 @@ pub struct WrittenKeys {
 }
 
 impl WrittenKeys {
-    /// Tracks indices `first..first + count`; refuses more than [`MAX_TRACKED_KEYS`].
-    pub fn new(first: u64, count: u64) -> Result<WrittenKeys, String> {
+    /// Tracks indices `first..first + count`; `None` for more than [`MAX_TRACKED_KEYS`].
+    pub fn new(first: u64, count: u64) -> Option<WrittenKeys> {
         if count > MAX_TRACKED_KEYS || first.checked_add(count).is_none() {
-            return Err(too_many_keys(count));
+            return None;
         }
         let words = (0..count.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
-        Ok(WrittenKeys {
+        Some(WrittenKeys {
             first,
             count,
             words,
@@ -535,7 +518,7 @@ mod tests {
     }
 
     fn generated(size: DataSize, min: u64, max: u64) -> Verifier {
-        Verifier::generated(&size, &keys(min, max), false).unwrap()
+        Verifier::generated(&size, &keys(min, max))
     }
 
     use VerifyOutcome::{Match, Mismatch, Missing};
@@ -663,7 +646,7 @@ mod tests {
     fn generated_key_zero_and_empty_prefix() {
         let mut k = keys(0, 10);
         k.prefix = String::new();
-        let v = Verifier::generated(&DataSize::Fixed(1), &k, false).unwrap();
+        let v = Verifier::generated(&DataSize::Fixed(1), &k);
         assert_eq!(v.check(b"0", Some(b"x")), Match);
         assert_eq!(v.check(b"10", Some(b"x")), Match);
         assert_eq!(v.check(b"00", Some(b"x")), Mismatch);
@@ -677,7 +660,7 @@ mod tests {
             spread_over_keys: true,
         };
         let k = keys(5, 2_000);
-        let v = Verifier::generated(&size, &k, false).unwrap();
+        let v = Verifier::generated(&size, &k);
         let mut sizer = ValueSizer::new(&size, &k);
         let pool = ValuePool::new(sizer.max_size(), false, 1);
         let mut rng = SmallRng::seed_from_u64(1);
@@ -691,7 +674,7 @@ mod tests {
             assert_eq!(v.check(&key, Some(&sent[1..])), Mismatch);
         }
         // A single-key range takes the minimum, as the sizer does.
-        let one = Verifier::generated(&size, &keys(7, 7), false).unwrap();
+        let one = Verifier::generated(&size, &keys(7, 7));
         assert_eq!(one.expected(7).map(<[u8]>::len), Some(10));
     }
 
@@ -726,16 +709,6 @@ mod tests {
         assert_eq!(v.check(b"memtier-3", Some(b"xxxxx")), Match);
         let v = generated(DataSize::List(vec![]), 1, 10);
         assert_eq!(v.check(b"memtier-3", Some(b"")), Match);
-    }
-
-    #[test]
-    fn random_data_is_refused() {
-        let e = Verifier::generated(&DataSize::Fixed(32), &keys(1, 10), true).unwrap_err();
-        assert!(
-            e.starts_with("--data-verify cannot check --random-data values"),
-            "{e}"
-        );
-        assert!(e.contains("--data-import"), "{e}");
     }
 
     #[test]
@@ -791,13 +764,15 @@ mod tests {
 
     #[test]
     fn written_keys_refuse_huge_ranges() {
-        let e = WrittenKeys::new(0, MAX_TRACKED_KEYS + 1).unwrap_err();
-        assert!(e.contains("at most 1073741824 keys"), "{e}");
-        assert!(WrittenKeys::new(u64::MAX, 2).is_err());
+        assert!(WrittenKeys::new(0, MAX_TRACKED_KEYS).is_some());
+        assert!(WrittenKeys::new(0, MAX_TRACKED_KEYS + 1).is_none());
+        assert!(WrittenKeys::new(u64::MAX, 2).is_none());
         let v = generated(DataSize::Fixed(1), 0, 10_000_000_000);
-        assert!(v.new_written_keys().is_err());
+        assert_eq!(v.index_count(), 10_000_000_001);
+        assert!(v.new_written_keys().is_none());
         let full = generated(DataSize::Fixed(1), 0, u64::MAX);
-        assert!(full.new_written_keys().is_err());
+        assert_eq!(full.index_count(), u64::MAX);
+        assert!(full.new_written_keys().is_none());
     }
 
     #[test]

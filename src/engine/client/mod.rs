@@ -18,15 +18,15 @@ use std::time::{Duration, Instant};
 use mio::event::Event;
 use mio::{Registry, Token};
 
-use crate::config::{Config, Endpoint};
 use crate::debug_log;
 use crate::engine::cluster::{self, Redirect, Topology};
 use crate::engine::connection::{Answer, Connection, Pending, Phase, flags};
 use crate::engine::generator::{Op, OpGenerator};
+use crate::plan::Reconnect;
+use crate::plan::{Endpoint, Plan};
 use crate::protocol::KeyBatch;
 use crate::protocol::ReplyKind;
 use crate::protocol::resp_value::{self, first_bulk};
-use crate::shape::Reconnect;
 use crate::stats::{ClientSeries, OpStats, rows};
 use crate::workload::commands::{ScanState, scan_cursor};
 use crate::workload::keys::write_key;
@@ -169,7 +169,7 @@ impl Client {
         ops: OpGenerator,
         requests: Option<u64>,
         start_at: Instant,
-        config: &Config,
+        plan: &Plan,
         topology: Option<&Topology>,
     ) -> Client {
         let (conns, slot_owner) = match topology {
@@ -178,15 +178,15 @@ impl Client {
                     .nodes
                     .iter()
                     .take(MAX_CONNECTIONS_PER_CLIENT)
-                    .map(|node| Connection::new(node.endpoint(), node.name(), config))
+                    .map(|node| Connection::new(node.endpoint(), node.name(), plan))
                     .collect();
                 (conns, Some(topo.slot_owner.clone()))
             }
             None => (
                 vec![Connection::new(
-                    config.endpoint.clone(),
-                    peer_name(&config.endpoint),
-                    config,
+                    plan.server.endpoint.clone(),
+                    peer_name(&plan.server.endpoint),
+                    plan,
                 )],
                 None,
             ),
@@ -196,31 +196,31 @@ impl Client {
             conns,
             slot_owner,
             last_refresh: None,
-            reconnect: config.shape.reconnect,
-            reconnect_interval: config.shape.reconnect_interval,
-            connection_timeout: config.shape.connection_timeout,
-            pacer: config.shape.rate_limit.map(|rate| Pacer {
+            reconnect: plan.load.shape.reconnect,
+            reconnect_interval: plan.load.shape.reconnect_interval,
+            connection_timeout: plan.load.shape.connection_timeout,
+            pacer: plan.load.shape.rate_limit.map(|rate| Pacer {
                 interval: Duration::from_secs(1) / rate,
                 next: start_at,
             }),
             ops,
             held: None,
             resends: VecDeque::new(),
-            key_buf: Vec::with_capacity(config.keys.prefix.len() + 20),
+            key_buf: Vec::with_capacity(plan.workload.keys.prefix.len() + 20),
             multi_keys: KeyBatch::new(),
             command_keys: KeyBatch::new(),
-            scan: config
+            scan: plan
+                .workload
                 .arbitrary
                 .as_ref()
                 .and_then(|a| a.scan_max_iterations)
                 .map(ScanState::new),
             remaining: requests,
-            pipeline: config.pipeline,
-            series: config
-                .output
-                .client_stats
-                .as_ref()
-                .map(|_| Box::new(ClientSeries::new())),
+            pipeline: plan.load.pipeline,
+            series: plan
+                .outputs
+                .client_series
+                .then(|| Box::new(ClientSeries::new())),
         };
         for conn in &mut client.conns {
             conn.phase_timer = Some(start_at);
@@ -269,50 +269,46 @@ impl Client {
     }
 
     /// Handles a timer set by [`Client::next_timer`].
-    pub fn on_timer(&mut self, now: Instant, config: &Config, ctx: &mut ClientContext) -> Status {
+    pub fn on_timer(&mut self, now: Instant, plan: &Plan, ctx: &mut ClientContext) -> Status {
         for i in 0..self.conns.len() {
             let conn = &self.conns[i];
             let due = conn.phase_timer.is_some_and(|t| now >= t);
             let result = match conn.phase {
-                Phase::Idle | Phase::Backoff if due => self.open(i, config, ctx),
+                Phase::Idle | Phase::Backoff if due => self.open(i, plan, ctx),
                 Phase::Connecting | Phase::Handshaking if due => {
                     let waited = self.connection_timeout.unwrap_or_default().as_secs();
                     Err(format!(
-                        "connection to {} timed out after {waited} s (--connection-timeout)",
-                        conn.peer
+                        "connection to {} timed out after {waited} s ({})",
+                        conn.peer, plan.names.connection_timeout
                     ))
                 }
                 _ => Ok(()),
             };
             if let Err(message) = result
-                && let Some(status) = self.connection_failed(i, message, config, ctx)
+                && let Some(status) = self.connection_failed(i, message, plan, ctx)
             {
                 return status;
             }
         }
-        self.send_and_settle(config, ctx)
+        self.send_and_settle(plan, ctx)
     }
 
     /// The stall watchdog (`--reply-timeout`), called by the worker once a second: a
     /// connection whose requests got no reply for too long has failed.
-    pub fn check_stalled(
-        &mut self,
-        now: Instant,
-        config: &Config,
-        ctx: &mut ClientContext,
-    ) -> Status {
-        let Some(timeout) = config.shape.reply_timeout else {
+    pub fn check_stalled(&mut self, now: Instant, plan: &Plan, ctx: &mut ClientContext) -> Status {
+        let Some(timeout) = plan.load.shape.reply_timeout else {
             return Status::Active;
         };
         for i in 0..self.conns.len() {
             let live = matches!(self.conns[i].phase, Phase::Ready | Phase::Handshaking);
             if live && self.conns[i].is_stalled(now, timeout) {
                 let message = format!(
-                    "no reply from {} in {} s: the server stopped answering (--reply-timeout)",
+                    "no reply from {} in {} s: the server stopped answering ({})",
                     self.conns[i].peer,
-                    timeout.as_secs()
+                    timeout.as_secs(),
+                    plan.names.reply_timeout
                 );
-                if let Some(status) = self.connection_failed(i, message, config, ctx) {
+                if let Some(status) = self.connection_failed(i, message, plan, ctx) {
                     return status;
                 }
             }
@@ -325,29 +321,29 @@ impl Client {
         &mut self,
         conn: usize,
         event: &Event,
-        config: &Config,
+        plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Status {
         if conn >= self.conns.len() {
             return Status::Active;
         }
-        if let Err(message) = self.drive(conn, event, config, ctx)
-            && let Some(status) = self.connection_failed(conn, message, config, ctx)
+        if let Err(message) = self.drive(conn, event, plan, ctx)
+            && let Some(status) = self.connection_failed(conn, message, plan, ctx)
         {
             return status;
         }
-        self.send_and_settle(config, ctx)
+        self.send_and_settle(plan, ctx)
     }
 
     /// Fills and flushes every connection, then says whether the client is done.
-    fn send_and_settle(&mut self, config: &Config, ctx: &mut ClientContext) -> Status {
-        self.fill(config, ctx);
+    fn send_and_settle(&mut self, plan: &Plan, ctx: &mut ClientContext) -> Status {
+        self.fill(plan, ctx);
         for i in 0..self.conns.len() {
             if self.conns[i].wbuf.is_empty() {
                 continue;
             }
             if let Err(message) = self.conns[i].flush()
-                && let Some(status) = self.connection_failed(i, message, config, ctx)
+                && let Some(status) = self.connection_failed(i, message, plan, ctx)
             {
                 return status;
             }
@@ -368,12 +364,12 @@ impl Client {
     }
 
     /// Opens connection `i`.
-    fn open(&mut self, i: usize, config: &Config, ctx: &mut ClientContext) -> Result<(), String> {
+    fn open(&mut self, i: usize, plan: &Plan, ctx: &mut ClientContext) -> Result<(), String> {
         let token = token_of(self.slot, i);
         let timeout = self.connection_timeout;
         let conn = &mut self.conns[i];
         debug_log!(1, "connecting to {} (token {})", conn.peer, token.0);
-        conn.open(config, ctx.registry, token, timeout)
+        conn.open(plan, ctx.registry, token, timeout)
     }
 
     /// A connection error: without `--reconnect-on-error` (and outside cluster mode) the
@@ -383,7 +379,7 @@ impl Client {
         &mut self,
         i: usize,
         message: String,
-        config: &Config,
+        plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Option<Status> {
         let cluster = self.slot_owner.is_some();
@@ -433,7 +429,7 @@ impl Client {
             delay.as_secs_f64(),
             conn.attempts
         ));
-        conn.reset(config);
+        conn.reset(plan);
         if ctx.verify.is_none()
             && let Some(left) = self.remaining.as_mut()
         {
@@ -449,10 +445,10 @@ impl Client {
         &mut self,
         i: usize,
         event: &Event,
-        config: &Config,
+        plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Result<(), String> {
-        if self.conns[i].progress_connect(config)? {
+        if self.conns[i].progress_connect(plan)? {
             self.connection_ready(i);
         }
         if event.is_readable() || event.is_read_closed() || event.is_error() {
@@ -460,7 +456,7 @@ impl Client {
             while let Some((n, space)) = self.conns[i].read_some()? {
                 let received = Instant::now();
                 let was_ready = self.conns[i].is_ready();
-                self.take_answers(i, received, config, ctx)?;
+                self.take_answers(i, received, plan, ctx)?;
                 if !was_ready && self.conns[i].is_ready() {
                     self.connection_ready(i);
                 }
@@ -481,7 +477,7 @@ impl Client {
         {
             // --reconnect-interval: every reply is in, so nothing is lost by reconnecting.
             self.conns[i].close(ctx.registry);
-            self.open(i, config, ctx)?;
+            self.open(i, plan, ctx)?;
         }
         Ok(())
     }
@@ -499,10 +495,10 @@ impl Client {
         &mut self,
         i: usize,
         received: Instant,
-        config: &Config,
+        plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Result<(), String> {
-        while let Some(answer) = self.conns[i].next_answer(config)? {
+        while let Some(answer) = self.conns[i].next_answer(plan)? {
             if answer.pending.flags & flags::TOPOLOGY != 0 {
                 // A node that reports no host name means the one this client reached it by.
                 let host = match &self.conns[i].endpoint {
@@ -512,7 +508,7 @@ impl Client {
                 let parsed = resp_value::value(self.conns[i].reply_bytes(&answer))
                     .and_then(|(value, _)| cluster::topology_from_slots(&value, &host).ok());
                 if let Some(topology) = parsed {
-                    self.apply_topology(&topology, config, ctx);
+                    self.apply_topology(&topology, plan, ctx);
                 }
                 continue;
             }
@@ -521,7 +517,7 @@ impl Client {
                 &answer,
                 bytes,
                 received,
-                config,
+                plan,
                 ctx,
                 &mut self.series,
                 &mut self.scan,
@@ -539,7 +535,7 @@ impl Client {
                 },
             };
             if let Some(redirect) = redirect {
-                self.follow(i, redirect, answer.pending, config, ctx)?;
+                self.follow(i, redirect, answer.pending, plan, ctx)?;
             }
         }
         Ok(())
@@ -551,7 +547,7 @@ impl Client {
         source: usize,
         redirect: Redirect,
         pending: Pending,
-        config: &Config,
+        plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Result<(), String> {
         let (slot, mut host, port, ask) = match redirect {
@@ -565,7 +561,7 @@ impl Client {
                 Endpoint::Unix(_) => String::new(),
             };
         }
-        let target = self.connection_to(&host, port, config, ctx)?;
+        let target = self.connection_to(&host, port, plan, ctx)?;
         if !ask && let Some(owner) = self.slot_owner.as_mut() {
             owner[usize::from(slot)] = target as u16;
         }
@@ -638,7 +634,7 @@ impl Client {
 
     /// Routes every slot as a fresh `CLUSTER SLOTS` reply says, opening connections to
     /// masters this client does not know yet.
-    fn apply_topology(&mut self, topology: &Topology, config: &Config, ctx: &mut ClientContext) {
+    fn apply_topology(&mut self, topology: &Topology, plan: &Plan, ctx: &mut ClientContext) {
         let mut index_of = Vec::with_capacity(topology.nodes.len());
         for node in &topology.nodes {
             let host = if node.host.is_empty() {
@@ -646,7 +642,7 @@ impl Client {
             } else {
                 node.host.clone()
             };
-            index_of.push(self.connection_to(&host, node.port, config, ctx).ok());
+            index_of.push(self.connection_to(&host, node.port, plan, ctx).ok());
         }
         if let Some(owner) = self.slot_owner.as_mut() {
             for (slot, node) in topology.slot_owner.iter().enumerate() {
@@ -662,7 +658,7 @@ impl Client {
         &mut self,
         host: &str,
         port: u16,
-        config: &Config,
+        plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Result<usize, String> {
         let name = format!("{host}:{port}");
@@ -677,10 +673,10 @@ impl Client {
         let node = cluster::resolve_node(host, port)
             .ok_or_else(|| format!("cannot resolve redirected node {name}"))?;
         self.conns
-            .push(Connection::new(node.endpoint(), name, config));
+            .push(Connection::new(node.endpoint(), name, plan));
         let i = self.conns.len() - 1;
-        if let Err(message) = self.open(i, config, ctx)
-            && let Some(Status::Failed(message)) = self.connection_failed(i, message, config, ctx)
+        if let Err(message) = self.open(i, plan, ctx)
+            && let Some(Status::Failed(message)) = self.connection_failed(i, message, plan, ctx)
         {
             return Err(message);
         }
@@ -714,7 +710,7 @@ impl Client {
 
     /// Sends redirected requests first, then new ones, until connections are full, the
     /// client's share is sent, or (when rate-limited) the next request is not due yet.
-    fn fill(&mut self, config: &Config, ctx: &mut ClientContext) {
+    fn fill(&mut self, plan: &Plan, ctx: &mut ClientContext) {
         let mut batch_time = None;
         while let Some(&(i, op, flag)) = self.resends.front() {
             if !self.has_room(i) {
@@ -722,7 +718,7 @@ impl Client {
             }
             self.resends.pop_front();
             let sent = *batch_time.get_or_insert_with(Instant::now);
-            self.send_op(i, op, flag, sent, config, ctx);
+            self.send_op(i, op, flag, sent, plan, ctx);
         }
         loop {
             let op = match self.held.take() {
@@ -754,7 +750,7 @@ impl Client {
                 }
             };
             let i = if self.slot_owner.is_some() {
-                self.prepare_key(op, config, ctx);
+                self.prepare_key(op, plan, ctx);
                 self.route()
             } else {
                 0
@@ -780,15 +776,15 @@ impl Client {
                 // One clock read per batch: every request in it goes out in the same write.
                 None => *batch_time.get_or_insert_with(Instant::now),
             };
-            self.send_op(i, op, 0, sent, config, ctx);
+            self.send_op(i, op, 0, sent, plan, ctx);
         }
     }
 
     /// Puts the key of `op` into `key_buf` (for routing).
-    fn prepare_key(&mut self, op: Op, config: &Config, ctx: &ClientContext) {
+    fn prepare_key(&mut self, op: Op, plan: &Plan, ctx: &ClientContext) {
         match op {
             Op::Set { key_id, .. } | Op::Get { key_id } => {
-                self.load_key(config, key_id);
+                self.load_key(plan, key_id);
             }
             Op::Verify { index } => {
                 if let Some(job) = ctx.verify {
@@ -796,7 +792,7 @@ impl Client {
                 }
             }
             Op::Command { .. } => match self.ops.multi_keys().first() {
-                Some(&id) => write_key(&mut self.key_buf, &config.keys.prefix, id),
+                Some(&id) => write_key(&mut self.key_buf, &plan.workload.keys.prefix, id),
                 None => self.key_buf.clear(),
             },
             Op::MultiGet | Op::Wait { .. } => self.key_buf.clear(),
@@ -810,7 +806,7 @@ impl Client {
         op: Op,
         flag: u8,
         sent: Instant,
-        config: &Config,
+        plan: &Plan,
         ctx: &mut ClientContext,
     ) {
         if flag & flags::ASKING != 0 {
@@ -834,7 +830,7 @@ impl Client {
         }
         let before = self.conns[i].wbuf.len();
         let opaque = self.conns[i].take_opaque();
-        let (row, keys, scan) = self.encode_op(i, op, opaque, config, ctx);
+        let (row, keys, scan) = self.encode_op(i, op, opaque, plan, ctx);
         let conn = &mut self.conns[i];
         debug_log!(
             2,
@@ -865,23 +861,26 @@ impl Client {
     }
 
     /// Puts the key of `key_id` in `key_buf`: an imported item's key, or prefix + id.
-    fn load_key(&mut self, config: &Config, key_id: u64) -> Option<usize> {
-        let item = config.dataset.item_index(key_id, &config.keys);
-        match (item, &config.dataset.import) {
+    fn load_key(&mut self, plan: &Plan, key_id: u64) -> Option<usize> {
+        let item = plan
+            .workload
+            .dataset
+            .item_index(key_id, &plan.workload.keys);
+        match (item, &plan.workload.dataset.import) {
             (Some(index), Some(data)) if !data.generated_keys() => {
                 self.key_buf.clear();
                 self.key_buf.extend_from_slice(data.item(index).key);
             }
-            _ => write_key(&mut self.key_buf, &config.keys.prefix, key_id),
+            _ => write_key(&mut self.key_buf, &plan.workload.keys.prefix, key_id),
         }
         item
     }
 
     /// A read of the key in `key_buf` on connection `i`: GET, or GETRANGE with
     /// `--data-offset`.
-    fn encode_read(&mut self, i: usize, config: &Config, opaque: u32) {
+    fn encode_read(&mut self, i: usize, plan: &Plan, opaque: u32) {
         let conn = &mut self.conns[i];
-        let offset = config.shape.data_offset;
+        let offset = plan.load.shape.data_offset;
         if offset > 0 {
             conn.codec
                 .encode_getrange(&mut conn.wbuf, &self.key_buf, offset);
@@ -897,23 +896,23 @@ impl Client {
         i: usize,
         op: Op,
         opaque: u32,
-        config: &Config,
+        plan: &Plan,
         ctx: &mut ClientContext,
     ) -> (usize, u32, bool) {
-        let prefix = &config.keys.prefix;
-        let offset = config.shape.data_offset;
+        let prefix = &plan.workload.keys.prefix;
+        let offset = plan.load.shape.data_offset;
         match op {
             Op::Set {
                 key_id,
                 value_size,
                 expiry_secs,
             } => {
-                let item = self.load_key(config, key_id);
-                let (value, expiry) = match (item, &config.dataset.import) {
+                let item = self.load_key(plan, key_id);
+                let (value, expiry) = match (item, &plan.workload.dataset.import) {
                     (Some(index), Some(data)) => {
                         let item = data.item(index);
                         // --expiry-range overrides the file's expiry, as in memtier.
-                        let expiry = if config.shape.expiry_range.is_some() {
+                        let expiry = if plan.load.shape.expiry_range.is_some() {
                             expiry_secs
                         } else {
                             item.expiry_secs
@@ -936,23 +935,23 @@ impl Client {
                 (rows::SET, 1, false)
             }
             Op::Get { key_id } => {
-                self.load_key(config, key_id);
-                self.encode_read(i, config, opaque);
+                self.load_key(plan, key_id);
+                self.encode_read(i, plan, opaque);
                 (rows::GET, 1, false)
             }
             Op::Verify { index } => {
                 if let Some(job) = ctx.verify {
                     job.verifier.write_key(index, &mut self.key_buf);
                 }
-                self.encode_read(i, config, opaque);
+                self.encode_read(i, plan, opaque);
                 (rows::GET, 1, false)
             }
             Op::MultiGet => {
                 self.multi_keys.clear();
                 for &id in self.ops.multi_keys() {
                     match (
-                        config.dataset.item_index(id, &config.keys),
-                        &config.dataset.import,
+                        plan.workload.dataset.item_index(id, &plan.workload.keys),
+                        &plan.workload.dataset.import,
                     ) {
                         (Some(index), Some(data)) if !data.generated_keys() => {
                             self.multi_keys.push(data.item(index).key)
@@ -974,7 +973,7 @@ impl Client {
                 (rows::WAIT, 1, false)
             }
             Op::Command { index, value_size } => {
-                self.encode_command(i, config, ctx, index, value_size)
+                self.encode_command(i, plan, ctx, index, value_size)
             }
         }
     }
@@ -983,18 +982,18 @@ impl Client {
     fn encode_command(
         &mut self,
         i: usize,
-        config: &Config,
+        plan: &Plan,
         ctx: &mut ClientContext,
         index: usize,
         value_size: usize,
     ) -> (usize, u32, bool) {
-        let Some(arbitrary) = config.arbitrary.as_deref() else {
+        let Some(arbitrary) = plan.workload.arbitrary.as_deref() else {
             return (0, 1, false);
         };
         let cmd = &arbitrary.list.commands[index];
         self.command_keys.clear();
         for &id in self.ops.multi_keys() {
-            self.command_keys.push_key(&config.keys.prefix, id);
+            self.command_keys.push_key(&plan.workload.keys.prefix, id);
         }
         let value = ctx.values.value(value_size, self.ops.rng());
         let wbuf = &mut self.conns[i].wbuf;
@@ -1050,7 +1049,7 @@ fn record_answer(
     answer: &Answer,
     bytes: &[u8],
     received: Instant,
-    config: &Config,
+    plan: &Plan,
     ctx: &mut ClientContext,
     series: &mut Option<Box<ClientSeries>>,
     scan: &mut Option<ScanState>,
@@ -1065,7 +1064,7 @@ fn record_answer(
     let row = pending.row as usize;
     let latency_us = received.saturating_duration_since(pending.sent).as_micros() as u64;
     let stats = &mut ctx.stats[row];
-    if reply.kind == ReplyKind::Error && config.cluster_mode {
+    if reply.kind == ReplyKind::Error && plan.server.cluster_mode {
         let redirect = cluster::parse_redirect(text);
         match &redirect {
             Some(Redirect::Moved { .. }) => stats.moved += 1,
@@ -1086,7 +1085,7 @@ fn record_answer(
     // The per-client files have SET/GET/WAIT columns only (as memtier's): arbitrary
     // command rows are reported in the table and JSON, not there.
     if let Some(series) = series.as_mut()
-        && config.arbitrary.is_none()
+        && plan.workload.arbitrary.is_none()
     {
         series.record(
             ctx.second,
@@ -1111,7 +1110,7 @@ fn record_answer(
     {
         state.on_reply(first_bulk(bytes).and_then(scan_cursor));
     }
-    let is_get = config.arbitrary.is_none() && row == rows::GET;
+    let is_get = plan.workload.arbitrary.is_none() && row == rows::GET;
     let (hits, misses) = match reply.kind {
         ReplyKind::Error => {
             // Redis NOAUTH, memcached -Y "unauthenticated", memcached SASL "Auth failure."
@@ -1120,7 +1119,8 @@ fn record_answer(
                 || text.starts_with(b"Auth failure")
             {
                 return Err(format!(
-                    "{FATAL}server {peer} requires authentication: use -a PASSWORD or -a USER:PASSWORD"
+                    "{FATAL}server {peer} requires authentication: use {}",
+                    plan.names.authenticate
                 ));
             }
             if text.starts_with(b"CLUSTERDOWN") {
@@ -1143,7 +1143,7 @@ fn record_answer(
         }
         ReplyKind::Nil => (0, 1),
         // GETRANGE answers an empty string for a missing key.
-        ReplyKind::Bulk if config.shape.data_offset > 0 && reply.payload.1 == 0 => (0, 1),
+        ReplyKind::Bulk if plan.load.shape.data_offset > 0 && reply.payload.1 == 0 => (0, 1),
         _ => (1, 0),
     };
     stats.hits += hits;

@@ -2,21 +2,34 @@
 //! `--config` files into the engine's plan, memtier's live output, and its reports (ALL
 //! STATS table, JSON, HDR and client-stats files) with memtier's notices and exit codes.
 
+pub mod arbitrary;
+pub mod cli;
+pub mod config_file;
+pub mod dataset;
 pub mod live;
+pub mod outputs;
+pub mod parse;
 pub mod progress;
+pub mod settings;
+pub mod shape;
+pub mod show_config;
 
 use std::ffi::OsString;
 use std::sync::Arc;
 
-use crate::cli::{Parsed, parse_args};
-use crate::config::{Config, StopAt, render_show_config};
 use crate::engine::{self, Fanout, RunObserver};
 use crate::error::Error;
 use crate::frontend::utf8_args;
+use crate::plan::{Plan, StopAt};
 use crate::report::{self, ClientRamp, Destinations, Limit, Rendering, RunInfo};
 use crate::results::Results;
 use crate::signals;
 use crate::sinks::statsd::StatsdObserver;
+pub use cli::{Cli, Parsed};
+pub use parse::parse_args;
+pub use settings::Settings;
+pub use show_config::render_show_config;
+
 use live::Live;
 
 /// Runs memtier's command line `args` (program name first); returns the exit status.
@@ -28,25 +41,30 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         }
         Parsed::Run(cli) => cli,
     };
-    let config = Arc::new(Config::from_cli(&cli)?);
-    crate::debug::set_level(config.output.debug);
-    if config.output.show_config {
-        print!("{}", render_show_config(&config));
+    let Settings {
+        plan,
+        output: out,
+        shown,
+        ..
+    } = Settings::from_cli(&cli)?;
+    let plan = Arc::new(plan);
+    crate::debug::set_level(out.debug);
+    if out.show_config {
+        print!("{}", render_show_config(&shown));
     }
 
-    let mut live = Live::new(config.output.client_stats.clone());
-    let mut statsd = config
-        .output
+    let mut live = Live::new(out.client_stats.clone());
+    let mut statsd = out
         .statsd
         .clone()
-        .map(|c| StatsdObserver::new(c, config.output.print_percentiles.clone()));
+        .map(|c| StatsdObserver::new(c, out.print_percentiles.clone()));
     let mut observers: Vec<&mut dyn RunObserver> = Vec::new();
     if let Some(statsd) = statsd.as_mut() {
         observers.push(statsd);
     }
     observers.push(&mut live);
-    let mut outcome = engine::run(&config, &mut Fanout(observers));
-    name_runs(&mut outcome.runs, config.run_count);
+    let mut outcome = engine::run(&plan, &mut Fanout(observers));
+    name_runs(&mut outcome.runs, plan.load.run_count);
 
     let anything_measured = outcome
         .runs
@@ -55,18 +73,17 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     // A run that never got a reply has nothing worth a report; one cut short by an error
     // or Ctrl-C still writes what it measured.
     if anything_measured || outcome.error.is_none() {
-        let out = &config.output;
         let destinations = Destinations {
             out_file: out.out_file.clone(),
             json_out_file: out.json_out_file.clone(),
             hdr_file_prefix: out.hdr_file_prefix.clone(),
         };
         let rendering = Rendering {
-            info: run_info(&config),
+            info: run_info(&plan),
             percentiles: &out.print_percentiles,
             hide_histogram: out.hide_histogram,
             print_all_runs: out.print_all_runs,
-            configuration: &config.shown,
+            configuration: &shown,
         };
         report::write_reports(
             &destinations,
@@ -125,21 +142,20 @@ fn name_runs(runs: &mut [Results], run_count: u32) {
 
 /// The facts every report states first. For `-n allkeys` the requests per client are the
 /// key range divided among all clients, rounded up.
-fn run_info(config: &Config) -> RunInfo {
-    let limit = match config.stop {
+fn run_info(plan: &Plan) -> RunInfo {
+    let limit = match plan.load.stop {
         StopAt::RequestsPerClient(n) => Limit::RequestsPerClient(n),
         StopAt::AllKeys => Limit::RequestsPerClient(
-            config
-                .key_range()
-                .div_ceil(config.total_clients().max(1) as u64),
+            plan.key_range()
+                .div_ceil(plan.total_clients().max(1) as u64),
         ),
         StopAt::Time(d) => Limit::Seconds(d.as_secs()),
     };
     RunInfo {
-        threads: config.threads,
-        connections_per_thread: config.clients,
+        threads: plan.load.threads,
+        connections_per_thread: plan.load.clients,
         limit,
-        ramp: config.shape.ramp.map(|r| ClientRamp {
+        ramp: plan.load.shape.ramp.map(|r| ClientRamp {
             start: r.start,
             step: r.step,
             step_duration: r.step_duration,

@@ -1,0 +1,348 @@
+//! TLS set-up from the shared connection flags: `--tls`, `--cert`, `--key`, `--cacert`,
+//! `--tls-skip-verify`, `--sni` and `--tls-protocols` into one ready rustls configuration
+//! (the plan's [`TlsSettings`]).
+//!
+//! Everything that can be wrong with the files or flags is found here, while the plan is
+//! built, so a bad PEM file is a usage error before any connection.
+
+use std::fs;
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::{Resumption, WebPkiServerVerifier};
+use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
+use rustls::pki_types::pem::{self, PemObject};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::sign::CertifiedKey;
+use rustls::{
+    ClientConfig, DigitallySignedStruct, Error as TlsError, InconsistentKeys, RootCertStore,
+    SignatureScheme, SupportedProtocolVersion,
+};
+
+use crate::plan::tls::{ClientIdentity, TlsSettings};
+
+/// Where Debian (and derivatives) keep the system's trusted CAs as one PEM bundle; the other
+/// two are the Red Hat and Alpine/BSD spellings. `SSL_CERT_FILE`, as OpenSSL reads it, wins.
+const SYSTEM_CA_BUNDLES: [&str; 3] = [
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/cert.pem",
+];
+
+/// The TLS flags as given, before validation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TlsFlags<'a> {
+    /// The server's host name or address as the user typed it (from `-h` or the URI).
+    pub host: &'a str,
+    pub cert: Option<&'a str>,
+    pub key: Option<&'a str>,
+    pub cacert: Option<&'a str>,
+    pub skip_verify: bool,
+    pub sni: Option<&'a str>,
+    pub protocols: Option<&'a str>,
+}
+
+/// Validates the TLS flags and builds the shared rustls configuration. Every error is one
+/// line that names the flag or file at fault.
+pub fn build(flags: &TlsFlags) -> Result<TlsSettings, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let (versions, versions_text) = parse_versions(flags.protocols)?;
+    let name_text = flags.sni.unwrap_or(flags.host);
+    let server_name = server_name(name_text, flags.sni.is_some())?;
+
+    let key = match (flags.cert, flags.key) {
+        (Some(cert), Some(key)) => Some(Arc::new(load_identity(cert, key, &provider)?)),
+        (Some(_), None) => {
+            return Err(
+                "--cert needs --key: give the client certificate's private key too.".to_string(),
+            );
+        }
+        (None, Some(_)) => {
+            return Err("--key needs --cert: give the client certificate too.".to_string());
+        }
+        (None, None) => None,
+    };
+    let identity = Arc::new(ClientIdentity::new(key));
+
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&versions)
+        .map_err(|e| format!("cannot set up TLS: {e}"))?;
+    let builder = if flags.skip_verify {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(SkipVerify {
+                algorithms: provider.signature_verification_algorithms,
+            }))
+    } else {
+        let roots = Arc::new(root_store(flags.cacert)?);
+        let verifier = WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
+            .build()
+            .map_err(|e| format!("cannot set up TLS verification: {e}"))?;
+        builder.with_webpki_verifier(verifier)
+    };
+    let mut client_config = builder.with_client_cert_resolver(identity.clone());
+    // Every connection makes a full handshake, as memtier's do: results compare, and
+    // servers that mishandle resumption still work (memcached 1.6 with client
+    // verification answers a resumed handshake with an internal_error alert).
+    client_config.resumption = Resumption::disabled();
+
+    Ok(TlsSettings {
+        client_config: Arc::new(client_config),
+        server_name,
+        versions_text,
+        cert_file: flags.cert.map(str::to_string),
+        cacert_file: flags.cacert.map(str::to_string),
+        sni_given: flags.sni.is_some(),
+        identity,
+    })
+}
+
+/// `--tls-skip-verify`: accepts any certificate chain and any name, but still checks the
+/// handshake signatures, so the connection is at least bound to the key the server showed.
+#[derive(Debug)]
+struct SkipVerify {
+    algorithms: WebPkiSupportedAlgorithms,
+}
+
+impl ServerCertVerifier for SkipVerify {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, TlsError> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, TlsError> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, TlsError> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.algorithms.supported_schemes()
+    }
+}
+
+/// `--tls-protocols=TLSv1.2,TLSv1.3` (memtier's spelling, any case). rustls has no TLS 1.0
+/// or 1.1, so those are refused rather than silently dropped.
+fn parse_versions(
+    raw: Option<&str>,
+) -> Result<(Vec<&'static SupportedProtocolVersion>, String), String> {
+    let Some(raw) = raw else {
+        return Ok((
+            vec![&rustls::version::TLS13, &rustls::version::TLS12],
+            "TLSv1.2 and TLSv1.3".to_string(),
+        ));
+    };
+    let (mut tls12, mut tls13) = (false, false);
+    for token in raw.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        match token.to_ascii_lowercase().as_str() {
+            "tlsv1.2" => tls12 = true,
+            "tlsv1.3" => tls13 = true,
+            "tlsv1" | "tlsv1.0" | "tlsv1.1" => {
+                return Err(format!(
+                    "--tls-protocols: {token} is not available: kvbench's TLS (rustls) speaks \
+                     TLSv1.2 and TLSv1.3 only."
+                ));
+            }
+            _ => {
+                return Err(format!(
+                    "Invalid tls-protocols specified {token}. Use a combination of 'TLSv1.2' \
+                     and 'TLSv1.3'."
+                ));
+            }
+        }
+    }
+    match (tls12, tls13) {
+        (true, true) => Ok((
+            vec![&rustls::version::TLS13, &rustls::version::TLS12],
+            "TLSv1.2 and TLSv1.3".to_string(),
+        )),
+        (true, false) => Ok((vec![&rustls::version::TLS12], "TLSv1.2 only".to_string())),
+        (false, true) => Ok((vec![&rustls::version::TLS13], "TLSv1.3 only".to_string())),
+        (false, false) => {
+            Err("--tls-protocols needs at least one of 'TLSv1.2' and 'TLSv1.3'.".to_string())
+        }
+    }
+}
+
+fn server_name(text: &str, from_sni: bool) -> Result<ServerName<'static>, String> {
+    if text.is_empty() {
+        return Err("--sni needs a host name.".to_string());
+    }
+    ServerName::try_from(text.to_string()).map_err(|_| {
+        if from_sni {
+            format!("--sni '{text}' is not a valid host name or IP address.")
+        } else {
+            format!(
+                "host '{text}' is not a valid TLS server name; give the name on the server's \
+                 certificate with --sni."
+            )
+        }
+    })
+}
+
+/// Reads a whole file for the flag `flag`, with the OS reason on failure.
+fn read_file(flag: &str, path: &str) -> Result<Vec<u8>, String> {
+    fs::read(path).map_err(|e| format!("cannot read {flag} file '{path}': {}", os_text(&e)))
+}
+
+fn os_text(err: &std::io::Error) -> String {
+    let text = err.to_string();
+    match text.find(" (os error") {
+        Some(cut) => text[..cut].to_lowercase(),
+        None => text,
+    }
+}
+
+fn pem_problem(flag: &str, path: &str, err: &pem::Error) -> String {
+    format!("{flag} file '{path}' is not valid PEM: {err}")
+}
+
+/// All certificates of a PEM file, in order; none is an error naming the file.
+fn load_certs(flag: &str, path: &str) -> Result<Vec<CertificateDer<'static>>, String> {
+    let bytes = read_file(flag, path)?;
+    let certs = CertificateDer::pem_slice_iter(&bytes)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| pem_problem(flag, path, &e))?;
+    if certs.is_empty() {
+        return Err(format!(
+            "no certificate in {flag} file '{path}' (expected PEM: -----BEGIN CERTIFICATE-----)"
+        ));
+    }
+    Ok(certs)
+}
+
+/// The client certificate chain and its key, checked to belong together.
+fn load_identity(
+    cert_path: &str,
+    key_path: &str,
+    provider: &CryptoProvider,
+) -> Result<CertifiedKey, String> {
+    let chain = load_certs("--cert", cert_path)?;
+    let bytes = read_file("--key", key_path)?;
+    let key = match PrivateKeyDer::from_pem_slice(&bytes) {
+        Ok(key) => key,
+        Err(pem::Error::NoItemsFound) => {
+            let encrypted = String::from_utf8_lossy(&bytes).contains("ENCRYPTED PRIVATE KEY");
+            return Err(if encrypted {
+                format!(
+                    "the private key in --key file '{key_path}' is encrypted; decrypt it first \
+                     (openssl pkey -in {key_path} -out key.pem)"
+                )
+            } else {
+                format!(
+                    "no private key in --key file '{key_path}' (expected PEM: -----BEGIN PRIVATE \
+                     KEY-----, RSA PRIVATE KEY or EC PRIVATE KEY)"
+                )
+            });
+        }
+        Err(e) => return Err(pem_problem("--key", key_path, &e)),
+    };
+    CertifiedKey::from_der(chain, key, provider).map_err(|e| match e {
+        TlsError::InconsistentKeys(InconsistentKeys::KeyMismatch) => format!(
+            "the private key in --key file '{key_path}' does not match the certificate in \
+             --cert file '{cert_path}'"
+        ),
+        other => format!("cannot use the private key in --key file '{key_path}': {other}"),
+    })
+}
+
+/// The CAs to verify the server with: `--cacert`, else the system bundle.
+fn root_store(cacert: Option<&str>) -> Result<RootCertStore, String> {
+    let mut roots = RootCertStore::empty();
+    if let Some(path) = cacert {
+        let (added, _ignored) = roots.add_parsable_certificates(load_certs("--cacert", path)?);
+        if added == 0 {
+            return Err(format!(
+                "no usable CA certificate in --cacert file '{path}' (none parsed as X.509)"
+            ));
+        }
+        return Ok(roots);
+    }
+    let from_env = std::env::var("SSL_CERT_FILE")
+        .ok()
+        .filter(|p| !p.is_empty());
+    let candidates: Vec<String> = from_env
+        .into_iter()
+        .chain(SYSTEM_CA_BUNDLES.iter().map(|p| p.to_string()))
+        .collect();
+    for path in &candidates {
+        let Ok(bytes) = fs::read(path) else {
+            continue;
+        };
+        // One odd entry in a system bundle should not stop the rest from being used.
+        let certs = CertificateDer::pem_slice_iter(&bytes).filter_map(|c| c.ok());
+        let (added, _ignored) = roots.add_parsable_certificates(certs);
+        if added > 0 {
+            return Ok(roots);
+        }
+    }
+    Err(format!(
+        "no CA certificates to verify the server with: none found in {}; pass the server's CA \
+         with --cacert or use --tls-skip-verify",
+        candidates.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_parse_like_memtier_and_refuse_what_rustls_lacks() {
+        assert_eq!(parse_versions(None).map(|v| v.0.len()), Ok(2));
+        assert_eq!(
+            parse_versions(Some("tlsv1.3")).map(|v| v.1),
+            Ok("TLSv1.3 only".to_string())
+        );
+        assert_eq!(
+            parse_versions(Some("TLSv1.2, TLSv1.3")).map(|v| v.0.len()),
+            Ok(2)
+        );
+        let old = parse_versions(Some("TLSv1.1,TLSv1.2")).map(|v| v.1);
+        assert_eq!(
+            old,
+            Err(
+                "--tls-protocols: TLSv1.1 is not available: kvbench's TLS (rustls) speaks \
+                 TLSv1.2 and TLSv1.3 only."
+                    .to_string()
+            )
+        );
+        assert!(parse_versions(Some("SSLv3")).is_err());
+        assert!(parse_versions(Some(",")).is_err());
+    }
+
+    #[test]
+    fn names_from_host_or_sni() {
+        assert!(matches!(
+            server_name("localhost", false),
+            Ok(ServerName::DnsName(_))
+        ));
+        assert!(matches!(
+            server_name("127.0.0.1", false),
+            Ok(ServerName::IpAddress(_))
+        ));
+        assert_eq!(
+            server_name("", true).map(|_| ()),
+            Err("--sni needs a host name.".to_string())
+        );
+        assert!(server_name("bad name!", true).is_err());
+    }
+}

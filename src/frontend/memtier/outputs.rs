@@ -1,0 +1,152 @@
+//! memtier's output options: the result files, `--show-config`, the table's percentiles,
+//! `--statsd-host` and friends, `--client-stats`, `-D`.
+
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+use crate::frontend::common::parse_port;
+use crate::frontend::memtier::cli::Cli;
+use crate::sinks::statsd::StatsdConfig;
+
+const DEFAULT_PERCENTILES: [f64; 3] = [50.0, 99.0, 99.9];
+
+fn usage(msg: impl Into<String>) -> Error {
+    Error::usage(msg)
+}
+
+/// Output files and report options.
+#[derive(Clone, Debug, Default)]
+pub struct OutputConfig {
+    pub out_file: Option<PathBuf>,
+    pub json_out_file: Option<PathBuf>,
+    pub hdr_file_prefix: Option<String>,
+    pub show_config: bool,
+    pub hide_histogram: bool,
+    /// Percentiles for the table, JSON and time series, e.g. `[50.0, 99.0, 99.9]`.
+    pub print_percentiles: Vec<f64>,
+    pub print_all_runs: bool,
+    /// `--statsd-host` and its companions; `None` when no StatsD host is given.
+    pub statsd: Option<StatsdConfig>,
+    /// `--client-stats=PREFIX`: one CSV file per client, `PREFIX-<run>-<thread>-<client>.csv`.
+    pub client_stats: Option<String>,
+    /// `-D/--debug` level: how many times the flag was given (0 = off).
+    pub debug: u8,
+}
+
+/// Validates the output flags.
+pub fn parse_outputs(cli: &Cli) -> Result<OutputConfig> {
+    Ok(OutputConfig {
+        out_file: non_empty_path(cli.out_file.as_deref(), "--out-file")?,
+        json_out_file: non_empty_path(cli.json_out_file.as_deref(), "--json-out-file")?,
+        hdr_file_prefix: non_empty_path(cli.hdr_file_prefix.as_deref(), "--hdr-file-prefix")?
+            .map(|p| p.to_string_lossy().into_owned()),
+        show_config: cli.show_config,
+        hide_histogram: cli.hide_histogram,
+        print_percentiles: parse_percentiles(cli.print_percentiles.as_deref())?,
+        print_all_runs: cli.print_all_runs,
+        statsd: parse_statsd(cli)?,
+        client_stats: parse_client_stats(cli.client_stats.as_deref())?,
+        debug: cli.debug,
+    })
+}
+
+fn parse_percentiles(raw: Option<&str>) -> Result<Vec<f64>> {
+    let Some(raw) = raw else {
+        return Ok(DEFAULT_PERCENTILES.to_vec());
+    };
+    raw.split(',')
+        .map(|p| match p.trim().parse::<f64>() {
+            Ok(x) if (0.0..=100.0).contains(&x) => Ok(x),
+            _ => Err(usage(
+                "quantiles must be expressed as [0.0-100.0],[0.0-100.0](,...).",
+            )),
+        })
+        .collect()
+}
+
+const DEFAULT_STATSD_PORT: u16 = 8125;
+const DEFAULT_STATSD_PREFIX: &str = "memtier";
+const DEFAULT_STATSD_RUN_LABEL: &str = "default";
+const DEFAULT_GRAPHITE_PORT: u16 = 8080;
+/// Longest `--statsd-prefix` and `--statsd-run-label`, in bytes: with the longest metric
+/// name and value every line stays far below one datagram.
+pub const STATSD_NAME_PART_MAX: usize = 128;
+
+/// The StatsD options. Without `--statsd-host` the others do nothing (as in memtier),
+/// which earns a warning rather than an error so memtier command lines keep working.
+fn parse_statsd(cli: &Cli) -> Result<Option<StatsdConfig>> {
+    let port = |raw: Option<&str>, flag: &str, default: u16| -> Result<u16> {
+        raw.map_or(Ok(default), |p| {
+            parse_port(p)
+                .ok_or_else(|| usage(format!("{flag} must be a number in the range [1-65535].")))
+        })
+    };
+    let statsd_port = port(
+        cli.statsd_port.as_deref(),
+        "statsd-port",
+        DEFAULT_STATSD_PORT,
+    )?;
+    let graphite_port = port(
+        cli.graphite_port.as_deref(),
+        "graphite-port",
+        DEFAULT_GRAPHITE_PORT,
+    )?;
+    let part = |raw: Option<&str>, flag: &str, default: &str| -> Result<String> {
+        let value = raw.unwrap_or(default);
+        if value.len() > STATSD_NAME_PART_MAX {
+            return Err(usage(format!(
+                "{flag} must be at most {STATSD_NAME_PART_MAX} characters."
+            )));
+        }
+        Ok(value.to_string())
+    };
+    let prefix = part(
+        cli.statsd_prefix.as_deref(),
+        "statsd-prefix",
+        DEFAULT_STATSD_PREFIX,
+    )?;
+    let run_label = part(
+        cli.statsd_run_label.as_deref(),
+        "statsd-run-label",
+        DEFAULT_STATSD_RUN_LABEL,
+    )?;
+    let Some(host) = cli.statsd_host.as_deref() else {
+        let companions = [
+            (cli.statsd_port.is_some(), "--statsd-port"),
+            (cli.statsd_prefix.is_some(), "--statsd-prefix"),
+            (cli.statsd_run_label.is_some(), "--statsd-run-label"),
+            (cli.graphite_port.is_some(), "--graphite-port"),
+        ];
+        for (given, flag) in companions {
+            if given {
+                eprintln!("warning: {flag} has no effect without --statsd-host.");
+            }
+        }
+        return Ok(None);
+    };
+    if host.is_empty() {
+        return Err(usage("--statsd-host needs a host name."));
+    }
+    Ok(Some(StatsdConfig {
+        host: host.to_string(),
+        port: statsd_port,
+        prefix,
+        run_label,
+        graphite_port,
+    }))
+}
+
+/// `--client-stats=PREFIX`: the prefix of every per-client file name.
+fn parse_client_stats(raw: Option<&str>) -> Result<Option<String>> {
+    match raw {
+        Some("") => Err(usage("--client-stats needs a file name prefix.")),
+        other => Ok(other.map(str::to_string)),
+    }
+}
+
+fn non_empty_path(raw: Option<&str>, flag: &str) -> Result<Option<PathBuf>> {
+    match raw {
+        Some("") => Err(usage(format!("{flag} needs a file name."))),
+        other => Ok(other.map(PathBuf::from)),
+    }
+}

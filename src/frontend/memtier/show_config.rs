@@ -1,0 +1,238 @@
+//! memtier's "configuration": every option with its effective value, in memtier's order
+//! and spelling, for the JSON "configuration" object and `--show-config`.
+
+use std::path::PathBuf;
+
+use crate::frontend::common::Family;
+use crate::frontend::common::uri::masked_uri;
+use crate::frontend::memtier::cli::Cli;
+use crate::frontend::memtier::outputs::OutputConfig;
+use crate::frontend::memtier::settings::protocol_name;
+use crate::plan::{Endpoint, Plan, StopAt};
+use crate::protocol::Credentials;
+use crate::workload::values::DataSize;
+
+/// `***` in place of the password, so configurations can be shared and logged.
+fn masked_credentials(c: &Credentials) -> String {
+    match &c.user {
+        Some(user) => format!("{user}:***"),
+        None => "***".to_string(),
+    }
+}
+
+fn json_str(s: &str) -> String {
+    serde_json::Value::String(s.to_string()).to_string()
+}
+
+fn json_bool(b: bool) -> String {
+    json_str(if b { "true" } else { "false" })
+}
+
+fn json_opt(s: Option<&str>) -> String {
+    s.map_or_else(|| "null".to_string(), json_str)
+}
+
+fn json_path(p: Option<&PathBuf>) -> String {
+    p.map_or_else(|| "null".to_string(), |p| json_str(&p.to_string_lossy()))
+}
+
+/// memtier's "configuration" object, in its order and spelling (see
+/// `reference/memtier-output/default.json`). Values follow memtier's conventions so
+/// dashboards read the same thing: options that do nothing here show their "off" value,
+/// `key_stddev`/`key_median`/`key_zipf_exp` show what was given (0 = the default
+/// applies), `data_size` is 0 when a range or list sizes values, and `requests` is 0
+/// with `--test-time`. Secrets are masked.
+pub fn shown_options(
+    plan: &Plan,
+    output: &OutputConfig,
+    port: u16,
+    cli: &Cli,
+    family: Family,
+    key_pattern: &str,
+    given_key_floats: [Option<f64>; 3],
+) -> Vec<(&'static str, String)> {
+    let (server, unix_socket) = match &plan.server.endpoint {
+        Endpoint::Tcp { host, .. } => (json_str(host), "null".to_string()),
+        Endpoint::Unix(path) => ("null".to_string(), json_path(Some(path))),
+    };
+    let requests = match plan.load.stop {
+        StopAt::RequestsPerClient(n) => n,
+        // kvbench shares one pass over the keys between all clients: show one client's share.
+        StopAt::AllKeys => plan.key_range().div_ceil(plan.total_clients() as u64),
+        StopAt::Time(_) => 0,
+    };
+    let test_time = match plan.load.stop {
+        StopAt::Time(d) => d.as_secs(),
+        _ => 0,
+    };
+    let (data_size, range, list, pattern) = match &plan.workload.data_size {
+        DataSize::Fixed(n) => (*n, (0, 0), String::new(), "R"),
+        DataSize::Range {
+            min,
+            max,
+            spread_over_keys,
+        } => (
+            0,
+            (*min, *max),
+            String::new(),
+            if *spread_over_keys { "S" } else { "R" },
+        ),
+        DataSize::List(items) => {
+            let text: Vec<String> = items.iter().map(|(s, w)| format!("{s}:{w}")).collect();
+            (0, (0, 0), text.join(","), "R")
+        }
+    };
+    let f = |x: Option<f64>| format!("{:.6}", x.unwrap_or(0.0));
+    let [stddev, median, zipf] = given_key_floats;
+    vec![
+        ("server", server),
+        ("port", port.to_string()),
+        (
+            "uri",
+            json_str(&cli.conn.uri.as_deref().map(masked_uri).unwrap_or_default()),
+        ),
+        ("unix socket", unix_socket),
+        ("address family", json_str(family.memtier_name())),
+        ("protocol", json_str(protocol_name(plan.server.protocol))),
+        ("out_file", json_path(output.out_file.as_ref())),
+        ("tls", json_bool(plan.server.tls.is_some())),
+        ("cert", json_opt(cli.conn.cert.as_deref())),
+        ("key", json_opt(cli.conn.key.as_deref())),
+        ("cacert", json_opt(cli.conn.cacert.as_deref())),
+        ("tls_skip_verify", json_bool(cli.conn.tls_skip_verify)),
+        ("sni", json_opt(cli.conn.sni.as_deref())),
+        (
+            "client_stats",
+            output
+                .client_stats
+                .as_deref()
+                .map_or_else(|| "null".to_string(), json_str),
+        ),
+        ("run_count", plan.load.run_count.to_string()),
+        ("debug", cli.debug.to_string()),
+        ("requests", requests.to_string()),
+        (
+            "rate_limit",
+            plan.load.shape.rate_limit.unwrap_or(0).to_string(),
+        ),
+        ("clients", plan.load.clients.to_string()),
+        ("threads", plan.load.threads.to_string()),
+        ("test_time", test_time.to_string()),
+        (
+            "ratio",
+            json_str(&format!(
+                "{}:{}",
+                plan.workload.ratio.0, plan.workload.ratio.1
+            )),
+        ),
+        ("pipeline", plan.load.pipeline.to_string()),
+        ("data_size", data_size.to_string()),
+        ("data_offset", plan.load.shape.data_offset.to_string()),
+        ("random_data", json_bool(plan.workload.random_data)),
+        (
+            "data_size_range",
+            json_str(&format!("{}:{}", range.0, range.1)),
+        ),
+        ("data_size_list", json_str(&list)),
+        ("data_size_pattern", json_str(pattern)),
+        (
+            "expiry_range",
+            json_str(&{
+                let (a, b) = plan.load.shape.expiry_range.unwrap_or((0, 0));
+                format!("{a}:{b}")
+            }),
+        ),
+        (
+            "data_import",
+            json_path(cli.data_import.as_ref().map(PathBuf::from).as_ref()),
+        ),
+        ("data_verify", json_bool(cli.data_verify || cli.verify_only)),
+        ("verify_only", json_bool(cli.verify_only)),
+        ("generate_keys", json_bool(cli.generate_keys)),
+        ("key_prefix", json_str(&plan.workload.keys.prefix)),
+        // memtier pads these two to 11 columns; kept so the files match byte for byte.
+        ("key_minimum", format!("{:11}", plan.workload.keys.min)),
+        ("key_maximum", format!("{:11}", plan.workload.keys.max)),
+        ("key_pattern", json_str(key_pattern)),
+        ("key_stddev", f(stddev)),
+        ("key_median", f(median)),
+        ("key_zipf_exp", f(zipf)),
+        (
+            "reconnect_interval",
+            plan.load.shape.reconnect_interval.unwrap_or(0).to_string(),
+        ),
+        (
+            "connection_timeout",
+            plan.load
+                .shape
+                .connection_timeout
+                .map_or(0, |d| d.as_secs())
+                .to_string(),
+        ),
+        (
+            "thread_conn_start_min_jitter_micros",
+            plan.load.shape.conn_jitter_us.0.to_string(),
+        ),
+        (
+            "thread_conn_start_max_jitter_micros",
+            plan.load.shape.conn_jitter_us.1.to_string(),
+        ),
+        ("multi_key_get", plan.load.shape.multi_key_get.to_string()),
+        (
+            "authenticate",
+            json_str(
+                &plan
+                    .server
+                    .credentials
+                    .as_ref()
+                    .map(masked_credentials)
+                    .unwrap_or_default(),
+            ),
+        ),
+        ("select-db", plan.server.select_db.unwrap_or(0).to_string()),
+        ("no-expiry", json_bool(cli.no_expiry)),
+        (
+            "wait-ratio",
+            json_str(
+                &plan
+                    .load
+                    .shape
+                    .wait
+                    .map_or_else(|| "0:0".to_string(), |w| format!("{}:{}", w.sets, w.waits)),
+            ),
+        ),
+        (
+            "num-slaves",
+            json_str(&plan.load.shape.wait.map_or_else(
+                || "0:0".to_string(),
+                |w| format!("{}:{}", w.num_slaves.0, w.num_slaves.1),
+            )),
+        ),
+        (
+            "wait-timeout",
+            json_str(&plan.load.shape.wait.map_or_else(
+                || "0-0".to_string(),
+                |w| format!("{}-{}", w.timeout_ms.0, w.timeout_ms.1),
+            )),
+        ),
+        ("print-all-runs", json_bool(output.print_all_runs)),
+    ]
+}
+
+/// The `--show-config` text: one `name = value` line per option of [`Config::shown`],
+/// strings without their JSON quotes and escapes.
+pub fn render_show_config(shown: &[(&str, String)]) -> String {
+    let mut out = String::new();
+    for (name, value) in shown {
+        let text = if value.starts_with('"') {
+            serde_json::from_str::<String>(value).unwrap_or_else(|_| value.clone())
+        } else {
+            value.trim().to_string()
+        };
+        out.push_str(name);
+        out.push_str(" = ");
+        out.push_str(&text);
+        out.push('\n');
+    }
+    out
+}

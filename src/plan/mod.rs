@@ -1,0 +1,233 @@
+//! The plan: the engine's validated, typed input. A front end builds it from its own
+//! flags (every usage error found there, before any socket); the engine only reads it,
+//! shared in an `Arc`. No front-end type and no flag spelling lives here: messages the
+//! engine prints about a knob name it through [`FlagNames`], which the front end supplies.
+//!
+//! ```text
+//! Plan
+//!   server    where and how to connect: endpoint, protocol, credentials, database, TLS,
+//!             cluster mode
+//!   load      threads x clients, pipeline, runs, when a run stops, the load's shape
+//!   workload  SET:GET ratio, keys, value sizes, seeds, arbitrary commands, data set
+//!   outputs   what the engine itself must record (percentiles, per-client series)
+//! ```
+
+pub mod names;
+pub mod shape;
+pub mod tls;
+pub mod workload;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use names::FlagNames;
+pub use shape::{LoadShape, Ramp, Reconnect, WaitConfig};
+pub use tls::TlsSettings;
+pub use workload::{Arbitrary, DataSet};
+
+use crate::protocol::{Credentials, Protocol};
+use crate::stats::RowName;
+use crate::workload::keys::KeyConfig;
+use crate::workload::values::DataSize;
+
+/// Everything the engine needs to run a benchmark.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub server: Server,
+    pub load: Load,
+    pub workload: Workload,
+    pub outputs: Outputs,
+    /// How the front end spells the flags the engine's messages point users to.
+    pub names: &'static FlagNames,
+}
+
+/// Where to connect.
+#[derive(Clone, Debug)]
+pub enum Endpoint {
+    /// Resolved TCP address plus the host name as the user typed it (for messages, SNI).
+    Tcp {
+        host: String,
+        addr: SocketAddr,
+    },
+    Unix(PathBuf),
+}
+
+/// The server and how to speak to it.
+#[derive(Clone, Debug)]
+pub struct Server {
+    pub endpoint: Endpoint,
+    pub protocol: Protocol,
+    pub credentials: Option<Credentials>,
+    /// The Redis database to SELECT after connecting; `None`: none selected.
+    pub select_db: Option<u32>,
+    /// TLS for every connection: the rustls configuration built once and the server
+    /// name; `None` for plaintext.
+    pub tls: Option<Arc<TlsSettings>>,
+    /// Redis Cluster: route each key to the master that owns its slot.
+    pub cluster_mode: bool,
+}
+
+/// When a run stops.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum StopAt {
+    /// Each client sends exactly this many requests.
+    RequestsPerClient(u64),
+    /// One pass over the key range shared by all clients (`key_max - key_min + 1`
+    /// requests in all, split as evenly as possible).
+    AllKeys,
+    /// After this long.
+    Time(Duration),
+}
+
+/// How much load, and its shape.
+#[derive(Clone, Debug)]
+pub struct Load {
+    /// Worker threads.
+    pub threads: usize,
+    /// Clients (connections, or one per master in cluster mode) per thread.
+    pub clients: usize,
+    /// Requests in flight per connection.
+    pub pipeline: usize,
+    /// Benchmark runs one after the other (at least 1).
+    pub run_count: u32,
+    pub stop: StopAt,
+    /// Pacing, reconnects, ramp-up, WAIT, expiry, multi-key gets, data offset.
+    pub shape: LoadShape,
+}
+
+/// How client seeds are chosen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Seeding {
+    /// Each client its own seed (else all share one, so the same flags send the same keys).
+    pub distinct_per_client: bool,
+    /// Seeded from the clock, so runs differ.
+    pub randomize: bool,
+}
+
+/// What the clients send.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    /// SET:GET ratio, e.g. `(1, 10)`; never `(0, 0)`.
+    pub ratio: (u32, u32),
+    pub keys: KeyConfig,
+    pub data_size: DataSize,
+    /// Values are random printable bytes instead of `x` repeated.
+    pub random_data: bool,
+    pub seeding: Seeding,
+    /// Arbitrary commands, replacing SET/GET when present.
+    pub arbitrary: Option<Arc<Arbitrary>>,
+    /// Imported values and data verification.
+    pub dataset: DataSet,
+}
+
+/// What the engine records for the front end beyond the run's rows.
+#[derive(Clone, Debug, Default)]
+pub struct Outputs {
+    /// Percentiles of every per-second summary, e.g. `[50.0, 99.0, 99.9]`.
+    pub percentiles: Vec<f64>,
+    /// Keep each client's own per-second figures (handed over at each run's end).
+    pub client_series: bool,
+}
+
+impl Plan {
+    /// Total number of clients, all threads.
+    pub fn total_clients(&self) -> usize {
+        self.load.threads * self.load.clients
+    }
+
+    /// Number of keys in the key range.
+    pub fn key_range(&self) -> u64 {
+        self.workload.keys.range_len()
+    }
+
+    /// The rows a run reports, in table order: SET/GET/WAIT, or one per command row.
+    pub fn row_names(&self) -> Vec<RowName> {
+        match &self.workload.arbitrary {
+            Some(arbitrary) => arbitrary.list.rows.clone(),
+            None => RowName::builtin(),
+        }
+    }
+
+    /// The plan of the verification pass that follows the runs: the same servers,
+    /// protocol, keys and sizes, every key read once as fast as the server allows (no
+    /// pacing, ramp-up or reconnect schedule), no arbitrary commands.
+    pub fn verification_plan(&self) -> Plan {
+        let shape = &self.load.shape;
+        let mut plan = self.clone();
+        plan.load.shape = LoadShape {
+            data_offset: shape.data_offset,
+            connection_timeout: shape.connection_timeout,
+            reply_timeout: shape.reply_timeout,
+            ..LoadShape::default()
+        };
+        plan.load.stop = StopAt::RequestsPerClient(u64::MAX);
+        plan.workload.arbitrary = None;
+        plan
+    }
+}
+
+#[cfg(test)]
+impl Plan {
+    /// A small valid plan for unit tests: one thread, one client, 127.0.0.1:6379, SET:GET
+    /// 1:10 over keys 0..=100, 32-byte values; tests change what they exercise.
+    pub(crate) fn example() -> Plan {
+        use crate::workload::keys::KeyPattern;
+        static NAMES: FlagNames = FlagNames {
+            tls: "--tls",
+            tls_any: "--tls",
+            cacert: "--cacert",
+            cert: "--cert",
+            key: "--key",
+            sni: "--sni",
+            tls_skip_verify: "--tls-skip-verify",
+            tls_protocols: "--tls-protocols",
+            connection_timeout: "--connection-timeout",
+            reply_timeout: "--reply-timeout",
+            authenticate: "-a",
+            cluster_mode: "--cluster-mode",
+        };
+        Plan {
+            server: Server {
+                endpoint: Endpoint::Tcp {
+                    host: "127.0.0.1".to_string(),
+                    addr: SocketAddr::from(([127, 0, 0, 1], 6379)),
+                },
+                protocol: Protocol::Redis,
+                credentials: None,
+                select_db: None,
+                tls: None,
+                cluster_mode: false,
+            },
+            load: Load {
+                threads: 1,
+                clients: 1,
+                pipeline: 1,
+                run_count: 1,
+                stop: StopAt::RequestsPerClient(100),
+                shape: LoadShape::default(),
+            },
+            workload: Workload {
+                ratio: (1, 10),
+                keys: KeyConfig {
+                    prefix: "memtier-".to_string(),
+                    min: 0,
+                    max: 100,
+                    set_pattern: KeyPattern::Random,
+                    get_pattern: KeyPattern::Random,
+                    stddev: 100.0 / 6.0,
+                    median: 50.0,
+                    zipf_exp: 1.0,
+                },
+                data_size: DataSize::Fixed(32),
+                random_data: false,
+                seeding: Seeding::default(),
+                arbitrary: None,
+                dataset: DataSet::default(),
+            },
+            outputs: Outputs::default(),
+            names: &NAMES,
+        }
+    }
+}

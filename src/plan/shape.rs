@@ -1,0 +1,60 @@
+//! The shape of the load beyond SET:GET: pacing, reconnects, ramp-up, WAIT, expiry and
+//! multi-key gets.
+
+use std::time::Duration;
+
+/// WAIT commands among the SETs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WaitConfig {
+    /// SET:WAIT ratio: after `sets` SETs, `waits` WAITs.
+    pub sets: u32,
+    pub waits: u32,
+    /// Replicas to wait for, drawn uniformly from this range.
+    pub num_slaves: (u32, u32),
+    /// WAIT timeout in milliseconds, drawn from a normal distribution centred in the range.
+    pub timeout_ms: (u32, u32),
+}
+
+/// Staircase ramp-up of clients.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ramp {
+    /// Clients per thread at the start.
+    pub start: usize,
+    /// Clients per thread added at each step.
+    pub step: usize,
+    pub step_duration: Duration,
+}
+
+/// Reconnect behaviour after a connection error.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Reconnect {
+    /// 0: unlimited.
+    pub max_attempts: u32,
+    /// Delay before attempt n is `factor^(n-1)` seconds when factor > 0 (no delay when 0).
+    pub backoff_factor: f64,
+}
+
+/// Options that shape each connection's request stream.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LoadShape {
+    /// GETs fetch this many keys in one request (0: off).
+    pub multi_key_get: u32,
+    /// SETs carry a TTL in seconds drawn from this range.
+    pub expiry_range: Option<(u32, u32)>,
+    /// SETRANGE/GETRANGE at this offset instead of SET/GET (0: off).
+    pub data_offset: u64,
+    pub wait: Option<WaitConfig>,
+    /// Requests per second per connection.
+    pub rate_limit: Option<u32>,
+    /// Reconnect after this many requests on a connection.
+    pub reconnect_interval: Option<u64>,
+    pub reconnect: Option<Reconnect>,
+    /// A connect (and TLS/auth handshake) must finish within this.
+    pub connection_timeout: Option<Duration>,
+    /// Requests in flight with no reply for this long fail the connection, so a stalled
+    /// server cannot hang a run.
+    pub reply_timeout: Option<Duration>,
+    /// Jitter between connection starts within a thread, microseconds.
+    pub conn_jitter_us: (u64, u64),
+    pub ramp: Option<Ramp>,
+}
