@@ -114,8 +114,9 @@ pub fn parse_redirect(text: &[u8]) -> Option<Redirect> {
     }
 }
 
-/// Resolves a node address from a redirection or `CLUSTER SLOTS`.
-pub fn resolve_node(host: &str, port: u16) -> Option<Node> {
+/// Resolves a node's address (blocking: before the run only; the event loops ask
+/// [`crate::engine::resolver::Resolver`]).
+fn resolve_node(host: &str, port: u16) -> Option<Node> {
     let addr = (host, port).to_socket_addrs().ok()?.next()?;
     Some(Node {
         host: host.to_string(),
@@ -219,18 +220,27 @@ fn ask_slots(
             String::from_utf8_lossy(e),
             plan.names.cluster_mode
         )),
-        Some(value) => topology_from_slots(&value, host),
+        Some(value) => slot_map(&value, host).and_then(Topology::resolve),
         None => Err(format!("no answer to CLUSTER SLOTS from {peer}")),
     }
 }
 
-/// Builds the slot map from a `CLUSTER SLOTS` reply; `seed_host` stands in for the
-/// empty host name a node reports for itself.
-pub fn topology_from_slots(reply: &Value, seed_host: &str) -> Result<Topology, String> {
+/// Which node owns each slot, by name: a `CLUSTER SLOTS` reply read, nothing resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SlotMap {
+    /// `(host, port)` of each master.
+    pub nodes: Vec<(String, u16)>,
+    /// Index into `nodes` per slot; `u16::MAX` for a slot no master serves.
+    pub slot_owner: Vec<u16>,
+}
+
+/// Reads the slot map of a `CLUSTER SLOTS` reply; `seed_host` stands in for the empty
+/// host name a node reports for itself.
+pub fn slot_map(reply: &Value, seed_host: &str) -> Result<SlotMap, String> {
     let Value::Array(ranges) = reply else {
         return Err("CLUSTER SLOTS did not answer an array".to_string());
     };
-    let mut topology = Topology {
+    let mut map = SlotMap {
         nodes: Vec::new(),
         slot_owner: vec![u16::MAX; SLOTS],
     };
@@ -253,17 +263,11 @@ pub fn topology_from_slots(reply: &Value, seed_host: &str) -> Result<Topology, S
             return Err("CLUSTER SLOTS node has no port".to_string());
         };
         let port = u16::try_from(*port).map_err(|_| format!("bad port {port} in CLUSTER SLOTS"))?;
-        let index = match topology
-            .nodes
-            .iter()
-            .position(|n| n.host == host && n.port == port)
-        {
+        let index = match map.nodes.iter().position(|(h, p)| *h == host && *p == port) {
             Some(i) => i,
             None => {
-                let node = resolve_node(&host, port)
-                    .ok_or_else(|| format!("cannot resolve cluster node {host}:{port}"))?;
-                topology.nodes.push(node);
-                topology.nodes.len() - 1
+                map.nodes.push((host, port));
+                map.nodes.len() - 1
             }
         };
         if *start < 0 || *end < 0 {
@@ -273,14 +277,32 @@ pub fn topology_from_slots(reply: &Value, seed_host: &str) -> Result<Topology, S
         if start > end || end >= SLOTS {
             return Err(format!("bad slot range {start}-{end} in CLUSTER SLOTS"));
         }
-        for owner in &mut topology.slot_owner[start..=end] {
+        for owner in &mut map.slot_owner[start..=end] {
             *owner = index as u16;
         }
     }
-    if topology.nodes.is_empty() {
+    if map.nodes.is_empty() {
         return Err("the cluster has no slots assigned (CLUSTER SLOTS is empty)".to_string());
     }
-    Ok(topology)
+    Ok(map)
+}
+
+impl Topology {
+    /// Resolves every master of `map` (a blocking lookup: before the run only).
+    pub fn resolve(map: SlotMap) -> Result<Topology, String> {
+        let nodes = map
+            .nodes
+            .iter()
+            .map(|(host, port)| {
+                resolve_node(host, *port)
+                    .ok_or_else(|| format!("cannot resolve cluster node {host}:{port}"))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Topology {
+            nodes,
+            slot_owner: map.slot_owner,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -339,8 +361,15 @@ mod tests {
 *4\r\n:8192\r\n:16383\r\n*2\r\n$0\r\n\r\n:7001\r\n*2\r\n$9\r\n127.0.0.1\r\n:7002\r\n";
         let (slots, used) = value(reply).expect("complete reply");
         assert_eq!(used, reply.len());
-        let topo = topology_from_slots(&slots, "127.0.0.1").expect("valid topology");
-        assert_eq!(topo.nodes.len(), 2);
+        let map = slot_map(&slots, "127.0.0.1").expect("valid slot map");
+        assert_eq!(
+            map.nodes,
+            [
+                ("127.0.0.1".to_string(), 7000),
+                ("127.0.0.1".to_string(), 7001)
+            ]
+        );
+        let topo = Topology::resolve(map).expect("resolves");
         assert_eq!(topo.nodes[1].port, 7001);
         assert_eq!(topo.slot_owner[0], 0);
         assert_eq!(topo.slot_owner[8191], 0);

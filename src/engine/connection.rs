@@ -1,10 +1,12 @@
-//! One socket of a client: connect, handshake (AUTH / HELLO / SELECT), write buffer,
-//! read buffer, and decoding replies against the requests in flight. No workload and
-//! no stats here: [`crate::engine::client`] decides what to send and records what comes back.
+//! One socket of a client: its phases (connect, handshake, ready, back-off), its
+//! handshake (AUTH / HELLO / SELECT), its write and read buffers, and its queue of
+//! requests in flight, which replies are decoded against. No workload and no stats
+//! here: [`crate::engine::client`] decides what to send and records what comes back,
+//! asking the connection rather than reaching into it.
 //!
 //! ```text
 //! Idle --open--> Connecting --connected--> Handshaking --setup replies OK--> Ready
-//! any --error--> (closed; the client decides: fail, back off and reopen)
+//! any --error--> (closed; the client decides: fail, or back_off and reopen)
 //! ```
 //!
 //! The socket is registered once per connection, edge-triggered, for both directions.
@@ -21,8 +23,7 @@ use mio::{Registry, Token};
 use crate::engine::generator::Op;
 use crate::engine::transport::Transport;
 use crate::plan::{Endpoint, Plan};
-use crate::protocol::Protocol;
-use crate::protocol::{Codec, Decode, Expect, Reply, ReplyKind, encode_auth, resp};
+use crate::protocol::{Codec, Decode, Expect, Protocol, Reply, ReplyKind, encode_auth, resp};
 use crate::stats::rows;
 
 /// Read buffer size to start with; grown only for replies larger than this.
@@ -42,6 +43,34 @@ pub enum Phase {
     Backoff,
 }
 
+/// Why a connection cannot go on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// The connection broke (refused, reset, closed, garbage, stalled): reconnecting may
+    /// help.
+    Broken(String),
+    /// Nothing a reconnect can fix (a refused password, a failed SELECT, a cluster that
+    /// is down): the client ends.
+    Fatal(String),
+}
+
+impl Failure {
+    /// The message for the user.
+    pub fn message(&self) -> &str {
+        match self {
+            Failure::Broken(m) | Failure::Fatal(m) => m,
+        }
+    }
+
+    /// The same failure with `more` appended to its message.
+    pub fn with_suffix(self, more: &str) -> Failure {
+        match self {
+            Failure::Broken(m) => Failure::Broken(m + more),
+            Failure::Fatal(m) => Failure::Fatal(m + more),
+        }
+    }
+}
+
 /// A setup command whose reply must be checked before load starts.
 #[derive(Clone, Copy, Debug)]
 enum SetupStep {
@@ -59,29 +88,56 @@ impl SetupStep {
     }
 }
 
-/// Marks on a [`Pending`] request.
-pub mod flags {
+/// How many cluster redirections a request has been through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Redirects {
+    /// Sent for the first time: it counts toward `-n`.
+    None,
+    /// Resent once after a MOVED or ASK.
+    Once,
+    /// Resent twice (an ASK then a MOVED during a migration): the last time it is.
+    Twice,
+}
+
+/// A request of the workload.
+#[derive(Clone, Copy, Debug)]
+pub struct Request {
+    /// What was sent, to resend it after a cluster redirection.
+    pub op: Op,
+    /// The stats row its reply is recorded in.
+    pub row: u8,
+    /// What its reply looks like (a multi-key read carries its key count).
+    pub expect: Expect,
+    pub redirects: Redirects,
     /// A SCAN whose reply carries the cursor to follow.
-    pub const SCAN: u8 = 1;
-    /// An `ASKING` sent before an ASK-redirected request: its `+OK` is not recorded.
-    pub const ASKING: u8 = 2;
-    /// A request resent after a redirection (does not count toward `-n` again).
-    pub const RESENT: u8 = 4;
-    /// A multi-key read (MGET, `get k1 k2`, GETKQ… NOOP), even of a single key.
-    pub const MULTI: u8 = 8;
-    /// With [`RESENT`]: redirected twice already.
-    pub const RESENT_TWICE: u8 = 16;
-    /// A `CLUSTER SLOTS` sent to refresh the topology: its reply is not a workload reply.
-    pub const TOPOLOGY: u8 = 32;
+    pub scan: bool,
+}
+
+/// What a request on the wire is for.
+#[derive(Clone, Copy, Debug)]
+pub enum Purpose {
+    /// A request of the workload, recorded when its reply comes.
+    Work(Request),
+    /// `ASKING` before an ASK-redirected request: its `+OK` is not recorded.
+    Asking,
+    /// `CLUSTER SLOTS` to refresh the slot map: its reply is read, not recorded.
+    TopologyRefresh,
+}
+
+impl Purpose {
+    /// What the decoder reads for this request's reply.
+    fn expect(&self) -> Expect {
+        match self {
+            Purpose::Work(request) => request.expect,
+            Purpose::Asking | Purpose::TopologyRefresh => Expect::Store,
+        }
+    }
 }
 
 /// A request on the wire whose reply has not arrived yet.
 #[derive(Clone, Copy, Debug)]
 pub struct Pending {
-    pub row: u8,
-    pub flags: u8,
-    /// Keys the request reads (multi-key gets), for hit/miss counts.
-    pub keys: u32,
+    pub purpose: Purpose,
     /// Sequence number echoed by memcache binary replies, checked to catch a stream out
     /// of step.
     pub opaque: u32,
@@ -89,49 +145,53 @@ pub struct Pending {
     pub tx: u32,
     /// When it was sent, or in rate-limited runs when it should have been.
     pub sent: Instant,
-    /// The key index a verification read checks.
-    pub verify_index: u64,
-    /// What was sent, to resend it after a cluster redirection.
-    pub op: Op,
 }
 
-/// A decoded reply to a request of the workload (setup replies never get here).
+/// A decoded reply to a request (setup replies never get here).
 pub struct Answer {
     pub pending: Pending,
     pub reply: Reply,
     /// Where the reply's bytes are in the read buffer, valid until the next read.
-    pub start: usize,
+    start: usize,
+}
+
+/// A request being written: see [`Connection::begin`].
+#[derive(Clone, Copy, Debug)]
+pub struct Started {
+    /// The opaque the request carries (memcache binary).
+    pub opaque: u32,
+    /// Where its bytes start in the write buffer.
+    start: usize,
 }
 
 /// One socket and its buffers.
 pub struct Connection {
-    pub endpoint: Endpoint,
+    endpoint: Endpoint,
     /// `host:port` or the socket path, for messages.
-    pub peer: String,
+    peer: String,
     transport: Option<Transport>,
-    pub phase: Phase,
+    phase: Phase,
     /// Idle: when to start. Backoff: when to retry. Connecting/Handshaking: the deadline.
-    pub phase_timer: Option<Instant>,
+    phase_timer: Option<Instant>,
     /// Failed attempts since the last successful connection.
-    pub attempts: u32,
-    pub sent_on_connection: u64,
-    /// Set when the last error is one no reconnect can fix (bad password, bad SELECT).
-    pub fatal: bool,
+    attempts: u32,
+    sent_on_connection: u64,
     setup: VecDeque<SetupStep>,
-    pub wbuf: Vec<u8>,
+    wbuf: Vec<u8>,
     wpos: usize,
-    pub rbuf: Vec<u8>,
+    rbuf: Vec<u8>,
     rstart: usize,
     rend: usize,
-    pub codec: Codec,
+    codec: Codec,
     next_opaque: u32,
-    pub inflight: VecDeque<Pending>,
+    inflight: VecDeque<Pending>,
     /// Last time a reply arrived, or a request went out with nothing in flight: the
     /// stall watchdog measures from here.
-    pub last_progress: Instant,
+    last_progress: Instant,
 }
 
 impl Connection {
+    /// A connection to `endpoint`, named `peer` in messages; idle until opened.
     pub fn new(endpoint: Endpoint, peer: String, plan: &Plan) -> Connection {
         Connection {
             endpoint,
@@ -141,7 +201,6 @@ impl Connection {
             phase_timer: None,
             attempts: 0,
             sent_on_connection: 0,
-            fatal: false,
             setup: VecDeque::new(),
             wbuf: Vec::with_capacity(4096),
             wpos: 0,
@@ -155,6 +214,19 @@ impl Connection {
         }
     }
 
+    /// `host:port` or the socket path, for messages.
+    pub fn peer(&self) -> &str {
+        &self.peer
+    }
+
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
     pub fn is_ready(&self) -> bool {
         self.phase == Phase::Ready
     }
@@ -164,11 +236,63 @@ impl Connection {
         self.inflight.is_empty() && self.wbuf.is_empty()
     }
 
-    /// The opaque for the next request (memcache binary).
-    pub fn take_opaque(&mut self) -> u32 {
-        let opaque = self.next_opaque;
-        self.next_opaque = self.next_opaque.wrapping_add(1);
-        opaque
+    /// When this connection next needs attention while not ready: its start time (idle),
+    /// its retry time (back-off) or its connect deadline.
+    pub fn timer(&self) -> Option<Instant> {
+        match self.phase {
+            Phase::Ready => None,
+            _ => self.phase_timer,
+        }
+    }
+
+    /// Whether [`timer`](Self::timer) has come.
+    pub fn is_due(&self, now: Instant) -> bool {
+        self.phase_timer.is_some_and(|t| now >= t)
+    }
+
+    /// An idle connection opens at `at` (ramp-up and start jitter delay it).
+    pub fn start_at(&mut self, at: Instant) {
+        self.phase_timer = Some(at);
+    }
+
+    /// Requests sent since the connection was (re)opened.
+    pub fn sent_on_connection(&self) -> u64 {
+        self.sent_on_connection
+    }
+
+    /// Requests waiting for a reply.
+    pub fn in_flight(&self) -> usize {
+        self.inflight.len()
+    }
+
+    /// Whether the write buffer holds bytes not yet written.
+    pub fn has_output(&self) -> bool {
+        !self.wbuf.is_empty()
+    }
+
+    /// The stats row a failure of this connection is counted in: the oldest request's
+    /// (SET when nothing of the workload is in flight).
+    pub fn oldest_row(&self) -> usize {
+        match self.inflight.front().map(|p| p.purpose) {
+            Some(Purpose::Work(request)) => usize::from(request.row),
+            _ => rows::SET,
+        }
+    }
+
+    /// Requests of the workload in flight for the first time: what a failure loses and
+    /// must send again (resent ones were counted once already).
+    pub fn first_sends_in_flight(&self) -> u64 {
+        self.inflight
+            .iter()
+            .filter(|p| matches!(p.purpose, Purpose::Work(r) if r.redirects == Redirects::None))
+            .count() as u64
+    }
+
+    /// Counts one more failed attempt since the last successful connection; returns the
+    /// count.
+    pub fn count_attempt(&mut self) -> u32 {
+        self.attempts += 1;
+        self.attempts
     }
 
     /// Starts a non-blocking connect and registers the socket under `token`.
@@ -178,13 +302,18 @@ impl Connection {
         registry: &Registry,
         token: Token,
         timeout: Option<Duration>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         self.reset(plan);
-        let mut transport = Transport::connect(&self.endpoint, plan)
-            .map_err(|err| format!("cannot connect to {}: {}", self.peer, describe(&err)))?;
+        let mut transport = Transport::connect(&self.endpoint, plan).map_err(|err| {
+            Failure::Broken(format!(
+                "cannot connect to {}: {}",
+                self.peer,
+                describe(&err)
+            ))
+        })?;
         transport
             .register(registry, token)
-            .map_err(|err| format!("cannot register connection: {err}"))?;
+            .map_err(|err| Failure::Broken(format!("cannot register connection: {err}")))?;
         self.transport = Some(transport);
         self.phase = Phase::Connecting;
         self.phase_timer = timeout.map(|t| Instant::now() + t);
@@ -199,8 +328,16 @@ impl Connection {
         }
     }
 
+    /// After a failure: forgets the old socket's state (requests in flight are lost) and
+    /// waits until `until` before the next attempt.
+    pub fn back_off(&mut self, plan: &Plan, until: Instant) {
+        self.reset(plan);
+        self.phase = Phase::Backoff;
+        self.phase_timer = Some(until);
+    }
+
     /// Forgets everything tied to the previous socket; requests in flight are lost.
-    pub fn reset(&mut self, plan: &Plan) {
+    fn reset(&mut self, plan: &Plan) {
         self.setup.clear();
         self.inflight.clear();
         self.wbuf.clear();
@@ -213,7 +350,7 @@ impl Connection {
 
     /// While connecting: checks the connect finished, then queues the handshake.
     /// Returns `Ok(true)` when the connection just became ready.
-    pub fn progress_connect(&mut self, plan: &Plan) -> Result<bool, String> {
+    pub fn progress_connect(&mut self, plan: &Plan) -> Result<bool, Failure> {
         if self.phase != Phase::Connecting {
             return Ok(false);
         }
@@ -221,24 +358,25 @@ impl Connection {
             return Ok(false);
         };
         match transport.finish_connect() {
-            Err(err) => Err(format!(
+            Err(err) => Err(Failure::Broken(format!(
                 "cannot connect to {}: {}",
                 self.peer,
                 describe(&err)
-            )),
+            ))),
             Ok(false) => Ok(false),
             Ok(true) => Ok(self.start_setup(plan)),
         }
     }
 
-    /// Queues authentication, HELLO and SELECT as the protocol and flags ask; returns
+    /// Queues authentication, HELLO and SELECT as the protocol and plan ask; returns
     /// whether the connection is ready at once (nothing to set up).
     fn start_setup(&mut self, plan: &Plan) -> bool {
-        if let Some(credentials) = &plan.server.credentials {
-            encode_auth(&mut self.wbuf, plan.server.protocol, credentials);
+        let server = &plan.server;
+        if let Some(credentials) = &server.credentials {
+            encode_auth(&mut self.wbuf, server.protocol, credentials);
             self.setup.push_back(SetupStep::Auth);
         }
-        let hello = match plan.server.protocol {
+        let hello = match server.protocol {
             Protocol::Resp2 => Some(2u8),
             Protocol::Resp3 => Some(3u8),
             _ => None,
@@ -249,7 +387,7 @@ impl Connection {
             self.setup.push_back(SetupStep::Hello(version));
         }
         // Cluster nodes only have database 0.
-        if let (Some(db), false) = (plan.server.select_db, plan.server.cluster_mode) {
+        if let (Some(db), false) = (server.select_db, server.cluster_mode) {
             let mut digits = itoa::Buffer::new();
             resp::encode_command(&mut self.wbuf, &[b"SELECT", digits.format(db).as_bytes()]);
             self.setup.push_back(SetupStep::Select(db));
@@ -269,6 +407,52 @@ impl Connection {
         self.attempts = 0;
     }
 
+    /// Whether one more request may go out now: ready, the pipeline not full, and (with
+    /// `reconnect_interval`) the connection not due for its reconnect.
+    pub fn has_room(&self, pipeline: usize, reconnect_interval: Option<u64>) -> bool {
+        self.is_ready()
+            && self.inflight.len() < pipeline
+            && reconnect_interval.is_none_or(|every| self.sent_on_connection < every)
+    }
+
+    /// Starts writing a request sent at `sent`; encode it with [`encoder`](Self::encoder)
+    /// and put it in flight with [`finish`](Self::finish).
+    pub fn begin(&mut self, sent: Instant) -> Started {
+        if self.inflight.is_empty() {
+            // Nothing was outstanding: the wait for a reply starts now.
+            self.last_progress = sent.max(self.last_progress);
+        }
+        let opaque = self.next_opaque;
+        self.next_opaque = self.next_opaque.wrapping_add(1);
+        Started {
+            opaque,
+            start: self.wbuf.len(),
+        }
+    }
+
+    /// The protocol's encoder and the write buffer to append the request to.
+    pub fn encoder(&mut self) -> (&Codec, &mut Vec<u8>) {
+        (&self.codec, &mut self.wbuf)
+    }
+
+    /// The bytes written since `started` (for `-D -D` request lines).
+    pub fn written_since(&self, started: Started) -> &[u8] {
+        self.wbuf.get(started.start..).unwrap_or_default()
+    }
+
+    /// Puts the request begun as `started` in flight.
+    pub fn finish(&mut self, started: Started, purpose: Purpose, sent: Instant) {
+        if matches!(purpose, Purpose::Work(_)) {
+            self.sent_on_connection += 1;
+        }
+        self.inflight.push_back(Pending {
+            purpose,
+            opaque: started.opaque,
+            tx: (self.wbuf.len() - started.start) as u32,
+            sent,
+        });
+    }
+
     /// Whether requests have waited longer than `timeout` with no reply at all.
     pub fn is_stalled(&self, now: Instant, timeout: Duration) -> bool {
         self.waiting() && now.saturating_duration_since(self.last_progress) > timeout
@@ -281,7 +465,7 @@ impl Connection {
 
     /// One read into the buffer: `Ok(Some((n, space)))` bytes read out of the room there
     /// was, `Ok(None)` when the socket had nothing.
-    pub fn read_some(&mut self) -> Result<Option<(usize, usize)>, String> {
+    pub fn read_some(&mut self) -> Result<Option<(usize, usize)>, Failure> {
         loop {
             self.make_read_space();
             let space = self.rbuf.len() - self.rend;
@@ -289,7 +473,12 @@ impl Connection {
                 return Ok(None);
             };
             match transport.read(&mut self.rbuf[self.rend..]) {
-                Ok(0) => return Err(format!("connection closed by server {}", self.peer)),
+                Ok(0) => {
+                    return Err(Failure::Broken(format!(
+                        "connection closed by server {}",
+                        self.peer
+                    )));
+                }
                 Ok(n) => {
                     self.rend += n;
                     self.last_progress = Instant::now();
@@ -298,11 +487,11 @@ impl Connection {
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(None),
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
                 Err(err) => {
-                    return Err(format!(
+                    return Err(Failure::Broken(format!(
                         "connection to {} failed: {}",
                         self.peer,
                         describe(&err)
-                    ));
+                    )));
                 }
             }
         }
@@ -327,17 +516,13 @@ impl Connection {
         }
     }
 
-    /// Decodes the next complete reply to a workload request, handling setup replies and
-    /// RESP3 push data on the way. `Ok(None)`: nothing more in the buffer for now.
-    pub fn next_answer(&mut self, plan: &Plan) -> Result<Option<Answer>, String> {
+    /// Decodes the next complete reply to a request, handling setup replies and RESP3
+    /// push data on the way. `Ok(None)`: nothing more in the buffer for now.
+    pub fn next_answer(&mut self, plan: &Plan) -> Result<Option<Answer>, Failure> {
         while self.rstart < self.rend {
             let expect = match (self.setup.front(), self.inflight.front()) {
                 (Some(step), _) => step.expect(),
-                (None, Some(pending)) if pending.flags & flags::MULTI != 0 => {
-                    Expect::MultiGet(pending.keys)
-                }
-                (None, Some(pending)) if pending.row as usize == rows::GET => Expect::Get,
-                (None, Some(_)) => Expect::Store,
+                (None, Some(pending)) => pending.purpose.expect(),
                 // Nothing is expected: only RESP3 push data may legally arrive now.
                 (None, None) => Expect::Setup,
             };
@@ -347,7 +532,10 @@ impl Connection {
             {
                 Decode::Incomplete => break,
                 Decode::Invalid(why) => {
-                    return Err(format!("invalid reply from {}: {why}", self.peer));
+                    return Err(Failure::Broken(format!(
+                        "invalid reply from {}: {why}",
+                        self.peer
+                    )));
                 }
                 Decode::Complete(reply) => reply,
             };
@@ -359,28 +547,25 @@ impl Connection {
             }
             if let Some(step) = self.setup.pop_front() {
                 let text = reply.text(&self.rbuf[start..self.rstart]);
-                if let Err(message) = check_setup_reply(step, reply.kind, text, plan) {
-                    self.fatal = true;
-                    return Err(message);
-                }
+                check_setup_reply(step, reply.kind, text, plan).map_err(Failure::Fatal)?;
                 if self.setup.is_empty() {
                     self.become_ready();
                 }
                 continue;
             }
             let Some(pending) = self.inflight.pop_front() else {
-                return Err(format!(
+                return Err(Failure::Broken(format!(
                     "unexpected reply from {} with no request in flight",
                     self.peer
-                ));
+                )));
             };
             if let Some(opaque) = self.codec.reply_opaque(&self.rbuf[start..self.rstart])
                 && opaque != pending.opaque
             {
-                return Err(format!(
+                return Err(Failure::Broken(format!(
                     "invalid reply from {}: answers request {opaque}, expected {}",
                     self.peer, pending.opaque
-                ));
+                )));
             }
             return Ok(Some(Answer {
                 pending,
@@ -401,22 +586,27 @@ impl Connection {
     }
 
     /// Writes the buffer until it is empty or the socket is full.
-    pub fn flush(&mut self) -> Result<(), String> {
+    pub fn flush(&mut self) -> Result<(), Failure> {
         let Some(transport) = self.transport.as_mut() else {
             return Ok(());
         };
         while self.wpos < self.wbuf.len() {
             match transport.write(&self.wbuf[self.wpos..]) {
-                Ok(0) => return Err(format!("connection closed by server {}", self.peer)),
+                Ok(0) => {
+                    return Err(Failure::Broken(format!(
+                        "connection closed by server {}",
+                        self.peer
+                    )));
+                }
                 Ok(n) => self.wpos += n,
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
                 Err(err) => {
-                    return Err(format!(
+                    return Err(Failure::Broken(format!(
                         "connection to {} failed: {}",
                         self.peer,
                         describe(&err)
-                    ));
+                    )));
                 }
             }
         }

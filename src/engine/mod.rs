@@ -7,19 +7,22 @@
 //!   worker   one mio::Poll driving its clients; per-second stats to the runner
 //!   client   what to send next, where, recording replies, redirects, reconnects
 //!   connection / transport / tls   one socket: phases, buffers, TCP / Unix / rustls
-//!   cluster  slot map, CLUSTER SLOTS discovery, MOVED/ASK
-//!   generator  one client's request stream
+//!   cluster  slot map, CLUSTER SLOTS discovery, MOVED/ASK; resolver: names off the loop
+//!   generator  one client's request stream; verify: the verification pass's keys
 //! ```
 
 pub mod client;
 pub mod cluster;
 pub mod connection;
+pub mod error_log;
 pub mod gather;
 pub mod generator;
 pub mod observer;
+pub mod resolver;
 pub mod runner;
 pub mod tls;
 pub mod transport;
+pub mod verify;
 pub mod worker;
 
 pub use observer::{Fanout, Quiet, RunEnd, RunObserver, RunStart, Second};

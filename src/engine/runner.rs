@@ -2,18 +2,18 @@
 //! request count, failure or Ctrl-C, and turns the merged stats into [`Results`].
 
 use std::sync::Arc;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::atomic::AtomicBool;
 use std::thread;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use mio::{Poll, Waker};
 
-use crate::engine::client::{VerifyJob, peer_name};
 use crate::engine::cluster::{self, Topology};
 use crate::engine::gather::Gatherer;
 use crate::engine::generator::client_seed;
 use crate::engine::observer::{RunEnd, RunObserver, RunStart};
+use crate::engine::resolver::Resolver;
+use crate::engine::verify::VerifyJob;
 use crate::engine::worker::{ClientPlan, WAKE_TOKEN, Worker};
 use crate::error::Error;
 use crate::plan::{Plan, StopAt};
@@ -83,13 +83,22 @@ pub fn run(plan: &Arc<Plan>, observer: &mut dyn RunObserver) -> Outcome {
     } else {
         None
     };
+    // Names a MOVED or a refreshed slot map brings are looked up off the event loops;
+    // the masters found now are known already.
+    let resolver = topology
+        .as_ref()
+        .map(|t| Resolver::start(t.nodes.iter().map(|n| (n.host.clone(), n.port, n.addr))));
+    let cluster = Cluster {
+        topology: topology.clone(),
+        resolver,
+    };
     if !plan.workload.dataset.verify_only {
         for run_number in 1..=plan.load.run_count {
             let (results, mut error) = run_once(
                 plan,
                 run_number,
                 Pass::Benchmark(written.clone()),
-                &topology,
+                &cluster,
                 observer,
             );
             let answered = results.rows.iter().any(|row| row.count > 0);
@@ -97,7 +106,7 @@ pub fn run(plan: &Arc<Plan>, observer: &mut dyn RunObserver) -> Outcome {
                 // A stalled server must not look like a successful (if slow) benchmark.
                 error = Some(format!(
                     "no reply from {} during the run: the server accepted connections but answered nothing",
-                    peer_name(&plan.server.endpoint)
+                    plan.server.endpoint.name()
                 ));
             }
             outcome.runs.push(results);
@@ -113,25 +122,25 @@ pub fn run(plan: &Arc<Plan>, observer: &mut dyn RunObserver) -> Outcome {
             Some(keys) => keys.iter().collect(),
             None => verifier.indices().collect(),
         };
-        let job = Arc::new(VerifyJob {
-            verifier,
-            indices,
-            next: AtomicUsize::new(0),
-            report: Mutex::new(VerifyReport::new()),
-        });
+        let job = Arc::new(VerifyJob::new(verifier, indices));
         let (_, error) = run_once(
             &Arc::new(plan.verification_plan()),
             1,
             Pass::Verify(Arc::clone(&job)),
-            &topology,
+            &cluster,
             observer,
         );
         outcome.signal = signals::received();
         outcome.error = error.map(Error::run);
-        let report = job.report.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        outcome.verification = Some(report);
+        outcome.verification = Some(job.report());
     }
     outcome
+}
+
+/// The cluster's masters, slot map and name resolver (cluster mode only).
+struct Cluster {
+    topology: Option<Arc<Topology>>,
+    resolver: Option<Resolver>,
 }
 
 /// What a run is for.
@@ -169,7 +178,7 @@ fn run_once(
     plan: &Arc<Plan>,
     run_number: u32,
     pass: Pass,
-    topology: &Option<Arc<Topology>>,
+    cluster: &Cluster,
     observer: &mut dyn RunObserver,
 ) -> (Results, Option<String>) {
     let verifying = matches!(pass, Pass::Verify(_));
@@ -237,7 +246,8 @@ fn run_once(
             deadline,
             stop: Arc::clone(&stop),
             tx: tx.clone(),
-            topology: topology.clone(),
+            topology: cluster.topology.clone(),
+            resolver: cluster.resolver.clone(),
             rows: names.len(),
             written: written.clone(),
             verify: verify.clone(),

@@ -17,9 +17,12 @@ use mio::{Events, Poll, Token};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::engine::client::{Client, ClientContext, ErrorLog, Status, VerifyJob, split_token};
+use crate::engine::client::{Client, ClientContext, Status, split_token};
 use crate::engine::cluster::Topology;
+use crate::engine::error_log::ErrorLog;
 use crate::engine::generator::OpGenerator;
+use crate::engine::resolver::Resolver;
+use crate::engine::verify::VerifyJob;
 use crate::plan::Plan;
 use crate::stats::{ClientSeries, OpStats};
 use crate::workload::values::ValuePool;
@@ -81,8 +84,10 @@ pub struct Worker {
     pub written: Option<Arc<WrittenKeys>>,
     /// Set when this run is the verification pass.
     pub verify: Option<Arc<VerifyJob>>,
-    /// The cluster's masters and slot map, in `--cluster-mode`.
+    /// The cluster's masters and slot map, in cluster mode.
     pub topology: Option<Arc<Topology>>,
+    /// Node names looked up off the event loop, in cluster mode.
+    pub resolver: Option<Resolver>,
 }
 
 /// Client slots plus the timers they asked for.
@@ -259,6 +264,7 @@ impl Worker {
             registry: self.poll.registry(),
             written: self.written.as_deref(),
             verify: self.verify.as_deref(),
+            resolver: self.resolver.as_ref(),
             second,
         }
     }

@@ -54,6 +54,22 @@ pub enum Endpoint {
     Unix(PathBuf),
 }
 
+impl Endpoint {
+    /// `host:port` (an IPv6 host in brackets) or the socket path, for messages.
+    pub fn name(&self) -> String {
+        match self {
+            Endpoint::Tcp { host, addr } => {
+                if addr.is_ipv6() && host.contains(':') {
+                    format!("[{host}]:{}", addr.port())
+                } else {
+                    format!("{host}:{}", addr.port())
+                }
+            }
+            Endpoint::Unix(path) => path.display().to_string(),
+        }
+    }
+}
+
 /// The server and how to speak to it.
 #[derive(Clone, Debug)]
 pub struct Server {

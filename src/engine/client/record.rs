@@ -1,0 +1,184 @@
+//! What a reply means: its latency and bytes into the worker's stats (and the client's
+//! own series), hits and misses, error replies, SCAN cursors, verification reads, and the
+//! cluster redirections and slot-map refreshes to act on.
+
+use std::time::Instant;
+
+use crate::debug_log;
+use crate::engine::client::{Client, ClientContext};
+use crate::engine::cluster::{self, Redirect};
+use crate::engine::connection::{Answer, Failure, Purpose, Request};
+use crate::engine::generator::Op;
+use crate::plan::{Endpoint, Plan};
+use crate::protocol::resp_value::{self, first_bulk};
+use crate::protocol::{Expect, ReplyKind};
+use crate::stats::{ClientSeries, rows};
+use crate::workload::commands::{ScanState, scan_cursor};
+
+impl Client {
+    /// Records every complete reply in connection `i`'s read buffer.
+    pub(super) fn take_answers(
+        &mut self,
+        i: usize,
+        received: Instant,
+        plan: &Plan,
+        ctx: &mut ClientContext,
+    ) -> Result<(), Failure> {
+        while let Some(answer) = self.conns[i].next_answer(plan)? {
+            let request = match answer.pending.purpose {
+                Purpose::Work(request) => request,
+                Purpose::Asking => continue,
+                Purpose::TopologyRefresh => {
+                    // A node that reports no host name means the one this client reached
+                    // it by.
+                    let host = match self.conns[i].endpoint() {
+                        Endpoint::Tcp { host, .. } => host.clone(),
+                        Endpoint::Unix(_) => String::new(),
+                    };
+                    let parsed = resp_value::value(self.conns[i].reply_bytes(&answer))
+                        .and_then(|(value, _)| cluster::slot_map(&value, &host).ok());
+                    if let Some(map) = parsed {
+                        self.apply_slot_map(&map, plan, ctx);
+                    }
+                    continue;
+                }
+            };
+            let bytes = self.conns[i].reply_bytes(&answer);
+            let redirect = record_answer(
+                &answer,
+                request,
+                bytes,
+                received,
+                plan,
+                ctx,
+                &mut self.series,
+                &mut self.scan,
+                self.conns[i].peer(),
+            )?;
+            if let Some(redirect) = redirect {
+                self.follow(i, redirect, request, plan, ctx)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Records one reply to `request`: latency, bytes, hits and misses, errors, the client's
+/// own series, verification and SCAN cursors. Returns a cluster redirection to follow,
+/// if any; an error no reconnect can fix is a [`Failure::Fatal`].
+#[allow(clippy::too_many_arguments)] // the disjoint parts of a client that a reply touches
+fn record_answer(
+    answer: &Answer,
+    request: Request,
+    bytes: &[u8],
+    received: Instant,
+    plan: &Plan,
+    ctx: &mut ClientContext,
+    series: &mut Option<Box<ClientSeries>>,
+    scan: &mut Option<ScanState>,
+    peer: &str,
+) -> Result<Option<Redirect>, Failure> {
+    let pending = answer.pending;
+    let reply = answer.reply;
+    let text = reply.text(bytes);
+    let row = usize::from(request.row);
+    let latency_us = received.saturating_duration_since(pending.sent).as_micros() as u64;
+    let stats = &mut ctx.stats[row];
+    if reply.kind == ReplyKind::Error && plan.server.cluster_mode {
+        let redirect = cluster::parse_redirect(text);
+        match &redirect {
+            Some(Redirect::Moved { .. }) => stats.moved += 1,
+            Some(Redirect::Ask { .. }) => stats.ask += 1,
+            None => {}
+        }
+        // A request that will be resent is recorded once, when its real answer comes.
+        if redirect.is_some()
+            && matches!(
+                request.op,
+                Op::Set { .. } | Op::Get { .. } | Op::Verify { .. }
+            )
+        {
+            return Ok(redirect);
+        }
+    }
+    stats.record(latency_us, u64::from(pending.tx), reply.len as u64);
+    // The per-client files have SET/GET/WAIT columns only (as memtier's): arbitrary
+    // command rows are reported in the table and JSON, not there.
+    if let Some(series) = series.as_mut()
+        && plan.workload.arbitrary.is_none()
+    {
+        series.record(
+            ctx.second,
+            row,
+            latency_us,
+            u64::from(pending.tx),
+            reply.len as u64,
+        );
+    }
+    debug_log!(
+        2,
+        "reply from {peer}: {} bytes ({:?}) after {latency_us} us",
+        reply.len,
+        reply.kind
+    );
+    if let Some(job) = ctx.verify {
+        if let Op::Verify { index } = request.op {
+            job.check(index, reply.kind, text);
+        }
+        return Ok(None);
+    }
+    if request.scan
+        && let Some(state) = scan.as_mut()
+    {
+        state.on_reply(first_bulk(bytes).and_then(scan_cursor));
+    }
+    let is_get = plan.workload.arbitrary.is_none() && row == rows::GET;
+    let (hits, misses) = match reply.kind {
+        ReplyKind::Error => {
+            // Redis NOAUTH, memcached -Y "unauthenticated", memcached SASL "Auth failure."
+            if text.starts_with(b"NOAUTH")
+                || text.ends_with(b"unauthenticated")
+                || text.starts_with(b"Auth failure")
+            {
+                return Err(Failure::Fatal(format!(
+                    "server {peer} requires authentication: use {}",
+                    plan.names.authenticate
+                )));
+            }
+            if text.starts_with(b"CLUSTERDOWN") {
+                return Err(Failure::Fatal(format!(
+                    "the cluster is down ({peer}: {})",
+                    String::from_utf8_lossy(text)
+                )));
+            }
+            stats.errors += 1;
+            ctx.errors.report(format_args!(
+                "server {peer} replied with an error: {}",
+                String::from_utf8_lossy(text)
+            ));
+            (0, 0)
+        }
+        _ if !is_get => (0, 0),
+        ReplyKind::Array | ReplyKind::Nil if matches!(request.expect, Expect::MultiGet(_)) => {
+            let keys = match request.expect {
+                Expect::MultiGet(keys) => keys,
+                _ => 1,
+            };
+            let misses = u64::from(reply.nil_elements.min(keys));
+            (u64::from(keys) - misses, misses)
+        }
+        ReplyKind::Nil => (0, 1),
+        // GETRANGE answers an empty string for a missing key.
+        ReplyKind::Bulk if plan.load.shape.data_offset > 0 && reply.payload.1 == 0 => (0, 1),
+        _ => (1, 0),
+    };
+    stats.hits += hits;
+    stats.misses += misses;
+    if let Some(series) = series.as_mut()
+        && (hits > 0 || misses > 0)
+    {
+        series.hit(ctx.second, hits);
+        series.miss(ctx.second, misses);
+    }
+    Ok(None)
+}

@@ -1,0 +1,240 @@
+//! Where a request goes in cluster mode: the connection that serves its key's slot, and
+//! what MOVED and ASK change. A MOVED updates the slot map and asks the node that
+//! answered for the whole map again (at most once a second); a redirection to a node this
+//! client has no connection to opens one, once its name is looked up off the event loop
+//! (the request waits, parked, meanwhile).
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use crate::engine::client::{Client, ClientContext, MAX_CONNECTIONS_PER_CLIENT, Status};
+use crate::engine::cluster::{self, Redirect, SlotMap};
+use crate::engine::connection::{Connection, Failure, Purpose, Redirects, Request};
+use crate::engine::generator::Op;
+use crate::engine::resolver::Lookup;
+use crate::plan::{Endpoint, Plan};
+use crate::protocol::resp;
+
+use super::send::Resend;
+
+/// A redirected request waiting for its target's name to be looked up.
+#[derive(Clone, Debug)]
+pub(super) struct Parked {
+    /// The connection the redirection came from.
+    source: usize,
+    host: String,
+    port: u16,
+    slot: u16,
+    ask: bool,
+    request: Request,
+}
+
+impl Client {
+    /// The connection a request for the key in `key_buf` goes to.
+    pub(super) fn route(&self) -> usize {
+        match &self.slot_owner {
+            Some(owner) => {
+                let slot = cluster::key_slot(&self.key_buf);
+                match usize::from(owner[usize::from(slot)]) {
+                    // Unserved, or a master beyond the connections this client holds.
+                    i if i >= self.conns.len() => 0,
+                    i => i,
+                }
+            }
+            None => 0,
+        }
+    }
+
+    /// Follows a MOVED (update the slot map, resend) or ASK (ASKING + resend, once) that
+    /// answered `request` on connection `source`.
+    pub(super) fn follow(
+        &mut self,
+        source: usize,
+        redirect: Redirect,
+        request: Request,
+        plan: &Plan,
+        ctx: &mut ClientContext,
+    ) -> Result<(), Failure> {
+        let (slot, mut host, port, ask) = match redirect {
+            Redirect::Moved { slot, host, port } => (slot, host, port, false),
+            Redirect::Ask { slot, host, port } => (slot, host, port, true),
+        };
+        // Redis sends an empty host for "the address you reached me by".
+        let mut reached_by = None;
+        if host.is_empty()
+            && let Endpoint::Tcp {
+                host: by_name,
+                addr,
+            } = self.conns[source].endpoint()
+        {
+            host = by_name.clone();
+            reached_by = Some(addr.ip());
+        }
+        let target = self.connection_to(&host, port, reached_by, plan, ctx)?;
+        if !ask {
+            // Asked after the target is known, as the slot map's owner is updated first.
+            if let Some(target) = target
+                && let Some(owner) = self.slot_owner.as_mut()
+            {
+                owner[usize::from(slot)] = target as u16;
+            }
+            self.refresh_topology(source);
+        }
+        match target {
+            Some(target) => self.resend(target, ask, request, ctx),
+            None => self.parked.push(Parked {
+                source,
+                host,
+                port,
+                slot,
+                ask,
+                request,
+            }),
+        }
+        Ok(())
+    }
+
+    /// Queues `request` again for connection `target`; a request is followed through at
+    /// most two redirections (ASK then MOVED during a migration), and nodes that keep
+    /// sending it on get an error counted instead.
+    fn resend(&mut self, target: usize, ask: bool, request: Request, ctx: &mut ClientContext) {
+        let resendable = matches!(
+            request.op,
+            Op::Set { .. } | Op::Get { .. } | Op::Verify { .. }
+        );
+        let redirects = match request.redirects {
+            Redirects::None => Some(Redirects::Once),
+            Redirects::Once => Some(Redirects::Twice),
+            Redirects::Twice => None,
+        };
+        match redirects {
+            Some(redirects) if resendable => self.resends.push_back(Resend {
+                conn: target,
+                op: request.op,
+                asking: ask,
+                redirects,
+            }),
+            _ => {
+                let row = usize::from(request.row);
+                if row < ctx.stats.len() {
+                    ctx.stats[row].errors += 1;
+                }
+            }
+        }
+    }
+
+    /// Sends on the redirections whose target name has been looked up since. Returns the
+    /// status to report when a failure ends the client.
+    pub(super) fn unpark(&mut self, plan: &Plan, ctx: &mut ClientContext) -> Option<Status> {
+        let mut i = 0;
+        while i < self.parked.len() {
+            let p = self.parked[i].clone();
+            match self.connection_to(&p.host, p.port, None, plan, ctx) {
+                Ok(None) => i += 1,
+                Ok(Some(target)) => {
+                    self.parked.swap_remove(i);
+                    if !p.ask
+                        && let Some(owner) = self.slot_owner.as_mut()
+                    {
+                        owner[usize::from(p.slot)] = target as u16;
+                    }
+                    self.resend(target, p.ask, p.request, ctx);
+                }
+                Err(failure) => {
+                    self.parked.swap_remove(i);
+                    if let Some(status) = self.connection_failed(p.source, failure, plan, ctx) {
+                        return Some(status);
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// After a MOVED, asks the node that answered for the whole slot map again (at most
+    /// once a second per client): a resharding moves many slots, and one MOVED each would
+    /// cost a round trip per slot.
+    fn refresh_topology(&mut self, source: usize) {
+        let now = Instant::now();
+        if self
+            .last_refresh
+            .is_some_and(|t| now.duration_since(t) < Duration::from_secs(1))
+        {
+            return;
+        }
+        self.last_refresh = Some(now);
+        let conn = &mut self.conns[source];
+        if !conn.is_ready() {
+            return;
+        }
+        let started = conn.begin(now);
+        resp::encode_command(conn.encoder().1, &[b"CLUSTER", b"SLOTS"]);
+        conn.finish(started, Purpose::TopologyRefresh, now);
+    }
+
+    /// Routes every slot as a fresh `CLUSTER SLOTS` reply says, opening connections to
+    /// masters this client does not know yet (a master whose name is still being looked
+    /// up keeps its slots routed as before, until a later refresh or MOVED).
+    pub(super) fn apply_slot_map(&mut self, map: &SlotMap, plan: &Plan, ctx: &mut ClientContext) {
+        let mut index_of = Vec::with_capacity(map.nodes.len());
+        for (host, port) in &map.nodes {
+            let found = self.connection_to(host, *port, None, plan, ctx);
+            index_of.push(found.ok().flatten());
+        }
+        if let Some(owner) = self.slot_owner.as_mut() {
+            for (slot, node) in map.slot_owner.iter().enumerate() {
+                if let Some(Some(i)) = index_of.get(usize::from(*node)) {
+                    owner[slot] = *i as u16;
+                }
+            }
+        }
+    }
+
+    /// The index of the connection to `host:port`, opening a new one if needed; `None`
+    /// while the name is being looked up. `reached_by` is the address already known for
+    /// `host`, when there is one.
+    fn connection_to(
+        &mut self,
+        host: &str,
+        port: u16,
+        reached_by: Option<IpAddr>,
+        plan: &Plan,
+        ctx: &mut ClientContext,
+    ) -> Result<Option<usize>, Failure> {
+        let name = format!("{host}:{port}");
+        if let Some(i) = self.conns.iter().position(|c| c.peer() == name) {
+            return Ok(Some(i));
+        }
+        if self.conns.len() >= MAX_CONNECTIONS_PER_CLIENT {
+            return Err(Failure::Broken(format!(
+                "redirected to {name}, but a client may not open more than {MAX_CONNECTIONS_PER_CLIENT} connections"
+            )));
+        }
+        let lookup = match (reached_by, ctx.resolver) {
+            (Some(ip), _) => Lookup::Ready(SocketAddr::new(ip, port)),
+            (None, Some(resolver)) => resolver.lookup(host, port),
+            (None, None) => Lookup::Failed,
+        };
+        let addr = match lookup {
+            Lookup::Ready(addr) => addr,
+            Lookup::Pending => return Ok(None),
+            Lookup::Failed => {
+                return Err(Failure::Broken(format!(
+                    "cannot resolve redirected node {name}"
+                )));
+            }
+        };
+        let endpoint = Endpoint::Tcp {
+            host: host.to_string(),
+            addr,
+        };
+        self.conns.push(Connection::new(endpoint, name, plan));
+        let i = self.conns.len() - 1;
+        if let Err(failure) = self.open(i, plan, ctx)
+            && let Some(Status::Failed(message)) = self.connection_failed(i, failure, plan, ctx)
+        {
+            return Err(Failure::Broken(message));
+        }
+        Ok(Some(i))
+    }
+}

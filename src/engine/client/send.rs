@@ -1,0 +1,369 @@
+//! What a client sends next and how: redirected requests first, then new ones from its
+//! generator (or the verification pass), paced when asked, each encoded into the
+//! connection its key routes to.
+
+use std::time::{Duration, Instant};
+
+use crate::debug_log;
+use crate::engine::client::{Client, ClientContext};
+use crate::engine::connection::{Phase, Purpose, Redirects, Request};
+use crate::engine::generator::Op;
+use crate::plan::Plan;
+use crate::protocol::{Expect, resp};
+use crate::stats::rows;
+use crate::workload::commands::ScanState;
+use crate::workload::keys::write_key;
+
+/// Paces a client to a rate of requests per second. Each request has an intended send
+/// time; latency counts from it, so a slow server cannot hide queueing.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Pacer {
+    interval: Duration,
+    next: Instant,
+}
+
+impl Pacer {
+    pub(super) fn new(rate: u32, start: Instant) -> Pacer {
+        Pacer {
+            interval: Duration::from_secs(1) / rate,
+            next: start,
+        }
+    }
+
+    /// When the next request is due.
+    pub(super) fn next(&self) -> Instant {
+        self.next
+    }
+
+    /// After a (re)connect: pace from `now` rather than bursting to catch up.
+    pub(super) fn resume(&mut self, now: Instant) {
+        self.next = self.next.max(now);
+    }
+
+    /// The due time of the request going out now; the next one is due an interval later.
+    fn take(&mut self) -> Instant {
+        let due = self.next;
+        self.next += self.interval;
+        due
+    }
+}
+
+/// A request to send again after a cluster redirection.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Resend {
+    /// The connection it goes to.
+    pub conn: usize,
+    pub op: Op,
+    /// An ASK: send `ASKING` before it.
+    pub asking: bool,
+    pub redirects: Redirects,
+}
+
+/// The stats row an operation is counted in.
+fn row_of(op: &Op) -> usize {
+    match op {
+        Op::Set { .. } => rows::SET,
+        Op::Wait { .. } => rows::WAIT,
+        _ => rows::GET,
+    }
+}
+
+impl Client {
+    /// Whether connection `i` can take one more request now.
+    pub(super) fn has_room(&self, i: usize) -> bool {
+        self.conns[i].has_room(self.pipeline, self.reconnect_interval)
+    }
+
+    /// Sends redirected requests first, then new ones, until connections are full, the
+    /// client's share is sent, or (when paced) the next request is not due yet.
+    pub(super) fn fill(&mut self, plan: &Plan, ctx: &mut ClientContext) {
+        let mut batch_time = None;
+        while let Some(&resend) = self.resends.front() {
+            if !self.has_room(resend.conn) {
+                break;
+            }
+            self.resends.pop_front();
+            let sent = *batch_time.get_or_insert_with(Instant::now);
+            self.send_op(
+                resend.conn,
+                resend.op,
+                resend.asking,
+                resend.redirects,
+                sent,
+                plan,
+                ctx,
+            );
+        }
+        loop {
+            let op = match self.held.take() {
+                Some(op) => op,
+                None => {
+                    if self.remaining == Some(0) {
+                        break;
+                    }
+                    if let Some(pacer) = self.pacer.as_ref() {
+                        let now = *batch_time.get_or_insert_with(Instant::now);
+                        if pacer.next() > now {
+                            break;
+                        }
+                    }
+                    let op = match ctx.verify {
+                        Some(job) => match job.take() {
+                            Some(index) => Op::Verify { index },
+                            None => {
+                                self.remaining = Some(0);
+                                break;
+                            }
+                        },
+                        None => self.ops.next_op(),
+                    };
+                    if let Some(left) = self.remaining.as_mut() {
+                        *left -= 1;
+                    }
+                    op
+                }
+            };
+            let i = if self.slot_owner.is_some() {
+                self.prepare_key(op, plan, ctx);
+                self.route()
+            } else {
+                0
+            };
+            if !self.has_room(i) {
+                if self.slot_owner.is_some() && self.conns[i].phase() == Phase::Backoff {
+                    // The node is down: this request cannot be sent, and counts as failed.
+                    let row = row_of(&op);
+                    if row < ctx.stats.len() {
+                        ctx.stats[row].connection_errors += 1;
+                    }
+                    continue;
+                }
+                self.held = Some(op);
+                break;
+            }
+            let sent = match self.pacer.as_mut() {
+                Some(pacer) => pacer.take(),
+                // One clock read per batch: every request in it goes out in the same write.
+                None => *batch_time.get_or_insert_with(Instant::now),
+            };
+            self.send_op(i, op, false, Redirects::None, sent, plan, ctx);
+        }
+    }
+
+    /// Puts the key of `op` into `key_buf` (for routing).
+    fn prepare_key(&mut self, op: Op, plan: &Plan, ctx: &ClientContext) {
+        match op {
+            Op::Set { key_id, .. } | Op::Get { key_id } => {
+                self.load_key(plan, key_id);
+            }
+            Op::Verify { index } => {
+                if let Some(job) = ctx.verify {
+                    job.verifier.write_key(index, &mut self.key_buf);
+                }
+            }
+            Op::Command { .. } => match self.ops.multi_keys().first() {
+                Some(&id) => write_key(&mut self.key_buf, &plan.workload.keys.prefix, id),
+                None => self.key_buf.clear(),
+            },
+            Op::MultiGet | Op::Wait { .. } => self.key_buf.clear(),
+        }
+    }
+
+    /// Encodes `op` on connection `i` (after `ASKING` when `asking`) and puts it in
+    /// flight.
+    #[allow(clippy::too_many_arguments)] // the request, its redirection state, and its context
+    fn send_op(
+        &mut self,
+        i: usize,
+        op: Op,
+        asking: bool,
+        redirects: Redirects,
+        sent: Instant,
+        plan: &Plan,
+        ctx: &mut ClientContext,
+    ) {
+        if asking {
+            let conn = &mut self.conns[i];
+            let started = conn.begin(sent);
+            resp::encode_command(conn.encoder().1, &[b"ASKING"]);
+            conn.finish(started, Purpose::Asking, sent);
+        }
+        let started = self.conns[i].begin(sent);
+        let (row, expect, scan) = self.encode_op(i, op, started.opaque, plan, ctx);
+        let conn = &mut self.conns[i];
+        debug_log!(
+            2,
+            "request to {}: {}",
+            conn.peer(),
+            String::from_utf8_lossy(conn.written_since(started)).escape_debug()
+        );
+        let request = Request {
+            op,
+            row: row as u8,
+            expect,
+            redirects,
+            scan,
+        };
+        conn.finish(started, Purpose::Work(request), sent);
+    }
+
+    /// Puts the key of `key_id` in `key_buf`: an imported item's key, or prefix + id.
+    fn load_key(&mut self, plan: &Plan, key_id: u64) -> Option<usize> {
+        let dataset = &plan.workload.dataset;
+        let item = dataset.item_index(key_id, &plan.workload.keys);
+        match (item, &dataset.import) {
+            (Some(index), Some(data)) if !data.generated_keys() => {
+                self.key_buf.clear();
+                self.key_buf.extend_from_slice(data.item(index).key);
+            }
+            _ => write_key(&mut self.key_buf, &plan.workload.keys.prefix, key_id),
+        }
+        item
+    }
+
+    /// A read of the key in `key_buf` on connection `i`: GET, or GETRANGE at the plan's
+    /// data offset.
+    fn encode_read(&mut self, i: usize, plan: &Plan, opaque: u32) {
+        let (codec, out) = self.conns[i].encoder();
+        let offset = plan.load.shape.data_offset;
+        if offset > 0 {
+            codec.encode_getrange(out, &self.key_buf, offset);
+        } else {
+            codec.encode_get(out, &self.key_buf, opaque);
+        }
+    }
+
+    /// Encodes `op` on connection `i`; returns its stats row, what its reply looks like
+    /// and whether it is a SCAN to follow.
+    fn encode_op(
+        &mut self,
+        i: usize,
+        op: Op,
+        opaque: u32,
+        plan: &Plan,
+        ctx: &mut ClientContext,
+    ) -> (usize, Expect, bool) {
+        let prefix = &plan.workload.keys.prefix;
+        let shape = &plan.load.shape;
+        let dataset = &plan.workload.dataset;
+        match op {
+            Op::Set {
+                key_id,
+                value_size,
+                expiry_secs,
+            } => {
+                let item = self.load_key(plan, key_id);
+                let (value, expiry) = match (item, &dataset.import) {
+                    (Some(index), Some(data)) => {
+                        let item = data.item(index);
+                        // An expiry range overrides the file's expiry, as in memtier.
+                        let expiry = if shape.expiry_range.is_some() {
+                            expiry_secs
+                        } else {
+                            item.expiry_secs
+                        };
+                        (item.value, expiry)
+                    }
+                    _ => (ctx.values.value(value_size, self.ops.rng()), expiry_secs),
+                };
+                let (codec, out) = self.conns[i].encoder();
+                if shape.data_offset > 0 {
+                    codec.encode_setrange(out, &self.key_buf, shape.data_offset, value);
+                } else {
+                    codec.encode_set(out, &self.key_buf, value, expiry, opaque);
+                }
+                if let Some(written) = ctx.written {
+                    written.mark(item.map_or(key_id, |index| index as u64));
+                }
+                (rows::SET, Expect::Store, false)
+            }
+            Op::Get { key_id } => {
+                self.load_key(plan, key_id);
+                self.encode_read(i, plan, opaque);
+                (rows::GET, Expect::Get, false)
+            }
+            Op::Verify { index } => {
+                if let Some(job) = ctx.verify {
+                    job.verifier.write_key(index, &mut self.key_buf);
+                }
+                self.encode_read(i, plan, opaque);
+                (rows::GET, Expect::Get, false)
+            }
+            Op::MultiGet => {
+                self.multi_keys.clear();
+                for &id in self.ops.multi_keys() {
+                    match (dataset.item_index(id, &plan.workload.keys), &dataset.import) {
+                        (Some(index), Some(data)) if !data.generated_keys() => {
+                            self.multi_keys.push(data.item(index).key)
+                        }
+                        _ => self.multi_keys.push_key(prefix, id),
+                    }
+                }
+                let (codec, out) = self.conns[i].encoder();
+                codec.encode_multi_get(out, &self.multi_keys, opaque);
+                let keys = self.multi_keys.len() as u32;
+                (rows::GET, Expect::MultiGet(keys), false)
+            }
+            Op::Wait {
+                replicas,
+                timeout_ms,
+            } => {
+                let (codec, out) = self.conns[i].encoder();
+                codec.encode_wait(out, replicas, timeout_ms);
+                (rows::WAIT, Expect::Store, false)
+            }
+            Op::Command { index, value_size } => {
+                let (row, scan) = self.encode_command(i, plan, ctx, index, value_size);
+                // Arbitrary commands speak RESP, whose decoder reads any reply alike; the
+                // row only tells which stats row to record in.
+                let expect = if row == rows::GET {
+                    Expect::Get
+                } else {
+                    Expect::Store
+                };
+                (row, expect, scan)
+            }
+        }
+    }
+
+    /// Encodes arbitrary command `index` with fresh keys and data on connection `i`;
+    /// returns its stats row and whether it is a SCAN to follow.
+    fn encode_command(
+        &mut self,
+        i: usize,
+        plan: &Plan,
+        ctx: &mut ClientContext,
+        index: usize,
+        value_size: usize,
+    ) -> (usize, bool) {
+        let Some(arbitrary) = plan.workload.arbitrary.as_deref() else {
+            return (0, false);
+        };
+        let cmd = &arbitrary.list.commands[index];
+        self.command_keys.clear();
+        for &id in self.ops.multi_keys() {
+            self.command_keys.push_key(&plan.workload.keys.prefix, id);
+        }
+        let value = ctx.values.value(value_size, self.ops.rng());
+        let out = self.conns[i].encoder().1;
+        if let (Some(scan), Some(cursor)) = (
+            &arbitrary.list.scan,
+            self.scan.as_ref().and_then(ScanState::next_cursor),
+        ) {
+            let key = self.command_keys.get(0).unwrap_or(b"");
+            scan.continuation
+                .encode_resp_cursor(out, cursor, key, value);
+            return (scan.row, true);
+        }
+        let monitor = arbitrary.monitor.as_deref();
+        let monitor_index = match monitor {
+            Some(m) if cmd.template.is_monitor_random() => {
+                m.pick(arbitrary.monitor_pattern, self.ops.rng())
+            }
+            _ => 0,
+        };
+        cmd.template
+            .encode_resp_keys(out, &self.command_keys, value, monitor, monitor_index);
+        (cmd.stat_row(monitor, monitor_index), self.scan.is_some())
+    }
+}
