@@ -6,9 +6,8 @@ use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Normal};
 
 use crate::plan::{Plan, WaitConfig};
-use crate::workload::commands::CommandSequence;
 use crate::workload::keys::KeyGenerator;
-use crate::workload::sequence::{OpKind, RatioSequence};
+use crate::workload::sequence::{CommandSequence, OpKind, RatioSequence};
 use crate::workload::values::ValueSizer;
 
 /// The seed every client shares unless `--distinct-client-seed` or `--randomize` is given:

@@ -1,4 +1,5 @@
-//! The SET:GET sequence: which kind of request a client sends next (`--ratio=SETS:GETS`).
+//! Which kind of request a client sends next: the SET:GET sequence (`--ratio=SETS:GETS`),
+//! or which arbitrary command (each `ratio` times in a row).
 
 /// The kind of a generated request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +73,43 @@ impl RatioSequence {
     }
 }
 
+/// Which command a client sends next: each command `ratio` times in a row, in order, for
+/// ever (ratios 2 and 1 give `0 0 1 0 0 1 ...`), as memtier cycles its `--command` list.
+#[derive(Clone, Debug)]
+pub struct CommandSequence {
+    ratios: Box<[u32]>,
+    index: usize,
+    sent: u32,
+    any: bool,
+}
+
+impl CommandSequence {
+    /// A sequence over `ratios`. A zero ratio is skipped; if none is positive (the config
+    /// never allows it) every call returns 0 rather than panicking.
+    pub fn new(ratios: &[u32]) -> Self {
+        CommandSequence {
+            ratios: ratios.into(),
+            index: 0,
+            sent: 0,
+            any: ratios.iter().any(|&r| r > 0),
+        }
+    }
+
+    /// Index of the next command.
+    #[allow(clippy::should_implement_trait)] // endless and infallible: not an Iterator
+    pub fn next(&mut self) -> usize {
+        if !self.any {
+            return 0;
+        }
+        while self.sent >= self.ratios[self.index] {
+            self.index = (self.index + 1) % self.ratios.len();
+            self.sent = 0;
+        }
+        self.sent += 1;
+        self.index
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,5 +165,22 @@ mod tests {
     fn huge_ratio_does_not_overflow() {
         let mut seq = RatioSequence::new(u32::MAX, u32::MAX);
         assert_eq!(take(&mut seq, 3), vec![Set, Set, Set]);
+    }
+
+    #[test]
+    fn sequence_follows_ratios() {
+        let mut s = CommandSequence::new(&[2, 1]);
+        let got: Vec<_> = (0..9).map(|_| s.next()).collect();
+        assert_eq!(got, [0, 0, 1, 0, 0, 1, 0, 0, 1]);
+        let mut s = CommandSequence::new(&[1, 3, 1]);
+        let got: Vec<_> = (0..10).map(|_| s.next()).collect();
+        assert_eq!(got, [0, 1, 1, 1, 2, 0, 1, 1, 1, 2]);
+        let mut s = CommandSequence::new(&[0, 2, 0]);
+        let got: Vec<_> = (0..4).map(|_| s.next()).collect();
+        assert_eq!(got, [1, 1, 1, 1]);
+        let mut s = CommandSequence::new(&[]);
+        assert_eq!(s.next(), 0);
+        let mut s = CommandSequence::new(&[0, 0]);
+        assert_eq!(s.next(), 0);
     }
 }
