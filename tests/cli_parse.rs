@@ -4,9 +4,11 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+mod common;
+
+use common::TestDir;
 use kvbench::error::Error;
 use kvbench::frontend::memtier::outputs::OutputConfig;
 use kvbench::frontend::memtier::{Cli, Parsed, Settings, parse_args, render_show_config};
@@ -128,27 +130,18 @@ fn shown<'a>(config: &'a Config, name: &str) -> &'a str {
         .unwrap_or_else(|| panic!("option {name} not shown"))
 }
 
-/// A fresh file in the temp dir holding `text`; removed when dropped.
-struct TempFile(PathBuf);
+/// A `--config` file holding `text`, in a scratch directory removed when dropped.
+struct TempFile(TestDir);
 
 impl TempFile {
     fn new(text: &str) -> TempFile {
-        static N: AtomicU64 = AtomicU64::new(0);
-        let n = N.fetch_add(1, Ordering::Relaxed);
-        let path =
-            std::env::temp_dir().join(format!("kvbench-cli-{}-{n}.json", std::process::id()));
-        std::fs::write(&path, text).expect("write temp config");
-        TempFile(path)
+        let dir = TestDir::new("cli-config");
+        std::fs::write(dir.file("config.json"), text).expect("write temp config");
+        TempFile(dir)
     }
 
     fn flag(&self) -> String {
-        format!("--config={}", self.0.display())
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        format!("--config={}", self.0.file("config.json").display())
     }
 }
 
@@ -937,7 +930,7 @@ fn bad_config_files_are_refused_in_one_line() {
     for (text, want) in cases {
         let f = TempFile::new(text);
         let msg = refusal(&[&f.flag()]);
-        let prefix = format!("config file '{}': ", f.0.display());
+        let prefix = format!("config file '{}': ", f.0.file("config.json").display());
         assert!(msg.starts_with(&prefix), "{text}: {msg}");
         assert!(msg.contains(want), "{text}: got {msg:?}, want {want:?}");
     }

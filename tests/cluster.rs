@@ -6,10 +6,9 @@ mod common;
 
 use std::collections::HashMap;
 use std::process::Command;
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{RedisServer, describe, free_port, run_kvbench, spawn_kvbench};
+use common::{CONDITION_TIMEOUT, RedisServer, TestPki, describe, free_port, kvbench, wait_until};
 use kvbench::engine::cluster::key_slot;
 
 /// Three cluster-enabled redis-servers joined into one cluster (no replicas).
@@ -51,17 +50,11 @@ impl Cluster {
             "cluster create failed: {}",
             String::from_utf8_lossy(&out.stdout)
         );
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let ok = nodes
+        wait_until("cluster_state:ok", CONDITION_TIMEOUT, || {
+            nodes
                 .iter()
-                .all(|n| n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"));
-            if ok {
-                break;
-            }
-            assert!(Instant::now() < deadline, "cluster did not become ok");
-            thread::sleep(Duration::from_millis(200));
-        }
+                .all(|n| n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"))
+        });
         Cluster { nodes }
     }
 
@@ -101,6 +94,11 @@ impl Cluster {
         ranges
     }
 
+    /// SETs and GETs the masters have run so far.
+    fn load(&self) -> u64 {
+        self.total_calls("set") + self.total_calls("get")
+    }
+
     fn total_calls(&self, command: &str) -> u64 {
         self.nodes
             .iter()
@@ -113,7 +111,7 @@ impl Cluster {
 fn allkeys_lands_every_key_on_its_master() {
     let cluster = Cluster::start();
     let port = cluster.seed_port();
-    let out = run_kvbench(&[
+    let out = kvbench(&[
         "-s",
         "127.0.0.1",
         "-p",
@@ -130,7 +128,8 @@ fn allkeys_lands_every_key_on_its_master() {
         "--key-minimum=1",
         "--key-maximum=3000",
         "--hide-histogram",
-    ]);
+    ])
+    .run();
     assert!(out.status.success(), "{}", describe(&out));
     let total: u64 = cluster.nodes.iter().map(|n| n.dbsize()).sum();
     assert_eq!(total, 3000);
@@ -157,7 +156,7 @@ fn allkeys_lands_every_key_on_its_master() {
 fn request_counts_add_up_across_masters() {
     let cluster = Cluster::start();
     let port = cluster.seed_port();
-    let out = run_kvbench(&[
+    let out = kvbench(&[
         "-s",
         "127.0.0.1",
         "-p",
@@ -173,7 +172,8 @@ fn request_counts_add_up_across_masters() {
         "--pipeline=8",
         "--key-maximum=5000",
         "--hide-histogram",
-    ]);
+    ])
+    .run();
     assert!(out.status.success(), "{}", describe(&out));
     assert_eq!(
         cluster.total_calls("set") + cluster.total_calls("get"),
@@ -190,12 +190,8 @@ fn request_counts_add_up_across_masters() {
 fn migrated_slots_are_followed_without_losing_requests() {
     let cluster = Cluster::start();
     let port = cluster.seed_port();
-    let dir = std::env::temp_dir().join(format!("kvbench-cluster-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let json = dir.join("moved.json");
-    let json_flag = format!("--json-out-file={}", json.display());
     // 4 clients × 3000 requests at 1500/s each: a 2-second run to migrate slots under.
-    let run = spawn_kvbench(&[
+    let run = kvbench(&[
         "-s",
         "127.0.0.1",
         "-p",
@@ -211,9 +207,12 @@ fn migrated_slots_are_followed_without_losing_requests() {
         "--ratio=1:1",
         "--key-maximum=2000",
         "--hide-histogram",
-        &json_flag,
-    ]);
-    thread::sleep(Duration::from_millis(600));
+    ])
+    .with_json()
+    .spawn();
+    wait_until("load on the cluster", CONDITION_TIMEOUT, || {
+        cluster.load() > 200
+    });
     let from = cluster.nodes[0].cli(&["CLUSTER", "MYID"]);
     let to = cluster.nodes[1].cli(&["CLUSTER", "MYID"]);
     let reshard = Command::new("redis-cli")
@@ -236,8 +235,7 @@ fn migrated_slots_are_followed_without_losing_requests() {
     );
     let out = run.wait(Duration::from_secs(60));
     assert!(out.status.success(), "{}", describe(&out));
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let doc = out.json();
     let totals = &doc["ALL STATS"]["Totals"];
     let redirects = totals["MOVED/sec"].as_f64().unwrap() + totals["ASK/sec"].as_f64().unwrap();
     assert!(redirects > 0.0, "no MOVED or ASK seen: {totals}");
@@ -260,7 +258,6 @@ fn migrated_slots_are_followed_without_losing_requests() {
 
 #[test]
 fn cluster_mode_works_over_tls() {
-    use common::{TestPki, TlsRedisServer};
     let pki = TestPki::generate();
     let cluster_args = [
         "--cluster-enabled",
@@ -274,7 +271,7 @@ fn cluster_mode_works_over_tls() {
         "--tls-auth-clients",
         "no",
     ];
-    let nodes: Vec<TlsRedisServer> = (0..3)
+    let nodes: Vec<RedisServer> = (0..3)
         .map(|_| {
             let bus = free_port().to_string();
             let (cert, key) = (pki.file("client.pem"), pki.file("client.key"));
@@ -282,10 +279,10 @@ fn cluster_mode_works_over_tls() {
             // Outgoing bus connections present a certificate made for TLS clients.
             args.extend(["--cluster-port", &bus, "--tls-client-cert-file", &cert]);
             args.extend(["--tls-client-key-file", &key]);
-            TlsRedisServer::start(&pki, "server", &args)
+            RedisServer::start_tls(&pki, "server", &args)
         })
         .collect();
-    let addrs: Vec<String> = nodes.iter().map(TlsRedisServer::addr).collect();
+    let addrs: Vec<String> = nodes.iter().map(RedisServer::addr).collect();
     let out = Command::new("timeout")
         .args(["60", "redis-cli", "--tls", "--cacert", &pki.file("ca.pem")])
         .args([
@@ -304,17 +301,14 @@ fn cluster_mode_works_over_tls() {
         "TLS cluster create failed: {}",
         String::from_utf8_lossy(&out.stdout)
     );
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !nodes
-        .iter()
-        .all(|n| n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"))
-    {
-        assert!(Instant::now() < deadline, "TLS cluster did not become ok");
-        thread::sleep(Duration::from_millis(200));
-    }
+    wait_until("TLS cluster_state:ok", CONDITION_TIMEOUT, || {
+        nodes
+            .iter()
+            .all(|n| n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"))
+    });
     let port = nodes[0].port.to_string();
     let cacert = pki.file("ca.pem");
-    let out = run_kvbench(&[
+    let out = kvbench(&[
         "-s",
         "127.0.0.1",
         "-p",
@@ -334,7 +328,8 @@ fn cluster_mode_works_over_tls() {
         "--key-minimum=1",
         "--key-maximum=300",
         "--hide-histogram",
-    ]);
+    ])
+    .run();
     assert!(out.status.success(), "{}", describe(&out));
     let total: u64 = nodes
         .iter()
@@ -351,10 +346,7 @@ fn cluster_mode_works_over_tls() {
 fn a_dead_master_does_not_end_the_run() {
     let mut cluster = Cluster::start();
     let port = cluster.seed_port();
-    let dir = common::TestDir::new("cluster-dead");
-    let json = dir.file("dead.json");
-    let json_flag = format!("--json-out-file={}", json.display());
-    let run = spawn_kvbench(&[
+    let run = kvbench(&[
         "-s",
         "127.0.0.1",
         "-p",
@@ -368,16 +360,18 @@ fn a_dead_master_does_not_end_the_run() {
         "--ratio=1:1",
         "--key-maximum=3000",
         "--hide-histogram",
-        &json_flag,
-    ]);
-    thread::sleep(Duration::from_millis(1200));
+    ])
+    .with_json()
+    .spawn();
+    wait_until("load on the cluster", CONDITION_TIMEOUT, || {
+        cluster.load() > 100
+    });
     // The last master dies; the two others keep serving their slots.
     let mut dead = cluster.nodes.pop().expect("three nodes");
     dead.kill_now();
-    let out = run.wait(Duration::from_secs(30));
+    let out = run.wait(Duration::from_secs(60));
     assert!(out.status.success(), "{}", describe(&out));
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let doc = out.json();
     let totals = &doc["ALL STATS"]["Totals"];
     assert!(
         totals["Connection Errors"].as_u64().unwrap() > 0,

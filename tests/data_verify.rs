@@ -14,7 +14,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use common::{Memcached, RedisServer, TestDir, describe, read_json, run_kvbench};
+use common::{Memcached, RedisServer, Run, TestDir, describe, kvbench_at, read_json};
 
 const TEXT: &str = "memcache_text";
 const BINARY: &str = "memcache_binary";
@@ -41,27 +41,18 @@ impl Target {
         }
     }
 
-    /// `kvbench -s 127.0.0.1 -p PORT [-P PROTOCOL] --hide-histogram EXTRA...`.
-    fn run(&self, extra: &[&str]) -> Output {
+    /// `kvbench -s 127.0.0.1 -p PORT -P PROTOCOL --hide-histogram EXTRA...`.
+    fn run(&self, extra: &[&str]) -> Run {
         let (port, protocol) = match self {
             Target::Redis(s) => (s.port, "redis"),
             Target::Memcached(m, protocol) => (m.port, *protocol),
         };
-        let port = port.to_string();
-        let mut args = vec![
-            "-s",
-            "127.0.0.1",
-            "-p",
-            &port,
-            "-P",
-            protocol,
-            "--hide-histogram",
-        ];
-        args.extend_from_slice(extra);
-        run_kvbench(&args)
+        kvbench_at(port, &["-P", protocol, "--hide-histogram"])
+            .args(extra)
+            .run()
     }
 
-    fn run_ok(&self, extra: &[&str]) -> Output {
+    fn run_ok(&self, extra: &[&str]) -> Run {
         let out = self.run(extra);
         assert!(
             out.status.success(),

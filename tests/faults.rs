@@ -8,14 +8,13 @@ mod common;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
-use std::path::PathBuf;
 use std::process::Output;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, closed_port, describe, run_kvbench_timeout, spawn_kvbench};
+use common::{CONDITION_TIMEOUT, RedisServer, closed_port, describe, kvbench_at, wait_until};
 use serde_json::Value;
 
 /// Hard limit for a run that is expected to fail fast.
@@ -371,52 +370,10 @@ fn assert_clean_failure(out: &Output, needles: &[&str]) -> String {
     line.to_string()
 }
 
-/// A JSON output path unique to this test process and `name`, removed on drop.
-struct JsonFile(PathBuf);
-
-impl JsonFile {
-    fn new(name: &str) -> Self {
-        let path =
-            std::env::temp_dir().join(format!("kvbench-faults-{}-{name}.json", std::process::id()));
-        let _ = std::fs::remove_file(&path);
-        JsonFile(path)
-    }
-
-    fn arg(&self) -> String {
-        format!("--json-out-file={}", self.0.display())
-    }
-
-    fn exists(&self) -> bool {
-        self.0.exists()
-    }
-
-    fn parse(&self) -> Value {
-        let text = std::fs::read_to_string(&self.0)
-            .unwrap_or_else(|e| panic!("JSON file {} not written: {e}", self.0.display()));
-        serde_json::from_str(&text).unwrap_or_else(|e| {
-            panic!("JSON file {} does not parse: {e}\n{text}", self.0.display())
-        })
-    }
-}
-
-impl Drop for JsonFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
 fn totals_count(json: &Value) -> u64 {
     json["ALL STATS"]["Totals"]["Count"]
         .as_u64()
         .unwrap_or_else(|| panic!("ALL STATS/Totals/Count missing in {json}"))
-}
-
-/// Run kvbench against a fake server with `args` after `-s 127.0.0.1 -p PORT`.
-fn run_against(server: &FakeServer, args: &[&str]) -> Output {
-    let port = server.port.to_string();
-    let mut all = vec!["-s", "127.0.0.1", "-p", &port, "--hide-histogram"];
-    all.extend_from_slice(args);
-    run_kvbench_timeout(&all, FAST)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -425,7 +382,10 @@ fn run_against(server: &FakeServer, args: &[&str]) -> Output {
 #[test]
 fn garbage_reply_is_an_invalid_reply_error() {
     let server = FakeServer::start(Script::Garbage);
-    let out = run_against(&server, &["-t", "1", "-c", "2", "-n", "100"]);
+    let out = kvbench_at(server.port, &["--hide-histogram"])
+        .args(&["-t", "1", "-c", "2", "-n", "100"])
+        .timeout(FAST)
+        .run();
     assert!(server.accepted() > 0, "kvbench never connected");
     assert_clean_failure(&out, &["invalid reply", &server.addr()]);
 }
@@ -433,7 +393,10 @@ fn garbage_reply_is_an_invalid_reply_error() {
 #[test]
 fn server_closing_after_some_replies_is_reported_as_closed() {
     let server = FakeServer::start(Script::CloseAfter(10));
-    let out = run_against(&server, &["-t", "1", "-c", "2", "-n", "1000"]);
+    let out = kvbench_at(server.port, &["--hide-histogram"])
+        .args(&["-t", "1", "-c", "2", "-n", "1000"])
+        .timeout(FAST)
+        .run();
     assert!(server.answered() >= 10, "the fake server answered nothing");
     assert_clean_failure(&out, &["closed", &server.addr()]);
 }
@@ -441,7 +404,10 @@ fn server_closing_after_some_replies_is_reported_as_closed() {
 #[test]
 fn connection_reset_is_an_error() {
     let server = FakeServer::start(Script::Reset);
-    let out = run_against(&server, &["-t", "1", "-c", "1", "-n", "100"]);
+    let out = kvbench_at(server.port, &["--hide-histogram"])
+        .args(&["-t", "1", "-c", "1", "-n", "100"])
+        .timeout(FAST)
+        .run();
     assert!(server.accepted() > 0, "kvbench never connected");
     assert_clean_failure(&out, &[&server.addr()]);
 }
@@ -449,7 +415,10 @@ fn connection_reset_is_an_error() {
 #[test]
 fn half_written_reply_then_close_is_an_error() {
     let server = FakeServer::start(Script::HalfReply);
-    let out = run_against(&server, &["-t", "1", "-c", "1", "-n", "100"]);
+    let out = kvbench_at(server.port, &["--hide-histogram"])
+        .args(&["-t", "1", "-c", "1", "-n", "100"])
+        .timeout(FAST)
+        .run();
     assert!(server.accepted() > 0, "kvbench never connected");
     assert_clean_failure(&out, &["closed", &server.addr()]);
 }
@@ -460,11 +429,15 @@ fn half_written_reply_then_close_is_an_error() {
 fn stalling_server_does_not_outlive_test_time() {
     let server = FakeServer::start(Script::Stall);
     let started = Instant::now();
-    let out = run_against(&server, &["-t", "2", "-c", "2", "--test-time=2"]);
+    let out = kvbench_at(server.port, &["--hide-histogram"])
+        .args(&["-t", "2", "-c", "2", "--test-time=2"])
+        .timeout(FAST)
+        .run();
     let took = started.elapsed();
     assert!(server.accepted() > 0, "kvbench never connected");
+    // Bounded well under the 60 s reply watchdog that would otherwise end it.
     assert!(
-        took < Duration::from_secs(5),
+        took < Duration::from_secs(30),
         "a --test-time=2 run against a stalled server took {took:?}\n{}",
         describe(&out)
     );
@@ -486,7 +459,10 @@ fn stalling_server_does_not_outlive_test_time() {
 #[test]
 fn stalling_server_that_never_answers_is_an_error() {
     let server = FakeServer::start(Script::Stall);
-    let out = run_against(&server, &["-t", "1", "-c", "2", "--test-time=2"]);
+    let out = kvbench_at(server.port, &["--hide-histogram"])
+        .args(&["-t", "1", "-c", "2", "--test-time=2"])
+        .timeout(FAST)
+        .run();
     assert!(server.accepted() > 0, "kvbench never connected");
     assert_clean_failure(&out, &[&server.addr()]);
 }
@@ -494,23 +470,10 @@ fn stalling_server_that_never_answers_is_an_error() {
 #[test]
 fn closed_port_is_a_connect_error_before_any_results() {
     let port = closed_port();
-    let json = JsonFile::new("closed-port");
-    let json_arg = json.arg();
-    let port_arg = port.to_string();
-    let out = run_kvbench_timeout(
-        &[
-            "-s",
-            "127.0.0.1",
-            "-p",
-            &port_arg,
-            "-t",
-            "1",
-            "-c",
-            "1",
-            &json_arg,
-        ],
-        FAST,
-    );
+    let out = kvbench_at(port, &["-t", "1", "-c", "1"])
+        .with_json()
+        .timeout(FAST)
+        .run();
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     assert_clean_failure(&out, &[&format!("cannot connect to 127.0.0.1:{port}")]);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -520,7 +483,7 @@ fn closed_port_is_a_connect_error_before_any_results() {
         describe(&out)
     );
     assert!(
-        !json.exists(),
+        !out.json_written(),
         "JSON written for a run that never connected"
     );
 }
@@ -530,11 +493,10 @@ fn closed_port_is_a_connect_error_before_any_results() {
 #[test]
 fn server_dying_mid_run_still_writes_the_json_so_far() {
     let server = FakeServer::start(Script::CloseWithRequestInFlight(200));
-    let json = JsonFile::new("dies-mid-run");
-    let json_arg = json.arg();
-    let out = run_against(
-        &server,
+    let out = kvbench_at(
+        server.port,
         &[
+            "--hide-histogram",
             "-t",
             "1",
             "-c",
@@ -542,12 +504,14 @@ fn server_dying_mid_run_still_writes_the_json_so_far() {
             "-n",
             "10000",
             "--ratio=1:1",
-            &json_arg,
         ],
-    );
+    )
+    .with_json()
+    .timeout(FAST)
+    .run();
     assert_clean_failure(&out, &["closed"]);
     assert_eq!(server.answered(), 200);
-    let report = json.parse();
+    let report = out.json();
     let count = totals_count(&report);
     assert!(
         count > 0,
@@ -570,27 +534,22 @@ fn server_dying_mid_run_still_writes_the_json_so_far() {
 #[test]
 fn redis_killed_mid_run_is_an_error() {
     let mut redis = RedisServer::start();
-    let port = redis.port.to_string();
-    let kvbench = spawn_kvbench(&[
-        "-s",
-        "127.0.0.1",
-        "-p",
-        &port,
-        "-t",
-        "2",
-        "-c",
-        "5",
-        "--test-time=5",
-        "--hide-histogram",
-    ]);
-    thread::sleep(Duration::from_millis(1500));
+    let kvbench = kvbench_at(
+        redis.port,
+        &["-t", "2", "-c", "5", "--test-time=30", "--hide-histogram"],
+    )
+    .spawn();
+    wait_until("load on the server", CONDITION_TIMEOUT, || {
+        redis.calls() > 100
+    });
     let killed_at = Instant::now();
     redis.kill_now();
     let out = kvbench.wait(FAST);
     let after_kill = killed_at.elapsed();
     assert_clean_failure(&out, &[&redis.addr()]);
+    // Well under the 30 s it would run on; room for a loaded machine.
     assert!(
-        after_kill < Duration::from_secs(3),
+        after_kill < Duration::from_secs(10),
         "kvbench took {after_kill:?} to notice its server died\n{}",
         describe(&out)
     );
@@ -599,23 +558,17 @@ fn redis_killed_mid_run_is_an_error() {
 #[test]
 fn sigint_stops_the_run_and_writes_interrupted_results() {
     let redis = RedisServer::start();
-    let port = redis.port.to_string();
-    let json = JsonFile::new("sigint");
-    let json_arg = json.arg();
-    let kvbench = spawn_kvbench(&[
-        "-s",
-        "127.0.0.1",
-        "-p",
-        &port,
-        "-t",
-        "2",
-        "-c",
-        "2",
-        "--test-time=30",
-        "--hide-histogram",
-        &json_arg,
-    ]);
-    thread::sleep(Duration::from_millis(1500));
+    let kvbench = kvbench_at(
+        redis.port,
+        &["-t", "2", "-c", "2", "--test-time=30", "--hide-histogram"],
+    )
+    .with_json()
+    .spawn();
+    // The handlers are in place once the threads launch; then wait for some results.
+    kvbench.wait_for_stderr("Launching threads");
+    wait_until("load on the server", CONDITION_TIMEOUT, || {
+        redis.calls() > 100
+    });
     let pid = libc::pid_t::try_from(kvbench.pid()).expect("pid fits pid_t");
     // SAFETY: `pid` is our own child, not reaped yet (so not reused); SIGINT is a plain
     // signal number.
@@ -625,7 +578,7 @@ fn sigint_stops_the_run_and_writes_interrupted_results() {
     let out = kvbench.wait(FAST);
     let took = signalled_at.elapsed();
     assert!(
-        took < Duration::from_secs(3),
+        took < Duration::from_secs(10),
         "kvbench took {took:?} to stop after SIGINT\n{}",
         describe(&out)
     );
@@ -636,14 +589,17 @@ fn sigint_stops_the_run_and_writes_interrupted_results() {
         "{}",
         describe(&out)
     );
-    let report = json.parse();
+    let report = out.json();
     assert_eq!(
         report["ALL STATS"]["Runtime"]["Interrupted"].as_str(),
         Some("true"),
         "Runtime: {}",
         report["ALL STATS"]["Runtime"]
     );
-    assert!(totals_count(&report) > 0, "nothing measured in 1.5 s");
+    assert!(
+        totals_count(&report) > 0,
+        "nothing measured before the signal"
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("ALL STATS"),
@@ -656,10 +612,7 @@ fn sigint_stops_the_run_and_writes_interrupted_results() {
 // Bad flags: rejected before any connection.
 
 fn rejects_flag(flags: &[&str], needle: &str) {
-    let port = closed_port().to_string();
-    let mut args = vec!["-s", "127.0.0.1", "-p", &port];
-    args.extend_from_slice(flags);
-    let out = run_kvbench_timeout(&args, FAST);
+    let out = kvbench_at(closed_port(), flags).timeout(FAST).run();
     let line = assert_clean_failure(&out, &[needle]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(

@@ -7,8 +7,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{
-    Memcached, RedisServer, closed_port, free_port, parse_commandstats, run_kvbench,
-    run_with_timeout,
+    Memcached, RedisServer, closed_port, free_port, kvbench, parse_commandstats, run_with_timeout,
+    wait_until,
 };
 
 #[test]
@@ -94,9 +94,34 @@ fn memcached_reports_stats() {
 fn kvbench_binary_is_built_for_tests() {
     let path = std::path::Path::new(env!("CARGO_BIN_EXE_kvbench"));
     assert!(path.is_file(), "{} missing", path.display());
-    // The wrapper returns whatever status the binary exits with; that it returns at all
-    // (well under the limit) is what this checks.
-    let _ = run_kvbench(&["--version"]);
+    let run = kvbench(&["--version"]).ok();
+    assert!(
+        run.stdout_text().starts_with("kvbench "),
+        "{}",
+        run.describe()
+    );
+}
+
+#[test]
+fn runs_read_their_json_and_background_runs_are_watched() {
+    let redis = RedisServer::start();
+    let run = common::kvbench_at(redis.port, &["-t", "1", "-c", "1", "-n", "10"])
+        .with_json()
+        .ok();
+    assert_eq!(run.json()["ALL STATS"]["Totals"]["Count"], 10);
+    let bg = common::kvbench_at(redis.port, &["-t", "1", "-c", "1", "--test-time=30"]).spawn();
+    bg.wait_for_stderr("Launching threads");
+    wait_until("load on the server", common::CONDITION_TIMEOUT, || {
+        redis.calls() > 100
+    });
+    // Dropping it kills it: the test does not wait out its 30 s.
+    drop(bg);
+}
+
+#[test]
+#[should_panic(expected = "timed out after")]
+fn wait_until_gives_up_at_its_deadline() {
+    wait_until("nothing", Duration::from_millis(100), || false);
 }
 
 #[test]

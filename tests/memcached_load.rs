@@ -5,71 +5,23 @@
 mod common;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{Memcached, describe, run_kvbench};
+use common::{Memcached, describe, kvbench_at};
 use serde_json::Value;
 
 const TEXT: &str = "memcache_text";
 const BINARY: &str = "memcache_binary";
 
-/// A JSON output path unique to this test process and `name`, removed on drop.
-struct JsonFile(PathBuf);
-
-impl JsonFile {
-    fn new(name: &str) -> Self {
-        let path = std::env::temp_dir().join(format!(
-            "kvbench-memcached-load-{}-{name}.json",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_file(&path);
-        JsonFile(path)
-    }
-
-    fn arg(&self) -> String {
-        format!("--json-out-file={}", self.0.display())
-    }
-
-    fn parse(&self) -> Value {
-        read_json(&self.0)
-    }
-}
-
-impl Drop for JsonFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-fn read_json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("JSON file {} not written: {e}", path.display()));
-    serde_json::from_str(&text)
-        .unwrap_or_else(|e| panic!("JSON file {} does not parse: {e}\n{text}", path.display()))
-}
-
-/// Run kvbench against `server` with `-P protocol` and `args`, writing JSON to `json`;
-/// panics unless it exits 0. Returns the parsed JSON.
-fn run(server: &Memcached, protocol: &str, json: &JsonFile, args: &[&str]) -> Value {
-    // A stale file from an earlier run must not pass for this run's output.
-    let _ = std::fs::remove_file(&json.0);
-    let port = server.port.to_string();
-    let json_arg = json.arg();
-    let mut all = vec![
-        "-P",
-        protocol,
-        "-s",
-        "127.0.0.1",
-        "-p",
-        &port,
-        "--hide-histogram",
-        &json_arg,
-    ];
-    all.extend_from_slice(args);
-    let out = run_kvbench(&all);
-    assert_success(&out, &all);
-    json.parse()
+/// Run kvbench against `server` with `-P protocol` and `args`, writing JSON; panics
+/// unless it exits 0 without an error line. Returns the parsed JSON.
+fn run(server: &Memcached, protocol: &str, args: &[&str]) -> Value {
+    let out = kvbench_at(server.port, &["-P", protocol, "--hide-histogram"])
+        .args(args)
+        .with_json()
+        .run();
+    assert_success(&out, args);
+    out.json()
 }
 
 fn assert_success(out: &Output, args: &[&str]) {
@@ -128,12 +80,10 @@ fn stat(stats: &HashMap<String, u64>, key: &str) -> u64 {
 
 fn exact_count_and_split(protocol: &str, ratio: &str, sets: u64, gets: u64) {
     let server = Memcached::start();
-    let json = JsonFile::new(&format!("count-{protocol}-{}", ratio.replace(':', "-")));
     let ratio_arg = format!("--ratio={ratio}");
     let report = run(
         &server,
         protocol,
-        &json,
         &[
             "-t",
             "2",
@@ -213,11 +163,9 @@ fn binary_split_follows_an_uneven_ratio() {
 /// key exactly once: 1000 sets and 1000 items (a key set twice would leave fewer items).
 fn allkeys_stores_each_key_once(protocol: &str) {
     let server = Memcached::start();
-    let json = JsonFile::new(&format!("allkeys-{protocol}"));
     let report = run(
         &server,
         protocol,
-        &json,
         &[
             "-t",
             "2",
@@ -274,8 +222,7 @@ const PRELOAD: &[&str] = &[
 /// a GET-only run over keys never written (another prefix) misses every time.
 fn hits_and_misses_match_memcached(protocol: &str) {
     let server = Memcached::start();
-    let json = JsonFile::new(&format!("hits-{protocol}"));
-    run(&server, protocol, &json, PRELOAD);
+    run(&server, protocol, PRELOAD);
     assert_eq!(
         stat(&server.stats(), "curr_items"),
         1000,
@@ -286,7 +233,6 @@ fn hits_and_misses_match_memcached(protocol: &str) {
     let report = run(
         &server,
         protocol,
-        &json,
         &[
             "-t",
             "2",
@@ -330,7 +276,6 @@ fn hits_and_misses_match_memcached(protocol: &str) {
     let report = run(
         &server,
         protocol,
-        &json,
         &[
             "-t",
             "2",
@@ -385,12 +330,10 @@ fn binary_hits_and_misses_match_memcached() {
 
 fn pipeline_keeps_the_exact_count(protocol: &str) {
     let server = Memcached::start();
-    let json = JsonFile::new(&format!("pipeline-{protocol}"));
     // 1000 is not a multiple of 32: the last batch is a partial one.
     let report = run(
         &server,
         protocol,
-        &json,
         &[
             "-t",
             "2",
@@ -432,13 +375,11 @@ fn binary_pipeline_keeps_the_exact_count() {
 /// reads every one back as a hit (large values arrive over many reads).
 fn values_round_trip(protocol: &str, size: usize, keys: u64) {
     let server = Memcached::start();
-    let json = JsonFile::new(&format!("size-{protocol}-{size}"));
     let size_arg = size.to_string();
     let max_arg = format!("--key-maximum={keys}");
     run(
         &server,
         protocol,
-        &json,
         &[
             "-t",
             "1",
@@ -467,7 +408,6 @@ fn values_round_trip(protocol: &str, size: usize, keys: u64) {
     let report = run(
         &server,
         protocol,
-        &json,
         &[
             "-t",
             "1",

@@ -2,15 +2,16 @@
 //! test owns, `--client-stats` CSV files read back from disk, and how the flags of both
 //! (and `-D`) validate into memtier's settings.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::fs;
 use std::io::Read;
 use std::net::{TcpListener, UdpSocket};
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use common::TestDir;
 use kvbench::error::Error;
 use kvbench::frontend::memtier::{Parsed, Settings, parse_args};
 use kvbench::report::client_stats::{PER_SECOND_HEADER, write_files};
@@ -327,35 +328,13 @@ fn graphite_unreachable_is_only_a_warning() {
     let start = Instant::now();
     statsd.sink.annotate_start(1, 1, 1);
     statsd.sink.finish(1);
-    assert!(start.elapsed() < Duration::from_secs(5));
+    // Refused at once; even two posts that each waited out the 2 s timeout stay below.
+    assert!(start.elapsed() < Duration::from_secs(10));
     // The zeros still went out.
     assert_eq!(statsd.lines().len(), 5);
 }
 
 // ---------------------------------------------------------------- client stats
-
-static DIR_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// A fresh directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> TempDir {
-        let dir = std::env::temp_dir().join(format!(
-            "kvbench-outputs-{}-{}",
-            std::process::id(),
-            DIR_COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
 
 /// The `Latency (<= msec),Percent` rows of one `Full-Test <name> Latency` block.
 fn latency_block<'a>(csv: &'a str, name: &str) -> Vec<&'a str> {
@@ -369,8 +348,8 @@ fn latency_block<'a>(csv: &'a str, name: &str) -> Vec<&'a str> {
 
 #[test]
 fn client_stats_files_per_client_with_rows_and_latency_blocks() {
-    let dir = TempDir::new();
-    let prefix = dir.0.join("cs").to_string_lossy().into_owned();
+    let dir = TestDir::new("outputs");
+    let prefix = dir.file("cs").to_string_lossy().into_owned();
 
     // Client 0 of thread 0: 3 seconds of SETs and GETs.
     let mut a = ClientSeries::new();
@@ -388,14 +367,14 @@ fn client_stats_files_per_client_with_rows_and_latency_blocks() {
     b.miss(1, 1);
 
     write_files(&prefix, 2, &[(0, 0, a), (1, 1, b)]).unwrap();
-    let mut names: Vec<String> = fs::read_dir(&dir.0)
+    let mut names: Vec<String> = fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
     assert_eq!(names, ["cs-2-0-0.csv", "cs-2-1-1.csv"]);
 
-    let csv = fs::read_to_string(dir.0.join("cs-2-0-0.csv")).unwrap();
+    let csv = fs::read_to_string(dir.file("cs-2-0-0.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines[0], "Per-Second Benchmark Data");
     assert_eq!(lines[1], PER_SECOND_HEADER);
@@ -439,7 +418,7 @@ fn client_stats_files_per_client_with_rows_and_latency_blocks() {
     assert!(order.windows(2).all(|w| w[0] < w[1]));
 
     // The idle second 0 of client 1 is a row of zeros.
-    let csv = fs::read_to_string(dir.0.join("cs-2-1-1.csv")).unwrap();
+    let csv = fs::read_to_string(dir.file("cs-2-1-1.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
         lines[2],

@@ -7,27 +7,12 @@ mod common;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpListener, UdpSocket};
-use std::process::Output;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use common::{RedisServer, TestDir, describe, read_json, run_kvbench};
-
-/// `kvbench -s 127.0.0.1 -p PORT --hide-histogram EXTRA...`; the run must succeed.
-fn kv_ok(server: &RedisServer, extra: &[&str]) -> Output {
-    let port = server.port.to_string();
-    let mut args = vec!["-s", "127.0.0.1", "-p", &port, "--hide-histogram"];
-    args.extend_from_slice(extra);
-    let out = run_kvbench(&args);
-    assert!(
-        out.status.success(),
-        "kvbench {extra:?}\n{}",
-        describe(&out)
-    );
-    out
-}
+use common::{RedisServer, TestDir, kvbench_at, read_json};
 
 /// SET plus GET calls the server ran (`INFO commandstats`).
 fn server_set_get(server: &RedisServer) -> u64 {
@@ -117,9 +102,8 @@ fn client_stats_files_add_up_to_the_server_counts_timed() {
     let dir = TestDir::new("client-stats-timed");
     let prefix = format!("--client-stats={}", dir.file_arg("cs"));
     let json_arg = format!("--json-out-file={}", dir.file_arg("run.json"));
-    kv_ok(
-        &server,
-        &[
+    kvbench_at(server.port, &["--hide-histogram"])
+        .args(&[
             "-t",
             "2",
             "-c",
@@ -128,8 +112,8 @@ fn client_stats_files_add_up_to_the_server_counts_timed() {
             "--ratio=1:4",
             &prefix,
             &json_arg,
-        ],
-    );
+        ])
+        .ok();
     let server_total = server_set_get(&server);
     let (total, rows) = client_stats_requests(&dir, 2, 2);
     for n in &rows {
@@ -154,10 +138,9 @@ fn client_stats_files_add_up_to_the_server_counts_exactly_with_n() {
     server.config_resetstat();
     let dir = TestDir::new("client-stats-n");
     let prefix = format!("--client-stats={}", dir.file_arg("cs"));
-    kv_ok(
-        &server,
-        &["-t", "2", "-c", "2", "-n", "500", "--ratio=1:1", &prefix],
-    );
+    kvbench_at(server.port, &["--hide-histogram"])
+        .args(&["-t", "2", "-c", "2", "-n", "500", "--ratio=1:1", &prefix])
+        .ok();
     let (total, _) = client_stats_requests(&dir, 2, 2);
     assert_eq!(server_set_get(&server), 2000);
     assert_eq!(total, 2000, "client stats sum");
@@ -197,9 +180,8 @@ fn client_stats_columns_hold_the_command_they_name_with_arbitrary_commands() {
     server.config_resetstat();
     let dir = TestDir::new("client-stats-arbitrary");
     let prefix = format!("--client-stats={}", dir.file_arg("cs"));
-    kv_ok(
-        &server,
-        &[
+    kvbench_at(server.port, &["--hide-histogram"])
+        .args(&[
             "--command=get __key__",
             "--command-ratio=3",
             "--command=set __key__ __data__",
@@ -211,8 +193,8 @@ fn client_stats_columns_hold_the_command_they_name_with_arbitrary_commands() {
             "-n",
             "50",
             &prefix,
-        ],
-    );
+        ])
+        .ok();
     let stats = server.commandstats();
     let (gets, sets) = (stats["get"], stats["set"]);
     assert_eq!((gets, sets, stats["ping"]), (30, 10, 10), "{stats:?}");
@@ -257,9 +239,13 @@ impl Sinks {
         let udp = thread::spawn(move || {
             let mut datagrams = Vec::new();
             let mut buf = [0u8; 65536];
-            while !flag.load(Ordering::Relaxed) {
-                if let Ok(n) = udp.recv(&mut buf) {
-                    datagrams.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+            // Once told to stop, it still takes what is queued: a read that times out
+            // finds the socket empty.
+            loop {
+                match udp.recv(&mut buf) {
+                    Ok(n) => datagrams.push(String::from_utf8_lossy(&buf[..n]).into_owned()),
+                    Err(_) if flag.load(Ordering::Relaxed) => break,
+                    Err(_) => {}
                 }
             }
             datagrams
@@ -271,7 +257,8 @@ impl Sinks {
         let flag = Arc::clone(&stop);
         let http = thread::spawn(move || {
             let mut requests = Vec::new();
-            while !flag.load(Ordering::Relaxed) {
+            loop {
+                let stopping = flag.load(Ordering::Relaxed);
                 match listener.accept() {
                     Ok((mut conn, _)) => {
                         conn.set_nonblocking(false).unwrap();
@@ -282,7 +269,8 @@ impl Sinks {
                         );
                         requests.push(request);
                     }
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    // Once told to stop, connections already queued are still taken.
+                    Err(e) if e.kind() == ErrorKind::WouldBlock && !stopping => {
                         thread::sleep(Duration::from_millis(10))
                     }
                     Err(_) => break,
@@ -299,9 +287,9 @@ impl Sinks {
         }
     }
 
-    /// Stop listening (after a moment for late packets); the datagrams and HTTP requests.
+    /// Stop listening once what kvbench sent before it exited is taken; the datagrams
+    /// and HTTP requests.
     fn finish(mut self) -> (Vec<String>, Vec<String>) {
-        thread::sleep(Duration::from_millis(300));
         self.stop.store(true, Ordering::Relaxed);
         let udp = self.udp.take().unwrap().join().unwrap();
         let http = self.http.take().unwrap().join().unwrap();
@@ -382,9 +370,8 @@ fn statsd_gauges_and_graphite_events_reach_the_test_sockets() {
     let sinks = Sinks::start();
     let udp_port = sinks.udp_port.to_string();
     let http_port = sinks.http_port.to_string();
-    kv_ok(
-        &server,
-        &[
+    kvbench_at(server.port, &["--hide-histogram"])
+        .args(&[
             "-t",
             "1",
             "-c",
@@ -395,8 +382,8 @@ fn statsd_gauges_and_graphite_events_reach_the_test_sockets() {
             &udp_port,
             "--graphite-port",
             &http_port,
-        ],
-    );
+        ])
+        .ok();
     let (datagrams, requests) = sinks.finish();
 
     let ops = gauge_values(&datagrams, "memtier.default.ops_sec");
@@ -445,9 +432,8 @@ fn statsd_prefix_and_run_label_name_the_metrics() {
     let sinks = Sinks::start();
     let udp_port = sinks.udp_port.to_string();
     let http_port = sinks.http_port.to_string();
-    kv_ok(
-        &server,
-        &[
+    kvbench_at(server.port, &["--hide-histogram"])
+        .args(&[
             "-t",
             "1",
             "-c",
@@ -460,8 +446,8 @@ fn statsd_prefix_and_run_label_name_the_metrics() {
             &http_port,
             "--statsd-prefix=kvb",
             "--statsd-run-label=ci",
-        ],
-    );
+        ])
+        .ok();
     let (datagrams, requests) = sinks.finish();
     assert!(
         !gauge_values(&datagrams, "kvb.ci.ops_sec").is_empty(),
@@ -491,9 +477,8 @@ fn statsd_prefix_and_run_label_name_the_metrics() {
 #[test]
 fn debug_twice_prints_each_request() {
     let server = RedisServer::start();
-    let out = kv_ok(
-        &server,
-        &[
+    let out = kvbench_at(server.port, &["--hide-histogram"])
+        .args(&[
             "-D",
             "-D",
             "-n",
@@ -504,8 +489,8 @@ fn debug_twice_prints_each_request() {
             "1",
             "--ratio=1:1",
             "--key-prefix=dbgkey-",
-        ],
-    );
+        ])
+        .ok();
     let keys = server.cli(&["KEYS", "dbgkey-*"]);
     let keys: Vec<&str> = keys.lines().collect();
     assert_eq!(keys.len(), 1, "one SET: {keys:?}");
@@ -523,9 +508,8 @@ fn debug_twice_prints_each_request() {
     );
 
     server.flushall();
-    let out = kv_ok(
-        &server,
-        &[
+    let out = kvbench_at(server.port, &["--hide-histogram"])
+        .args(&[
             "-D",
             "-n",
             "2",
@@ -535,8 +519,8 @@ fn debug_twice_prints_each_request() {
             "1",
             "--ratio=1:1",
             "--key-prefix=dbgkey-",
-        ],
-    );
+        ])
+        .ok();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         !err.contains("dbgkey-"),
@@ -544,10 +528,9 @@ fn debug_twice_prints_each_request() {
     );
     assert!(err.contains("127.0.0.1"), "-D shows the connection:\n{err}");
 
-    let out = kv_ok(
-        &server,
-        &["-n", "2", "-c", "1", "-t", "1", "--key-prefix=dbgkey-"],
-    );
+    let out = kvbench_at(server.port, &["--hide-histogram"])
+        .args(&["-n", "2", "-c", "1", "-t", "1", "--key-prefix=dbgkey-"])
+        .ok();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains(".rs:"), "no debug lines without -D:\n{err}");
 }
@@ -581,10 +564,9 @@ fn hdr_files_for_each_run_of_x_2() {
     let dir = TestDir::new("hdr-x2");
     let prefix = dir.file_arg("P");
     let prefix_arg = format!("--hdr-file-prefix={prefix}");
-    kv_ok(
-        &server,
-        &["-x", "2", "-n", "100", "-c", "1", "-t", "1", &prefix_arg],
-    );
+    kvbench_at(server.port, &["--hide-histogram"])
+        .args(&["-x", "2", "-n", "100", "-c", "1", "-t", "1", &prefix_arg])
+        .ok();
     for run in 1..=2 {
         for ext in ["txt", "hgrm"] {
             for stem in ["FULL_RUN", "SET_command_run", "GET_command_run"] {

@@ -18,29 +18,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use common::{Memcached, RedisServer, TestDir, describe, read_json, run_kvbench};
+use common::{
+    CONDITION_TIMEOUT, Memcached, RedisServer, TestDir, describe, kvbench, kvbench_at, read_json,
+};
 
 // ---------------------------------------------------------------------------------------
 // Helpers
-
-/// `kvbench -s 127.0.0.1 -p PORT EXTRA...`.
-fn kv(server: &RedisServer, extra: &[&str]) -> Output {
-    let port = server.port.to_string();
-    let mut args = vec!["-s", "127.0.0.1", "-p", &port];
-    args.extend_from_slice(extra);
-    run_kvbench(&args)
-}
-
-/// As [`kv`], and the run must succeed.
-fn kv_ok(server: &RedisServer, extra: &[&str]) -> Output {
-    let out = kv(server, extra);
-    assert!(
-        out.status.success(),
-        "kvbench {extra:?}\n{}",
-        describe(&out)
-    );
-    out
-}
 
 fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -161,10 +144,10 @@ impl Feed {
         self.data.lock().unwrap().clone()
     }
 
-    /// Wait (up to 5 s) until `done` holds for what was received, and return it; on
-    /// timeout return what there is, for the caller's assertion to explain.
+    /// Wait (up to [`CONDITION_TIMEOUT`]) until `done` holds for what was received, and
+    /// return it; on timeout return what there is, for the caller's assertion to explain.
     fn wait_until(&self, done: impl Fn(&[u8]) -> bool) -> Vec<u8> {
-        let deadline = Instant::now() + Duration::from_secs(5);
+        let deadline = Instant::now() + CONDITION_TIMEOUT;
         loop {
             let bytes = self.bytes();
             if done(&bytes) || Instant::now() > deadline {
@@ -273,8 +256,8 @@ fn command_ratio_counts_on_the_server_and_in_table_and_json() {
     let dir = TestDir::new("cmd-ratio");
     let json_path = dir.file("run.json");
     let json_arg = format!("--json-out-file={}", json_path.display());
-    let out = kv_ok(
-        &server,
+    let out = kvbench_at(
+        server.port,
         &[
             "--command=hset __key__ f __data__",
             "--command-ratio=2",
@@ -287,7 +270,8 @@ fn command_ratio_counts_on_the_server_and_in_table_and_json() {
             "99",
             &json_arg,
         ],
-    );
+    )
+    .ok();
 
     let stats = server.commandstats();
     assert_eq!(stats.get("hset"), Some(&132), "commandstats: {stats:?}");
@@ -342,8 +326,8 @@ fn three_command_mix_lands_in_the_asked_proportions() {
     let dir = TestDir::new("cmd-mix");
     let json_path = dir.file("run.json");
     let json_arg = format!("--json-out-file={}", json_path.display());
-    kv_ok(
-        &server,
+    kvbench_at(
+        server.port,
         &[
             "--command=set __key__ __data__",
             "--command-ratio=3",
@@ -360,7 +344,8 @@ fn three_command_mix_lands_in_the_asked_proportions() {
             "--hide-histogram",
             &json_arg,
         ],
-    );
+    )
+    .ok();
     let stats = server.commandstats();
     assert_eq!(
         (stats.get("set"), stats.get("get"), stats.get("incr")),
@@ -379,8 +364,8 @@ fn three_command_mix_lands_in_the_asked_proportions() {
 #[test]
 fn several_placeholders_in_one_command_write_two_keys_per_call() {
     let server = RedisServer::start();
-    kv_ok(
-        &server,
+    kvbench_at(
+        server.port,
         &[
             "--command=mset __key__ __data__ __key__ __data__",
             "--command-key-pattern=S",
@@ -396,7 +381,8 @@ fn several_placeholders_in_one_command_write_two_keys_per_call() {
             "10",
             "--hide-histogram",
         ],
-    );
+    )
+    .ok();
     assert_eq!(calls(&server, "mset"), 10);
     assert_eq!(server.dbsize(), 20, "two keys per MSET");
     for id in [1, 2, 11, 20] {
@@ -415,8 +401,8 @@ fn keyless_command_ping() {
     let dir = TestDir::new("cmd-ping");
     let json_path = dir.file("run.json");
     let json_arg = format!("--json-out-file={}", json_path.display());
-    kv_ok(
-        &server,
+    kvbench_at(
+        server.port,
         &[
             "--command=ping",
             "-t",
@@ -428,7 +414,8 @@ fn keyless_command_ping() {
             "--hide-histogram",
             &json_arg,
         ],
-    );
+    )
+    .ok();
     assert_eq!(calls(&server, "ping"), 100);
     assert_eq!(server.dbsize(), 0);
     assert_eq!(count(&read_json(&json_path), "Pings"), 100);
@@ -443,8 +430,8 @@ fn publish_reaches_a_subscriber() {
         &["SUBSCRIBE", "chan"],
         b"*3\r\n$9\r\nsubscribe\r\n$4\r\nchan\r\n:1\r\n",
     );
-    kv_ok(
-        &server,
+    kvbench_at(
+        server.port,
         &[
             "--command=publish chan __data__",
             "-d",
@@ -457,7 +444,8 @@ fn publish_reaches_a_subscriber() {
             "50",
             "--hide-histogram",
         ],
-    );
+    )
+    .ok();
     assert_eq!(calls(&server, "publish"), 100);
     let message = format!(
         "*3\r\n$7\r\nmessage\r\n$4\r\nchan\r\n$12\r\n{}\r\n",
@@ -495,7 +483,7 @@ fn line_breakdown_gives_two_rows_for_two_set_lines() {
 
     let mut args = common.to_vec();
     args.extend(["--command-stats-breakdown=line", json_arg.as_str()]);
-    let out = kv_ok(&server, &args);
+    let out = kvbench_at(server.port, &args).ok();
     assert_eq!(calls(&server, "set"), 10);
     let (_, rows) = stats_table(&stdout(&out));
     let sets: Vec<&String> = rows.iter().filter(|r| r.starts_with("Sets ")).collect();
@@ -526,7 +514,7 @@ fn line_breakdown_gives_two_rows_for_two_set_lines() {
     server.config_resetstat();
     let mut args = common.to_vec();
     args.push(json_arg.as_str());
-    let out = kv_ok(&server, &args);
+    let out = kvbench_at(server.port, &args).ok();
     assert_eq!(calls(&server, "set"), 10);
     let (_, rows) = stats_table(&stdout(&out));
     assert_eq!(
@@ -554,8 +542,8 @@ fn monitor_line_n_sends_exactly_the_captured_command() {
     std::fs::write(&capture, MONITOR_CAPTURE).unwrap();
     let input = format!("--monitor-input={}", capture.display());
     let monitor = Monitor::start(&server);
-    kv_ok(
-        &server,
+    kvbench_at(
+        server.port,
         &[
             &input,
             "--command=__monitor_line1__",
@@ -567,7 +555,8 @@ fn monitor_line_n_sends_exactly_the_captured_command() {
             "3",
             "--hide-histogram",
         ],
-    );
+    )
+    .ok();
     let sets = monitor.wait_for("SET", 3);
     assert_eq!(
         sets,
@@ -586,8 +575,8 @@ fn monitor_line_n_sends_exactly_the_captured_command() {
 
     // Line 2 is the GET.
     server.config_resetstat();
-    kv_ok(
-        &server,
+    kvbench_at(
+        server.port,
         &[
             &input,
             "--command=__monitor_line2__",
@@ -599,7 +588,8 @@ fn monitor_line_n_sends_exactly_the_captured_command() {
             "4",
             "--hide-histogram",
         ],
-    );
+    )
+    .ok();
     let gets = monitor.wait_for("GET", 4);
     assert_eq!(gets, vec![vec!["GET", "k1"]; 4]);
     assert_eq!(calls(&server, "set"), 0);
@@ -622,8 +612,8 @@ fn monitor_line_at_replays_the_capture_in_order() {
     )
     .unwrap();
     let input = format!("--monitor-input={}", capture.display());
-    kv_ok(
-        &server,
+    kvbench_at(
+        server.port,
         &[
             &input,
             "--command=__monitor_line@__",
@@ -636,7 +626,8 @@ fn monitor_line_at_replays_the_capture_in_order() {
             "7",
             "--hide-histogram",
         ],
-    );
+    )
+    .ok();
     assert_eq!(calls(&server, "rpush"), 7);
     let list = server.cli(&["LRANGE", "list", "0", "-1"]);
     let list: Vec<&str> = list.lines().collect();
@@ -664,8 +655,8 @@ fn monitor_replay_is_binary_safe_and_sequential_across_clients() {
     )
     .unwrap();
     let input = format!("--monitor-input={}", capture.display());
-    kv_ok(
-        &server,
+    kvbench_at(
+        server.port,
         &[
             &input,
             "--command=__monitor_line1__",
@@ -677,7 +668,8 @@ fn monitor_replay_is_binary_safe_and_sequential_across_clients() {
             "1",
             "--hide-histogram",
         ],
-    );
+    )
+    .ok();
     // a NUL b CR LF " q " \ z: 10 bytes.
     assert_eq!(server.cli(&["STRLEN", "bin"]), "10");
     assert_eq!(
@@ -687,8 +679,8 @@ fn monitor_replay_is_binary_safe_and_sequential_across_clients() {
 
     server.flushall();
     server.config_resetstat();
-    kv_ok(
-        &server,
+    kvbench_at(
+        server.port,
         &[
             &input,
             "--command=__monitor_line@__",
@@ -701,7 +693,8 @@ fn monitor_replay_is_binary_safe_and_sequential_across_clients() {
             "3",
             "--hide-histogram",
         ],
-    );
+    )
+    .ok();
     assert_eq!(calls(&server, "set"), 6);
     assert_eq!(server.cli(&["LLEN", "la"]), "6");
     assert_eq!(server.cli(&["LLEN", "lb"]), "6");
@@ -781,8 +774,8 @@ fn scan_incremental_iteration_follows_the_cursor() {
     let json_arg = format!("--json-out-file={}", json_path.display());
     server.config_resetstat();
     let monitor = Monitor::start(&server);
-    kv_ok(
-        &server,
+    kvbench_at(
+        server.port,
         &[
             "--scan-incremental-iteration",
             "--command=SCAN 0 COUNT 10",
@@ -796,7 +789,8 @@ fn scan_incremental_iteration_follows_the_cursor() {
             "--hide-histogram",
             &json_arg,
         ],
-    );
+    )
+    .ok();
     let scans = monitor.wait_for("SCAN", 60);
     assert_eq!(calls(&server, "scan"), 60);
     assert_eq!(scans.len(), 60, "{scans:?}");
@@ -825,8 +819,8 @@ fn scan_incremental_max_iterations_caps_each_cycle() {
     let json_path = dir.file("run.json");
     let json_arg = format!("--json-out-file={}", json_path.display());
     let monitor = Monitor::start(&server);
-    kv_ok(
-        &server,
+    kvbench_at(
+        server.port,
         &[
             "--scan-incremental-iteration",
             "--scan-incremental-max-iterations=2",
@@ -841,7 +835,8 @@ fn scan_incremental_max_iterations_caps_each_cycle() {
             "--hide-histogram",
             &json_arg,
         ],
-    );
+    )
+    .ok();
     let scans = monitor.wait_for("SCAN", 60);
     drop(monitor);
     assert_eq!(check_scan_sequence(&server, &scans, Some(2)), 20);
@@ -859,8 +854,8 @@ fn scan_incremental_max_iterations_caps_each_cycle() {
 fn resp3_decodes_hgetall_maps() {
     let server = RedisServer::start();
     // 50 hashes of two 32-byte fields.
-    kv_ok(
-        &server,
+    kvbench_at(
+        server.port,
         &[
             "--command=hset __key__ f1 __data__ f2 __data__",
             "--command-key-pattern=S",
@@ -874,7 +869,8 @@ fn resp3_decodes_hgetall_maps() {
             "50",
             "--hide-histogram",
         ],
-    );
+    )
+    .ok();
     assert_eq!(server.dbsize(), 50);
     assert_eq!(server.cli(&["TYPE", "memtier-25"]), "hash");
     server.config_resetstat();
@@ -882,8 +878,8 @@ fn resp3_decodes_hgetall_maps() {
     let dir = TestDir::new("resp3");
     let json_path = dir.file("run.json");
     let json_arg = format!("--json-out-file={}", json_path.display());
-    let out = kv_ok(
-        &server,
+    let out = kvbench_at(
+        server.port,
         &[
             "-P",
             "resp3",
@@ -900,7 +896,8 @@ fn resp3_decodes_hgetall_maps() {
             "--hide-histogram",
             &json_arg,
         ],
-    );
+    )
+    .ok();
     let err = stderr(&out);
     assert!(!err.to_lowercase().contains("error"), "{}", describe(&out));
     let stats = server.commandstats();
@@ -924,8 +921,8 @@ fn resp3_decodes_hgetall_maps() {
     assert_eq!(rx, 100 * 98, "bytes received for 100 HGETALL maps");
 
     // The debug log names the reply type it decoded.
-    let out = kv_ok(
-        &server,
+    let out = kvbench_at(
+        server.port,
         &[
             "-P",
             "resp3",
@@ -943,7 +940,8 @@ fn resp3_decodes_hgetall_maps() {
             "-D",
             "-D",
         ],
-    );
+    )
+    .ok();
     assert!(stderr(&out).contains("(Map)"), "{}", describe(&out));
 }
 
@@ -1004,9 +1002,8 @@ fn resp3_decodes_every_reply_type() {
         assert!(!reply.starts_with(b"-"), "DEBUG PROTOCOL {ty}: {reply:?}");
         server.config_resetstat();
         let command = format!("--command=DEBUG PROTOCOL {ty}");
-        let out = kv_ok(
-            &server,
-            &[
+        let out = kvbench_at(server.port, &["--hide-histogram"])
+            .args(&[
                 "-P",
                 "resp3",
                 &command,
@@ -1019,8 +1016,8 @@ fn resp3_decodes_every_reply_type() {
                 "--pipeline=2",
                 "--hide-histogram",
                 &json_arg,
-            ],
-        );
+            ])
+            .ok();
         assert!(
             !stderr(&out).to_lowercase().contains("error"),
             "{ty}: {}",
@@ -1062,8 +1059,8 @@ fn resp3_decodes_every_reply_type() {
 fn resp3_tracking_pushes_between_pipelined_replies() {
     let server = RedisServer::start();
     server.config_resetstat();
-    kv_ok(
-        &server,
+    kvbench_at(
+        server.port,
         &[
             "-P",
             "resp3",
@@ -1081,7 +1078,8 @@ fn resp3_tracking_pushes_between_pipelined_replies() {
             "--pipeline=16",
             "--hide-histogram",
         ],
-    );
+    )
+    .ok();
     let stats = server.commandstats();
     assert_eq!(stats.get("client|tracking"), Some(&900), "{stats:?}");
     assert_eq!(stats.get("get"), Some(&900), "{stats:?}");
@@ -1117,13 +1115,13 @@ fn acl_user_authenticates_and_wrong_password_fails_cleanly() {
 
     let mut args = vec!["-a", "bench:pw"];
     args.extend(fill);
-    kv_ok(&server, &args);
+    kvbench_at(server.port, &args).ok();
     assert_eq!(server.dbsize(), 40);
     assert_eq!(server.cli(&["-n", "2", "DBSIZE"]), "0");
 
     let mut args = vec!["-a", "bench:badsecret42"];
     args.extend(fill);
-    let out = kv(&server, &args);
+    let out = kvbench_at(server.port, &args).run();
     assert!(!out.status.success(), "{}", describe(&out));
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     let err = stderr(&out);
@@ -1143,7 +1141,7 @@ fn acl_user_authenticates_and_wrong_password_fails_cleanly() {
     let uri = format!("redis://bench:pw@127.0.0.1:{}/2", server.port);
     let mut args = vec!["-u", uri.as_str()];
     args.extend(fill);
-    let out = run_kvbench(&args);
+    let out = kvbench(&args).run();
     assert!(out.status.success(), "{}", describe(&out));
     assert_eq!(server.cli(&["-n", "2", "DBSIZE"]), "40", "keys go to db 2");
     assert_eq!(server.dbsize(), 0, "nothing in db 0");
@@ -1189,7 +1187,7 @@ fn credentials_never_leak() {
         &json_arg,
     ];
     args.extend(run);
-    let out = run_kvbench(&args);
+    let out = kvbench(&args).run();
     assert!(out.status.success(), "{}", describe(&out));
     assert!(
         stdout(&out).contains("authenticate"),
@@ -1204,7 +1202,7 @@ fn credentials_never_leak() {
     let uri = format!("redis://default:{SECRET}@127.0.0.1:{port}");
     let mut args = vec!["-u", uri.as_str(), "--show-config", &json_arg];
     args.extend(run);
-    let out = run_kvbench(&args);
+    let out = kvbench(&args).run();
     assert!(out.status.success(), "{}", describe(&out));
     assert!(
         stdout(&out).contains(&format!("127.0.0.1:{port}")),
@@ -1230,7 +1228,7 @@ fn credentials_never_leak() {
             "-D",
         ];
         args.extend(run);
-        let out = run_kvbench(&args);
+        let out = kvbench(&args).run();
         assert!(out.status.success(), "{}", describe(&out));
         assert!(
             stderr(&out).contains("request"),
@@ -1252,7 +1250,7 @@ fn credentials_never_leak() {
         "--show-config",
     ];
     args.extend(run);
-    let out = run_kvbench(&args);
+    let out = kvbench(&args).run();
     assert!(!out.status.success(), "{}", describe(&out));
     assert!(
         stderr(&out).contains("authentication"),
@@ -1264,7 +1262,7 @@ fn credentials_never_leak() {
     let uri = format!("redis://default:{wrong}@127.0.0.1:{port}/0");
     let mut args = vec!["-u", uri.as_str(), "--show-config"];
     args.extend(run);
-    let out = run_kvbench(&args);
+    let out = kvbench(&args).run();
     assert!(!out.status.success(), "{}", describe(&out));
     check("wrong -u", &out, None);
 
@@ -1274,7 +1272,7 @@ fn credentials_never_leak() {
         format!("redis://default:{SECRET}@127.0.0.1:{port}/notadb"),
         format!("nosuch://default:{SECRET}@127.0.0.1:{port}"),
     ] {
-        let out = run_kvbench(&["-u", &bad, "-n", "1"]);
+        let out = kvbench(&["-u", &bad, "-n", "1"]).run();
         assert_eq!(out.status.code(), Some(1), "{bad}: {}", describe(&out));
         check(&bad, &out, None);
     }
@@ -1283,7 +1281,7 @@ fn credentials_never_leak() {
     let mc = Memcached::start();
     let mc_port = mc.port.to_string();
     let creds = format!("bench:{SECRET}");
-    let out = run_kvbench(&[
+    let out = kvbench(&[
         "-P",
         "memcache_binary",
         "-s",
@@ -1299,7 +1297,8 @@ fn credentials_never_leak() {
         "-n",
         "5",
         "--show-config",
-    ]);
+    ])
+    .run();
     assert!(!out.status.success(), "{}", describe(&out));
     check("memcache_binary -a", &out, None);
 }

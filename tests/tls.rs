@@ -11,9 +11,7 @@ mod common;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use common::{
-    Memcached, RedisServer, TestPki, TlsMemcached, TlsRedisServer, describe, run_kvbench,
-};
+use common::{Memcached, RedisServer, TestPki, describe, kvbench};
 use kvbench::frontend::memtier::{Parsed, Settings, parse_args, render_show_config};
 
 const THREADS: u64 = 2;
@@ -24,14 +22,6 @@ const TOTAL: u64 = THREADS * CLIENTS * REQUESTS;
 
 fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|s| s.to_string()).collect()
-}
-
-/// `kvbench -s 127.0.0.1 -p PORT --hide-histogram ARGS...`.
-fn kvbench_at(port: u16, args: &[String]) -> Output {
-    let port = port.to_string();
-    let mut all = vec!["-s", "127.0.0.1", "-p", &port, "--hide-histogram"];
-    all.extend(args.iter().map(String::as_str));
-    run_kvbench(&all)
 }
 
 /// The load every counting test uses: 1:1 SET:GET, so each run makes exactly
@@ -103,9 +93,11 @@ fn assert_failure(out: &Output, needles: &[&str]) -> String {
 }
 
 /// Runs the 1:1 load at `pipeline` and checks the server's SET/GET counts.
-fn redis_load_matches(server: &TlsRedisServer, extra: &[String], pipeline: u32) {
+fn redis_load_matches(server: &RedisServer, extra: &[String], pipeline: u32) {
     server.config_resetstat();
-    let out = kvbench_at(server.port, &concat(&[load_args(pipeline), extra.to_vec()]));
+    let out = common::kvbench_at(server.port, &["--hide-histogram"])
+        .args(&concat(&[load_args(pipeline), extra.to_vec()]))
+        .run();
     assert_success(&out);
     let stats = server.commandstats();
     let (sets, gets) = (stats.get("set").copied(), stats.get("get").copied());
@@ -122,7 +114,7 @@ fn redis_load_matches(server: &TlsRedisServer, extra: &[String], pipeline: u32) 
 #[test]
 fn redis_counts_match_over_tls_at_pipeline_1_and_16() {
     let pki = TestPki::generate();
-    let server = TlsRedisServer::start(&pki, "server", &["--tls-auth-clients", "no"]);
+    let server = RedisServer::start_tls(&pki, "server", &["--tls-auth-clients", "no"]);
     for pipeline in [1, 16] {
         redis_load_matches(&server, &tls_args(&pki), pipeline);
     }
@@ -132,19 +124,18 @@ fn redis_counts_match_over_tls_at_pipeline_1_and_16() {
 #[test]
 fn redis_resp3_auth_and_select_over_tls() {
     let pki = TestPki::generate();
-    let server = TlsRedisServer::start(
+    let server = RedisServer::start_tls(
         &pki,
         "server",
         &["--tls-auth-clients", "no", "--requirepass", "s3cret"],
     );
-    let out = kvbench_at(
-        server.port,
-        &concat(&[
+    let out = common::kvbench_at(server.port, &["--hide-histogram"])
+        .args(&concat(&[
             load_args(4),
             tls_args(&pki),
             strings(&["-P", "resp3", "-a", "s3cret", "--select-db=3"]),
-        ]),
-    );
+        ]))
+        .run();
     assert_success(&out);
     let reply = server.cli(&["-a", "s3cret", "--no-auth-warning", "-n", "3", "DBSIZE"]);
     assert!(
@@ -159,10 +150,9 @@ fn redis_resp3_auth_and_select_over_tls() {
 #[test]
 fn redis_large_values_pipelined_over_tls() {
     let pki = TestPki::generate();
-    let server = TlsRedisServer::start(&pki, "server", &["--tls-auth-clients", "no"]);
-    let out = kvbench_at(
-        server.port,
-        &concat(&[
+    let server = RedisServer::start_tls(&pki, "server", &["--tls-auth-clients", "no"]);
+    let out = common::kvbench_at(server.port, &["--hide-histogram"])
+        .args(&concat(&[
             tls_args(&pki),
             strings(&[
                 "-t",
@@ -177,8 +167,8 @@ fn redis_large_values_pipelined_over_tls() {
                 "300000",
                 "--key-maximum=20",
             ]),
-        ]),
-    );
+        ]))
+        .run();
     assert_success(&out);
     let stats = server.commandstats();
     assert_eq!(
@@ -192,19 +182,18 @@ fn redis_large_values_pipelined_over_tls() {
 #[test]
 fn memcached_counts_match_over_tls_text_and_binary() {
     let pki = TestPki::generate();
-    let server = TlsMemcached::start(&pki, "");
+    let server = Memcached::start_tls(&pki, "");
     let mut expected_sets = 0;
     for protocol in ["memcache_text", "memcache_binary"] {
         for pipeline in [1, 16] {
             let before = server.stats();
-            let out = kvbench_at(
-                server.port,
-                &concat(&[
+            let out = common::kvbench_at(server.port, &["--hide-histogram"])
+                .args(&concat(&[
                     load_args(pipeline),
                     tls_args(&pki),
                     strings(&["-P", protocol]),
-                ]),
-            );
+                ]))
+                .run();
             assert_success(&out);
             let after = server.stats();
             let delta = |k: &str| after[k] - before[k];
@@ -223,10 +212,10 @@ fn memcached_counts_match_over_tls_text_and_binary() {
 #[test]
 fn rediss_uri_means_tls() {
     let pki = TestPki::generate();
-    let server = TlsRedisServer::start(&pki, "server", &["--tls-auth-clients", "no"]);
+    let server = RedisServer::start_tls(&pki, "server", &["--tls-auth-clients", "no"]);
     server.config_resetstat();
     let uri = format!("rediss://127.0.0.1:{}/2", server.port);
-    let out = run_kvbench(&[
+    let out = kvbench(&[
         "-u",
         &uri,
         "--cacert",
@@ -238,7 +227,8 @@ fn rediss_uri_means_tls() {
         "-n",
         "100",
         "--hide-histogram",
-    ]);
+    ])
+    .run();
     assert_success(&out);
     let stats = server.commandstats();
     let requests = stats.get("set").copied().unwrap_or(0) + stats.get("get").copied().unwrap_or(0);
@@ -251,7 +241,7 @@ fn rediss_uri_means_tls() {
 #[test]
 fn reconnect_interval_over_tls() {
     let pki = TestPki::generate();
-    let server = TlsRedisServer::start(&pki, "server", &["--tls-auth-clients", "no"]);
+    let server = RedisServer::start_tls(&pki, "server", &["--tls-auth-clients", "no"]);
     let extra = concat(&[tls_args(&pki), strings(&["--reconnect-interval=50"])]);
     redis_load_matches(&server, &extra, 4);
     let connections = server
@@ -272,9 +262,11 @@ fn reconnect_interval_over_tls() {
 #[test]
 fn wrong_ca_fails_verification_and_skip_verify_connects_anyway() {
     let pki = TestPki::generate();
-    let server = TlsRedisServer::start(&pki, "server", &["--tls-auth-clients", "no"]);
+    let server = RedisServer::start_tls(&pki, "server", &["--tls-auth-clients", "no"]);
     let wrong_ca = strings(&["--tls", "--cacert", &pki.file("other-ca.pem")]);
-    let out = kvbench_at(server.port, &concat(&[load_args(1), wrong_ca.clone()]));
+    let out = common::kvbench_at(server.port, &["--hide-histogram"])
+        .args(&concat(&[load_args(1), wrong_ca.clone()]))
+        .run();
     assert_failure(
         &out,
         &[
@@ -287,7 +279,11 @@ fn wrong_ca_fails_verification_and_skip_verify_connects_anyway() {
 
     server.config_resetstat();
     let skip = concat(&[load_args(1), wrong_ca, strings(&["--tls-skip-verify"])]);
-    assert_success(&kvbench_at(server.port, &skip));
+    assert_success(
+        &common::kvbench_at(server.port, &["--hide-histogram"])
+            .args(&skip)
+            .run(),
+    );
     assert_eq!(server.commandstats().get("set").copied(), Some(TOTAL / 2));
 }
 
@@ -295,8 +291,10 @@ fn wrong_ca_fails_verification_and_skip_verify_connects_anyway() {
 #[test]
 fn without_cacert_the_system_roots_do_not_know_the_test_ca() {
     let pki = TestPki::generate();
-    let server = TlsRedisServer::start(&pki, "server", &["--tls-auth-clients", "no"]);
-    let out = kvbench_at(server.port, &concat(&[load_args(1), strings(&["--tls"])]));
+    let server = RedisServer::start_tls(&pki, "server", &["--tls-auth-clients", "no"]);
+    let out = common::kvbench_at(server.port, &["--hide-histogram"])
+        .args(&concat(&[load_args(1), strings(&["--tls"])]))
+        .run();
     let bundle = std::path::Path::new("/etc/ssl/certs/ca-certificates.crt").exists()
         || std::env::var_os("SSL_CERT_FILE").is_some();
     if bundle {
@@ -310,8 +308,10 @@ fn without_cacert_the_system_roots_do_not_know_the_test_ca() {
 fn wrong_host_name_hints_at_sni_which_fixes_it() {
     let pki = TestPki::generate();
     // This certificate names only kvbench.test, not 127.0.0.1.
-    let server = TlsRedisServer::start(&pki, "named", &["--tls-auth-clients", "no"]);
-    let out = kvbench_at(server.port, &concat(&[load_args(1), tls_args(&pki)]));
+    let server = RedisServer::start_tls(&pki, "named", &["--tls-auth-clients", "no"]);
+    let out = common::kvbench_at(server.port, &["--hide-histogram"])
+        .args(&concat(&[load_args(1), tls_args(&pki)]))
+        .run();
     assert_failure(
         &out,
         &[
@@ -328,8 +328,10 @@ fn wrong_host_name_hints_at_sni_which_fixes_it() {
 #[test]
 fn expired_certificate_is_named_and_skip_verify_connects() {
     let pki = TestPki::generate();
-    let server = TlsRedisServer::start(&pki, "expired", &["--tls-auth-clients", "no"]);
-    let out = kvbench_at(server.port, &concat(&[load_args(1), tls_args(&pki)]));
+    let server = RedisServer::start_tls(&pki, "expired", &["--tls-auth-clients", "no"]);
+    let out = common::kvbench_at(server.port, &["--hide-histogram"])
+        .args(&concat(&[load_args(1), tls_args(&pki)]))
+        .run();
     assert_failure(&out, &["certificate verify failed", "expired"]);
     let skip = concat(&[tls_args(&pki), strings(&["--tls-skip-verify"])]);
     redis_load_matches(&server, &skip, 1);
@@ -341,12 +343,14 @@ fn expired_certificate_is_named_and_skip_verify_connects() {
 fn client_certificate_required_tls13_and_tls12() {
     let pki = TestPki::generate();
     for version in ["TLSv1.3", "TLSv1.2"] {
-        let server = TlsRedisServer::start(
+        let server = RedisServer::start_tls(
             &pki,
             "server",
             &["--tls-auth-clients", "yes", "--tls-protocols", version],
         );
-        let out = kvbench_at(server.port, &concat(&[load_args(1), tls_args(&pki)]));
+        let out = common::kvbench_at(server.port, &["--hide-histogram"])
+            .args(&concat(&[load_args(1), tls_args(&pki)]))
+            .run();
         assert_failure(
             &out,
             &[
@@ -363,10 +367,9 @@ fn client_certificate_required_tls13_and_tls12() {
 #[test]
 fn client_certificate_from_another_ca_is_rejected_by_the_server() {
     let pki = TestPki::generate();
-    let server = TlsRedisServer::start(&pki, "server", &["--tls-auth-clients", "yes"]);
-    let out = kvbench_at(
-        server.port,
-        &concat(&[
+    let server = RedisServer::start_tls(&pki, "server", &["--tls-auth-clients", "yes"]);
+    let out = common::kvbench_at(server.port, &["--hide-histogram"])
+        .args(&concat(&[
             load_args(1),
             tls_args(&pki),
             strings(&[
@@ -375,29 +378,32 @@ fn client_certificate_from_another_ca_is_rejected_by_the_server() {
                 "--key",
                 &pki.file("other-ca.key"),
             ]),
-        ]),
-    );
+        ]))
+        .run();
     assert_failure(&out, &["rejected the client certificate", "other-ca.pem"]);
 }
 
 #[test]
 fn memcached_client_certificate_required() {
     let pki = TestPki::generate();
-    let server = TlsMemcached::start(
+    let server = Memcached::start_tls(
         &pki,
         &format!("ssl_verify_mode=2,ssl_ca_cert={}", pki.file("ca.pem")),
     );
     let text = strings(&["-P", "memcache_text"]);
-    let out = kvbench_at(
-        server.port,
-        &concat(&[load_args(1), tls_args(&pki), text.clone()]),
-    );
+    let out = common::kvbench_at(server.port, &["--hide-histogram"])
+        .args(&concat(&[load_args(1), tls_args(&pki), text.clone()]))
+        .run();
     assert_failure(&out, &["client certificate", "--cert"]);
     let before = server.stats();
-    let out = kvbench_at(
-        server.port,
-        &concat(&[load_args(16), tls_args(&pki), client_cert_args(&pki), text]),
-    );
+    let out = common::kvbench_at(server.port, &["--hide-histogram"])
+        .args(&concat(&[
+            load_args(16),
+            tls_args(&pki),
+            client_cert_args(&pki),
+            text,
+        ]))
+        .run();
     assert_success(&out);
     assert_eq!(server.stats()["cmd_set"] - before["cmd_set"], TOTAL / 2);
 }
@@ -408,7 +414,7 @@ fn memcached_client_certificate_required() {
 fn tls13_only_and_tls12_only_servers_with_matching_and_wrong_versions() {
     let pki = TestPki::generate();
     for (server_version, other) in [("TLSv1.3", "TLSv1.2"), ("TLSv1.2", "TLSv1.3")] {
-        let server = TlsRedisServer::start(
+        let server = RedisServer::start_tls(
             &pki,
             "server",
             &[
@@ -435,7 +441,9 @@ fn tls13_only_and_tls12_only_servers_with_matching_and_wrong_versions() {
             tls_args(&pki),
             strings(&[&format!("--tls-protocols={other}")]),
         ]);
-        let out = kvbench_at(server.port, &wrong);
+        let out = common::kvbench_at(server.port, &["--hide-histogram"])
+            .args(&wrong)
+            .run();
         assert_failure(
             &out,
             &[
@@ -453,14 +461,13 @@ fn tls13_only_and_tls12_only_servers_with_matching_and_wrong_versions() {
 fn tls_client_on_plaintext_memcached_says_drop_tls() {
     let pki = TestPki::generate();
     let server = Memcached::start();
-    let out = kvbench_at(
-        server.port,
-        &concat(&[
+    let out = common::kvbench_at(server.port, &["--hide-histogram"])
+        .args(&concat(&[
             load_args(1),
             tls_args(&pki),
             strings(&["-P", "memcache_text"]),
-        ]),
-    );
+        ]))
+        .run();
     assert_failure(&out, &["answered in plaintext", "drop --tls"]);
 }
 
@@ -471,7 +478,9 @@ fn tls_client_on_plaintext_redis_fails_within_the_handshake_timeout() {
     let pki = TestPki::generate();
     let server = RedisServer::start();
     let started = Instant::now();
-    let out = kvbench_at(server.port, &concat(&[load_args(1), tls_args(&pki)]));
+    let out = common::kvbench_at(server.port, &["--hide-histogram"])
+        .args(&concat(&[load_args(1), tls_args(&pki)]))
+        .run();
     let took = started.elapsed();
     // Either Redis answered the ClientHello bytes with an error (if they held a newline),
     // or the timeout fired: both say to drop --tls.
@@ -491,14 +500,13 @@ fn connection_timeout_bounds_the_tls_handshake() {
     let pki = TestPki::generate();
     let server = RedisServer::start();
     let started = Instant::now();
-    let out = kvbench_at(
-        server.port,
-        &concat(&[
+    let out = common::kvbench_at(server.port, &["--hide-histogram"])
+        .args(&concat(&[
             load_args(1),
             tls_args(&pki),
             strings(&["--connection-timeout=2"]),
-        ]),
-    );
+        ]))
+        .run();
     let took = started.elapsed();
     // Redis either answered the ClientHello in plaintext at once, or stayed silent until
     // the 2 s timeout: both name the server, neither waits for the 10 s guard.
@@ -509,14 +517,18 @@ fn connection_timeout_bounds_the_tls_handshake() {
 #[test]
 fn plaintext_client_on_tls_port_says_add_tls() {
     let pki = TestPki::generate();
-    let redis = TlsRedisServer::start(&pki, "server", &["--tls-auth-clients", "no"]);
-    let out = kvbench_at(redis.port, &load_args(1));
+    let redis = RedisServer::start_tls(&pki, "server", &["--tls-auth-clients", "no"]);
+    let out = common::kvbench_at(redis.port, &["--hide-histogram"])
+        .args(&load_args(1))
+        .run();
     assert_failure(&out, &[&redis.addr(), "add --tls"]);
-    let memcached = TlsMemcached::start(&pki, "");
-    let out = kvbench_at(
-        memcached.port,
-        &concat(&[load_args(1), strings(&["-P", "memcache_binary"])]),
-    );
+    let memcached = Memcached::start_tls(&pki, "");
+    let out = common::kvbench_at(memcached.port, &["--hide-histogram"])
+        .args(&concat(&[
+            load_args(1),
+            strings(&["-P", "memcache_binary"]),
+        ]))
+        .run();
     assert_failure(&out, &[&memcached.addr(), "add --tls"]);
 }
 
@@ -597,7 +609,9 @@ fn pem_problems_are_one_line_usage_errors_naming_the_file() {
         ),
     ];
     for (flags, needles) in cases {
-        let out = kvbench_at(port, &concat(&[strings(&["--tls"]), flags.clone()]));
+        let out = common::kvbench_at(port, &["--hide-histogram"])
+            .args(&concat(&[strings(&["--tls"]), flags.clone()]))
+            .run();
         let needles: Vec<&str> = needles.iter().map(String::as_str).collect();
         let line = assert_failure(&out, &needles);
         assert!(

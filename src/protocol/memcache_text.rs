@@ -476,8 +476,10 @@ fn complete(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::protocol::Expect as ProtocolExpect;
+    use crate::protocol::contract::Case;
 
     const STORE: Expect = Expect::Store;
     const GET: Expect = Expect::Get;
@@ -513,6 +515,21 @@ mod tests {
     /// A value whose bytes look like protocol lines, to catch any decoder that
     /// searches the stream for `END` or `VALUE` instead of counting bytes.
     const TRICKY: &[u8] = b"\r\nEND\r\nVALUE x 0 1\r\nEND\r\n";
+
+    /// The contract cases (see `crate::protocol::contract`): every well-formed reply.
+    pub(crate) fn contract_cases() -> Vec<Case> {
+        valid_replies()
+            .into_iter()
+            .map(|(bytes, expect, want)| {
+                let expect = match expect {
+                    Expect::Store => ProtocolExpect::Store,
+                    Expect::Get => ProtocolExpect::Get,
+                    Expect::MultiGet(n) => ProtocolExpect::MultiGet(n),
+                };
+                Case::new(bytes, expect, want)
+            })
+            .collect()
+    }
 
     /// Every well-formed reply exercised here, with its request and outcome.
     fn valid_replies() -> Vec<(Vec<u8>, Expect, Decode)> {
@@ -695,75 +712,6 @@ mod tests {
             panic!("not complete");
         };
         assert_eq!((r.kind, r.payload), (ReplyKind::Simple, (0, 10)));
-    }
-
-    #[test]
-    fn every_prefix_is_incomplete_until_the_last_byte() {
-        for (buf, expect, want) in valid_replies() {
-            let mut decoder = TextDecoder::new();
-            for end in 0..buf.len() {
-                assert_eq!(
-                    decoder.decode(&buf[..end], expect),
-                    Decode::Incomplete,
-                    "{:?} cut at {end}",
-                    String::from_utf8_lossy(&buf)
-                );
-            }
-            assert_eq!(decoder.decode(&buf, expect), want);
-            // The decoder is ready for the next reply.
-            assert_eq!(decoder.decode(&buf, expect), want);
-        }
-    }
-
-    #[test]
-    fn every_split_into_two_reads_decodes_the_same() {
-        for (buf, expect, want) in valid_replies() {
-            for cut in 0..buf.len() {
-                let mut decoder = TextDecoder::new();
-                assert_eq!(decoder.decode(&buf[..cut], expect), Decode::Incomplete);
-                assert_eq!(decoder.decode(&buf, expect), want, "cut at {cut}");
-            }
-        }
-    }
-
-    #[test]
-    fn pipelined_replies_decode_back_to_back() {
-        let cases = valid_replies();
-        let stream: Vec<u8> = cases.iter().flat_map(|(buf, _, _)| buf.clone()).collect();
-
-        // All in one buffer.
-        let mut decoder = TextDecoder::new();
-        let mut at = 0;
-        for (buf, expect, want) in &cases {
-            let got = decoder.decode(&stream[at..], *expect);
-            assert_eq!(got, *want);
-            at += buf.len();
-        }
-        assert_eq!(at, stream.len());
-
-        // As a client sees it: reads of 7 bytes appended to a read buffer,
-        // decoded replies drained from its front.
-        let mut decoder = TextDecoder::new();
-        let mut read_buf = Vec::new();
-        let mut next = 0;
-        for chunk in stream.chunks(7) {
-            read_buf.extend_from_slice(chunk);
-            while next < cases.len() {
-                match decoder.decode(&read_buf, cases[next].1) {
-                    Decode::Incomplete => break,
-                    got => {
-                        assert_eq!(got, cases[next].2, "reply {next}");
-                        let Decode::Complete(r) = got else {
-                            unreachable!()
-                        };
-                        read_buf.drain(..r.len);
-                        next += 1;
-                    }
-                }
-            }
-        }
-        assert_eq!(next, cases.len());
-        assert!(read_buf.is_empty());
     }
 
     #[test]
@@ -996,96 +944,5 @@ mod tests {
             Decode::Incomplete
         );
         assert!(matches!(decoder.decode(b"VAL", GET), Decode::Invalid(_)));
-    }
-
-    /// xorshift64*: deterministic, so a failure reproduces.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
-
-    /// Checks the decoder on `buf` whole and byte by byte: no panic, results
-    /// within the buffer, and the incremental result equal to the whole one.
-    fn check_consistent(buf: &[u8], expect: Expect) {
-        let whole = decode_whole(buf, expect);
-        if let Decode::Complete(r) = whole {
-            assert!(r.len <= buf.len() && r.len > 0);
-            assert!(r.payload.0 + r.payload.1 <= r.len);
-        }
-        let mut decoder = TextDecoder::new();
-        for end in 0..=buf.len() {
-            match decoder.decode(&buf[..end], expect) {
-                Decode::Incomplete => continue,
-                Decode::Invalid(_) => {
-                    assert!(matches!(whole, Decode::Invalid(_)), "{buf:?} {expect:?}");
-                    return;
-                }
-                got => {
-                    assert_eq!(got, whole, "{buf:?} {expect:?}");
-                    return;
-                }
-            }
-        }
-        assert_eq!(whole, Decode::Incomplete, "{buf:?} {expect:?}");
-    }
-
-    #[test]
-    fn random_garbage_never_panics() {
-        let expects = [
-            STORE,
-            GET,
-            Expect::MultiGet(0),
-            Expect::MultiGet(1),
-            Expect::MultiGet(3),
-        ];
-        // Bytes that steer random strings into the decoder's deeper paths.
-        let alphabet = b"VALUE NDSTORXIC_\r\n0123456789 ";
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-        let valid: Vec<Vec<u8>> = valid_replies().into_iter().map(|(buf, _, _)| buf).collect();
-        let (mut invalid, mut complete) = (0, 0);
-        for round in 0..6000 {
-            let buf: Vec<u8> = match round % 3 {
-                0 => (0..rng.below(48)).map(|_| rng.next() as u8).collect(),
-                1 => (0..rng.below(48))
-                    .map(|_| alphabet[rng.below(alphabet.len())])
-                    .collect(),
-                _ => {
-                    // A valid reply with one byte changed, inserted or removed.
-                    let mut buf = valid[rng.below(valid.len())].clone();
-                    let at = rng.below(buf.len());
-                    match rng.below(3) {
-                        0 => buf[at] = alphabet[rng.below(alphabet.len())],
-                        1 => buf.insert(at, rng.next() as u8),
-                        _ => {
-                            buf.remove(at);
-                        }
-                    }
-                    buf
-                }
-            };
-            for expect in expects {
-                check_consistent(&buf, expect);
-                match decode_whole(&buf, expect) {
-                    Decode::Invalid(_) => invalid += 1,
-                    Decode::Complete(_) => complete += 1,
-                    Decode::Incomplete => {}
-                }
-            }
-        }
-        // The generator reached both outcomes, so the checks above had work to do.
-        assert!(
-            invalid > 1000 && complete > 100,
-            "invalid {invalid}, complete {complete}"
-        );
     }
 }

@@ -6,6 +6,8 @@
 //! resume offset, so a large reply arriving in pieces is scanned once.
 
 pub mod auth;
+#[cfg(test)]
+mod contract;
 pub mod key_batch;
 pub mod memcache_binary;
 pub mod memcache_text;

@@ -555,8 +555,10 @@ impl RespDecoder {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::protocol::Expect as ProtocolExpect;
+    use crate::protocol::contract::Case;
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
 
@@ -597,6 +599,14 @@ mod tests {
         out.extend_from_slice(body);
         out.extend_from_slice(b"\r\n");
         out
+    }
+
+    /// The contract cases (see `crate::protocol::contract`): every reply type.
+    pub(crate) fn contract_cases() -> Vec<Case> {
+        cases()
+            .into_iter()
+            .map(|(bytes, reply)| Case::new(bytes, ProtocolExpect::Get, Decode::Complete(reply)))
+            .collect()
     }
 
     /// Every reply type, with what the decoder must say about it.
@@ -821,86 +831,6 @@ mod tests {
         assert_eq!(with_payload(r, 2, 10).text(b"_\r\n"), b"");
     }
 
-    /// Feeding prefixes of increasing length to one decoder (bytes arriving one at
-    /// a time): Incomplete until the last byte, then the same reply as whole.
-    #[test]
-    fn split_at_every_byte_incrementally() {
-        for (bytes, expected) in cases() {
-            let mut d = RespDecoder::new();
-            for end in 1..bytes.len() {
-                assert_eq!(d.decode(&bytes[..end]), Decode::Incomplete, "prefix {end}");
-            }
-            assert_eq!(d.decode(&bytes), Decode::Complete(expected));
-            // Ready for the next reply.
-            assert_eq!(d.decode(&bytes), Decode::Complete(expected));
-        }
-    }
-
-    /// Split in two at every position: the first part, then the whole.
-    #[test]
-    fn split_in_two_at_every_byte() {
-        for (bytes, expected) in cases() {
-            for cut in 0..bytes.len() {
-                let mut d = RespDecoder::new();
-                assert_eq!(d.decode(&bytes[..cut]), Decode::Incomplete, "cut {cut}");
-                assert_eq!(d.decode(&bytes), Decode::Complete(expected), "cut {cut}");
-            }
-        }
-    }
-
-    #[test]
-    fn pipelined_replies_back_to_back() {
-        let cases = cases();
-        let mut stream = Vec::new();
-        for (bytes, _) in &cases {
-            stream.extend_from_slice(bytes);
-        }
-        let mut d = RespDecoder::new();
-        let mut off = 0;
-        for (_, expected) in &cases {
-            assert_eq!(d.decode(&stream[off..]), Decode::Complete(*expected));
-            off += expected.len;
-        }
-        assert_eq!(off, stream.len());
-        assert_eq!(d.decode(&stream[off..]), Decode::Incomplete);
-    }
-
-    /// A client's read loop: bytes arrive in random-size chunks, complete replies
-    /// are drained from the front of the buffer.
-    #[test]
-    fn pipelined_replies_arriving_in_random_chunks() {
-        let cases = cases();
-        let mut stream = Vec::new();
-        for (bytes, _) in &cases {
-            stream.extend_from_slice(bytes);
-        }
-        let mut r = SmallRng::seed_from_u64(3);
-        for _ in 0..5 {
-            let mut d = RespDecoder::new();
-            let mut buf: Vec<u8> = Vec::new();
-            let mut fed = 0;
-            let mut got = Vec::new();
-            while fed < stream.len() {
-                let n = r.random_range(1..=50_000).min(stream.len() - fed);
-                buf.extend_from_slice(&stream[fed..fed + n]);
-                fed += n;
-                loop {
-                    match d.decode(&buf) {
-                        Decode::Complete(reply) => {
-                            got.push(reply);
-                            buf.drain(..reply.len);
-                        }
-                        Decode::Incomplete => break,
-                        Decode::Invalid(why) => panic!("{why}"),
-                    }
-                }
-            }
-            assert!(buf.is_empty());
-            let expected: Vec<Reply> = cases.iter().map(|(_, e)| *e).collect();
-            assert_eq!(got, expected);
-        }
-    }
-
     /// A 1 MB bulk arriving in 1000 pieces is scanned once: after the header,
     /// the decoder never reads the body, only the CRLF at its known end.
     #[test]
@@ -1086,79 +1016,6 @@ mod tests {
         let mut d = RespDecoder::new();
         assert_eq!(d.decode(b"*2\r\n:1\r\n"), Decode::Incomplete);
         assert!(matches!(d.decode(b"*2"), Decode::Invalid(_)));
-    }
-
-    /// Whole-buffer and byte-by-byte decoding must agree on any input, and
-    /// neither may panic.
-    fn check_consistent(bytes: &[u8]) {
-        let whole = decode_whole(bytes);
-        let mut d = RespDecoder::new();
-        let mut incremental = Decode::Incomplete;
-        let mut at = bytes.len();
-        for end in 0..=bytes.len() {
-            incremental = d.decode(&bytes[..end]);
-            if incremental != Decode::Incomplete {
-                at = end;
-                break;
-            }
-        }
-        match whole {
-            Decode::Complete(r) => {
-                assert!(r.len <= bytes.len());
-                assert_eq!(incremental, whole, "{bytes:?}");
-                assert_eq!(at, r.len);
-                let (off, len) = r.payload;
-                assert!(off + len <= r.len);
-            }
-            Decode::Invalid(_) => assert!(matches!(incremental, Decode::Invalid(_)), "{bytes:?}"),
-            Decode::Incomplete => assert_eq!(incremental, Decode::Incomplete, "{bytes:?}"),
-        }
-    }
-
-    #[test]
-    fn random_garbage_never_panics() {
-        const ALPHABET: &[u8] = b"+-:$*_,#(=!%~>|\r\n\r\n0123456789-1tfinax.e ";
-        let mut r = SmallRng::seed_from_u64(0xdec0de);
-        for _ in 0..200_000 {
-            let len = r.random_range(0..40);
-            let bytes: Vec<u8> = (0..len)
-                .map(|_| {
-                    if r.random_bool(0.9) {
-                        ALPHABET[r.random_range(0..ALPHABET.len())]
-                    } else {
-                        r.random()
-                    }
-                })
-                .collect();
-            check_consistent(&bytes);
-        }
-    }
-
-    #[test]
-    fn mutated_valid_replies_never_panic() {
-        let cases: Vec<Vec<u8>> = cases()
-            .into_iter()
-            .map(|(b, _)| b)
-            .filter(|b| b.len() < 1000)
-            .collect();
-        let mut r = SmallRng::seed_from_u64(11);
-        for _ in 0..50_000 {
-            let mut bytes = cases[r.random_range(0..cases.len())].clone();
-            for _ in 0..r.random_range(1..4) {
-                let i = r.random_range(0..bytes.len());
-                match r.random_range(0..3) {
-                    0 => bytes[i] = r.random(),
-                    1 => {
-                        bytes.remove(i);
-                    }
-                    _ => bytes.insert(i, b"\r\n-1*$0"[r.random_range(0..7)]),
-                }
-                if bytes.is_empty() {
-                    break;
-                }
-            }
-            check_consistent(&bytes);
-        }
     }
 
     /// What a randomly generated element should decode to.
