@@ -1,7 +1,7 @@
 # kvbench: thin entry points; the logic lives in scripts/.
 #   make demo   install what is missing, build, run a 10 s load against a throwaway redis
 #   make test   install what is missing, run unit and integration tests
-#   make lint   rustfmt check and clippy with warnings as errors
+#   make lint   rustfmt check, clippy with warnings as errors, the module layers
 #   make bench  client CPU and syscalls per request, kvbench vs redis-benchmark
 #   make build  release build
 #   make clean  remove build output and scratch files
@@ -30,6 +30,7 @@ test: deps
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
+	perl scripts/check-layers.pl
 
 bench:
 	bash scripts/bench.sh

@@ -1,39 +1,38 @@
-//! kvbench: a memtier_benchmark-compatible load generator for Redis and memcached.
+//! kvbench: one load generator for Redis and memcached that speaks several command lines
+//! (memtier_benchmark's today), over one engine.
 //!
 //! # Layout
-//! Data flows one way:
+//! Data flows one way: **front end → plan → engine → results → reports**.
 //!
 //! ```text
-//! argv -> cli (clap, as typed) -> config (validated, typed, Arc) -> runner
-//! runner -> N worker threads (one mio Poll each) -> clients (one state machine per connection)
-//! client -> workload (next op: key, value) -> protocol (encode into the write buffer)
-//! socket -> client read buffer -> protocol (decode against the in-flight op) -> stats (record)
-//! workers -> per-second snapshots over crossbeam-channel -> runner (progress line, time series)
-//! runner -> results (rows, series) -> report (text table, JSON, HDR files)
+//! argv -> main: frontend::pick (first word, else program name, else memtier)
+//! front end (frontend/<tool>/): its clap flags -> plan::Plan (validated; usage errors here)
+//! engine::run(plan, observer): runner -> N worker threads (one mio Poll each) -> clients
+//!   client -> generator (next op) -> protocol (encode into the write buffer)
+//!   socket -> read buffer -> protocol (decode against the in-flight op) -> stats (record)
+//!   workers -> per-second snapshots over crossbeam-channel -> gather -> RunObserver::second
+//! engine -> results (rows, series) -> front end: its own text, report (table, JSON, HDR,
+//!   client-stats files); live sinks (StatsD) watch through the observer
 //! ```
+//!
+//! Each module below imports only its own layer and those listed before it
+//! (`scripts/check-layers.pl` checks it, and that no two modules import each other).
 //!
 //! | module | its one job |
 //! | --- | --- |
-//! | [`cli`] | the flags exactly as memtier spells them, plus `--config` files |
-//! | [`config`] | validated, typed configuration; every user error is found here |
-//! | [`arbitrary`] | `--command` workloads, MONITOR replay, SCAN iteration (validated) |
-//! | [`dataset`] | imported values (`--data-import`) and `--data-verify` settings |
-//! | [`shape`] | load-shape options: pacing, reconnects, ramp-up, WAIT, expiry, multi-get |
-//! | [`debug`] | `-D/--debug`: leveled `file:line: message` lines on stderr |
 //! | [`error`] | the setup/user error type and exit codes |
-//! | [`runner`] | spawn workers, tick once a second, stop, merge, hand to reports |
-//! | [`worker`] | one thread: a `mio::Poll` driving many clients |
-//! | [`client`] | one client: what to send next, routing, recording, reconnect policy |
-//! | [`connection`] | one socket's state machine, buffers and in-flight queue |
-//! | [`cluster`] | Redis Cluster slots, topology discovery, MOVED/ASK |
-//! | [`transport`] | TCP, Unix socket or TLS (rustls) behind one read/write interface |
-//! | [`tls`] | TLS flags and PEM files into one rustls client configuration; TLS error messages |
-//! | [`protocol`] | wire formats: encode requests, decode replies; no I/O |
-//! | [`workload`] | key patterns, value sizes and contents, the SET:GET sequence |
-//! | [`stats`] | per-command counters and histograms |
-//! | [`results`] | rows and series of finished runs, best/worst/aggregate |
-//! | [`report`] | text table, JSON and HDR files |
+//! | [`date`] | days since the epoch to a calendar date |
+//! | [`debug`] | `-D`: leveled `file:line: message` lines on stderr |
 //! | [`signals`] | Ctrl-C / SIGTERM to a flag the runner polls |
+//! | [`stats`] | per-row counters and histograms, row names, per-client series |
+//! | [`protocol`] | wire formats: encode requests, decode replies; no I/O |
+//! | [`workload`] | key patterns, value sizes, sequences, arbitrary commands, imported data, verification |
+//! | [`results`] | rows and series of finished runs, best/worst/aggregate |
+//! | [`plan`] | the engine's validated, typed input |
+//! | [`engine`] | runs a plan: threads, clients, connections, TLS, cluster; the run observer |
+//! | [`report`] | renders results: text table, JSON, HDR and client-stats files; no sockets |
+//! | [`sinks`] | live sinks fed by the run observer (StatsD/Graphite) |
+//! | [`frontend`] | the command lines: memtier's, and what front ends share |
 
 pub mod date;
 pub mod debug;

@@ -3,7 +3,7 @@
 //! back decode in order whatever the read sizes, and bytes that are not a reply never
 //! panic and decode the same whole or byte by byte.
 //!
-//! Each decoder's own tests supply its well-formed replies ([`Case`]) and the bytes its
+//! Each decoder's own tests supply its well-formed replies (`contract_cases`) and the bytes its
 //! garbage is made of; the protocol-specific checks (what is refused and why, not
 //! rescanning large values) stay beside each decoder.
 
@@ -11,20 +11,21 @@ use crate::protocol::{Codec, Decode, Expect, Protocol};
 
 /// A well-formed reply, the request it answers, and what the decoder must say.
 #[derive(Clone, Debug)]
-pub(crate) struct Case {
-    pub bytes: Vec<u8>,
-    pub expect: Expect,
-    pub want: Decode,
+struct Case {
+    bytes: Vec<u8>,
+    expect: Expect,
+    want: Decode,
 }
 
-impl Case {
-    pub(crate) fn new(bytes: Vec<u8>, expect: Expect, want: Decode) -> Case {
-        Case {
+/// The cases a decoder's tests list as `(bytes, expect, want)`.
+fn cases(list: Vec<(Vec<u8>, Expect, Decode)>) -> Vec<Case> {
+    list.into_iter()
+        .map(|(bytes, expect, want)| Case {
             bytes,
             expect,
             want,
-        }
-    }
+        })
+        .collect()
 }
 
 /// xorshift64*: deterministic, so a failure reproduces.
@@ -223,7 +224,7 @@ fn check(protocol: Protocol, cases: &[Case], alphabet: &[u8], first: Option<u8>)
 
 #[test]
 fn resp_keeps_the_contract() {
-    let cases = crate::protocol::resp::tests::contract_cases();
+    let cases = cases(crate::protocol::resp::tests::contract_cases());
     check(
         Protocol::Resp3,
         &cases,
@@ -234,7 +235,7 @@ fn resp_keeps_the_contract() {
 
 #[test]
 fn memcache_text_keeps_the_contract() {
-    let cases = crate::protocol::memcache_text::tests::contract_cases();
+    let cases = cases(crate::protocol::memcache_text::tests::contract_cases());
     check(
         Protocol::MemcacheText,
         &cases,
@@ -245,7 +246,7 @@ fn memcache_text_keeps_the_contract() {
 
 #[test]
 fn memcache_binary_keeps_the_contract() {
-    let cases = crate::protocol::memcache_binary::tests::contract_cases();
+    let cases = cases(crate::protocol::memcache_binary::tests::contract_cases());
     check(
         Protocol::MemcacheBinary,
         &cases,

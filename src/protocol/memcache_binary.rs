@@ -542,7 +542,6 @@ fn complete(
 pub(crate) mod tests {
     use super::*;
     use crate::protocol::Expect;
-    use crate::protocol::contract::Case;
 
     fn reply(
         len: usize,
@@ -606,7 +605,7 @@ pub(crate) mod tests {
     ];
 
     /// The contract cases (see `crate::protocol::contract`): every well-formed reply.
-    pub(crate) fn contract_cases() -> Vec<Case> {
+    pub(crate) fn contract_cases() -> Vec<(Vec<u8>, Expect, Decode)> {
         valid_replies()
             .into_iter()
             .map(|(bytes, expect, want)| {
@@ -616,7 +615,7 @@ pub(crate) mod tests {
                     BinExpect::MultiGet(n) => Expect::MultiGet(n),
                     BinExpect::Auth => Expect::Auth,
                 };
-                Case::new(bytes, expect, want)
+                (bytes, expect, want)
             })
             .collect()
     }

@@ -479,7 +479,6 @@ fn complete(
 pub(crate) mod tests {
     use super::*;
     use crate::protocol::Expect as ProtocolExpect;
-    use crate::protocol::contract::Case;
 
     const STORE: Expect = Expect::Store;
     const GET: Expect = Expect::Get;
@@ -517,7 +516,7 @@ pub(crate) mod tests {
     const TRICKY: &[u8] = b"\r\nEND\r\nVALUE x 0 1\r\nEND\r\n";
 
     /// The contract cases (see `crate::protocol::contract`): every well-formed reply.
-    pub(crate) fn contract_cases() -> Vec<Case> {
+    pub(crate) fn contract_cases() -> Vec<(Vec<u8>, ProtocolExpect, Decode)> {
         valid_replies()
             .into_iter()
             .map(|(bytes, expect, want)| {
@@ -526,7 +525,7 @@ pub(crate) mod tests {
                     Expect::Get => ProtocolExpect::Get,
                     Expect::MultiGet(n) => ProtocolExpect::MultiGet(n),
                 };
-                Case::new(bytes, expect, want)
+                (bytes, expect, want)
             })
             .collect()
     }

@@ -61,7 +61,7 @@ impl Reply {
 }
 
 /// Outcome of one decoder call (every decoder's `decode` has the same contract: see
-/// [`RespDecoder`]).
+/// [`crate::protocol::resp::RespDecoder`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decode {
     /// The buffer holds only part of the reply: append more and call again.

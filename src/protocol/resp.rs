@@ -558,7 +558,6 @@ impl RespDecoder {
 pub(crate) mod tests {
     use super::*;
     use crate::protocol::Expect as ProtocolExpect;
-    use crate::protocol::contract::Case;
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
 
@@ -602,10 +601,10 @@ pub(crate) mod tests {
     }
 
     /// The contract cases (see `crate::protocol::contract`): every reply type.
-    pub(crate) fn contract_cases() -> Vec<Case> {
+    pub(crate) fn contract_cases() -> Vec<(Vec<u8>, ProtocolExpect, Decode)> {
         cases()
             .into_iter()
-            .map(|(bytes, reply)| Case::new(bytes, ProtocolExpect::Get, Decode::Complete(reply)))
+            .map(|(bytes, reply)| (bytes, ProtocolExpect::Get, Decode::Complete(reply)))
             .collect()
     }
 

@@ -1,10 +1,10 @@
 //! One benchmark client: its connections (one, or one per cluster master) and what it
 //! does on each event or timer. The jobs are split by file:
 //!
-//! - [`send`]: what to send next, pacing, encoding into a connection;
-//! - [`record`]: what a reply means (latency, hits, errors, SCAN cursors, verification);
-//! - [`route`]: which connection a key goes to, MOVED/ASK, the slot map's refresh;
-//! - [`reconnect`]: what a connection failure means: the end, or a back-off.
+//! - `send`: what to send next, pacing, encoding into a connection;
+//! - `record`: what a reply means (latency, hits, errors, SCAN cursors, verification);
+//! - `route`: which connection a key goes to, MOVED/ASK, the slot map's refresh;
+//! - `reconnect`: what a connection failure means: the end, or a back-off.
 //!
 //! Timers (start, pacing, back-off, connect timeout, a pending name lookup) are the
 //! worker's: the client only says when it next wants to be woken ([`Client::next_timer`]).

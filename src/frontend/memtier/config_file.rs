@@ -223,11 +223,12 @@ pub fn expand_config(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frontend::memtier::parse::command;
+    use crate::frontend::memtier::cli::Cli;
+    use clap::CommandFactory;
 
     #[test]
     fn every_long_flag_is_a_config_key() {
-        let keys = KeyTable::new(&command());
+        let keys = KeyTable::new(&Cli::command());
         for name in [
             "ratio",
             "test-time",

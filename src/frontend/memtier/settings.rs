@@ -299,17 +299,6 @@ fn parse_protocol(raw: Option<&str>) -> Result<Protocol> {
     })
 }
 
-/// The protocol as `-P` spells it.
-pub(super) fn protocol_name(p: Protocol) -> &'static str {
-    match p {
-        Protocol::Redis => "redis",
-        Protocol::Resp2 => "resp2",
-        Protocol::Resp3 => "resp3",
-        Protocol::MemcacheText => "memcache_text",
-        Protocol::MemcacheBinary => "memcache_binary",
-    }
-}
-
 fn positive_u32(raw: Option<&str>, default: u32, msg: &str) -> Result<u32> {
     match raw {
         None => Ok(default),

@@ -7,9 +7,8 @@ use crate::frontend::common::Family;
 use crate::frontend::common::uri::masked_uri;
 use crate::frontend::memtier::cli::Cli;
 use crate::frontend::memtier::outputs::OutputConfig;
-use crate::frontend::memtier::settings::protocol_name;
 use crate::plan::{Endpoint, Plan, StopAt};
-use crate::protocol::Credentials;
+use crate::protocol::{Credentials, Protocol};
 use crate::workload::values::DataSize;
 
 /// `***` in place of the password, so configurations can be shared and logged.
@@ -219,7 +218,7 @@ pub fn shown_options(
     ]
 }
 
-/// The `--show-config` text: one `name = value` line per option of [`Config::shown`],
+/// The `--show-config` text: one `name = value` line per option of `Settings::shown`,
 /// strings without their JSON quotes and escapes.
 pub fn render_show_config(shown: &[(&str, String)]) -> String {
     let mut out = String::new();
@@ -235,4 +234,15 @@ pub fn render_show_config(shown: &[(&str, String)]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The protocol as `-P` spells it.
+fn protocol_name(p: Protocol) -> &'static str {
+    match p {
+        Protocol::Redis => "redis",
+        Protocol::Resp2 => "resp2",
+        Protocol::Resp3 => "resp3",
+        Protocol::MemcacheText => "memcache_text",
+        Protocol::MemcacheBinary => "memcache_binary",
+    }
 }

@@ -13,7 +13,7 @@ pub struct ScanPlan {
     /// `SCAN <cursor> ...`: the command with its cursor argument replaced; encode it with
     /// [`CommandTemplate::encode_resp_cursor`].
     pub continuation: CommandTemplate,
-    /// Index into [`CommandList::rows`] of `Scan <cursor>s`.
+    /// Index into [`crate::workload::commands::CommandList::rows`] of `Scan <cursor>s`.
     pub row: usize,
 }
 

@@ -173,7 +173,7 @@ impl CommandTemplate {
     }
 
     /// A template for one command line (`hset __key__ f __data__`), with no ratio, pattern
-    /// or naming: the parsing [`parse_commands`] does for each `--command`.
+    /// or naming: the parsing [`crate::workload::commands::parse_commands`] does for each `--command`.
     pub fn parse(line: &str) -> Result<CommandTemplate, String> {
         let args = split_args(line.as_bytes())
             .map_err(|e| format!("cannot parse --command \"{line}\": {e}"))?;
@@ -264,7 +264,7 @@ impl CommandTemplate {
         )
     }
 
-    /// Encodes a SCAN continuation ([`ScanPlan::continuation`]) with `cursor` in place of
+    /// Encodes a SCAN continuation ([`crate::workload::commands::ScanPlan::continuation`]) with `cursor` in place of
     /// the cursor argument. On other templates the cursor is unused.
     pub fn encode_resp_cursor(
         &self,
