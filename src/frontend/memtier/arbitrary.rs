@@ -8,9 +8,12 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::frontend::memtier::cli::Cli;
+use crate::frontend::memtier::commands::{
+    enable_scan_iteration, parse_breakdown, parse_commands, parse_monitor_pattern,
+};
 use crate::plan::Arbitrary;
 use crate::protocol::Protocol;
-use crate::workload::commands::{MonitorInput, MonitorPattern, parse_breakdown, parse_commands};
+use crate::workload::commands::MonitorInput;
 
 /// Most report rows a `--command` workload may have.
 const MAX_ROWS: usize = 255;
@@ -53,7 +56,7 @@ pub fn from_cli(cli: &Cli, protocol: Protocol, pipeline: usize) -> Result<Option
         )),
         None => None,
     };
-    let monitor_pattern = MonitorPattern::parse(cli.monitor_pattern.as_deref()).map_err(usage)?;
+    let monitor_pattern = parse_monitor_pattern(cli.monitor_pattern.as_deref()).map_err(usage)?;
     let by_line = parse_breakdown(cli.command_stats_breakdown.as_deref()).map_err(usage)?;
     let mut list = parse_commands(&cli.commands, by_line, monitor.as_deref()).map_err(usage)?;
     let scan_max_iterations = if cli.scan_incremental_iteration {
@@ -62,7 +65,7 @@ pub fn from_cli(cli: &Cli, protocol: Protocol, pipeline: usize) -> Result<Option
                 "--scan-incremental-iteration requires --pipeline=1.".to_string(),
             ));
         }
-        list.enable_scan_iteration().map_err(usage)?;
+        enable_scan_iteration(&mut list).map_err(usage)?;
         let max = match cli.scan_incremental_max_iterations.as_deref() {
             Some(raw) => raw.parse::<u32>().map_err(|_| {
                 usage(format!(

@@ -10,7 +10,7 @@
 use clap::{ArgAction, ColorChoice, Parser};
 
 use crate::frontend::common::{self, ConnectionArgs};
-use crate::workload::commands::CommandSpec;
+use crate::frontend::memtier::commands::CommandSpec;
 
 const H_CONNECTION: &str = common::HEADING;
 const H_OUTPUT: &str = "Results Output Options";

@@ -4,6 +4,7 @@
 
 pub mod arbitrary;
 pub mod cli;
+pub mod commands;
 pub mod config_file;
 pub mod dataset;
 pub mod live;

@@ -11,10 +11,10 @@ use std::collections::HashSet;
 
 use crate::error::Error;
 use crate::frontend::memtier::cli::{Cli, Parsed, version_text};
+use crate::frontend::memtier::commands::CommandSpec;
 use crate::frontend::memtier::config_file::{
     KeyTable, expand_config, load_config_file, overridden_by,
 };
-use crate::workload::commands::CommandSpec;
 
 /// Parse a whole argv (the first item is the program name, as from `std::env::args()`).
 ///

@@ -7,6 +7,11 @@
 //! once at parse time, so a request only copies bytes, formats the lengths of the
 //! arguments that hold a placeholder, and reserves the write buffer once.
 //!
+//! Reading the flags is a front end's job (memtier's is `frontend::memtier::commands`):
+//! it splits each line with [`split`], then builds the list with [`CommandList::new`],
+//! [`CommandList::push`] and [`CommandList::finish`]. Flag spellings below are memtier's,
+//! to say what each rule is for.
+//!
 //! # Command line
 //! `--command` is split like memtier (and `redis-cli`) split it: on blanks, with
 //! `"double quotes"` (escapes `\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\a`, `\xHH`) and
@@ -45,12 +50,9 @@ pub mod scan;
 pub mod split;
 pub mod template;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 
-pub use list::{
-    CommandList, CommandSource, CommandSpec, CommandSpecParsed, parse_breakdown, parse_commands,
-    row_name,
-};
+pub use list::{CommandList, CommandSource, CommandSpecParsed, ScanRefusal, row_name};
 pub use monitor::{MonitorInput, MonitorPattern};
 pub use scan::{ScanPlan, ScanState, scan_cursor};
 pub use split::{SplitError, split_args};
@@ -63,25 +65,9 @@ pub const DATA_PLACEHOLDER: &str = "__data__";
 /// `__monitor_line@__`: a command picked from the capture per request.
 pub const MONITOR_RANDOM_PLACEHOLDER: &str = "__monitor_line@__";
 /// `__monitor_lineN__` (1-based): the capture's command N, every time.
-const MONITOR_PREFIX: &str = "__monitor_line";
+pub const MONITOR_PREFIX: &str = "__monitor_line";
 
 /// Upper-cased command word, as text.
-fn command_name(word: &[u8]) -> String {
+pub fn command_name(word: &[u8]) -> String {
     String::from_utf8_lossy(word).to_ascii_uppercase()
-}
-
-/// Rejects an empty command and a placeholder in the command word.
-fn check_args(line: &str, args: &[Vec<u8>]) -> Result<(), String> {
-    let Some(first) = args.first() else {
-        return Err(format!(
-            "--command \"{line}\" is empty: give a command such as --command=\"get __key__\""
-        ));
-    };
-    let holds = |p: &str| first.windows(p.len()).any(|w| w == p.as_bytes());
-    if holds(KEY_PLACEHOLDER) || holds(DATA_PLACEHOLDER) {
-        return Err(format!(
-            "--command \"{line}\": the first word must be the command name, not {KEY_PLACEHOLDER} or {DATA_PLACEHOLDER}"
-        ));
-    }
-    Ok(())
 }

@@ -25,22 +25,6 @@ pub enum MonitorPattern {
     Random,
 }
 
-impl MonitorPattern {
-    /// `S` or `R` (either case; default `S`), with memtier's messages.
-    pub fn parse(raw: Option<&str>) -> Result<Self, String> {
-        match raw {
-            None => Ok(MonitorPattern::Sequential),
-            Some(s) if s.len() != 1 => Err(
-                "monitor-pattern must be a single character: 'S' (sequential) or 'R' (random)."
-                    .to_string(),
-            ),
-            Some(s) if s.eq_ignore_ascii_case("S") => Ok(MonitorPattern::Sequential),
-            Some(s) if s.eq_ignore_ascii_case("R") => Ok(MonitorPattern::Random),
-            Some(_) => Err("monitor-pattern must be 'S' (sequential) or 'R' (random).".to_string()),
-        }
-    }
-}
-
 /// The commands of a Redis `MONITOR` capture (`--monitor-input`), RESP-encoded once.
 ///
 /// ```text
@@ -328,26 +312,6 @@ mod tests {
             err.starts_with("failed to open monitor input file:")
                 && err.contains("kvbench-monitor"),
             "{err}"
-        );
-    }
-
-    #[test]
-    fn monitor_pattern_is_s_or_r() {
-        assert_eq!(MonitorPattern::parse(None), Ok(MonitorPattern::Sequential));
-        assert_eq!(MonitorPattern::parse(Some("r")), Ok(MonitorPattern::Random));
-        assert_eq!(
-            MonitorPattern::parse(Some("S")),
-            Ok(MonitorPattern::Sequential)
-        );
-        assert!(
-            MonitorPattern::parse(Some("X"))
-                .unwrap_err()
-                .contains("'S'")
-        );
-        assert!(
-            MonitorPattern::parse(Some("SR"))
-                .unwrap_err()
-                .contains("single")
         );
     }
 

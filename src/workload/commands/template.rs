@@ -6,7 +6,7 @@ use crate::protocol::resp::{encode_array_header, encode_bulk};
 use crate::protocol::{KeyBatch, decimal_len};
 use crate::workload::commands::monitor::MonitorInput;
 use crate::workload::commands::split::split_args;
-use crate::workload::commands::{DATA_PLACEHOLDER, KEY_PLACEHOLDER, check_args};
+use crate::workload::commands::{DATA_PLACEHOLDER, KEY_PLACEHOLDER};
 
 /// One part of an argument that holds a placeholder.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,13 +172,11 @@ impl CommandTemplate {
         }
     }
 
-    /// A template for one command line (`hset __key__ f __data__`), with no ratio, pattern
-    /// or naming: the parsing [`crate::workload::commands::parse_commands`] does for each `--command`.
-    pub fn parse(line: &str) -> Result<CommandTemplate, String> {
-        let args = split_args(line.as_bytes())
-            .map_err(|e| format!("cannot parse --command \"{line}\": {e}"))?;
-        check_args(line, &args)?;
-        Ok(CommandTemplate::build(&args, Fill::Placeholders))
+    /// The template of one command line with placeholders (`hset __key__ f __data__`);
+    /// `None` when the line does not split into arguments or has none.
+    pub fn from_line(line: &str) -> Option<CommandTemplate> {
+        let args = split_args(line.as_bytes()).ok()?;
+        (!args.is_empty()).then(|| CommandTemplate::build(&args, Fill::Placeholders))
     }
 
     pub(crate) fn monitor_random() -> CommandTemplate {
@@ -379,7 +377,7 @@ mod tests {
 
     #[test]
     fn whole_placeholders_encode_byte_exact() {
-        let t = CommandTemplate::parse("hset __key__ f __data__").unwrap();
+        let t = CommandTemplate::from_line("hset __key__ f __data__").unwrap();
         assert_eq!(
             encode(&t, b"memtier-7", b"xyz"),
             b"*4\r\n$4\r\nhset\r\n$9\r\nmemtier-7\r\n$1\r\nf\r\n$3\r\nxyz\r\n"
@@ -390,7 +388,7 @@ mod tests {
         assert_eq!(encode(&t, b"k", &big), resp(&[b"hset", b"k", b"f", &big]));
         assert_eq!(encode(&t, b"", b""), resp(&[b"hset", b"", b"f", b""]));
         // Every length, across the digit-count boundaries of the bulk headers.
-        let t = CommandTemplate::parse("set k:__key__:__data__ __data__").unwrap();
+        let t = CommandTemplate::from_line("set k:__key__:__data__ __data__").unwrap();
         for len in 0..=120 {
             let data = vec![b'd'; len];
             let mixed = [&b"k:memtier-5:"[..], &data].concat();
@@ -404,13 +402,13 @@ mod tests {
 
     #[test]
     fn embedded_placeholders_encode_byte_exact() {
-        let t = CommandTemplate::parse("set user:__key__:name pre-__data__-__key__").unwrap();
+        let t = CommandTemplate::from_line("set user:__key__:name pre-__data__-__key__").unwrap();
         assert_eq!(
             encode(&t, b"memtier-42", b"DATA"),
             b"*3\r\n$3\r\nset\r\n$20\r\nuser:memtier-42:name\r\n$19\r\npre-DATA-memtier-42\r\n"
         );
         assert_eq!((t.key_count(), t.data_count()), (2, 1));
-        let t = CommandTemplate::parse("set __key____data__ x__key_ __dat").unwrap();
+        let t = CommandTemplate::from_line("set __key____data__ x__key_ __dat").unwrap();
         assert_eq!(
             encode(&t, b"K", b"D"),
             resp(&[b"set", b"KD", b"x__key_", b"__dat"])
@@ -420,7 +418,7 @@ mod tests {
     #[test]
     fn literal_commands_match_resp_encoder() {
         for line in ["ping", "config get maxmemory", r#"set "a b" "\x00\r\n""#] {
-            let t = CommandTemplate::parse(line).unwrap();
+            let t = CommandTemplate::from_line(line).unwrap();
             let args = split_args(line.as_bytes()).unwrap();
             let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
             let mut expected = Vec::new();
@@ -432,7 +430,7 @@ mod tests {
 
     #[test]
     fn several_keys_get_distinct_keys() {
-        let t = CommandTemplate::parse("mset __key__ __data__ __key__ __data__").unwrap();
+        let t = CommandTemplate::from_line("mset __key__ __data__ __key__ __data__").unwrap();
         let mut keys = KeyBatch::new();
         keys.push_key("memtier-", 1);
         keys.push_key("memtier-", 12345);
@@ -461,7 +459,7 @@ mod tests {
 
     #[test]
     fn encoding_appends_and_does_not_allocate_once_warm() {
-        let t = CommandTemplate::parse("set user:__key__ __data__ EX 100").unwrap();
+        let t = CommandTemplate::from_line("set user:__key__ __data__ EX 100").unwrap();
         let mut out = b"prefix".to_vec();
         t.encode_resp(&mut out, b"memtier-99", b"0123456789", None, 0);
         assert!(out.starts_with(b"prefix*5\r\n"));

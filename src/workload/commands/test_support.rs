@@ -1,23 +1,7 @@
 //! Fixtures shared by the command tests: a MONITOR capture and an obviously right RESP
 //! encoder to compare with.
 
-use crate::workload::commands::{CommandSpec, CommandTemplate, MonitorInput};
-
-pub(crate) fn spec(command: &str) -> CommandSpec {
-    CommandSpec {
-        command: command.to_string(),
-        ratio: None,
-        key_pattern: None,
-    }
-}
-
-pub(crate) fn spec_with(command: &str, ratio: Option<&str>, pattern: Option<&str>) -> CommandSpec {
-    CommandSpec {
-        command: command.to_string(),
-        ratio: ratio.map(str::to_string),
-        key_pattern: pattern.map(str::to_string),
-    }
-}
+use crate::workload::commands::{CommandTemplate, MonitorInput};
 
 /// The template encoded with one key and one value for every placeholder.
 pub(crate) fn encode(t: &CommandTemplate, key: &[u8], data: &[u8]) -> Vec<u8> {
