@@ -143,7 +143,10 @@ pub struct Pending {
     pub opaque: u32,
     /// Bytes this request took on the wire.
     pub tx: u32,
-    /// When it was sent, or in rate-limited runs when it should have been.
+    /// When it should have been sent (open loop: its scheduled time; closed loop: when
+    /// it was sent). Response time counts from here.
+    pub intended: Instant,
+    /// When it was sent. Service time counts from here.
     pub sent: Instant,
 }
 
@@ -440,8 +443,9 @@ impl Connection {
         self.wbuf.get(started.start..).unwrap_or_default()
     }
 
-    /// Puts the request begun as `started` in flight.
-    pub fn finish(&mut self, started: Started, purpose: Purpose, sent: Instant) {
+    /// Puts the request begun as `started` in flight: intended for `intended`, sent at
+    /// `sent`.
+    pub fn finish(&mut self, started: Started, purpose: Purpose, intended: Instant, sent: Instant) {
         if matches!(purpose, Purpose::Work(_)) {
             self.sent_on_connection += 1;
         }
@@ -449,8 +453,18 @@ impl Connection {
             purpose,
             opaque: started.opaque,
             tx: (self.wbuf.len() - started.start) as u32,
+            intended,
             sent,
         });
+    }
+
+    /// The intended send times of the workload's requests in flight (for what a run
+    /// leaves unfinished).
+    pub fn intended_in_flight(&self) -> impl Iterator<Item = Instant> + '_ {
+        self.inflight
+            .iter()
+            .filter(|p| matches!(p.purpose, Purpose::Work(_)))
+            .map(|p| p.intended)
     }
 
     /// Whether requests have waited longer than `timeout` with no reply at all.

@@ -10,10 +10,12 @@ use mio::Waker;
 
 use crate::engine::observer::{RunObserver, Second};
 use crate::engine::worker::WorkerMsg;
-use crate::plan::{Plan, StopAt};
-use crate::results::{IntervalSummary, Results, Row, build_row, summarize_interval};
+use crate::plan::{Pacing, Plan, StopAt};
+use crate::results::{
+    Capacity, IntervalSummary, Results, Row, ScheduleResult, build_row, summarize_interval,
+};
 use crate::signals;
-use crate::stats::{ClientSeries, OpStats, RowName};
+use crate::stats::{ClientSeries, OpStats, RowName, ScheduleStats};
 
 /// How often the runner checks for Ctrl-C while waiting for workers.
 const SIGNAL_POLL: Duration = Duration::from_millis(100);
@@ -32,6 +34,8 @@ pub struct Gatherer<'a> {
     /// Seconds already summarized.
     done_seconds: u32,
     totals: Vec<OpStats>,
+    /// Open loop: the schedule's health over the whole run.
+    health: Option<ScheduleStats>,
     series: Vec<Vec<IntervalSummary>>,
     totals_series: Vec<IntervalSummary>,
     finish: Option<Instant>,
@@ -58,6 +62,7 @@ impl<'a> Gatherer<'a> {
             start_epoch_ms,
             run_start,
             totals: (0..names.len()).map(|_| OpStats::new()).collect(),
+            health: plan.load.pacing.is_open().then(ScheduleStats::new),
             series: vec![Vec::new(); names.len()],
             names,
             pending: BTreeMap::new(),
@@ -97,9 +102,11 @@ impl<'a> Gatherer<'a> {
                     thread,
                     second,
                     stats,
+                    health,
                     connected: _,
                 }) => {
                     self.merge_snapshot(second, &stats);
+                    self.merge_health(health.as_ref());
                     if let Some(next) = self.next_second[thread].as_mut() {
                         *next = (*next).max(second + 1);
                     }
@@ -120,8 +127,10 @@ impl<'a> Gatherer<'a> {
                     at,
                     second,
                     stats,
+                    health,
                 }) => {
                     self.merge_snapshot(second, &stats);
+                    self.merge_health(health.as_ref());
                     self.next_second[thread] = None;
                     self.finish = Some(self.finish.map_or(at, |f| f.max(at)));
                     self.summarize_ready(false, observer);
@@ -142,6 +151,13 @@ impl<'a> Gatherer<'a> {
             .or_insert_with(|| stats.iter().map(|_| OpStats::new()).collect());
         for (into, from) in merged.iter_mut().zip(stats) {
             into.merge(from);
+        }
+    }
+
+    /// Adds one thread's schedule health into the run's.
+    fn merge_health(&mut self, health: Option<&ScheduleStats>) {
+        if let (Some(total), Some(health)) = (self.health.as_mut(), health) {
+            total.merge(health);
         }
     }
 
@@ -264,7 +280,24 @@ impl<'a> Gatherer<'a> {
         }
         // Arbitrary commands have no hits or misses, so neither has their total.
         let totals = RowName::totals(any_hits);
-        result_rows.push(build_row(totals, &all, duration, self.totals_series));
+        let totals = build_row(totals, &all, duration, self.totals_series);
+        let plan = self.plan;
+        let schedule = match (self.health, plan.load.pacing.rate(), plan.target_rate()) {
+            (Some(health), Some(rate), Some(target)) => Some(ScheduleResult::new(
+                target,
+                rate.arrival.name(),
+                matches!(plan.load.pacing, Pacing::PerConnection(_)),
+                totals.ops_per_sec,
+                health,
+                totals.service.as_ref().map(|s| &s.histogram),
+                Capacity {
+                    connections: plan.total_clients() as u64,
+                    pipeline: plan.load.pipeline as u64,
+                },
+            )),
+            _ => None,
+        };
+        result_rows.push(totals);
         Results {
             title: String::new(),
             run_number: self.run_number,
@@ -272,8 +305,9 @@ impl<'a> Gatherer<'a> {
             finish_epoch_ms: self.start_epoch_ms + duration.as_millis() as u64,
             duration_ms: duration.as_millis() as u64,
             interrupted: self.interrupted,
-            cluster: self.plan.server.cluster_mode,
+            cluster: plan.server.cluster_mode,
             rows: result_rows,
+            schedule,
         }
     }
 }

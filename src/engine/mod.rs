@@ -8,7 +8,8 @@
 //!   client   what to send next, where, recording replies, redirects, reconnects
 //!   connection / transport / tls   one socket: phases, buffers, TCP / Unix / rustls
 //!   cluster  slot map, CLUSTER SLOTS discovery, MOVED/ASK; resolver: names off the loop
-//!   timer    a timerfd in the poll: TLS handshake deadlines, open-loop send times
+//!   schedule open-loop intended send times; timer: a timerfd in the poll (TLS
+//!            handshake deadlines, open-loop send times)
 //!   generator  one client's request stream; verify: the verification pass's keys
 //! ```
 
@@ -21,6 +22,7 @@ pub mod generator;
 pub mod observer;
 pub mod resolver;
 pub mod runner;
+pub mod schedule;
 pub mod timer;
 pub mod tls;
 pub mod transport;

@@ -47,6 +47,10 @@ pub struct RunStart {
     pub run: u32,
     pub threads: usize,
     pub clients_per_thread: usize,
+    /// Load before the measured part starts (no `second` is reported meanwhile).
+    pub warmup: Duration,
+    /// Open loop: requests per second aimed at, all connections together.
+    pub target_rate: Option<u64>,
 }
 
 /// One merged second of a run: per row, all rows together, and the run so far.

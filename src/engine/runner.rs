@@ -1,5 +1,7 @@
 //! Runs the benchmark: spawns workers, gathers their per-second stats, stops on time,
-//! request count, failure or Ctrl-C, and turns the merged stats into [`Results`].
+//! request count, failure or Ctrl-C, and turns the merged stats into [`Results`]. A
+//! rate sweep is a run per step, in rising order, stopped at the first step that breaks
+//! the objective.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -17,7 +19,7 @@ use crate::engine::verify::VerifyJob;
 use crate::engine::worker::{ClientPlan, WAKE_TOKEN, Worker};
 use crate::error::Error;
 use crate::plan::{Plan, StopAt};
-use crate::results::Results;
+use crate::results::{Results, SweepReport};
 use crate::signals;
 use crate::workload::keys::partition;
 use crate::workload::values::{ValuePool, ValueSizer};
@@ -33,6 +35,8 @@ pub struct Outcome {
     pub error: Option<Error>,
     /// The stop signal (SIGINT/SIGTERM) that interrupted the run, if any.
     pub signal: Option<i32>,
+    /// A rate sweep's curve (`runs` then holds one run per step that ran).
+    pub sweep: Option<SweepReport>,
 }
 
 /// Runs `plan.load.run_count` benchmark runs, stopping early on a fatal error or a signal,
@@ -44,6 +48,7 @@ pub fn run(plan: &Arc<Plan>, observer: &mut dyn RunObserver) -> Outcome {
         verification: None,
         error: None,
         signal: None,
+        sweep: None,
     };
     let verifier = plan.workload.dataset.verifier.clone();
     let written = match (&verifier, plan.workload.dataset.verify_only) {
@@ -92,10 +97,27 @@ pub fn run(plan: &Arc<Plan>, observer: &mut dyn RunObserver) -> Outcome {
         topology: topology.clone(),
         resolver,
     };
+    // A sweep's steps are runs of plans of their own; otherwise `run_count` runs.
+    let steps: Vec<(Arc<Plan>, Option<u64>)> = match plan.load.sweep {
+        Some(sweep) => {
+            outcome.sweep = Some(SweepReport::new(
+                sweep.slo.map(|slo| (slo.percentile, slo.max_ms)),
+                sweep.steps() as usize,
+            ));
+            sweep
+                .rates()
+                .enumerate()
+                .map(|(i, rate)| (Arc::new(plan.sweep_step(i, rate)), Some(rate)))
+                .collect()
+        }
+        None => (0..plan.load.run_count)
+            .map(|_| (Arc::clone(plan), None))
+            .collect(),
+    };
     if !plan.workload.dataset.verify_only {
-        for run_number in 1..=plan.load.run_count {
+        for (run_number, (run_plan, step_rate)) in (1..).zip(steps) {
             let (results, mut error) = run_once(
-                plan,
+                &run_plan,
                 run_number,
                 Pass::Benchmark(written.clone()),
                 &cluster,
@@ -109,11 +131,18 @@ pub fn run(plan: &Arc<Plan>, observer: &mut dyn RunObserver) -> Outcome {
                     plan.server.endpoint.name()
                 ));
             }
+            let held = match (outcome.sweep.as_mut(), step_rate) {
+                (Some(report), Some(rate)) => report.add(rate, &results),
+                _ => true,
+            };
             outcome.runs.push(results);
             outcome.signal = signals::received();
             if error.is_some() || outcome.signal.is_some() {
                 outcome.error = error.map(Error::run);
                 return outcome;
+            }
+            if !held {
+                break;
             }
         }
     }
@@ -203,9 +232,11 @@ fn run_once(
 
     let names = plan.row_names();
     let run_start = Instant::now();
-    let start_epoch_ms = epoch_ms(SystemTime::now());
+    // The run's clock (its seconds, its deadline, its duration) starts after the warm-up.
+    let measure_start = run_start + plan.load.warmup;
+    let start_epoch_ms = epoch_ms(SystemTime::now()) + plan.load.warmup.as_millis() as u64;
     let deadline = match plan.load.stop {
-        StopAt::Time(limit) => Some(run_start + limit),
+        StopAt::Time(limit) => Some(measure_start + limit),
         _ => None,
     };
     let mut wakers = Vec::with_capacity(plan.load.threads);
@@ -243,6 +274,7 @@ fn run_once(
             values: Arc::clone(&values),
             clients,
             run_start,
+            measure_start,
             deadline,
             stop: Arc::clone(&stop),
             tx: tx.clone(),
@@ -271,7 +303,7 @@ fn run_once(
         names,
         handles.len(),
         start_epoch_ms,
-        run_start,
+        measure_start,
         !verifying,
     );
     if !verifying {
@@ -279,6 +311,8 @@ fn run_once(
             run: run_number,
             threads: plan.load.threads,
             clients_per_thread: plan.load.clients,
+            warmup: plan.load.warmup,
+            target_rate: plan.target_rate(),
         };
         if let Err(err) = observer.run_started(&start) {
             spawn_error = spawn_error.or(Some(err));

@@ -4,7 +4,19 @@
 //! The worker records into per-second stats and, at each second boundary of the run's
 //! clock, sends them to the runner as a [`WorkerMsg::Snapshot`]. The poll timeout is the
 //! time to the next boundary, the run's deadline or the earliest client timer (start,
-//! pacing, back-off, connect timeout), whichever comes first: no timer thread is needed.
+//! back-off, connect timeout), whichever comes first: no timer thread is needed.
+//!
+//! In open loop, send times need better than the poll timeout's milliseconds: the
+//! earliest of the next due position (of the worker's share of a total rate) and the
+//! client timers (a connection's own schedule) arms a `timerfd` in the same poll, at
+//! that absolute time, and only when it differs from what is armed. A due position goes
+//! to the next client in turn that has room; when none has, it waits (the schedule is
+//! "blocked") and the first client a reply frees takes it, its latency still counted
+//! from its intended time.
+//!
+//! With a warm-up, clients start at the run's start but the seconds, the stats and the
+//! deadline count from the end of the warm-up; requests intended before it are recorded
+//! where nothing reads them.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -22,14 +34,18 @@ use crate::engine::cluster::Topology;
 use crate::engine::error_log::ErrorLog;
 use crate::engine::generator::OpGenerator;
 use crate::engine::resolver::Resolver;
+use crate::engine::schedule::Schedule;
+use crate::engine::timer::TimerFd;
 use crate::engine::verify::VerifyJob;
-use crate::plan::Plan;
-use crate::stats::{ClientSeries, OpStats};
+use crate::plan::{Pacing, Plan, StopAt};
+use crate::stats::{ClientSeries, OpStats, ScheduleStats};
 use crate::workload::values::ValuePool;
 use crate::workload::verify::WrittenKeys;
 
 /// The token of the runner's waker; client tokens are their index.
 pub const WAKE_TOKEN: Token = Token(usize::MAX);
+/// The token of the worker's open-loop timer.
+pub const TIMER_TOKEN: Token = Token(usize::MAX - 1);
 
 /// What a worker tells the runner.
 pub enum WorkerMsg {
@@ -39,6 +55,8 @@ pub enum WorkerMsg {
         thread: usize,
         second: u32,
         stats: Vec<OpStats>,
+        /// Open loop: how the schedule was kept.
+        health: Option<ScheduleStats>,
         connected: u32,
     },
     /// A client failed for good; the run cannot be trusted any more.
@@ -49,11 +67,13 @@ pub enum WorkerMsg {
         series: Vec<(usize, ClientSeries)>,
     },
     /// The thread is done: the stats of its last (partial) second, and when it ended.
+    /// In open loop the health counts what the run left unfinished.
     Finished {
         thread: usize,
         at: Instant,
         second: u32,
         stats: Vec<OpStats>,
+        health: Option<ScheduleStats>,
     },
 }
 
@@ -74,7 +94,11 @@ pub struct Worker {
     pub plan: Arc<Plan>,
     pub values: Arc<ValuePool>,
     pub clients: Vec<ClientPlan>,
+    /// When clients start connecting (and the schedule starts).
     pub run_start: Instant,
+    /// When the warm-up ends and measuring starts (`run_start` without a warm-up): the
+    /// run's seconds count from here.
+    pub measure_start: Instant,
     pub deadline: Option<Instant>,
     pub stop: Arc<AtomicBool>,
     pub tx: Sender<WorkerMsg>,
@@ -128,13 +152,105 @@ impl Slots {
     }
 }
 
+/// What the worker records into the current second, and the open-loop state its
+/// clients share.
+struct Tally {
+    stats: Vec<OpStats>,
+    /// Warm-up requests' figures, never read.
+    discard: Option<Vec<OpStats>>,
+    /// Open loop: how the schedule was kept this second.
+    health: Option<ScheduleStats>,
+    /// Open loop at a total rate: this worker's share of the schedule.
+    shared: Option<Schedule>,
+}
+
+impl Tally {
+    fn new(plan: &Plan, rows: usize, thread: usize, start: Instant) -> Tally {
+        let open = plan.load.pacing.is_open();
+        let fresh = || -> Vec<OpStats> {
+            (0..rows)
+                .map(|_| {
+                    if open {
+                        OpStats::open_loop()
+                    } else {
+                        OpStats::new()
+                    }
+                })
+                .collect()
+        };
+        Tally {
+            stats: fresh(),
+            discard: (!plan.load.warmup.is_zero()).then(fresh),
+            health: open.then(ScheduleStats::new),
+            shared: match plan.load.pacing {
+                Pacing::Total(rate) => Some(Schedule::new(
+                    rate,
+                    start,
+                    thread as u64,
+                    plan.load.threads as u64,
+                )),
+                _ => None,
+            },
+        }
+    }
+
+    /// Whether a position of the shared schedule is due by `now`.
+    fn due(&self, now: Instant) -> bool {
+        self.shared.as_ref().is_some_and(|s| s.peek() <= now)
+    }
+
+    /// Forgets what the warm-up recorded (connection errors, counts) as measuring starts.
+    fn start_measuring(&mut self) {
+        for row in &mut self.stats {
+            row.reset();
+        }
+        if let Some(health) = self.health.as_mut() {
+            health.reset();
+        }
+    }
+}
+
+/// The worker's open-loop timer and the time it is armed for.
+struct Alarm {
+    timer: TimerFd,
+    armed: Option<Instant>,
+}
+
+impl Alarm {
+    /// A timer in `poll` when the plan paces requests and the platform has one.
+    fn new(plan: &Plan, poll: &Poll) -> Alarm {
+        let timer = if plan.load.pacing.is_open() {
+            match TimerFd::new() {
+                Ok(timer) if timer.register(poll.registry(), TIMER_TOKEN).is_ok() => timer,
+                // Without it the poll timeout wakes the worker, in millisecond steps.
+                _ => TimerFd::none(),
+            }
+        } else {
+            TimerFd::none()
+        };
+        Alarm { timer, armed: None }
+    }
+
+    /// Arms the timer for `at` unless it is armed for that already.
+    fn arm(&mut self, at: Instant, now: Instant) -> Result<(), String> {
+        if self.armed.is_some_and(|armed| armed == at && armed > now) {
+            return Ok(());
+        }
+        self.timer
+            .arm_at(at)
+            .map_err(|err| format!("cannot arm the open-loop timer: {err}"))?;
+        self.armed = Some(at);
+        Ok(())
+    }
+}
+
 impl Worker {
     /// Runs the thread's clients to completion, deadline or stop; always ends with `Finished`.
     pub fn run(mut self) {
-        let mut stats: Vec<OpStats> = (0..self.rows).map(|_| OpStats::new()).collect();
+        let mut tally = Tally::new(&self.plan, self.rows, self.thread, self.run_start);
         let mut second: u32 = 0;
         let mut connected = 0;
-        if let Err(message) = self.drive(&mut stats, &mut second, &mut connected) {
+        if let Err(message) = self.drive(&mut tally, &mut second, &mut connected) {
             let _ = self.tx.send(WorkerMsg::Failed {
                 thread: self.thread,
                 message,
@@ -144,7 +260,8 @@ impl Worker {
             thread: self.thread,
             at: Instant::now(),
             second,
-            stats,
+            stats: tally.stats,
+            health: tally.health,
         });
     }
 
@@ -171,16 +288,18 @@ impl Worker {
             .collect()
     }
 
-    /// Builds the clients, runs the event loop, then closes every connection and hands
-    /// the runner the `--client-stats` figures, however the loop ended.
+    /// Builds the clients, runs the event loop, then counts what open loop left
+    /// unfinished, closes every connection and hands the runner the `--client-stats`
+    /// figures, however the loop ended.
     fn drive(
         &mut self,
-        stats: &mut [OpStats],
+        tally: &mut Tally,
         second: &mut u32,
         connected: &mut u32,
     ) -> Result<(), String> {
         let mut slots = self.make_clients()?;
-        let result = self.event_loop(&mut slots, stats, second, connected);
+        let result = self.event_loop(&mut slots, tally, second, connected);
+        self.count_unfinished(&mut slots, tally);
         self.finish(&mut slots, connected);
         if !slots.series.is_empty() {
             let _ = self.tx.send(WorkerMsg::ClientSeries {
@@ -194,25 +313,33 @@ impl Worker {
     fn event_loop(
         &mut self,
         slots: &mut Slots,
-        stats: &mut [OpStats],
+        tally: &mut Tally,
         second: &mut u32,
         connected: &mut u32,
     ) -> Result<(), String> {
         let mut events = Events::with_capacity(1024);
         let mut errors = ErrorLog::default();
-        let mut next_tick = self.run_start + Duration::from_secs(1);
+        let mut alarm = Alarm::new(&self.plan, &self.poll);
+        // The client a due position of the shared schedule is offered to first.
+        let mut cursor = 0;
+        let mut measuring = self.measure_start <= self.run_start;
+        let mut next_tick = self.measure_start + Duration::from_secs(1);
         loop {
             let now = Instant::now();
+            if !measuring && now >= self.measure_start {
+                measuring = true;
+                tally.start_measuring();
+            }
             let mut ticked = false;
             while now >= next_tick {
                 *connected = slots.connected();
-                self.send_snapshot(stats, *second, *connected);
+                self.send_snapshot(tally, *second, *connected);
                 *second += 1;
                 next_tick += Duration::from_secs(1);
                 ticked = true;
             }
             if ticked {
-                self.check_stalls(now, *second, slots, stats, &mut errors)?;
+                self.check_stalls(now, *second, slots, tally, &mut errors)?;
             }
             if slots.active == 0 || self.stop.load(Ordering::Relaxed) {
                 return Ok(());
@@ -220,13 +347,25 @@ impl Worker {
             if self.deadline.is_some_and(|d| now >= d) {
                 return Ok(());
             }
-            self.fire_timers(now, *second, slots, stats, &mut errors)?;
+            self.fire_timers(now, *second, slots, tally, &mut errors)?;
+            self.dispatch(now, *second, slots, tally, &mut errors, &mut cursor)?;
             let mut wake_at = next_tick;
             if let Some(deadline) = self.deadline {
                 wake_at = wake_at.min(deadline);
             }
-            if let Some(timer) = slots.next_timer() {
-                wake_at = wake_at.min(timer);
+            if !measuring {
+                wake_at = wake_at.min(self.measure_start);
+            }
+            // What needs waking on time: client timers, and the shared schedule's next
+            // position unless it is blocked (then a reply frees a client, which takes it).
+            let mut precise = slots.next_timer();
+            if let Some(shared) = tally.shared.as_ref().filter(|s| !s.blocked) {
+                precise = Some(precise.map_or(shared.peek(), |t| t.min(shared.peek())));
+            }
+            match precise {
+                Some(at) if at < wake_at && alarm.timer.is_precise() => alarm.arm(at, now)?,
+                Some(at) => wake_at = wake_at.min(at),
+                None => {}
             }
             let timeout = wake_at.saturating_duration_since(Instant::now());
             if let Err(err) = self.poll.poll(&mut events, Some(timeout)) {
@@ -236,29 +375,67 @@ impl Worker {
                 return Err(format!("event loop failed: {err}"));
             }
             for event in events.iter() {
-                if event.token() == WAKE_TOKEN {
+                if event.token() == WAKE_TOKEN || event.token() == TIMER_TOKEN {
                     continue;
                 }
                 let (slot, conn) = split_token(event.token());
                 let Some(client) = slots.clients.get_mut(slot).and_then(Option::as_mut) else {
                     continue;
                 };
-                let mut ctx = self.context(stats, &mut errors, *second);
+                let mut ctx = self.context(tally, &mut errors, *second);
                 let status = client.handle_event(conn, event, &self.plan, &mut ctx);
                 self.settle(slots, slot, status)?;
             }
         }
     }
 
+    /// Open loop at a total rate: offers each due position to the clients in turn,
+    /// starting after the last one served; a client with room sends what is due (up to
+    /// its pipeline). Due positions no client could take leave the schedule blocked.
+    fn dispatch(
+        &self,
+        now: Instant,
+        second: u32,
+        slots: &mut Slots,
+        tally: &mut Tally,
+        errors: &mut ErrorLog,
+        cursor: &mut usize,
+    ) -> Result<(), String> {
+        if !tally.due(now) {
+            return Ok(());
+        }
+        let n = slots.clients.len();
+        for step in 0..n {
+            let slot = (*cursor + step) % n;
+            let Some(client) = slots.clients[slot].as_mut() else {
+                continue;
+            };
+            if !client.can_take() {
+                continue;
+            }
+            let mut ctx = self.context(tally, errors, second);
+            let status = client.on_due(&self.plan, &mut ctx);
+            self.settle(slots, slot, status)?;
+            if !tally.due(now) {
+                *cursor = slot + 1;
+                return Ok(());
+            }
+        }
+        if let Some(shared) = tally.shared.as_mut() {
+            shared.blocked = true;
+        }
+        Ok(())
+    }
+
     /// What a client may touch while it handles one event or timer.
     fn context<'a>(
         &'a self,
-        stats: &'a mut [OpStats],
+        tally: &'a mut Tally,
         errors: &'a mut ErrorLog,
         second: u32,
     ) -> ClientContext<'a> {
         ClientContext {
-            stats,
+            stats: &mut tally.stats,
             values: &self.values,
             errors,
             registry: self.poll.registry(),
@@ -266,6 +443,10 @@ impl Worker {
             verify: self.verify.as_deref(),
             resolver: self.resolver.as_ref(),
             second,
+            measure_from: self.measure_start,
+            discard: tally.discard.as_deref_mut(),
+            shared: tally.shared.as_mut(),
+            health: tally.health.as_mut(),
         }
     }
 
@@ -275,14 +456,14 @@ impl Worker {
         now: Instant,
         second: u32,
         slots: &mut Slots,
-        stats: &mut [OpStats],
+        tally: &mut Tally,
         errors: &mut ErrorLog,
     ) -> Result<(), String> {
         for slot in 0..slots.clients.len() {
             let Some(client) = slots.clients[slot].as_mut() else {
                 continue;
             };
-            let mut ctx = self.context(stats, errors, second);
+            let mut ctx = self.context(tally, errors, second);
             let status = client.check_stalled(now, &self.plan, &mut ctx);
             self.settle(slots, slot, status)?;
         }
@@ -295,7 +476,7 @@ impl Worker {
         now: Instant,
         second: u32,
         slots: &mut Slots,
-        stats: &mut [OpStats],
+        tally: &mut Tally,
         errors: &mut ErrorLog,
     ) -> Result<(), String> {
         // Timers re-armed while firing wait for the next pass, so a client that asks
@@ -316,7 +497,7 @@ impl Worker {
             let Some(client) = slots.clients[slot].as_mut() else {
                 continue;
             };
-            let mut ctx = self.context(stats, errors, second);
+            let mut ctx = self.context(tally, errors, second);
             let status = client.on_timer(now, &self.plan, &mut ctx);
             if let Err(message) = self.settle(slots, slot, status) {
                 due.clear();
@@ -360,6 +541,29 @@ impl Worker {
         }
     }
 
+    /// Open loop, at the end of the run: what was due by then but never answered (the
+    /// shared schedule's backlog when the run is time-bound, and each client's).
+    fn count_unfinished(&self, slots: &mut Slots, tally: &mut Tally) {
+        let Some(health) = tally.health.as_mut() else {
+            return;
+        };
+        let now = Instant::now();
+        let end = self.deadline.map_or(now, |d| d.min(now));
+        let measure_from = self.measure_start;
+        if let (Some(shared), StopAt::Time(_)) = (tally.shared.as_mut(), self.plan.load.stop) {
+            shared.drain_until(end, |t| {
+                if t >= measure_from {
+                    health.unsent_at_end += 1;
+                    let age = end.saturating_duration_since(t).as_micros() as u64;
+                    health.unfinished_age.saturating_record(age);
+                }
+            });
+        }
+        for client in slots.clients.iter_mut().flatten() {
+            client.count_unfinished(end, measure_from, health);
+        }
+    }
+
     /// Closes every connection at the end of the run.
     fn finish(&self, slots: &mut Slots, connected: &mut u32) {
         *connected = slots.connected();
@@ -388,6 +592,7 @@ impl Worker {
             let ops = OpGenerator::new(&self.plan, plan.index, plan.seed)?;
             slots.clients.push(Some(Client::new(
                 slot,
+                plan.index,
                 ops,
                 plan.requests,
                 starts[slot],
@@ -400,15 +605,21 @@ impl Worker {
     }
 
     /// Hands the current second's stats to the runner and starts a fresh second.
-    fn send_snapshot(&self, stats: &mut [OpStats], second: u32, connected: u32) {
-        let snapshot = stats.to_vec();
-        for row in stats.iter_mut() {
+    fn send_snapshot(&self, tally: &mut Tally, second: u32, connected: u32) {
+        let snapshot = tally.stats.to_vec();
+        for row in tally.stats.iter_mut() {
             row.reset();
         }
+        let health = tally.health.as_mut().map(|health| {
+            let copy = health.clone();
+            health.reset();
+            copy
+        });
         let _ = self.tx.send(WorkerMsg::Snapshot {
             thread: self.thread,
             second,
             stats: snapshot,
+            health,
             connected,
         });
     }

@@ -7,12 +7,14 @@
 //! Plan
 //!   server    where and how to connect: endpoint, protocol, credentials, database, TLS,
 //!             cluster mode
-//!   load      threads x clients, pipeline, runs, when a run stops, the load's shape
+//!   load      threads x clients, pipeline, runs, when a run stops, the load's shape,
+//!             pacing (closed loop, or an open-loop rate), warm-up, rate sweep
 //!   workload  SET:GET ratio, keys, value sizes, seeds, arbitrary commands, data set
 //!   outputs   what the engine itself must record (percentiles, per-client series)
 //! ```
 
 pub mod names;
+pub mod pacing;
 pub mod shape;
 pub mod tls;
 pub mod workload;
@@ -23,6 +25,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use names::FlagNames;
+pub use pacing::{Arrival, Pacing, Rate, RateSweep, Slo};
 pub use shape::{LoadShape, Ramp, Reconnect, WaitConfig};
 pub use tls::TlsSettings;
 pub use workload::{Arbitrary, DataSet};
@@ -109,8 +112,15 @@ pub struct Load {
     /// Benchmark runs one after the other (at least 1).
     pub run_count: u32,
     pub stop: StopAt,
-    /// Pacing, reconnects, ramp-up, WAIT, expiry, multi-key gets, data offset.
+    /// Reconnects, ramp-up, WAIT, expiry, multi-key gets, data offset.
     pub shape: LoadShape,
+    /// Closed loop, or an open-loop rate (total or per connection).
+    pub pacing: Pacing,
+    /// Load sent before the measured part of each run (before `StopAt::Time` starts
+    /// counting) and left out of every result.
+    pub warmup: Duration,
+    /// Run these open-loop rates in turn instead of `run_count` runs.
+    pub sweep: Option<RateSweep>,
 }
 
 /// How client seeds are chosen.
@@ -168,7 +178,7 @@ impl Plan {
 
     /// The plan of the verification pass that follows the runs: the same servers,
     /// protocol, keys and sizes, every key read once as fast as the server allows (no
-    /// pacing, ramp-up or reconnect schedule), no arbitrary commands.
+    /// pacing, warm-up, ramp-up or reconnect schedule), no arbitrary commands.
     pub fn verification_plan(&self) -> Plan {
         let shape = &self.load.shape;
         let mut plan = self.clone();
@@ -179,8 +189,32 @@ impl Plan {
             ..LoadShape::default()
         };
         plan.load.stop = StopAt::RequestsPerClient(u64::MAX);
+        plan.load.pacing = Pacing::Closed;
+        plan.load.warmup = Duration::ZERO;
+        plan.load.sweep = None;
         plan.workload.arbitrary = None;
         plan
+    }
+
+    /// The plan of step `index` (0-based) of the rate sweep, at `rate` requests per
+    /// second: open loop for the step's duration; only the first step warms up.
+    pub fn sweep_step(&self, index: usize, rate: u64) -> Plan {
+        let mut plan = self.clone();
+        if let Some(sweep) = self.load.sweep {
+            plan.load.stop = StopAt::Time(sweep.step_duration);
+        }
+        plan.load.pacing = self.load.pacing.with_total(rate);
+        if index > 0 {
+            plan.load.warmup = Duration::ZERO;
+        }
+        plan.load.sweep = None;
+        plan.load.run_count = 1;
+        plan
+    }
+
+    /// Requests per second the run aims at in open loop, all connections together.
+    pub fn target_rate(&self) -> Option<u64> {
+        self.load.pacing.target_total(self.total_clients())
     }
 }
 
@@ -223,6 +257,9 @@ impl Plan {
                 run_count: 1,
                 stop: StopAt::RequestsPerClient(100),
                 shape: LoadShape::default(),
+                pacing: Pacing::Closed,
+                warmup: Duration::ZERO,
+                sweep: None,
             },
             workload: Workload {
                 ratio: (1, 10),

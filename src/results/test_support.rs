@@ -83,6 +83,7 @@ pub(crate) fn zero_row() -> Row {
         kb_tx_per_sec: 0.0,
         histogram: crate::stats::new_histogram(),
         series: Vec::new(),
+        service: None,
     }
 }
 
@@ -142,6 +143,7 @@ fn second(rx: u64, tx: u64, h: &Histogram<u64>) -> Vec<IntervalSummary> {
         } else {
             crate::results::compress_histogram(h)
         },
+        service: None,
     }]
 }
 
@@ -185,6 +187,7 @@ pub(crate) fn default_results() -> Results {
         interrupted: false,
         cluster: false,
         rows: vec![sets, gets, waits, totals],
+        schedule: None,
     }
 }
 
@@ -235,6 +238,7 @@ pub(crate) fn runs3_results() -> Vec<Results> {
                     ),
                     row(name("Totals", "FULL_RUN", true), 200, f[2], h("Totals")),
                 ],
+                schedule: None,
             }
         })
         .collect()
@@ -273,5 +277,6 @@ pub(crate) fn arbitrary_results() -> Results {
                 h("Totals"),
             ),
         ],
+        schedule: None,
     }
 }

@@ -56,7 +56,8 @@ impl Client {
                 self.conns[i].peer(),
             )?;
             if let Some(redirect) = redirect {
-                self.follow(i, redirect, request, plan, ctx)?;
+                let intended = ctx.health.is_some().then_some(answer.pending.intended);
+                self.follow(i, redirect, request, intended, plan, ctx)?;
             }
         }
         Ok(())
@@ -82,8 +83,16 @@ fn record_answer(
     let reply = answer.reply;
     let text = reply.text(bytes);
     let row = usize::from(request.row);
-    let latency_us = received.saturating_duration_since(pending.sent).as_micros() as u64;
-    let stats = &mut ctx.stats[row];
+    // Response time: from when the request should have gone out (closed loop: when it did).
+    let latency_us = received
+        .saturating_duration_since(pending.intended)
+        .as_micros() as u64;
+    // A warm-up request is recorded where nothing reads it.
+    let counted = pending.intended >= ctx.measure_from;
+    let stats = match ctx.discard.as_deref_mut() {
+        Some(discard) if !counted => &mut discard[row],
+        _ => &mut ctx.stats[row],
+    };
     if reply.kind == ReplyKind::Error && plan.server.cluster_mode {
         let redirect = cluster::parse_redirect(text);
         match &redirect {
@@ -101,10 +110,21 @@ fn record_answer(
             return Ok(redirect);
         }
     }
-    stats.record(latency_us, u64::from(pending.tx), reply.len as u64);
+    if stats.service.is_some() {
+        let service_us = received.saturating_duration_since(pending.sent).as_micros() as u64;
+        stats.record_paced(
+            latency_us,
+            service_us,
+            u64::from(pending.tx),
+            reply.len as u64,
+        );
+    } else {
+        stats.record(latency_us, u64::from(pending.tx), reply.len as u64);
+    }
     // The per-client files have SET/GET/WAIT columns only (as memtier's): arbitrary
     // command rows are reported in the table and JSON, not there.
     if let Some(series) = series.as_mut()
+        && counted
         && plan.workload.arbitrary.is_none()
     {
         series.record(
@@ -175,6 +195,7 @@ fn record_answer(
     stats.hits += hits;
     stats.misses += misses;
     if let Some(series) = series.as_mut()
+        && counted
         && (hits > 0 || misses > 0)
     {
         series.hit(ctx.second, hits);

@@ -27,6 +27,8 @@ pub(super) struct Parked {
     slot: u16,
     ask: bool,
     request: Request,
+    /// Open loop: the request's intended send time, which its resend keeps.
+    intended: Option<Instant>,
 }
 
 impl Client {
@@ -46,12 +48,14 @@ impl Client {
     }
 
     /// Follows a MOVED (update the slot map, resend) or ASK (ASKING + resend, once) that
-    /// answered `request` on connection `source`.
+    /// answered `request` on connection `source`. In open loop the resend keeps the
+    /// request's `intended` send time, so the redirection counts in its response time.
     pub(super) fn follow(
         &mut self,
         source: usize,
         redirect: Redirect,
         request: Request,
+        intended: Option<Instant>,
         plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Result<(), Failure> {
@@ -81,7 +85,7 @@ impl Client {
             self.refresh_topology(source);
         }
         match target {
-            Some(target) => self.resend(target, ask, request, ctx),
+            Some(target) => self.resend(target, ask, request, intended, ctx),
             None => self.parked.push(Parked {
                 source,
                 host,
@@ -89,6 +93,7 @@ impl Client {
                 slot,
                 ask,
                 request,
+                intended,
             }),
         }
         Ok(())
@@ -97,7 +102,14 @@ impl Client {
     /// Queues `request` again for connection `target`; a request is followed through at
     /// most two redirections (ASK then MOVED during a migration), and nodes that keep
     /// sending it on get an error counted instead.
-    fn resend(&mut self, target: usize, ask: bool, request: Request, ctx: &mut ClientContext) {
+    fn resend(
+        &mut self,
+        target: usize,
+        ask: bool,
+        request: Request,
+        intended: Option<Instant>,
+        ctx: &mut ClientContext,
+    ) {
         let resendable = matches!(
             request.op,
             Op::Set { .. } | Op::Get { .. } | Op::Verify { .. }
@@ -113,6 +125,7 @@ impl Client {
                 op: request.op,
                 asking: ask,
                 redirects,
+                intended,
             }),
             _ => {
                 let row = usize::from(request.row);
@@ -138,7 +151,7 @@ impl Client {
                     {
                         owner[usize::from(p.slot)] = target as u16;
                     }
-                    self.resend(target, p.ask, p.request, ctx);
+                    self.resend(target, p.ask, p.request, p.intended, ctx);
                 }
                 Err(failure) => {
                     self.parked.swap_remove(i);
@@ -169,7 +182,7 @@ impl Client {
         }
         let started = conn.begin(now);
         resp::encode_command(conn.encoder().1, &[b"CLUSTER", b"SLOTS"]);
-        conn.finish(started, Purpose::TopologyRefresh, now);
+        conn.finish(started, Purpose::TopologyRefresh, now, now);
     }
 
     /// Routes every slot as a fresh `CLUSTER SLOTS` reply says, opening connections to

@@ -20,6 +20,7 @@ const H_OBJECT: &str = "Object Options";
 const H_IMPORT: &str = "Imported Data Options";
 const H_KEY: &str = "Key Options";
 const H_WAIT: &str = "WAIT Options";
+const H_OPEN_LOOP: &str = "Open Loop Options (kvbench)";
 const H_KVBENCH: &str = "kvbench Options";
 
 /// Every memtier_benchmark flag, as typed. Build it with [`super::parse::parse_args`], which also
@@ -175,7 +176,8 @@ pub struct Cli {
     #[arg(long, value_name = "NUMBER", allow_hyphen_values = true, help_heading = H_TEST)]
     pub clients_step: Option<String>,
 
-    /// Duration in seconds of each step before adding more clients.
+    /// Duration in seconds of each step before adding more clients (or, with
+    /// --rate-sweep, of each rate step).
     #[arg(long, value_name = "SECS", allow_hyphen_values = true, help_heading = H_TEST)]
     pub step_duration: Option<String>,
 
@@ -402,6 +404,36 @@ pub struct Cli {
     #[arg(long, value_name = "RANGE", allow_hyphen_values = true, help_heading = H_WAIT,
           verbatim_doc_comment)]
     pub wait_timeout: Option<String>,
+
+    // ---- Open loop (kvbench's own) ----
+    /// Send OPS requests per second in all (every thread and connection together), each
+    /// at its scheduled time whatever the replies do; latency counts from that time
+    /// (no coordinated omission). --rate-limiting sets a rate per connection instead
+    #[arg(long, value_name = "OPS", allow_hyphen_values = true, help_heading = H_OPEN_LOOP)]
+    pub rate: Option<String>,
+
+    /// How --rate, --rate-limiting and --rate-sweep spread send times: uniform (evenly)
+    /// or poisson (exponential gaps, seeded; --randomize seeds from the clock)
+    /// (default: uniform)
+    #[arg(long, value_name = "uniform|poisson", allow_hyphen_values = true,
+          help_heading = H_OPEN_LOOP)]
+    pub arrival: Option<String>,
+
+    /// Send load for SECS before --test-time starts (the run lasts SECS + test time);
+    /// the warm-up is left out of every result and file (default: 0)
+    #[arg(long, value_name = "SECS", allow_hyphen_values = true, help_heading = H_OPEN_LOOP)]
+    pub warmup: Option<String>,
+
+    /// Run open-loop rates START, START+STEP, ... up to END in turn, each for
+    /// --step-duration seconds, and print the latency-throughput curve
+    #[arg(long, value_name = "START:END:STEP", allow_hyphen_values = true,
+          help_heading = H_OPEN_LOOP, verbatim_doc_comment)]
+    pub rate_sweep: Option<String>,
+
+    /// With --rate-sweep: stop at the first step whose response time at the percentile
+    /// exceeds MS milliseconds, and report the highest rate that held it (e.g. p99:5)
+    #[arg(long, value_name = "pPCT:MS", allow_hyphen_values = true, help_heading = H_OPEN_LOOP)]
+    pub slo: Option<String>,
 
     // ---- kvbench's own ----
     /// Load flags from a JSON file: an object whose keys are long flag names without

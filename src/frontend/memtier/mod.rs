@@ -8,6 +8,7 @@ pub mod commands;
 pub mod config_file;
 pub mod dataset;
 pub mod live;
+pub mod open_loop;
 pub mod outputs;
 pub mod parse;
 pub mod progress;
@@ -65,7 +66,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     }
     observers.push(&mut live);
     let mut outcome = engine::run(&plan, &mut Fanout(observers));
-    name_runs(&mut outcome.runs, plan.load.run_count);
+    name_runs(&mut outcome.runs, &plan);
 
     let anything_measured = outcome
         .runs
@@ -85,6 +86,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
             hide_histogram: out.hide_histogram,
             print_all_runs: out.print_all_runs,
             configuration: &shown,
+            sweep: outcome.sweep.as_ref(),
         };
         report::write_reports(
             &destinations,
@@ -130,13 +132,18 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     Ok(0)
 }
 
-/// memtier's block titles: `ALL STATS` for a single run, `RUN #n RESULTS` with `-x`.
-fn name_runs(runs: &mut [Results], run_count: u32) {
+/// memtier's block titles: `ALL STATS` for a single run, `RUN #n RESULTS` with `-x`;
+/// a rate sweep's steps are `STEP #n RESULTS (R requests/s)`.
+fn name_runs(runs: &mut [Results], plan: &Plan) {
     for run in runs {
-        run.title = if run_count > 1 {
-            format!("RUN #{} RESULTS", run.run_number)
-        } else {
-            "ALL STATS".to_string()
+        run.title = match (plan.load.sweep, plan.load.run_count) {
+            (Some(sweep), _) => {
+                let index = run.run_number.saturating_sub(1) as usize;
+                let rate = sweep.rates().nth(index).unwrap_or(0);
+                format!("STEP #{} RESULTS ({rate} requests/s)", run.run_number)
+            }
+            (None, count) if count > 1 => format!("RUN #{} RESULTS", run.run_number),
+            (None, _) => "ALL STATS".to_string(),
         };
     }
 }

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::frontend::memtier::cli::Cli;
 use crate::frontend::memtier::outputs::{OutputConfig, parse_outputs};
 use crate::frontend::memtier::show_config::shown_options;
-use crate::frontend::memtier::{arbitrary, dataset, shape};
+use crate::frontend::memtier::{arbitrary, dataset, open_loop, shape};
 use crate::plan::{Endpoint, FlagNames, Load, Outputs, Plan, Seeding, Server, StopAt, Workload};
 use crate::protocol::Protocol;
 use crate::workload::keys::{KeyConfig, KeyPattern};
@@ -121,7 +121,7 @@ impl Settings {
             1,
             "run count must be greater than zero.",
         )?;
-        let stop = parse_stop(cli.requests.as_deref(), cli.test_time.as_deref())?;
+        let mut stop = parse_stop(cli.requests.as_deref(), cli.test_time.as_deref())?;
         let ratio = match cli.ratio.as_deref() {
             None => DEFAULT_RATIO,
             Some(raw) => match parse_pair(raw, ':') {
@@ -191,6 +191,11 @@ impl Settings {
 
         let dataset = dataset::from_cli(cli, &mut keys, &data_size, protocol)?;
         let shape = shape::from_cli(cli, clients as usize, memcache)?;
+        let open = open_loop::from_cli(cli)?;
+        if let Some(sweep) = open.sweep {
+            // Each step is a timed run.
+            stop = StopAt::Time(sweep.step_duration);
+        }
         let arbitrary = arbitrary::from_cli(cli, protocol, pipeline as usize)?;
         let plan = Plan {
             server: Server {
@@ -208,6 +213,9 @@ impl Settings {
                 run_count,
                 stop,
                 shape,
+                pacing: open.pacing,
+                warmup: open.warmup,
+                sweep: open.sweep,
             },
             workload: Workload {
                 ratio,

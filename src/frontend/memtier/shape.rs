@@ -1,5 +1,5 @@
-//! memtier's load-shape flags validated: pacing, reconnects, ramp-up, WAIT, expiry,
-//! multi-key gets, data offset, timeouts and start jitter.
+//! memtier's load-shape flags validated: reconnects, ramp-up, WAIT, expiry, multi-key
+//! gets, data offset, timeouts and start jitter (rates are `open_loop.rs`'s).
 
 use std::time::Duration;
 
@@ -80,12 +80,6 @@ pub fn from_cli(cli: &Cli, clients: usize, memcache: bool) -> Result<LoadShape> 
         ));
     }
     shape.wait = wait_config(cli, memcache)?;
-    if let Some(raw) = cli.rate_limiting.as_deref() {
-        let rate: u32 = number(raw, "--rate-limiting", "a number of requests per second")?;
-        if rate > 0 {
-            shape.rate_limit = Some(rate);
-        }
-    }
     if let Some(raw) = cli.reconnect_interval.as_deref() {
         let n: u64 = number(raw, "--reconnect-interval", "a number of requests")?;
         if n > 0 {
@@ -200,10 +194,11 @@ fn wait_config(cli: &Cli, memcache: bool) -> Result<Option<WaitConfig>> {
 }
 
 fn ramp(cli: &Cli, clients: usize) -> Result<Option<Ramp>> {
+    // With --rate-sweep, --step-duration is the sweep's.
     let given = [
         cli.clients_start.is_some(),
         cli.clients_step.is_some(),
-        cli.step_duration.is_some(),
+        cli.step_duration.is_some() && cli.rate_sweep.is_none(),
     ];
     if given.iter().all(|g| !g) {
         return Ok(None);

@@ -7,7 +7,7 @@ use crate::frontend::common::Family;
 use crate::frontend::common::uri::masked_uri;
 use crate::frontend::memtier::cli::Cli;
 use crate::frontend::memtier::outputs::OutputConfig;
-use crate::plan::{Endpoint, Plan, StopAt};
+use crate::plan::{Endpoint, Pacing, Plan, StopAt};
 use crate::protocol::{Credentials, Protocol};
 use crate::workload::values::DataSize;
 
@@ -83,7 +83,7 @@ pub fn shown_options(
     };
     let f = |x: Option<f64>| format!("{:.6}", x.unwrap_or(0.0));
     let [stddev, median, zipf] = given_key_floats;
-    vec![
+    let mut shown = vec![
         ("server", server),
         ("port", port.to_string()),
         (
@@ -112,7 +112,11 @@ pub fn shown_options(
         ("requests", requests.to_string()),
         (
             "rate_limit",
-            plan.load.shape.rate_limit.unwrap_or(0).to_string(),
+            match plan.load.pacing {
+                Pacing::PerConnection(rate) => rate.per_sec,
+                _ => 0,
+            }
+            .to_string(),
         ),
         ("clients", plan.load.clients.to_string()),
         ("threads", plan.load.threads.to_string()),
@@ -215,7 +219,37 @@ pub fn shown_options(
             )),
         ),
         ("print-all-runs", json_bool(output.print_all_runs)),
-    ]
+    ];
+    shown.extend(open_loop_options(plan));
+    shown
+}
+
+/// kvbench's open-loop options, after memtier's (only when open loop or a warm-up is
+/// used, so closed-loop files stay memtier's byte for byte): `rate` (in all), `arrival`,
+/// `warmup` (seconds left out of every result), `rate_sweep`, `step_duration`, `slo`.
+fn open_loop_options(plan: &Plan) -> Vec<(&'static str, String)> {
+    let mut shown = Vec::new();
+    let load = &plan.load;
+    if let Some(sweep) = load.sweep {
+        shown.push((
+            "rate_sweep",
+            json_str(&format!("{}:{}:{}", sweep.start, sweep.end, sweep.step)),
+        ));
+        shown.push(("step_duration", sweep.step_duration.as_secs().to_string()));
+        let slo = sweep
+            .slo
+            .map_or_else(String::new, |s| format!("p{}:{}", s.percentile, s.max_ms));
+        shown.push(("slo", json_str(&slo)));
+    } else if let Pacing::Total(rate) = load.pacing {
+        shown.push(("rate", rate.per_sec.to_string()));
+    }
+    if let Some(rate) = load.pacing.rate() {
+        shown.push(("arrival", json_str(rate.arrival.name())));
+    }
+    if load.pacing.is_open() || !load.warmup.is_zero() {
+        shown.push(("warmup", load.warmup.as_secs().to_string()));
+    }
+    shown
 }
 
 /// The `--show-config` text: one `name = value` line per option of `Settings::shown`,

@@ -1,0 +1,300 @@
+//! The open-loop schedule: a lazy sequence of intended send times, the engine's only
+//! pacing implementation.
+//!
+//! A schedule is one *share* of a rate: share `s` of `n` takes positions `s, s + n,
+//! s + 2n, ...` of the rate's sequence. A `--rate` run gives each of its `n` workers one
+//! share (the workers' sequences interleave into exactly the total rate); a
+//! `--rate-limiting=r` run gives each of its `n` connections one share of `r × n`, so
+//! every connection runs at `r` and the connections' sends are spread evenly.
+//!
+//! ```text
+//! uniform   position k of share s:  start + (k·n + s) / rate      computed from k, never summed
+//! poisson   start + sum of k exponential gaps of mean n / rate    seeded per share, summed in f64 ns
+//! ```
+//!
+//! Nothing is stored per pending request: the backlog is "positions whose time has
+//! passed and that were not taken yet". Whoever sends takes the next position and its
+//! intended time; a request that waited for a connection keeps that time, so its latency
+//! counts the wait.
+
+use std::time::{Duration, Instant};
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use rand_distr::Exp1;
+
+use crate::plan::{Arrival, Rate};
+
+/// Intended send times, taken one by one.
+#[derive(Clone, Debug)]
+pub struct Schedule {
+    start: Instant,
+    gaps: Gaps,
+    /// Positions taken so far.
+    taken: u64,
+    /// The intended time of the next position.
+    next: Instant,
+    /// Due positions are waiting because no connection had room for them; cleared once
+    /// the backlog is gone. Requests sent late while it is set were late for want of a
+    /// connection, not for want of the generator's CPU.
+    pub blocked: bool,
+}
+
+#[derive(Clone, Debug)]
+enum Gaps {
+    Uniform {
+        /// Shares of the rate (positions between two of this schedule's).
+        shares: u64,
+        share: u64,
+        rate: u64,
+    },
+    Poisson {
+        rng: SmallRng,
+        mean_gap_ns: f64,
+        /// Nanoseconds from `start` to the next position, summed unrounded.
+        at_ns: f64,
+    },
+}
+
+const NANOS_PER_SEC: u128 = 1_000_000_000;
+
+impl Schedule {
+    /// Share `share` (0-based) of `shares` of `rate`, from `start`.
+    pub fn new(rate: Rate, start: Instant, share: u64, shares: u64) -> Schedule {
+        let shares = shares.max(1);
+        let per_sec = rate.per_sec.max(1);
+        let gaps = match rate.arrival {
+            Arrival::Uniform => Gaps::Uniform {
+                shares,
+                share: share % shares,
+                rate: per_sec,
+            },
+            Arrival::Poisson => {
+                let mut rng = SmallRng::seed_from_u64(
+                    rate.seed ^ share.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                );
+                let mean_gap_ns = 1e9 * shares as f64 / per_sec as f64;
+                let first: f64 = rng.sample(Exp1);
+                Gaps::Poisson {
+                    rng,
+                    mean_gap_ns,
+                    at_ns: first * mean_gap_ns,
+                }
+            }
+        };
+        let mut schedule = Schedule {
+            start,
+            gaps,
+            taken: 0,
+            next: start,
+            blocked: false,
+        };
+        schedule.next = schedule.time_of_next();
+        schedule
+    }
+
+    /// When the next position is due.
+    #[inline]
+    pub fn peek(&self) -> Instant {
+        self.next
+    }
+
+    /// Takes the next position; returns its intended time.
+    #[inline]
+    pub fn take(&mut self) -> Instant {
+        let due = self.next;
+        self.taken += 1;
+        if let Gaps::Poisson {
+            rng,
+            mean_gap_ns,
+            at_ns,
+        } = &mut self.gaps
+        {
+            let gap: f64 = rng.sample(Exp1);
+            *at_ns += gap * *mean_gap_ns;
+        }
+        self.next = self.time_of_next();
+        due
+    }
+
+    /// Positions taken so far.
+    pub fn taken(&self) -> u64 {
+        self.taken
+    }
+
+    /// Takes every position due at or before `until`, handing each intended time to
+    /// `each`; returns how many there were (the backlog when a run ends).
+    pub fn drain_until(&mut self, until: Instant, mut each: impl FnMut(Instant)) -> u64 {
+        let mut n = 0;
+        while self.next <= until {
+            each(self.take());
+            n += 1;
+        }
+        n
+    }
+
+    fn time_of_next(&self) -> Instant {
+        let ns = match &self.gaps {
+            Gaps::Uniform {
+                shares,
+                share,
+                rate,
+            } => {
+                // From the position number, so no rounding ever accumulates.
+                let position = u128::from(self.taken) * u128::from(*shares) + u128::from(*share);
+                let ns = position * NANOS_PER_SEC / u128::from(*rate);
+                u64::try_from(ns).unwrap_or(u64::MAX)
+            }
+            Gaps::Poisson { at_ns, .. } => *at_ns as u64,
+        };
+        self.start
+            .checked_add(Duration::from_nanos(ns))
+            .unwrap_or(self.start + Duration::from_secs(86_400 * 365 * 100))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rate(per_sec: u64, arrival: Arrival) -> Rate {
+        Rate {
+            per_sec,
+            arrival,
+            seed: 42,
+        }
+    }
+
+    #[test]
+    fn uniform_times_are_exact() {
+        let start = Instant::now();
+        let mut s = Schedule::new(rate(4, Arrival::Uniform), start, 0, 1);
+        let times: Vec<u128> = (0..5).map(|_| (s.take() - start).as_nanos()).collect();
+        assert_eq!(
+            times,
+            [0, 250_000_000, 500_000_000, 750_000_000, 1_000_000_000]
+        );
+        assert_eq!(s.taken(), 5);
+    }
+
+    #[test]
+    fn uniform_has_no_drift_over_ten_million_positions() {
+        let start = Instant::now();
+        // 3 per second: a period of 333 333 333.33 ns, which summing would round.
+        let mut s = Schedule::new(rate(3, Arrival::Uniform), start, 0, 1);
+        for _ in 0..10_000_000u64 {
+            s.take();
+        }
+        let expected = 10_000_000u128 * 1_000_000_000 / 3;
+        assert_eq!((s.peek() - start).as_nanos(), expected);
+        // 7 shares of 70 000/s: each share's k-th time is exact too.
+        let mut s = Schedule::new(rate(70_000, Arrival::Uniform), start, 3, 7);
+        for _ in 0..10_000_000u64 {
+            s.take();
+        }
+        let position = 10_000_000u128 * 7 + 3;
+        assert_eq!(
+            (s.peek() - start).as_nanos(),
+            position * 1_000_000_000 / 70_000
+        );
+    }
+
+    #[test]
+    fn shares_interleave_into_the_total_rate() {
+        let start = Instant::now();
+        let total = rate(20_000, Arrival::Uniform);
+        let mut workers: Vec<Schedule> =
+            (0..3).map(|w| Schedule::new(total, start, w, 3)).collect();
+        let mut merged: Vec<u128> = Vec::new();
+        for s in &mut workers {
+            for _ in 0..1000 {
+                merged.push((s.take() - start).as_nanos());
+            }
+        }
+        merged.sort_unstable();
+        for (j, t) in merged.iter().enumerate() {
+            assert_eq!(*t, j as u128 * 1_000_000_000 / 20_000, "position {j}");
+        }
+    }
+
+    /// Gaps of a Poisson schedule: mean, coefficient of variation and the exponential
+    /// distribution's quantiles.
+    fn check_exponential(gaps: &[f64], mean: f64) {
+        let n = gaps.len() as f64;
+        let m = gaps.iter().sum::<f64>() / n;
+        assert!((m / mean - 1.0).abs() < 0.01, "mean gap {m} vs {mean}");
+        let var = gaps.iter().map(|g| (g - m) * (g - m)).sum::<f64>() / n;
+        let cv = var.sqrt() / m;
+        assert!((cv - 1.0).abs() < 0.02, "coefficient of variation {cv}");
+        // P(gap > t) = exp(-t / mean) at a few points.
+        for t in [0.1, 0.5, 1.0, 2.0, 4.0] {
+            let above = gaps.iter().filter(|&&g| g > t * mean).count() as f64 / n;
+            let expected = (-t).exp();
+            assert!(
+                (above - expected).abs() < 0.005,
+                "P(gap > {t} mean) = {above}, expected {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn poisson_gaps_are_exponential() {
+        let start = Instant::now();
+        let mut s = Schedule::new(rate(20_000, Arrival::Poisson), start, 0, 1);
+        let mut last = s.take();
+        let gaps: Vec<f64> = (0..200_000)
+            .map(|_| {
+                let t = s.take();
+                let gap = (t - last).as_nanos() as f64;
+                last = t;
+                gap
+            })
+            .collect();
+        check_exponential(&gaps, 50_000.0);
+    }
+
+    #[test]
+    fn poisson_shares_differ_reproducibly_and_add_up_to_the_rate() {
+        let start = Instant::now();
+        let total = rate(30_000, Arrival::Poisson);
+        let run = |share| {
+            let mut s = Schedule::new(total, start, share, 3);
+            (0..1000).map(|_| s.take()).collect::<Vec<_>>()
+        };
+        assert_eq!(run(1), run(1), "same seed and share, same times");
+        assert_ne!(run(0), run(1), "shares differ");
+        // Over 10 s the three shares send about 300 000 requests.
+        let horizon = start + Duration::from_secs(10);
+        let sent: u64 = (0..3)
+            .map(|w| Schedule::new(total, start, w, 3).drain_until(horizon, |_| {}))
+            .sum();
+        assert!((sent as f64 / 300_000.0 - 1.0).abs() < 0.01, "sent {sent}");
+    }
+
+    #[test]
+    fn poisson_has_no_drift_over_ten_million_positions() {
+        let start = Instant::now();
+        let mut s = Schedule::new(rate(1_000_000, Arrival::Poisson), start, 0, 1);
+        for _ in 0..10_000_000u64 {
+            s.take();
+        }
+        // Ten million gaps of mean 1 µs: 10 s, with a relative spread of 1/sqrt(1e7).
+        let elapsed = (s.peek() - start).as_secs_f64();
+        assert!((elapsed / 10.0 - 1.0).abs() < 0.002, "elapsed {elapsed}");
+    }
+
+    #[test]
+    fn drain_counts_the_backlog() {
+        let start = Instant::now();
+        let mut s = Schedule::new(rate(1000, Arrival::Uniform), start, 0, 1);
+        s.take();
+        let mut oldest = None;
+        let n = s.drain_until(start + Duration::from_millis(10), |t| {
+            oldest.get_or_insert(t);
+        });
+        // Positions at 1, 2, ..., 10 ms.
+        assert_eq!(n, 10);
+        assert_eq!(oldest, Some(start + Duration::from_millis(1)));
+        assert_eq!(s.peek(), start + Duration::from_millis(11));
+    }
+}
