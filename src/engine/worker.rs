@@ -324,11 +324,18 @@ impl Worker {
         let mut cursor = 0;
         let mut measuring = self.measure_start <= self.run_start;
         let mut next_tick = self.measure_start + Duration::from_secs(1);
+        // During the warm-up there are no seconds to report, but a stalled server must
+        // still be caught once a second.
+        let mut next_warmup_check = self.run_start + Duration::from_secs(1);
         loop {
             let now = Instant::now();
             if !measuring && now >= self.measure_start {
                 measuring = true;
                 tally.start_measuring();
+            }
+            if !measuring && now >= next_warmup_check {
+                next_warmup_check += Duration::from_secs(1);
+                self.check_stalls(now, *second, slots, tally, &mut errors)?;
             }
             let mut ticked = false;
             while now >= next_tick {
@@ -354,7 +361,7 @@ impl Worker {
                 wake_at = wake_at.min(deadline);
             }
             if !measuring {
-                wake_at = wake_at.min(self.measure_start);
+                wake_at = wake_at.min(self.measure_start).min(next_warmup_check);
             }
             // What needs waking on time: client timers, and the shared schedule's next
             // position unless it is blocked (then a reply frees a client, which takes it).

@@ -176,6 +176,11 @@ pub fn from_cli(cli: &Cli) -> Result<OpenLoop> {
             "--warmup needs --test-time (or --rate-sweep): it runs before the timed part.",
         ));
     }
+    if !warmup.is_zero() && cli.clients_start.is_some() {
+        return Err(usage(
+            "--warmup cannot be combined with a staircase ramp-up (--clients-start, --clients-step).",
+        ));
+    }
     Ok(OpenLoop {
         pacing,
         warmup,
