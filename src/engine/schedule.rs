@@ -24,6 +24,11 @@ use rand::{Rng, SeedableRng};
 use rand_distr::Exp1;
 
 use crate::plan::{Arrival, Rate};
+use crate::stats::ScheduleStats;
+
+/// The most backlog positions walked one by one when a run ends (each one's age goes into
+/// the health's histogram); beyond it they are counted, at age 0 (a lower bound).
+pub const BACKLOG_WALK_LIMIT: u64 = 1_000_000;
 
 /// Intended send times, taken one by one.
 #[derive(Clone, Debug)]
@@ -122,15 +127,79 @@ impl Schedule {
         self.taken
     }
 
-    /// Takes every position due at or before `until`, handing each intended time to
-    /// `each`; returns how many there were (the backlog when a run ends).
-    pub fn drain_until(&mut self, until: Instant, mut each: impl FnMut(Instant)) -> u64 {
+    /// Takes the positions due at or before `until` (the backlog when a run ends),
+    /// handing each intended time to `each`, oldest first, for at most `limit` of them;
+    /// returns how many were due in all. Those beyond `limit` are counted, not walked (a
+    /// rate far beyond the server can leave millions): exactly for uniform arrivals, by
+    /// their expected number for Poisson ones. The schedule is not used after this.
+    pub fn drain_until(
+        &mut self,
+        until: Instant,
+        limit: u64,
+        mut each: impl FnMut(Instant),
+    ) -> u64 {
         let mut n = 0;
         while self.next <= until {
+            if n == limit {
+                return n + self.count_due(until);
+            }
             each(self.take());
             n += 1;
         }
         n
+    }
+
+    /// At the end of a run: counts the positions due by `end` and never sent into
+    /// `health`, at most `cap` of them (what a `-n` client had left), each with its age at
+    /// `end` (positions intended before `measure_from` are warm-up and left out).
+    pub fn count_backlog(
+        &mut self,
+        end: Instant,
+        measure_from: Instant,
+        cap: u64,
+        health: &mut ScheduleStats,
+    ) {
+        let mut walked = 0;
+        let mut counted = 0;
+        let due = self.drain_until(end, BACKLOG_WALK_LIMIT.min(cap), |t| {
+            walked += 1;
+            if t >= measure_from {
+                counted += 1;
+                let age = end.saturating_duration_since(t).as_micros() as u64;
+                health.unfinished_age.saturating_record(age);
+            }
+        });
+        // The ones not walked are the youngest: after the warm-up, of unknown age.
+        let rest = due.min(cap) - walked;
+        if rest > 0 {
+            health.unfinished_age.saturating_record_n(0, rest);
+        }
+        health.unsent_at_end += counted + rest;
+    }
+
+    /// How many positions not taken yet are due at or before `until`.
+    fn count_due(&self, until: Instant) -> u64 {
+        if self.next > until {
+            return 0;
+        }
+        let horizon_ns = until.saturating_duration_since(self.start).as_nanos();
+        match &self.gaps {
+            Gaps::Uniform {
+                shares,
+                share,
+                rate,
+            } => {
+                // Positions p = k·shares + share with p / rate <= horizon, i.e.
+                // p <= horizon · rate (in the same rounding as `time_of_next`).
+                let last = (horizon_ns + 1) * u128::from(*rate) / NANOS_PER_SEC;
+                let last = last.saturating_sub(u128::from(*share)) / u128::from(*shares);
+                let due = (last + 1).saturating_sub(u128::from(self.taken));
+                u64::try_from(due).unwrap_or(u64::MAX)
+            }
+            Gaps::Poisson {
+                mean_gap_ns, at_ns, ..
+            } => 1 + ((horizon_ns as f64 - at_ns) / mean_gap_ns).max(0.0) as u64,
+        }
     }
 
     fn time_of_next(&self) -> Instant {
@@ -266,7 +335,7 @@ mod tests {
         // Over 10 s the three shares send about 300 000 requests.
         let horizon = start + Duration::from_secs(10);
         let sent: u64 = (0..3)
-            .map(|w| Schedule::new(total, start, w, 3).drain_until(horizon, |_| {}))
+            .map(|w| Schedule::new(total, start, w, 3).drain_until(horizon, u64::MAX, |_| {}))
             .sum();
         assert!((sent as f64 / 300_000.0 - 1.0).abs() < 0.01, "sent {sent}");
     }
@@ -289,12 +358,47 @@ mod tests {
         let mut s = Schedule::new(rate(1000, Arrival::Uniform), start, 0, 1);
         s.take();
         let mut oldest = None;
-        let n = s.drain_until(start + Duration::from_millis(10), |t| {
+        let n = s.drain_until(start + Duration::from_millis(10), u64::MAX, |t| {
             oldest.get_or_insert(t);
         });
         // Positions at 1, 2, ..., 10 ms.
         assert_eq!(n, 10);
         assert_eq!(oldest, Some(start + Duration::from_millis(1)));
         assert_eq!(s.peek(), start + Duration::from_millis(11));
+    }
+
+    #[test]
+    fn a_long_backlog_is_counted_beyond_the_limit() {
+        let start = Instant::now();
+        let until = start + Duration::from_secs(10);
+        // Uniform: exactly, whatever the shares.
+        for (rate, share, shares) in [(1000, 0, 1), (70_000, 3, 7), (3, 0, 1), (999_983, 5, 6)] {
+            let all = Schedule::new(rate_of(rate), start, share, shares).drain_until(
+                until,
+                u64::MAX,
+                |_| {},
+            );
+            let mut s = Schedule::new(rate_of(rate), start, share, shares);
+            s.take();
+            let mut walked = 0;
+            let counted = s.drain_until(until, 100, |_| walked += 1);
+            assert_eq!(
+                (walked, counted),
+                (100.min(all - 1), all - 1),
+                "rate {rate}"
+            );
+        }
+        // Poisson: about the expected number.
+        let poisson = rate(100_000, Arrival::Poisson);
+        let all = Schedule::new(poisson, start, 0, 1).drain_until(until, u64::MAX, |_| {});
+        let counted = Schedule::new(poisson, start, 0, 1).drain_until(until, 1000, |_| {});
+        assert!(
+            (counted as f64 / all as f64 - 1.0).abs() < 0.01,
+            "{counted} vs {all}"
+        );
+    }
+
+    fn rate_of(per_sec: u64) -> Rate {
+        rate(per_sec, Arrival::Uniform)
     }
 }

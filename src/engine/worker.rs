@@ -558,13 +558,7 @@ impl Worker {
         let end = self.deadline.map_or(now, |d| d.min(now));
         let measure_from = self.measure_start;
         if let (Some(shared), StopAt::Time(_)) = (tally.shared.as_mut(), self.plan.load.stop) {
-            shared.drain_until(end, |t| {
-                if t >= measure_from {
-                    health.unsent_at_end += 1;
-                    let age = end.saturating_duration_since(t).as_micros() as u64;
-                    health.unfinished_age.saturating_record(age);
-                }
-            });
+            shared.count_backlog(end, measure_from, u64::MAX, health);
         }
         for client in slots.clients.iter_mut().flatten() {
             client.count_unfinished(end, measure_from, health);

@@ -363,17 +363,9 @@ impl Client {
             health.unsent_at_end += 1;
             health.unfinished_age.saturating_record(age_us(t));
         }
-        if let Pacing::Own(schedule) = &mut self.pacing
-            && self.remaining != Some(0)
-        {
-            let mut left = self.remaining.unwrap_or(u64::MAX);
-            schedule.drain_until(end, |t| {
-                if t >= measure_from && left > 0 {
-                    left -= 1;
-                    health.unsent_at_end += 1;
-                    health.unfinished_age.saturating_record(age_us(t));
-                }
-            });
+        if let Pacing::Own(schedule) = &mut self.pacing {
+            let left = self.remaining.unwrap_or(u64::MAX);
+            schedule.count_backlog(end, measure_from, left, health);
         }
     }
 
