@@ -42,7 +42,7 @@ pub struct Schedule {
     /// Due positions are waiting because no connection had room for them; cleared once
     /// the backlog is gone. Requests sent late while it is set were late for want of a
     /// connection, not for want of the generator's CPU.
-    pub blocked: bool,
+    blocked: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -120,6 +120,34 @@ impl Schedule {
         }
         self.next = self.time_of_next();
         due
+    }
+
+    /// Takes the next position if it is due by `now`: its intended time, and whether it
+    /// waited for a connection with room (the schedule was [blocked](Self::block)). The
+    /// block lifts once nothing more is due.
+    #[inline]
+    pub fn take_due(&mut self, now: Instant) -> Option<(Instant, bool)> {
+        if self.next > now {
+            self.blocked = false;
+            return None;
+        }
+        let blocked = self.blocked;
+        let at = self.take();
+        if self.next > now {
+            self.blocked = false;
+        }
+        Some((at, blocked))
+    }
+
+    /// Due positions are waiting because no connection has room: until the backlog is
+    /// gone, whoever takes them took them late for want of a connection.
+    pub fn block(&mut self) {
+        self.blocked = true;
+    }
+
+    /// Whether due positions are waiting for a connection with room.
+    pub fn is_blocked(&self) -> bool {
+        self.blocked
     }
 
     /// Positions taken so far.
@@ -350,6 +378,23 @@ mod tests {
         // Ten million gaps of mean 1 µs: 10 s, with a relative spread of 1/sqrt(1e7).
         let elapsed = (s.peek() - start).as_secs_f64();
         assert!((elapsed / 10.0 - 1.0).abs() < 0.002, "elapsed {elapsed}");
+    }
+
+    #[test]
+    fn a_block_lasts_until_the_backlog_is_gone() {
+        let start = Instant::now();
+        let ms = Duration::from_millis;
+        let mut s = Schedule::new(rate(1000, Arrival::Uniform), start, 0, 1);
+        assert_eq!(s.take_due(start), Some((start, false)));
+        assert_eq!(s.take_due(start), None);
+        // 3 ms later, with every connection full: positions at 1, 2, 3 ms wait.
+        s.block();
+        assert_eq!(s.take_due(start + ms(3)), Some((start + ms(1), true)));
+        assert_eq!(s.take_due(start + ms(3)), Some((start + ms(2), true)));
+        // The last of the backlog lifts the block.
+        assert_eq!(s.take_due(start + ms(3)), Some((start + ms(3), true)));
+        assert!(!s.is_blocked());
+        assert_eq!(s.take_due(start + ms(4)), Some((start + ms(4), false)));
     }
 
     #[test]

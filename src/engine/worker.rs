@@ -366,7 +366,7 @@ impl Worker {
             // What needs waking on time: client timers, and the shared schedule's next
             // position unless it is blocked (then a reply frees a client, which takes it).
             let mut precise = slots.next_timer();
-            if let Some(shared) = tally.shared.as_ref().filter(|s| !s.blocked) {
+            if let Some(shared) = tally.shared.as_ref().filter(|s| !s.is_blocked()) {
                 precise = Some(precise.map_or(shared.peek(), |t| t.min(shared.peek())));
             }
             match precise {
@@ -429,7 +429,7 @@ impl Worker {
             }
         }
         if let Some(shared) = tally.shared.as_mut() {
-            shared.blocked = true;
+            shared.block();
         }
         Ok(())
     }

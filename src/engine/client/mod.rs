@@ -314,7 +314,7 @@ impl Client {
         {
             // Every connection is full: positions due now waited for a reply, not for
             // the generator (cleared once the backlog is gone).
-            schedule.blocked = true;
+            schedule.block();
         }
         if let Err(failure) = self.drive(conn, event, plan, ctx)
             && let Some(status) = self.connection_failed(conn, failure, plan, ctx)

@@ -181,16 +181,7 @@ impl Client {
             Pacing::Shared => ctx.shared.as_deref_mut()?,
             Pacing::Closed => return None,
         };
-        if schedule.peek() > now {
-            schedule.blocked = false;
-            return None;
-        }
-        let blocked = schedule.blocked;
-        let at = schedule.take();
-        if schedule.peek() > now {
-            // The backlog is gone.
-            schedule.blocked = false;
-        }
+        let (at, blocked) = schedule.take_due(now)?;
         Some(Due { at, blocked })
     }
 
