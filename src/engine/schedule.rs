@@ -155,7 +155,7 @@ impl Schedule {
         self.taken
     }
 
-    /// Takes the positions due at or before `until` (the backlog when a run ends),
+    /// Takes the positions due before `until` (the backlog when a run ends at `until`),
     /// handing each intended time to `each`, oldest first, for at most `limit` of them;
     /// returns how many were due in all. Those beyond `limit` are counted, not walked (a
     /// rate far beyond the server can leave millions): exactly for uniform arrivals, by
@@ -167,7 +167,7 @@ impl Schedule {
         mut each: impl FnMut(Instant),
     ) -> u64 {
         let mut n = 0;
-        while self.next <= until {
+        while self.next < until {
             if n == limit {
                 return n + self.count_due(until);
             }
@@ -177,7 +177,7 @@ impl Schedule {
         n
     }
 
-    /// At the end of a run: counts the positions due by `end` and never sent into
+    /// At the end of a run: counts the positions due before `end` and never sent into
     /// `health`, at most `cap` of them (what a `-n` client had left), each with its age at
     /// `end` (positions intended before `measure_from` are warm-up and left out).
     pub fn count_backlog(
@@ -205,9 +205,9 @@ impl Schedule {
         health.unsent_at_end += counted + rest;
     }
 
-    /// How many positions not taken yet are due at or before `until`.
+    /// How many positions not taken yet are due before `until`.
     fn count_due(&self, until: Instant) -> u64 {
-        if self.next > until {
+        if self.next >= until {
             return 0;
         }
         let horizon_ns = until.saturating_duration_since(self.start).as_nanos();
@@ -217,11 +217,13 @@ impl Schedule {
                 share,
                 rate,
             } => {
-                // Positions p = k·shares + share with p / rate <= horizon, i.e.
-                // p <= horizon · rate (in the same rounding as `time_of_next`).
-                let last = (horizon_ns + 1) * u128::from(*rate) / NANOS_PER_SEC;
-                let last = last.saturating_sub(u128::from(*share)) / u128::from(*shares);
-                let due = (last + 1).saturating_sub(u128::from(self.taken));
+                // Positions p = k·shares + share with floor(p / rate) < horizon (in ns, as
+                // `time_of_next` rounds), i.e. p < horizon · rate: the first `bound` ones.
+                let bound = (horizon_ns * u128::from(*rate)).div_ceil(NANOS_PER_SEC);
+                let of_share = bound
+                    .saturating_sub(u128::from(*share))
+                    .div_ceil(u128::from(*shares));
+                let due = of_share.saturating_sub(u128::from(self.taken));
                 u64::try_from(due).unwrap_or(u64::MAX)
             }
             Gaps::Poisson {
@@ -406,10 +408,10 @@ mod tests {
         let n = s.drain_until(start + Duration::from_millis(10), u64::MAX, |t| {
             oldest.get_or_insert(t);
         });
-        // Positions at 1, 2, ..., 10 ms.
-        assert_eq!(n, 10);
+        // Positions at 1, 2, ..., 9 ms: the one at 10 ms is the end's, not before it.
+        assert_eq!(n, 9);
         assert_eq!(oldest, Some(start + Duration::from_millis(1)));
-        assert_eq!(s.peek(), start + Duration::from_millis(11));
+        assert_eq!(s.peek(), start + Duration::from_millis(10));
     }
 
     #[test]
