@@ -43,6 +43,8 @@ pub struct Schedule {
     /// the backlog is gone. Requests sent late while it is set were late for want of a
     /// connection, not for want of the generator's CPU.
     blocked: bool,
+    /// [`start_at`](Self::start_at) has fixed the start.
+    anchored: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -93,9 +95,21 @@ impl Schedule {
             taken: 0,
             next: start,
             blocked: false,
+            anchored: false,
         };
         schedule.next = schedule.time_of_next();
         schedule
+    }
+
+    /// Starts the schedule at `at` instead, the first time only (and only if no
+    /// position has been taken): the schedule begins when its first request can go out,
+    /// so connecting is not counted as the server's latency.
+    pub fn start_at(&mut self, at: Instant) {
+        if !self.anchored && self.taken == 0 {
+            self.start = at;
+            self.next = self.time_of_next();
+        }
+        self.anchored = true;
     }
 
     /// When the next position is due.
@@ -397,6 +411,19 @@ mod tests {
         assert_eq!(s.take_due(start + ms(3)), Some((start + ms(3), true)));
         assert!(!s.is_blocked());
         assert_eq!(s.take_due(start + ms(4)), Some((start + ms(4), false)));
+    }
+
+    #[test]
+    fn a_schedule_starts_when_its_first_request_can_go_out() {
+        let start = Instant::now();
+        let ms = Duration::from_millis;
+        let mut s = Schedule::new(rate(1000, Arrival::Uniform), start, 1, 2);
+        s.start_at(start + ms(5));
+        // Once only: a share whose first position is not due yet keeps its start.
+        s.start_at(start + ms(6));
+        assert_eq!(s.take(), start + ms(5) + ms(1));
+        s.start_at(start + ms(50));
+        assert_eq!(s.peek(), start + ms(5) + ms(3));
     }
 
     #[test]

@@ -181,6 +181,8 @@ impl Client {
             Pacing::Shared => ctx.shared.as_deref_mut()?,
             Pacing::Closed => return None,
         };
+        // The first request that can go out starts the schedule (not the connects).
+        schedule.start_at(now);
         let (at, blocked) = schedule.take_due(now)?;
         Some(Due { at, blocked })
     }
