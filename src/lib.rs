@@ -33,6 +33,7 @@
 //! | [`stats`] | per-command counters and histograms |
 //! | [`results`] | rows and series of finished runs, best/worst/aggregate |
 //! | [`report`] | text table, JSON and HDR files |
+//! | [`resultfile`] | read a result file (kvbench or memtier JSON, interval log) into a typed model |
 //! | [`signals`] | Ctrl-C / SIGTERM to a flag the runner polls |
 
 pub mod arbitrary;
@@ -46,6 +47,7 @@ pub mod debug;
 pub mod error;
 pub mod protocol;
 pub mod report;
+pub mod resultfile;
 pub mod results;
 pub mod runner;
 pub mod shape;
