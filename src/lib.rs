@@ -32,7 +32,8 @@
 //! | [`workload`] | key patterns, value sizes and contents, the SET:GET sequence |
 //! | [`stats`] | per-command counters and histograms |
 //! | [`results`] | rows and series of finished runs, best/worst/aggregate |
-//! | [`report`] | text table, JSON and HDR files |
+//! | [`merge`] | several result files into one `Results`, exactly (summed histograms, aligned seconds) |
+//! | [`report`] | text table, JSON and HDR files, the `--hdr-log` interval log |
 //! | [`resultfile`] | read a result file (kvbench or memtier JSON, interval log) into a typed model |
 //! | [`signals`] | Ctrl-C / SIGTERM to a flag the runner polls |
 
@@ -45,6 +46,7 @@ pub mod connection;
 pub mod dataset;
 pub mod debug;
 pub mod error;
+pub mod merge;
 pub mod protocol;
 pub mod report;
 pub mod resultfile;

@@ -1,0 +1,1 @@
+//! Tests of merging against memtier_benchmark's and kvbench's real result files.
