@@ -79,4 +79,4 @@ pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
