@@ -32,6 +32,7 @@
 //! | [`workload`] | key patterns, value sizes and contents, the SET:GET sequence |
 //! | [`stats`] | per-command counters and histograms |
 //! | [`results`] | rows and series of finished runs, best/worst/aggregate |
+//! | [`frontend`] | front ends' own flags (so far `kvbench merge`'s) |
 //! | [`merge`] | several result files into one `Results`, exactly (summed histograms, aligned seconds) |
 //! | [`report`] | text table, JSON and HDR files, the `--hdr-log` interval log |
 //! | [`resultfile`] | read a result file (kvbench or memtier JSON, interval log) into a typed model |
@@ -46,6 +47,7 @@ pub mod connection;
 pub mod dataset;
 pub mod debug;
 pub mod error;
+pub mod frontend;
 pub mod merge;
 pub mod protocol;
 pub mod report;

@@ -1,0 +1,3 @@
+//! The command lines kvbench speaks, one folder per tool.
+
+pub mod merge;
