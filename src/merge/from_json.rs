@@ -145,7 +145,15 @@ fn row_piece<'a>(run: &WholeRun<'a>, row_name: &str) -> Result<RowPiece<'a>, Err
     let histograms = match (&row.histogram, row.count) {
         // memtier writes a histogram for a row that never ran; nothing to add.
         (_, 0) => Vec::new(),
-        (Some(h), _) => vec![h],
+        (Some(h), count) if h.len() == count => vec![h],
+        (Some(h), count) => {
+            return Err(Error::usage(format!(
+                "{}: \"{}\" > \"{row_name}\": its histogram holds {} requests but its Count is {count}, so its latency cannot be merged exactly",
+                run.name,
+                run.block.title,
+                h.len()
+            )));
+        }
         (None, _) => {
             return Err(Error::usage(format!(
                 "{}: \"{}\" > \"{row_name}\" has no compressed histogram, so its latency cannot be merged exactly",

@@ -165,6 +165,12 @@ fn memtier_default_with_runs3_aggregate() {
             assert_eq!(merged_row.max_latency_ms, sum.max() as f64 / 1000.0);
         }
     }
+    // The Totals latency is that of all the requests: between the rows' averages.
+    let t = m.results.totals().unwrap();
+    let (s, g) = (row(&m.results, "Sets"), row(&m.results, "Gets"));
+    assert_eq!(t.histogram.len(), t.count);
+    assert!(t.avg_latency_ms < s.avg_latency_ms.max(g.avg_latency_ms));
+    assert!(t.avg_latency_ms > s.avg_latency_ms.min(g.avg_latency_ms));
     // memtier's aggregate has a zero runtime: the RUN blocks give it, and their seconds
     // land at their own wall-clock seconds after default.json's.
     assert_eq!(m.results.start_epoch_ms, 1_795_979_180_809);
@@ -265,6 +271,11 @@ fn mismatched_inputs_are_clear_errors() {
     assert_eq!(
         merge_err(&[("empty.hgrm", "#[Histogram log format version 1.3]\n")]),
         "empty.hgrm: no intervals, nothing to merge"
+    );
+    let wrong = DEFAULT_JSON.replacen("\"Count\": 400", "\"Count\": 401", 1);
+    assert_eq!(
+        merge_err(&[("wrong.json", &wrong)]),
+        "wrong.json: \"ALL STATS\" > \"Sets\": its histogram holds 400 requests but its Count is 401, so its latency cannot be merged exactly"
     );
     let no_hist = DEFAULT_JSON.replace("\"Compressed Histogram\"", "\"Something else\"");
     assert_eq!(

@@ -264,6 +264,35 @@ fn name_rows(rows: &mut [RowData], distributions: &[Distribution]) {
     }
 }
 
+/// memtier_benchmark writes an empty histogram for the `Totals` of its AGGREGATED block;
+/// when the command rows' histograms hold exactly the `Totals` count, their sum is put
+/// there instead, so every reader sees the aggregate's true latency.
+fn repair_totals_histogram(rows: &mut [RowData]) {
+    let Some((totals, commands)) = rows.split_last_mut() else {
+        return;
+    };
+    if totals.histogram.as_ref().map_or(0, |h| h.len()) == totals.count {
+        return;
+    }
+    let mut parts = commands
+        .iter()
+        .filter_map(|r| r.histogram.as_ref())
+        .filter(|h| !h.is_empty());
+    let Some(first) = parts.next() else {
+        return;
+    };
+    let mut sum = first.clone();
+    sum.auto(true);
+    for h in parts {
+        if sum.add(h).is_err() {
+            return;
+        }
+    }
+    if sum.len() == totals.count {
+        totals.histogram = Some(sum);
+    }
+}
+
 fn block(title: &str, obj: &Json) -> Result<Block, String> {
     let at = At::root(title);
     let runtime_at = at.child("Runtime");
@@ -298,6 +327,7 @@ fn block(title: &str, obj: &Json) -> Result<Block, String> {
         None => return Err(at.error("no rows")),
     }
     name_rows(&mut rows, &distributions);
+    repair_totals_histogram(&mut rows);
     Ok(Block {
         title: title.to_string(),
         kind: BlockKind::from_title(title),

@@ -178,6 +178,8 @@ pub struct RowData {
     /// `"Percentile Latencies"`, in file order.
     pub percentiles: Vec<Percentile>,
     /// The decoded `"Compressed Histogram"` (microseconds); `None` when the file has none.
+    /// For the `Totals` of memtier's AGGREGATED block, which memtier writes empty, the sum
+    /// of the command rows' histograms.
     pub histogram: Option<Histogram<u64>>,
 }
 

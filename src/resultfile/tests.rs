@@ -151,6 +151,14 @@ fn memtier_runs3_json_has_every_block() {
         "memtier writes zeros there"
     );
     assert_eq!(agg.totals().unwrap().count, 600);
+    // memtier wrote an empty histogram there; the reader puts the rows' sum in its place.
+    let mut sum = row(agg, "Sets").histogram.clone().unwrap();
+    sum.add(row(agg, "Gets").histogram.as_ref().unwrap())
+        .unwrap();
+    assert_eq!(agg.totals().unwrap().histogram.as_ref(), Some(&sum));
+    assert!(RUNS3_JSON.contains(
+        "\"Compressed Histogram\": \"HISTFAAAACF4nJNpmSzMwMDAyAABTFCaC0QoH3ZjsP8AEWAEAEsrA7A=\""
+    ));
     assert!(agg.distributions.is_empty(), "--hide-histogram");
     assert_eq!(row(agg, "Gets").hist_name, "GET");
     assert!(row(agg, "Sets").series.is_empty());
