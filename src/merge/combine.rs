@@ -153,6 +153,33 @@ pub struct Window {
     pub finish_epoch_ms: u64,
 }
 
+/// The longest per-second series a merge builds: 7 days. The series is dense (one entry
+/// per second, as the JSON writes it), so inputs whose seconds lie further apart (a
+/// damaged file, or runs days apart) are refused rather than filled with empty seconds.
+pub const MAX_SECONDS: u64 = 7 * 24 * 3600;
+
+impl Window {
+    /// A window of `seconds` seconds; an error when that is more than [`MAX_SECONDS`].
+    pub fn checked(
+        first_second: u64,
+        seconds: u64,
+        start_epoch_ms: u64,
+        finish_epoch_ms: u64,
+    ) -> Result<Window, Error> {
+        if seconds > MAX_SECONDS {
+            return Err(Error::usage(format!(
+                "the inputs' seconds span {seconds} s (from epoch second {first_second}), more than the {MAX_SECONDS} s (7 days) a merge aligns"
+            )));
+        }
+        Ok(Window {
+            first_second,
+            seconds,
+            start_epoch_ms,
+            finish_epoch_ms,
+        })
+    }
+}
+
 /// One merged second of one row.
 fn merge_second(
     pieces: &[&SecondPiece],

@@ -169,7 +169,10 @@ fn row_piece<'a>(run: &WholeRun<'a>, row_name: &str) -> Result<RowPiece<'a>, Err
         for s in &r.series {
             seconds.push(SecondPiece {
                 epoch_second: nearest_second(
-                    block.runtime.start_epoch_ms.saturating_add(s.offset * 1000),
+                    block
+                        .runtime
+                        .start_epoch_ms
+                        .saturating_add(s.offset.saturating_mul(1000)),
                 ),
                 count: s.count,
                 bytes_rx: s.bytes_rx,
@@ -362,16 +365,16 @@ pub fn merge(
         .min()
         .unwrap_or(0);
     let last_second = all_seconds().max();
-    let window = Window {
+    let window = Window::checked(
         first_second,
-        seconds: last_second.map_or(0, |l| l - first_second + 1),
-        start_epoch_ms: if start > 0 {
+        last_second.map_or(0, |l| l - first_second + 1),
+        if start > 0 {
             start
         } else {
-            first_second * 1000
+            first_second.saturating_mul(1000)
         },
-        finish_epoch_ms: finish,
-    };
+        finish,
+    )?;
     let layout = Layout::of(pieces.iter().flatten().flat_map(|p| {
         p.histograms
             .iter()

@@ -130,12 +130,12 @@ pub fn merge(
             .flat_map(|p| p.seconds.iter().map(|s| s.epoch_second))
     };
     let first_second = all_seconds().min().unwrap_or(0).min(nearest_second(start));
-    let window = Window {
+    let window = Window::checked(
         first_second,
-        seconds: all_seconds().max().map_or(0, |l| l - first_second + 1),
-        start_epoch_ms: start,
-        finish_epoch_ms: finish,
-    };
+        all_seconds().max().map_or(0, |l| l - first_second + 1),
+        start,
+        finish,
+    )?;
     let layout = Layout::of(
         logs.iter()
             .flat_map(|(_, l)| l.intervals.iter().map(|i| &i.histogram)),

@@ -289,6 +289,10 @@ fn mismatched_inputs_are_clear_errors() {
         e,
         "x.json: 6 results blocks but no \"ALL STATS\" or \"AGGREGATED AVERAGE RESULTS\" block to merge"
     );
+    // A damaged second number cannot make the merge allocate for ever.
+    let far = DEFAULT_JSON.replacen("\"0\":{", "\"99999999999999999\":{", 1);
+    let e = merge_err(&[("far.json", &far)]);
+    assert!(e.starts_with("the inputs' seconds span "), "{e}");
     // A missing file is named.
     let e = merge_files(&["/nonexistent-kvbench/a.json"], &MergeOptions::default()).unwrap_err();
     assert!(
