@@ -28,20 +28,24 @@
 //! | [`protocol`] | wire formats: encode requests, decode replies; no I/O |
 //! | [`workload`] | key patterns, value sizes, sequences, arbitrary commands, imported data, verification |
 //! | [`results`] | rows and series of finished runs, best/worst/aggregate |
+//! | [`resultfile`] | reads a result file (kvbench or memtier JSON, interval log) into a typed model |
 //! | [`plan`] | the engine's validated, typed input |
 //! | [`engine`] | runs a plan: threads, clients, connections, TLS, cluster; the run observer |
-//! | [`report`] | renders results: text table, JSON, HDR and client-stats files; no sockets |
+//! | [`report`] | renders results: text table, JSON, HDR, `--hdr-log` and client-stats files; no sockets |
+//! | [`merge`] | several result files into one `Results`, exactly (summed histograms, aligned seconds) |
 //! | [`sinks`] | live sinks fed by the run observer (StatsD/Graphite) |
-//! | [`frontend`] | the command lines: memtier's, and what front ends share |
+//! | [`frontend`] | the command lines: memtier's (wired), and what front ends share; not wired yet: merge's flags |
 
 pub mod date;
 pub mod debug;
 pub mod engine;
 pub mod error;
 pub mod frontend;
+pub mod merge;
 pub mod plan;
 pub mod protocol;
 pub mod report;
+pub mod resultfile;
 pub mod results;
 pub mod signals;
 pub mod sinks;

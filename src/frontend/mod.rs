@@ -7,6 +7,7 @@
 
 pub mod common;
 pub mod memtier;
+pub mod merge;
 
 use std::ffi::OsString;
 use std::path::Path;

@@ -5,6 +5,7 @@
 
 pub mod client_stats;
 pub mod hdr;
+pub mod hdr_log;
 pub mod json;
 pub mod table;
 

@@ -1,11 +1,13 @@
 //! What several front ends share: the connection flags (one clap [`ConnectionArgs`] struct,
 //! in memtier's spellings, that a front end flattens into its own), and their conversion
-//! into the plan's server and TLS parts.
+//! into the plan's server and TLS parts; and small parsers several front ends share
+//! ([`percentiles`]).
 //!
 //! The conversion has two phases, so a front end can check its own flags in between:
 //! [`ConnectionArgs::target`] parses the flags and the URI (no I/O), and
 //! [`Target::connect`] resolves the host and reads the TLS files.
 
+pub mod percentiles;
 pub mod tls;
 pub mod uri;
 
