@@ -5,6 +5,7 @@
 
 pub mod client_stats;
 pub mod hdr;
+pub mod html;
 pub mod json;
 pub mod progress;
 pub mod statsd;
