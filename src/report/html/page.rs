@@ -50,6 +50,7 @@ svg.chart { width: 100%; height: auto; display: block; }
 .kv .v { float: right; font-family: 'DejaVu Sans Mono', monospace; margin-left: 12px; }
 details summary { cursor: pointer; color: #0b5394; margin: 6px 0; }
 footer { margin-top: 32px; color: #777; font-size: 12px; }
+@media print { figure.chart, tbody.group { break-inside: avoid; } }
 ";
 
 /// Renders `report` as a complete HTML document.
@@ -84,27 +85,30 @@ pub fn render_page(report: &Report) -> String {
     if runs.is_empty() {
         out.push_str("<p class=\"note\">No results to show.</p>\n");
     } else {
-        render_stats(&mut out, runs, &labels);
-        let spectra = spectrum_charts(runs, &labels);
-        render_chart_section(
-            &mut out,
-            "spectrum",
-            "Latency percentile spectrum",
-            "The whole run's latency at each percentile. The x axis is HdrHistogram's: \
-             1/(1-p) on a log scale, so 90%, 99%, 99.9% ... are equally spaced and the tail \
-             gets the room it deserves. Dots mark p50, p90, p99, p99.9, ... and the worst \
-             request (drawn at 1 - 1/count).",
-            &spectra,
-        );
-        let per_second = per_second_charts(runs, &labels);
-        render_chart_section(
-            &mut out,
-            "per-second",
-            "Per second",
-            "Requests completed in each second of the run, and that second's median and \
-             99th percentile latency.",
-            &per_second,
-        );
+        // A file with only a rate sweep has no table rows: no empty table, no empty views.
+        if runs.iter().any(|r| !r.rows.is_empty()) {
+            render_stats(&mut out, runs, &labels);
+            let spectra = spectrum_charts(runs, &labels);
+            render_chart_section(
+                &mut out,
+                "spectrum",
+                "Latency percentile spectrum",
+                "The whole run's latency at each percentile. The x axis is HdrHistogram's: \
+                 1/(1-p) on a log scale, so 90%, 99%, 99.9% ... are equally spaced and the tail \
+                 gets the room it deserves. Dots mark p50, p90, p99, p99.9, ... and the worst \
+                 request (drawn at 1 - 1/count).",
+                &spectra,
+            );
+            let per_second = per_second_charts(runs, &labels);
+            render_chart_section(
+                &mut out,
+                "per-second",
+                "Per second",
+                "Requests completed in each second of the run, and that second's median and \
+                 99th percentile latency.",
+                &per_second,
+            );
+        }
         let sweeps = sweep_charts(runs, &labels);
         if !sweeps.is_empty() {
             render_chart_section(
@@ -723,6 +727,30 @@ mod tests {
         });
         assert!(!html.contains("Hits/sec"));
         assert!(html.contains("same (2) ÷ same"));
+    }
+
+    #[test]
+    fn a_sweep_only_run_shows_no_empty_table_or_views() {
+        let sweep_only = Run {
+            label: "sweep.json".to_string(),
+            sweep: Some(RateSweep {
+                steps: vec![SweepStep {
+                    target_ops_per_sec: 1000.0,
+                    achieved_ops_per_sec: 990.0,
+                    p50_ms: 0.1,
+                    p99_ms: 0.2,
+                    p999_ms: 0.3,
+                }],
+            }),
+            ..Run::default()
+        };
+        let html = render_page(&Report {
+            title: String::new(),
+            runs: vec![sweep_only],
+        });
+        assert!(!html.contains("id=\"stats\"") && !html.contains("id=\"spectrum\""));
+        assert!(html.contains("id=\"sweep\""));
+        assert_eq!(count(&html, "<svg "), 2);
     }
 
     #[test]
