@@ -7,7 +7,7 @@
 
 use hdrhistogram::Histogram;
 
-use super::model::{RateSweep, Row, Run, SecondPoint, SweepStep};
+use super::model::{RateSweep, Row, Run, SecondPoint, SweepStep, is_totals_name};
 use super::numbers::rate_text;
 use super::svg::{Chart, GREY, Mark, SERIES_COLOURS, Series, Stroke, XScale};
 use crate::results::value_at_percentile_us;
@@ -29,7 +29,7 @@ pub fn row_names(runs: &[Run]) -> Vec<String> {
             names.push(row.name.clone());
         }
     }
-    if let Some(i) = names.iter().position(|n| n.eq_ignore_ascii_case("totals")) {
+    if let Some(i) = names.iter().position(|n| is_totals_name(n)) {
         let totals = names.remove(i);
         names.push(totals);
     }
@@ -39,10 +39,7 @@ pub fn row_names(runs: &[Run]) -> Vec<String> {
 /// Row names for charts: `Totals` first (the headline), then the commands.
 fn chart_row_names(runs: &[Run]) -> Vec<String> {
     let mut names = row_names(runs);
-    if names
-        .last()
-        .is_some_and(|n| n.eq_ignore_ascii_case("totals"))
-    {
+    if names.last().is_some_and(|n| is_totals_name(n)) {
         names.rotate_right(1);
     }
     names
@@ -251,11 +248,12 @@ fn spectrum_series(name: &str, h: &Histogram<u64>, color: usize) -> Series {
             }
         })
         .collect();
-    if let Some(&(p, max)) = spectrum_points(h).last() {
+    let points = spectrum_points(h);
+    if let Some(&(p, max)) = points.last() {
         marks.push(Mark {
             x: p,
             y: max,
-            label: format!("{name}: max = {max:.3} ms (1 request in {count})"),
+            label: format!("{name}: max = {max:.3} ms (the slowest of {count} requests)"),
             visible: true,
         });
     }
@@ -264,7 +262,7 @@ fn spectrum_series(name: &str, h: &Histogram<u64>, color: usize) -> Series {
         tooltip: format!("{name}: {count} requests"),
         color,
         stroke: Stroke::Solid,
-        points: spectrum_points(h),
+        points,
         marks,
     }
 }

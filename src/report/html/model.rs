@@ -117,6 +117,11 @@ impl Row {
 
     /// Whether this is the `Totals` row (compared case-insensitively).
     pub fn is_totals(&self) -> bool {
-        self.name.eq_ignore_ascii_case("totals")
+        is_totals_name(&self.name)
     }
+}
+
+/// Whether a row name is the `Totals` row's (compared case-insensitively).
+pub fn is_totals_name(name: &str) -> bool {
+    name.eq_ignore_ascii_case("totals")
 }
