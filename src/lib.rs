@@ -31,7 +31,7 @@
 //! | [`resultfile`] | reads a result file (kvbench or memtier JSON, interval log) into a typed model |
 //! | [`plan`] | the engine's validated, typed input |
 //! | [`engine`] | runs a plan: threads, clients, connections, TLS, cluster; the run observer |
-//! | [`report`] | renders results: text table, JSON, HDR, `--hdr-log` and client-stats files; no sockets |
+//! | [`report`] | renders results: text table, JSON, HDR, `--hdr-log`, client-stats and HTML files; no sockets |
 //! | [`merge`] | several result files into one `Results`, exactly (summed histograms, aligned seconds) |
 //! | [`sinks`] | live sinks fed by the run observer (StatsD/Graphite) |
 //! | [`frontend`] | the command lines: memtier's (wired), and what front ends share; not wired yet: merge's flags |
