@@ -50,6 +50,7 @@ pub mod results;
 pub mod runner;
 pub mod shape;
 pub mod signals;
+pub mod sinks;
 pub mod stats;
 pub mod tls;
 pub mod transport;
