@@ -4,7 +4,9 @@
 //! Every socket is non-blocking, so a slow or half-open client (one that connects and
 //! sends nothing, sends its request a byte at a time, or never reads the response) only
 //! holds its own slot until [`CLIENT_TIMEOUT`] closes it; the others are served meanwhile.
-//! At most [`MAX_CLIENTS`] are kept; more get a best-effort 503 and are closed. This thread
+//! At most [`MAX_CLIENTS`] are served at once; up to [`MAX_TURNED_AWAY`] more have their
+//! request read and answered 503 (read first, so that closing cannot reset the connection
+//! before the answer arrives), and any beyond that are closed at once. This thread
 //! is not one of the engine's event loops: it shares nothing with them but the published
 //! text (see `metrics.rs`).
 //!
@@ -37,6 +39,9 @@ pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Most clients served at once.
 pub const MAX_CLIENTS: usize = 64;
+
+/// Most clients being told 503 at once, on top of [`MAX_CLIENTS`].
+pub const MAX_TURNED_AWAY: usize = 16;
 
 const LISTENER: Token = Token(0);
 const WAKER: Token = Token(1);
@@ -87,6 +92,7 @@ impl PrometheusEndpoint {
             listener,
             exposition,
             clients: Slab::new(),
+            serving: 0,
             stop: Arc::clone(&stop),
         };
         let thread = thread::Builder::new()
@@ -151,12 +157,16 @@ struct Server {
     listener: TcpListener,
     exposition: Exposition,
     clients: Slab<Client>,
+    /// Clients in `clients` that are not turned away.
+    serving: usize,
     stop: Arc<AtomicBool>,
 }
 
 struct Client {
     stream: TcpStream,
     deadline: Instant,
+    /// Accepted while [`MAX_CLIENTS`] were being served: its request gets a 503.
+    turned_away: bool,
     state: State,
 }
 
@@ -229,11 +239,9 @@ impl Server {
                 // to answer; the listener stays usable.
                 Err(_) => return,
             };
-            if self.clients.len() >= MAX_CLIENTS {
-                // Best effort: the response fits any fresh socket's send buffer.
-                let busy = Response::new(Route::Busy, || Arc::new(String::new()));
-                let _ = stream.write_all(busy.remaining(0));
-                let _ = stream.shutdown(Shutdown::Both);
+            let turned_away = self.serving >= MAX_CLIENTS;
+            if turned_away && self.clients.len() >= MAX_CLIENTS + MAX_TURNED_AWAY {
+                drop(stream);
                 continue;
             }
             let entry = self.clients.vacant_entry();
@@ -249,14 +257,21 @@ impl Server {
             entry.insert(Client {
                 stream,
                 deadline: Instant::now() + CLIENT_TIMEOUT,
+                turned_away,
                 state: State::Reading(Vec::new()),
             });
+            if !turned_away {
+                self.serving += 1;
+            }
         }
     }
 
     fn close(&mut self, key: usize) {
         if let Some(mut client) = self.clients.try_remove(key) {
             let _ = self.poll.registry().deregister(&mut client.stream);
+            if !client.turned_away {
+                self.serving -= 1;
+            }
         }
     }
 }
@@ -268,6 +283,7 @@ impl Client {
             let next = match &mut self.state {
                 State::Reading(buf) => match read_request(&mut self.stream, buf) {
                     Ok(Some(route)) => {
+                        let route = if self.turned_away { Route::Busy } else { route };
                         let response = Response::new(route, || exposition.body());
                         State::Writing {
                             response,
@@ -308,11 +324,15 @@ fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Result<Option<Rout
             Ok(0) => return Err(()),
             Ok(n) => {
                 buf.extend_from_slice(&chunk[..n]);
-                if let Some(len) = http::head_len(buf) {
-                    return Ok(Some(http::route(&buf[..len])));
-                }
-                if buf.len() > http::MAX_REQUEST_HEAD {
-                    return Ok(Some(Route::HeadTooLarge));
+                match http::head_len(buf) {
+                    Some(len) if len <= http::MAX_REQUEST_HEAD => {
+                        return Ok(Some(http::route(&buf[..len])));
+                    }
+                    Some(_) => return Ok(Some(Route::HeadTooLarge)),
+                    None if buf.len() > http::MAX_REQUEST_HEAD => {
+                        return Ok(Some(Route::HeadTooLarge));
+                    }
+                    None => {}
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
