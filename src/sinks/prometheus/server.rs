@@ -234,9 +234,17 @@ impl Server {
             let (mut stream, _peer) = match self.listener.accept() {
                 Ok(accepted) => accepted,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                // The connection died before we took it, or descriptors ran out: nothing
-                // to answer; the listener stays usable.
+                // The connection died before we took it: take the next one.
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted
+                    ) =>
+                {
+                    continue;
+                }
+                // Descriptors ran out or the like: what waits is taken on the next
+                // connection's event; the listener stays usable.
                 Err(_) => return,
             };
             let turned_away = self.serving >= MAX_CLIENTS;
