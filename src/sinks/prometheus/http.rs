@@ -113,13 +113,8 @@ impl Response {
     }
 
     /// Head and body lengths together.
-    pub fn len(&self) -> usize {
+    pub fn total_len(&self) -> usize {
         self.head.len() + self.body.as_bytes().len()
-    }
-
-    /// Whether there is nothing to write (never, since a head always has a status line).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// The bytes from `offset` on that the next write should send: the rest of the head,
@@ -261,16 +256,16 @@ mod tests {
             "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n\
              Content-Length: 4\r\nConnection: close\r\n\r\n"
         );
-        assert_eq!(r.len(), head.len() + 4);
+        assert_eq!(r.total_len(), head.len() + 4);
         assert_eq!(r.remaining(0), head.as_bytes());
         assert_eq!(r.remaining(3), &head.as_bytes()[3..]);
         assert_eq!(r.remaining(head.len()), b"a 1\n");
         assert_eq!(r.remaining(head.len() + 3), b"\n");
-        assert_eq!(r.remaining(r.len()), b"");
+        assert_eq!(r.remaining(r.total_len()), b"");
 
         let h = Response::new(Route::Metrics { head_only: true }, || Arc::clone(&text));
         assert_eq!(h.head, r.head, "HEAD announces the GET body's length");
-        assert_eq!(h.len(), r.head.len());
+        assert_eq!(h.total_len(), r.head.len());
     }
 
     #[test]

@@ -356,7 +356,7 @@ fn write_response(
     response: &Response,
     written: &mut usize,
 ) -> Result<bool, ()> {
-    while *written < response.len() {
+    while *written < response.total_len() {
         match stream.write(response.remaining(*written)) {
             Ok(0) => return Err(()),
             Ok(n) => *written += n,
