@@ -33,7 +33,7 @@
 //! | [`engine`] | runs a plan: threads, clients, connections, TLS, cluster; the run observer |
 //! | [`report`] | renders results: text table, JSON, HDR, `--hdr-log`, client-stats and HTML files; no sockets |
 //! | [`merge`] | several result files into one `Results`, exactly (summed histograms, aligned seconds) |
-//! | [`sinks`] | live sinks fed by the run observer (StatsD/Graphite) |
+//! | [`sinks`] | live sinks fed by the run observer (StatsD/Graphite); the Prometheus endpoint (not wired yet) |
 //! | [`frontend`] | the command lines: memtier's (wired), and what front ends share; not wired yet: merge's flags |
 
 pub mod date;

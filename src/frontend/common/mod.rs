@@ -1,13 +1,14 @@
 //! What several front ends share: the connection flags (one clap [`ConnectionArgs`] struct,
-//! in memtier's spellings, that a front end flattens into its own), and their conversion
-//! into the plan's server and TLS parts; and small parsers several front ends share
-//! ([`percentiles`]).
+//! in memtier's spellings, that a front end flattens into its own) and their conversion
+//! into the plan's server and TLS parts; the `--print-percentiles` list ([`percentiles`]);
+//! the live Prometheus endpoint's flags ([`prometheus`]).
 //!
 //! The conversion has two phases, so a front end can check its own flags in between:
 //! [`ConnectionArgs::target`] parses the flags and the URI (no I/O), and
 //! [`Target::connect`] resolves the host and reads the TLS files.
 
 pub mod percentiles;
+pub mod prometheus;
 pub mod tls;
 pub mod uri;
 
