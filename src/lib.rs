@@ -28,6 +28,8 @@
 //! | [`cluster`] | Redis Cluster slots, topology discovery, MOVED/ASK |
 //! | [`transport`] | TCP, Unix socket or TLS (rustls) behind one read/write interface |
 //! | [`tls`] | TLS flags and PEM files into one rustls client configuration; TLS error messages |
+//! | [`tls_ciphers`] | OpenSSL cipher strings and TLS 1.3 suite names onto rustls's suites |
+//! | [`frontend`] | other tools' command lines and outputs (redis-benchmark) |
 //! | [`protocol`] | wire formats: encode requests, decode replies; no I/O |
 //! | [`workload`] | key patterns, value sizes and contents, the SET:GET sequence |
 //! | [`stats`] | per-command counters and histograms |
@@ -44,6 +46,7 @@ pub mod connection;
 pub mod dataset;
 pub mod debug;
 pub mod error;
+pub mod frontend;
 pub mod protocol;
 pub mod report;
 pub mod results;
@@ -52,6 +55,7 @@ pub mod shape;
 pub mod signals;
 pub mod stats;
 pub mod tls;
+pub mod tls_ciphers;
 pub mod transport;
 pub mod worker;
 pub mod workload;
