@@ -209,6 +209,10 @@ impl RbHistogram {
     /// `hdr_value_at_percentile`: the bucket holding the request at `percentile` (0-100),
     /// counted to the nearest request; its highest equivalent value (lowest for 0).
     pub fn value_at_percentile(&self, percentile: f64) -> u64 {
+        if self.total == 0 {
+            // The C library answers 0.007 ms here; nothing was measured, so say 0.
+            return 0;
+        }
         let requested = percentile.min(100.0);
         let wanted = (((requested / 100.0) * self.total as f64) + 0.5) as u64;
         let wanted = wanted.max(1);
@@ -429,6 +433,7 @@ mod tests {
         assert_eq!(rb(&[(3, 1), (50, 1)]).min(), 0);
         let empty = RbHistogram::new(3, 0);
         assert_eq!((empty.min(), empty.max(), empty.mean()), (0, 0, 0.0));
+        assert_eq!(empty.value_at_percentile(50.0), 0);
         assert!(empty.percentile_distribution().is_empty());
         assert!(empty.cumulative_distribution().is_empty());
     }

@@ -300,6 +300,15 @@ pub fn mean_ms(hist: &Histogram<u64>, precision: u8) -> f64 {
     RbHistogram::from_hdr(hist, precision).mean() / 1000.0
 }
 
+/// Whether redis-benchmark shows the live line in `mode`: not with `--csv`. (kvbench
+/// also shows it only when standard output is a terminal.)
+pub fn shows_live_line(mode: OutputMode) -> bool {
+    mode != OutputMode::Csv
+}
+
+/// How often the live line (and `-I`'s `clients:` status) is rewritten.
+pub const LIVE_LINE_INTERVAL: Duration = Duration::from_millis(250);
+
 /// One tick of the live line: the last interval and the test so far.
 #[derive(Clone, Copy, Debug)]
 pub struct LiveSample<'a> {
@@ -537,6 +546,7 @@ mod tests {
 
     #[test]
     fn live_line_blanks_the_previous_one() {
+        assert!(shows_live_line(OutputMode::Quiet) && !shows_live_line(OutputMode::Csv));
         let mut live = LiveLine::default();
         assert_eq!(live.clear(), "");
         let sample = LiveSample {
