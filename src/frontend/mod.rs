@@ -8,6 +8,7 @@
 pub mod common;
 pub mod memtier;
 pub mod merge;
+pub mod redis_benchmark;
 
 use std::ffi::OsString;
 use std::path::Path;

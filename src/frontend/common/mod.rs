@@ -10,6 +10,7 @@
 pub mod percentiles;
 pub mod prometheus;
 pub mod tls;
+pub mod tls_ciphers;
 pub mod uri;
 
 use std::net::{SocketAddr, ToSocketAddrs};
