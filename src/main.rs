@@ -19,6 +19,12 @@ fn main() -> ExitCode {
 }
 
 fn real_main() -> Result<u8, Error> {
+    // Temporary dispatch until the redesign's front-end selection lands.
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.get(1).is_some_and(|a| a == "intrinsic-latency") {
+        argv.remove(1);
+        return kvbench::frontend::intrinsic_latency::run(argv);
+    }
     let cli = match parse_args(std::env::args())? {
         Parsed::Print(text) => {
             print!("{text}");
