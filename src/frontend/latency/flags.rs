@@ -431,6 +431,19 @@ mod tests {
     }
 
     #[test]
+    fn error_messages_name_the_flag_and_the_value() {
+        assert_eq!(
+            error(&["-i", "abc"]),
+            "invalid value 'abc' for '--interval <SECONDS>': not a number of seconds; see --help"
+        );
+        assert_eq!(
+            error(&["--percentiles=50,abc"]),
+            "invalid value '50,abc' for '--percentiles <LIST>': 'abc' is not a percentile \
+             (use e.g. 50,99,99.9); see --help"
+        );
+    }
+
+    #[test]
     fn help_is_printed_not_an_error() {
         let argv = vec![OsString::from("kvbench latency"), OsString::from("--help")];
         match parse(argv) {
