@@ -1,5 +1,5 @@
 //! kvbench: one load generator for Redis and memcached that speaks several command lines
-//! (memtier_benchmark's today), over one engine.
+//! (memtier_benchmark's, and redis-cli's --intrinsic-latency), over one engine.
 //!
 //! # Layout
 //! Data flows one way: **front end → plan → engine → results → reports**.
@@ -34,7 +34,7 @@
 //! | [`report`] | renders results: text table, JSON, HDR, `--hdr-log`, client-stats and HTML files; no sockets |
 //! | [`merge`] | several result files into one `Results`, exactly (summed histograms, aligned seconds) |
 //! | [`sinks`] | live sinks fed by the run observer (StatsD/Graphite); the Prometheus endpoint (not wired yet) |
-//! | [`frontend`] | the command lines: memtier's (wired), and what front ends share; not wired yet: redis-benchmark's and merge's |
+//! | [`frontend`] | the command lines: memtier's and intrinsic-latency (wired), and what front ends share; not wired yet: latency, redis-benchmark, merge |
 
 pub mod date;
 pub mod debug;
