@@ -44,6 +44,7 @@ pub mod connection;
 pub mod dataset;
 pub mod debug;
 pub mod error;
+pub mod frontend;
 pub mod protocol;
 pub mod report;
 pub mod results;
