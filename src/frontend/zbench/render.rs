@@ -280,3 +280,230 @@ pub fn reply_histogram(sizes: &ReplySizes) -> String {
 pub fn interrupted() -> &'static str {
     "\nreceived Ctrl-c - shutting down\n"
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frontend::zbench::flags::{ZbenchCommand, parse};
+
+    fn spec(args: &[&str]) -> ZbenchSpec {
+        match parse(args.iter().map(|s| s.to_string())) {
+            Ok(ZbenchCommand::Run(spec)) => *spec,
+            other => panic!("{args:?}: {other:?}"),
+        }
+    }
+
+    fn histogram(values: &[(u64, u64)]) -> Histogram<u64> {
+        let mut h = Histogram::new_with_bounds(1, 90_000_000, 3).expect("bounds");
+        for &(value, count) in values {
+            h.record_n(value, count).expect("in range");
+        }
+        h
+    }
+
+    #[test]
+    fn header_lines() {
+        let load = spec(&["-mode", "load", "-r", "1000000", "-p", "6379"]);
+        let version = env!("CARGO_PKG_VERSION");
+        assert_eq!(
+            header(&load),
+            format!(
+                "Using kvbench zbench (version {version})\n\
+                 Total clients: 50. Commands per client: 20000 Total commands: 1000000\n\
+                 Using random seed: 12345\n\
+                 Each ZSET contains between 1 and 10 elements.\n\
+                 Keyspace range: 1000000 keys. [0 ; 1000000]\n"
+            )
+        );
+        let query = spec(&[
+            "-mode",
+            "query",
+            "-p",
+            "6379",
+            "-pipeline",
+            "100",
+            "-c",
+            "10",
+            "-multi",
+            "-rps",
+            "10000",
+            "-n",
+            "100000",
+            "-r",
+            "1000000",
+        ]);
+        assert_eq!(
+            header(&query),
+            format!(
+                "Using kvbench zbench (version {version})\n\
+                 Total clients: 10. Commands per client: 10000 Total commands: 100000\n\
+                 Using random seed: 12345\n"
+            )
+        );
+        let shifted = spec(&["-mode", "load", "-r", "1000", "-r-start", "500", "-c", "3"]);
+        assert!(header(&shifted).contains("Commands per client: 333 Total commands: 1000\n"));
+        assert!(header(&shifted).ends_with("Keyspace range: 1000 keys. [500 ; 1500]\n"));
+    }
+
+    /// The progress table as redis-zbench-go's README shows it (its tab shown as spaces).
+    #[test]
+    fn progress_table_matches_the_readme() {
+        assert_eq!(
+            progress_header(),
+            "                 Test time                    Total Commands              \
+             Total Errors                      Command Rate           p50 lat. (msec)\n"
+        );
+        let mut progress = Progress::new(1_000_000);
+        let first = progress.row(&Tick {
+            elapsed: Duration::from_millis(17_000),
+            interval: Duration::from_secs(17),
+            commands: 1_000_000 - 1371,
+            errors: 0,
+            p50_us: 808,
+        });
+        assert!(
+            first.starts_with("                       17s [99.9%] "),
+            "{first:?}"
+        );
+        let last = progress.row(&Tick {
+            elapsed: Duration::from_millis(18_000),
+            interval: Duration::from_micros(1_000_145),
+            commands: 1371,
+            errors: 0,
+            p50_us: 808,
+        });
+        assert_eq!(
+            last,
+            "                       18s [100.0%]                   1000000                         \
+             0 [0.0%]                   1370.80                      0.81\t\r"
+        );
+    }
+
+    #[test]
+    fn progress_percentages_without_nan() {
+        let mut progress = Progress::new(200);
+        let row = progress.row(&Tick {
+            elapsed: Duration::from_secs(1),
+            interval: Duration::from_secs(1),
+            commands: 0,
+            errors: 0,
+            p50_us: 0,
+        });
+        assert!(row.contains(" [0.0%] ") && !row.contains("NaN"), "{row:?}");
+        let row = progress.row(&Tick {
+            elapsed: Duration::from_secs(2),
+            interval: Duration::from_millis(500),
+            commands: 50,
+            errors: 5,
+            p50_us: 1500,
+        });
+        assert!(row.contains(" [25.0%] "), "{row:?}");
+        assert!(row.contains(" [10.0%] "), "{row:?}");
+        assert!(
+            row.contains(" 100.00 ") && row.ends_with(" 1.50\t\r"),
+            "{row:?}"
+        );
+    }
+
+    /// The load summary as redis-zbench-go's README shows it, plus "Average zcard".
+    #[test]
+    fn load_summary_matches_the_readme() {
+        let latency = histogram(&[(808, 50), (1200, 45), (1582, 5)]);
+        let text = summary(&Summary {
+            duration: Duration::from_micros(18_000_200),
+            issued: 1_000_000,
+            errors: 0,
+            latency_us: &latency,
+            added_elements: Some(3_412_000),
+            reply_sizes: None,
+        });
+        assert_eq!(
+            text,
+            "\n#################################################\n\
+             Total Duration 18.000 Seconds\n\
+             Total Issued commands 1000000\n\
+             Total Errors 0\n\
+             Throughput summary: 55555 requests per second\n\
+             Average zcard 3 elements\n\
+             Latency summary (msec):\n          \
+             p50       p95       p99\n        \
+             0.808     1.200     1.582\n"
+        );
+    }
+
+    /// The query summary's reply histogram as redis-zbench-go's README shows it.
+    #[test]
+    fn reply_histogram_matches_the_readme() {
+        let counts = [51962, 9774, 5124, 5276, 5088, 5152, 4943, 4694, 4547, 3440];
+        let sizes = ReplySizes::from_counts(counts.to_vec());
+        let latency = histogram(&[(2529, 50), (3509, 45), (6083, 5)]);
+        let text = summary(&Summary {
+            duration: Duration::from_millis(9001),
+            issued: 100_000,
+            errors: 0,
+            latency_us: &latency,
+            added_elements: None,
+            reply_sizes: Some(&sizes),
+        });
+        assert!(text.contains("Throughput summary: 11110 requests per second\n"));
+        assert!(text.contains("\n        2.529     3.509     6.083\n"));
+        assert!(!text.contains("zcard"));
+        assert!(text.ends_with(
+            "        2.529     3.509     6.083\n\
+             #################################################\n\
+             Printing reply histogram\n\
+             Size: 0\tCount: 51962. (% 51.96)\n\
+             Size: 1\tCount: 9774. (% 9.77)\n\
+             Size: 2\tCount: 5124. (% 5.12)\n\
+             Size: 3\tCount: 5276. (% 5.28)\n\
+             Size: 4\tCount: 5088. (% 5.09)\n\
+             Size: 5\tCount: 5152. (% 5.15)\n\
+             Size: 6\tCount: 4943. (% 4.94)\n\
+             Size: 7\tCount: 4694. (% 4.69)\n\
+             Size: 8\tCount: 4547. (% 4.55)\n\
+             Size: 9\tCount: 3440. (% 3.44)\n\
+             --------------------------------------------------\n\
+             Total processed replies 100000\n"
+        ));
+    }
+
+    #[test]
+    fn reply_sizes_record_merge_and_skip_unseen() {
+        let mut a = ReplySizes::with_max(2);
+        a.record(0, 3);
+        a.record(5, 1);
+        let mut b = ReplySizes::default();
+        b.record(5, 2);
+        b.record(1, 4);
+        a.merge(&b);
+        assert_eq!(a.iter().collect::<Vec<_>>(), [(0, 3), (1, 4), (5, 3)]);
+        assert_eq!(a.total(), 10);
+        let text = reply_histogram(&a);
+        assert!(!text.contains("Size: 2\t"));
+        assert!(text.contains("Size: 5\tCount: 3. (% 30.00)\n"));
+        assert!(text.ends_with("Total processed replies 10\n"));
+    }
+
+    #[test]
+    fn an_empty_run_prints_zeros() {
+        let latency = histogram(&[]);
+        let text = summary(&Summary {
+            duration: Duration::ZERO,
+            issued: 0,
+            errors: 0,
+            latency_us: &latency,
+            added_elements: Some(0),
+            reply_sizes: Some(&ReplySizes::default()),
+        });
+        assert!(text.contains("Throughput summary: 0 requests per second\n"));
+        assert!(text.contains("Average zcard 0 elements\n"));
+        assert!(text.contains("        0.000     0.000     0.000\n"));
+        assert!(text.ends_with("Total processed replies 0\n"));
+        assert!(!text.contains("NaN"));
+    }
+
+    #[test]
+    fn interrupt_line() {
+        assert_eq!(interrupted(), "\nreceived Ctrl-c - shutting down\n");
+    }
+}

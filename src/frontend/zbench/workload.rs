@@ -492,3 +492,367 @@ pub fn write_query(cmd: &mut Command, kind: QueryKind, id: u64, letter: u8) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+    use crate::frontend::zbench::flags::{ZbenchCommand, parse};
+
+    fn spec(args: &[&str]) -> ZbenchSpec {
+        match parse(args.iter().map(|s| s.to_string())) {
+            Ok(ZbenchCommand::Run(spec)) => *spec,
+            other => panic!("{args:?}: {other:?}"),
+        }
+    }
+
+    fn text(arg: &[u8]) -> &str {
+        std::str::from_utf8(arg).expect("ascii")
+    }
+
+    fn key(id: u64) -> String {
+        let mut out = Vec::new();
+        write_key(&mut out, id);
+        String::from_utf8(out).expect("ascii")
+    }
+
+    #[test]
+    fn slot_tags_are_redis_zbench_go_s_table() {
+        let tags = slot_tags();
+        // Entries of redis-zbench-go's crc16_slottable.go (and redis's crc16_slottable.h).
+        for (slot, tag) in [
+            (0, "06S"),
+            (1, "Qi"),
+            (2, "5L5"),
+            (42, "5kK"),
+            (80, "avs"),
+            (88, "aUo"),
+            (1584, "3"),
+            (1716, "7"),
+            (16378, "L8"),
+            (16380, "wu"),
+            (16383, "6ZJ"),
+        ] {
+            assert_eq!(text(tags.tag(slot)), tag, "slot {slot}");
+        }
+        for slot in 0..SLOTS {
+            let tag = tags.tag(slot);
+            assert!((1..=3).contains(&tag.len()), "slot {slot}");
+            assert_eq!(usize::from(key_slot(tag)), slot, "slot {slot}");
+        }
+    }
+
+    #[test]
+    fn keys_are_named_and_slotted_as_redis_zbench_go_s() {
+        assert_eq!(key(0), "zbench:{06S}:0");
+        assert_eq!(key(42), "zbench:{5kK}:42");
+        assert_eq!(key(16384), "zbench:{06S}:16384");
+        assert_eq!(key(16385 + 1583), "zbench:{3}:17968");
+        for id in [0, 1, 999, 16383, 16384, 1_000_000, u64::MAX] {
+            assert_eq!(
+                u64::from(key_slot(key(id).as_bytes())),
+                id % SLOTS as u64,
+                "{id}"
+            );
+        }
+    }
+
+    #[test]
+    fn zipf_sizes_favour_the_small_and_stay_in_range() {
+        let counts = ElementCounts::new(&ElementRange {
+            min: 1,
+            max: 10,
+            dist: SizeDist::Zipf,
+        });
+        let mut rng = SmallRng::seed_from_u64(12345);
+        let mut seen = [0u64; 11];
+        for _ in 0..20_000 {
+            let n = counts.sample(&mut rng);
+            assert!((1..=10).contains(&n), "{n}");
+            seen[n as usize] += 1;
+        }
+        assert!(seen[1] >= 2 * seen[10], "{seen:?}");
+        // Weights 1/k: the mass falls with the count all the way.
+        assert!(
+            seen[1] > seen[2] && seen[2] > seen[4] && seen[4] > seen[10],
+            "{seen:?}"
+        );
+        assert!(seen[10] > 0, "the top of the range is reachable: {seen:?}");
+    }
+
+    #[test]
+    fn uniform_sizes_cover_both_ends() {
+        let counts = ElementCounts::new(&ElementRange {
+            min: 5,
+            max: 8,
+            dist: SizeDist::Uniform,
+        });
+        let mut rng = SmallRng::seed_from_u64(1);
+        let mut seen = [0u64; 9];
+        for _ in 0..4000 {
+            seen[counts.sample(&mut rng) as usize] += 1;
+        }
+        assert_eq!(seen[..5].iter().sum::<u64>(), 0);
+        for n in 5..=8 {
+            assert!((800..1200).contains(&seen[n]), "{seen:?}");
+        }
+    }
+
+    #[test]
+    fn a_single_size_range_always_gives_it() {
+        for dist in [SizeDist::Zipf, SizeDist::Uniform] {
+            let counts = ElementCounts::new(&ElementRange {
+                min: 3,
+                max: 3,
+                dist,
+            });
+            let mut rng = SmallRng::seed_from_u64(9);
+            assert!((0..100).all(|_| counts.sample(&mut rng) == 3));
+        }
+    }
+
+    #[test]
+    fn load_ranges_cover_the_keyspace_once() {
+        for (start, len, clients) in [(0, 2000, 50), (7, 1000, 3), (100, 5, 8), (0, 1, 1)] {
+            let keyspace = Keyspace { start, len };
+            let mut next = start;
+            for client in 0..clients {
+                let range = load_range(&keyspace, clients, client);
+                assert_eq!(range.start, next, "{start} {len} {clients} {client}");
+                let size = range.end - range.start;
+                assert!(size == len / u64::from(clients) || size == len / u64::from(clients) + 1);
+                next = range.end;
+            }
+            assert_eq!(next, start + len);
+        }
+        let total: u64 = (0..7).map(|c| share(100, 7, c)).sum();
+        assert_eq!(total, 100);
+    }
+
+    #[test]
+    fn load_sends_one_zadd_per_key_with_scored_members() {
+        let s = spec(&[
+            "-mode",
+            "load",
+            "-r",
+            "1000",
+            "-r-start",
+            "10",
+            "-c",
+            "3",
+            "-pipeline",
+            "7",
+            "-d",
+            "6",
+            "-key-elements-min",
+            "2",
+            "-key-elements-max",
+            "9",
+        ]);
+        let mut keys = HashSet::new();
+        let mut batch = Batch::new();
+        let mut elements = 0;
+        for client in 0..s.clients {
+            let mut load = ClientWorkload::new(&s, client);
+            let mut expected = load.remaining();
+            while load.next_batch(&mut batch) {
+                assert!(!batch.multi);
+                assert!((1..=7).contains(&batch.len()));
+                let mut in_batch = 0;
+                for cmd in batch.commands() {
+                    assert_eq!(cmd.arg(0), Some(&b"ZADD"[..]));
+                    assert!(keys.insert(text(cmd.key()).to_string()));
+                    let pairs = (cmd.len() - 2) / 2;
+                    assert_eq!(cmd.len(), 2 + 2 * pairs);
+                    assert!((2..=9).contains(&pairs), "{pairs}");
+                    in_batch += pairs as u64;
+                    for pair in cmd.args().skip(2).collect::<Vec<_>>().chunks(2) {
+                        let score = text(pair[0]);
+                        assert_eq!(score.len(), 8, "{score}");
+                        assert!(
+                            score.starts_with("0.")
+                                && score[2..].bytes().all(|b| b.is_ascii_digit())
+                        );
+                        assert_eq!(pair[1].len(), 6);
+                        assert!(pair[1].iter().all(u8::is_ascii_lowercase));
+                    }
+                }
+                assert_eq!(batch.elements, in_batch);
+                elements += in_batch;
+                expected -= batch.len() as u64;
+            }
+            assert_eq!(expected, 0);
+            assert!(batch.is_empty());
+        }
+        let wanted: HashSet<String> = (10..1010).map(key).collect();
+        assert_eq!(keys, wanted);
+        assert!((2000..=9000).contains(&elements));
+    }
+
+    #[test]
+    fn load_is_seeded_per_client() {
+        let s = spec(&["-mode", "load", "-r", "100", "-c", "2"]);
+        let run = |s: &ZbenchSpec, client| {
+            let mut load = LoadClient::new(s, client);
+            let mut cmd = Command::new();
+            let mut out = Vec::new();
+            while load.next_zadd(&mut cmd).is_some() {
+                out.extend(cmd.args().skip(2).map(<[u8]>::to_vec));
+            }
+            out
+        };
+        assert_eq!(run(&s, 0), run(&s, 0));
+        assert_ne!(run(&s, 0), run(&s, 1));
+        let other = spec(&["-mode", "load", "-r", "100", "-c", "2", "-random-seed", "1"]);
+        assert_ne!(run(&s, 0), run(&other, 0));
+    }
+
+    #[test]
+    fn query_batches_split_n_and_stay_in_one_slot() {
+        let s = spec(&[
+            "-mode",
+            "query",
+            "-n",
+            "2000",
+            "-c",
+            "50",
+            "-pipeline",
+            "10",
+            "-multi",
+            "-r",
+            "100000",
+            "-r-start",
+            "5",
+        ]);
+        let mut batch = Batch::new();
+        let (mut batches, mut commands) = (0, 0);
+        for client in 0..s.clients {
+            let mut query = ClientWorkload::new(&s, client);
+            while query.next_batch(&mut batch) {
+                batches += 1;
+                assert!(batch.multi);
+                assert_eq!(batch.elements, 0);
+                let slots: HashSet<u16> =
+                    batch.commands().iter().map(|c| key_slot(c.key())).collect();
+                assert_eq!(slots.len(), 1, "one slot per batch");
+                for cmd in batch.commands() {
+                    commands += 1;
+                    let key = text(cmd.key());
+                    let id: u64 = key
+                        .rsplit(':')
+                        .next()
+                        .and_then(|n| n.parse().ok())
+                        .expect("id");
+                    assert!((5..100_005).contains(&id), "{key}");
+                    assert_eq!(key, self::key(id));
+                }
+            }
+        }
+        assert_eq!((batches, commands), (200, 2000));
+    }
+
+    #[test]
+    fn query_shares_end_with_a_short_batch() {
+        let s = spec(&[
+            "-mode",
+            "query",
+            "-n",
+            "23",
+            "-c",
+            "2",
+            "-pipeline",
+            "5",
+            "-r",
+            "10",
+        ]);
+        let mut batch = Batch::new();
+        let mut query = ClientWorkload::new(&s, 0);
+        assert_eq!(query.remaining(), 12);
+        let mut sizes = Vec::new();
+        while query.next_batch(&mut batch) {
+            assert!(!batch.multi);
+            sizes.push(batch.len());
+        }
+        assert_eq!(sizes, [5, 5, 2]);
+        assert_eq!(query.remaining(), 0);
+        // A keyspace smaller than a slot table: every command of a batch reads one key.
+        let mut query = ClientWorkload::new(&s, 1);
+        assert!(query.next_batch(&mut batch));
+        let keys: HashSet<&[u8]> = batch.commands().iter().map(Command::key).collect();
+        assert_eq!(keys.len(), 1);
+    }
+
+    #[test]
+    fn query_kinds_send_their_exact_arguments() {
+        let mut cmd = Command::new();
+        let cases: [(QueryKind, &[&str]); 4] = [
+            (
+                QueryKind::RangeByLex,
+                &["ZRANGEBYLEX", "zbench:{5kK}:42", "-", "[q"],
+            ),
+            (
+                QueryKind::RevRangeByLex,
+                &["ZREVRANGEBYLEX", "zbench:{5kK}:42", "[q", "-"],
+            ),
+            (
+                QueryKind::RangeByScore,
+                &["ZRANGE", "zbench:{5kK}:42", "0", "1", "BYSCORE"],
+            ),
+            (
+                QueryKind::RevRangeByScore,
+                &["ZREVRANGEBYSCORE", "zbench:{5kK}:42", "1", "0"],
+            ),
+        ];
+        for (kind, expected) in cases {
+            write_query(&mut cmd, kind, 42, b'q');
+            let args: Vec<&str> = cmd.args().map(text).collect();
+            assert_eq!(args, expected, "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn query_letters_and_keys_vary() {
+        let s = spec(&[
+            "-mode",
+            "query",
+            "-n",
+            "500",
+            "-c",
+            "1",
+            "-query",
+            "zrevrangebylex",
+        ]);
+        let mut query = ClientWorkload::new(&s, 0);
+        let mut batch = Batch::new();
+        let (mut letters, mut keys) = (HashSet::new(), HashSet::new());
+        while query.next_batch(&mut batch) {
+            let cmd = &batch.commands()[0];
+            letters.insert(cmd.arg(2).map(<[u8]>::to_vec));
+            keys.insert(cmd.key().to_vec());
+        }
+        assert_eq!(letters.len(), 26);
+        assert!(keys.len() > 450, "{}", keys.len());
+    }
+
+    #[test]
+    fn scores_have_six_digits() {
+        let mut out = Vec::new();
+        write_score(&mut out, 0);
+        write_score(&mut out, 42);
+        write_score(&mut out, 999_999);
+        assert_eq!(out, b"0.0000000.0000420.999999");
+    }
+
+    #[test]
+    fn commands_reuse_their_buffers() {
+        let mut cmd = Command::new();
+        cmd.push(b"ZADD");
+        cmd.push(b"k");
+        assert_eq!((cmd.len(), cmd.payload_len()), (2, 5));
+        cmd.clear();
+        assert!(cmd.is_empty());
+        assert_eq!(cmd.key(), b"");
+        assert_eq!(cmd.arg(0), None);
+    }
+}
