@@ -426,11 +426,12 @@ pub fn usage_text(cmd: &Command) -> String {
             .first()
             .and_then(|d| d.to_str())
             .unwrap_or_default();
+        // Go leaves out a default that is its type's zero value.
         match type_name {
             Some("string") if !default.is_empty() => {
                 let _ = write!(line, " (default {default:?})");
             }
-            Some(_) if default != "0" => {
+            Some("uint" | "int") if default != "0" => {
                 let _ = write!(line, " (default {default})");
             }
             _ => {}
@@ -1042,7 +1043,10 @@ mod tests {
         let text = printed(&["-help"]);
         assert_eq!(printed(&["--help"]), text);
         assert_eq!(printed(&["-mode", "load", "-help=1"]), text);
-        assert!(text.starts_with("Usage of kvbench zbench:\n  -a string\n    \tPassword"));
+        assert!(text.starts_with(
+            "Usage of kvbench zbench:\n  -a string\n    \tPassword for Redis Auth.\n"
+        ));
+        assert!(!text.contains("(default )"));
         assert!(text.contains("\n  -c uint\n    \tnumber of clients. (default 50)\n"));
         assert!(text.contains("\n  -h string\n    \tServer hostname. (default \"127.0.0.1\")\n"));
         assert!(text.contains("\n  -multi\n    \tRun each pipeline"));

@@ -353,6 +353,8 @@ pub struct LoadClient {
 impl LoadClient {
     /// Client `client`'s (from 0) loader.
     pub fn new(spec: &ZbenchSpec, client: u32) -> Self {
+        // Build the tag table now, at set-up, not on the first request.
+        slot_tags();
         LoadClient {
             keys: load_range(&spec.keyspace, spec.clients, client),
             pipeline: spec.pipeline.max(1),
@@ -424,6 +426,8 @@ pub struct QueryClient {
 impl QueryClient {
     /// Client `client`'s (from 0) querier.
     pub fn new(spec: &ZbenchSpec, kind: QueryKind, client: u32) -> Self {
+        // Build the tag table now, at set-up, not on the first request.
+        slot_tags();
         QueryClient {
             kind,
             keyspace: spec.keyspace,
