@@ -9,5 +9,6 @@
 //! kvbench fixes.
 
 pub mod flags;
+pub mod goflag;
 pub mod render;
 pub mod workload;
