@@ -288,9 +288,12 @@ pub fn share(total: u64, clients: u32, client: u32) -> u64 {
 /// clients together cover the keyspace exactly once.
 pub fn load_range(keyspace: &Keyspace, clients: u32, client: u32) -> Range<u64> {
     let clients = clients.max(1);
-    let before: u64 = (0..client.min(clients))
-        .map(|c| share(keyspace.len, clients, c))
-        .sum();
+    let client = client.min(clients);
+    // Clients before this one took `len / clients` each, and one more for the first
+    // `len mod clients` of them.
+    let per_client = keyspace.len / u64::from(clients);
+    let extra = keyspace.len % u64::from(clients);
+    let before = u64::from(client) * per_client + u64::from(client).min(extra);
     let start = keyspace.start + before;
     start..start + share(keyspace.len, clients, client)
 }
@@ -455,8 +458,9 @@ impl QueryClient {
             write_query(batch.next_slot(), self.kind, id, letter);
             // Same residue mod 16384, so the same slot; redis-zbench-go wraps only past
             // `len` (not at it) and so may query one key outside the keyspace.
-            offset += step;
-            if offset >= len {
+            if len - offset > step {
+                offset += step;
+            } else {
                 offset %= step;
             }
         }
@@ -785,6 +789,28 @@ mod tests {
         assert!(query.next_batch(&mut batch));
         let keys: HashSet<&[u8]> = batch.commands().iter().map(Command::key).collect();
         assert_eq!(keys.len(), 1);
+    }
+
+    #[test]
+    fn the_largest_keyspace_steps_without_overflow() {
+        let s = spec(&[
+            "-mode",
+            "query",
+            "-n",
+            "1000",
+            "-c",
+            "1",
+            "-pipeline",
+            "50",
+            "-r",
+            "18446744073709551615",
+        ]);
+        let mut query = ClientWorkload::new(&s, 0);
+        let mut batch = Batch::new();
+        while query.next_batch(&mut batch) {
+            let slots: HashSet<u16> = batch.commands().iter().map(|c| key_slot(c.key())).collect();
+            assert_eq!(slots.len(), 1);
+        }
     }
 
     #[test]
