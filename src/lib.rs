@@ -34,7 +34,7 @@
 //! | [`report`] | renders results: text table, JSON, HDR, `--hdr-log`, client-stats and HTML files; no sockets |
 //! | [`merge`] | several result files into one `Results`, exactly (summed histograms, aligned seconds) |
 //! | [`sinks`] | live sinks fed by the run observer (StatsD/Graphite); the Prometheus endpoint (not wired yet) |
-//! | [`frontend`] | the command lines: memtier's and intrinsic-latency (wired), and what front ends share; not wired yet: latency, redis-benchmark, merge |
+//! | [`frontend`] | the command lines: memtier's and intrinsic-latency (wired), and what front ends share; not wired yet: latency, redis-benchmark, zbench, merge |
 
 pub mod date;
 pub mod debug;

@@ -11,6 +11,7 @@ pub mod latency;
 pub mod memtier;
 pub mod merge;
 pub mod redis_benchmark;
+pub mod zbench;
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -25,8 +26,8 @@ pub type Entry = fn(Vec<OsString>) -> Result<u8, Error>;
 /// folder beside `memtier/`.
 ///
 /// Not in the table yet, built as library modules with their tests: `latency` (its
-/// probe connection), `redis_benchmark` (the engine features it needs) and `merge` (its
-/// `main`).
+/// probe connection), `redis_benchmark` and `zbench` (the engine features they need) and
+/// `merge` (its `main`).
 pub const FRONT_ENDS: &[(&str, Entry)] = &[
     ("memtier_benchmark", memtier::main),
     ("intrinsic-latency", intrinsic_latency::main),

@@ -14,7 +14,7 @@
 //!      {tag}: 3 bytes naming a slot of the connection's node ('}'-padded when shorter)
 //! ```
 
-use crate::engine::cluster::{SLOTS, key_slot};
+use crate::engine::cluster::shortest_slot_tags;
 use crate::protocol::resp::{encode_array_header, encode_bulk};
 
 /// The 12-byte field `-r` replaces with 12 zero-padded digits on every request.
@@ -517,44 +517,20 @@ impl Default for SlotTags {
 }
 
 impl SlotTags {
-    /// Compute the table (a few million CRC16 rounds, once per run).
+    /// Compute the table (up to 92^3 CRC16 rounds, once per run).
     pub fn new() -> Self {
         let alphabet: Vec<u8> = (0x21u8..=0x7e)
             .filter(|&b| b != b'{' && b != b'}')
             .collect();
-        let mut tags: Vec<Option<[u8; 3]>> = vec![None; SLOTS];
-        let mut missing = SLOTS;
-        let mut offer = |tag: [u8; 3], missing: &mut usize| {
-            let key = [b'{', tag[0], tag[1], tag[2], b'}'];
-            let slot = usize::from(key_slot(&key));
-            if tags[slot].is_none() {
-                tags[slot] = Some(tag);
-                *missing -= 1;
-            }
-        };
-        'search: {
-            for &a in &alphabet {
-                offer([a, b'}', b'}'], &mut missing);
-            }
-            for &a in &alphabet {
-                for &b in &alphabet {
-                    offer([a, b, b'}'], &mut missing);
-                }
-            }
-            for &a in &alphabet {
-                for &b in &alphabet {
-                    for &c in &alphabet {
-                        if missing == 0 {
-                            break 'search;
-                        }
-                        offer([a, b, c], &mut missing);
-                    }
-                }
-            }
-        }
-        let tags = tags
+        let tags = shortest_slot_tags(&alphabet)
+            .expect("three printable characters reach every one of the 16384 slots")
             .into_iter()
-            .map(|t| t.expect("three printable characters reach every one of the 16384 slots"))
+            .map(|(bytes, len)| {
+                // '}'-padded: the hash tag ends at the first '}'.
+                let mut tag = [b'}'; 3];
+                tag[..usize::from(len)].copy_from_slice(&bytes[..usize::from(len)]);
+                tag
+            })
             .collect();
         SlotTags { tags }
     }
@@ -568,6 +544,7 @@ impl SlotTags {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::cluster::{SLOTS, key_slot};
 
     fn suite(selection: &TestSelection, randomize: bool, cluster: bool) -> Vec<Test> {
         let payload = PayloadGenerator::default().next_payload(3);
