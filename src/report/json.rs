@@ -173,6 +173,18 @@ pub fn render_json(
     blocks: &[&Results],
     percentiles: &[f64],
     hide_histogram: bool,
+) -> String {
+    render_json_with_sweep(shown, info, blocks, percentiles, hide_histogram, None)
+}
+
+/// [`render_json`], with a rate sweep's `"Rate Steps"` after the blocks when `sweep` is
+/// given.
+pub fn render_json_with_sweep(
+    shown: &[(&str, String)],
+    info: &RunInfo,
+    blocks: &[&Results],
+    percentiles: &[f64],
+    hide_histogram: bool,
     sweep: Option<&SweepReport>,
 ) -> String {
     let mut w = JsonWriter::new();
@@ -475,7 +487,6 @@ mod tests {
             &[&run],
             &PCTS,
             false,
-            None,
         )
     }
 
@@ -533,14 +544,7 @@ mod tests {
             limit: Limit::RequestsPerClient(100),
             ramp: None,
         };
-        let ours = render_json(
-            &sample_configuration(RUNS3_JSON),
-            &info,
-            &refs,
-            &PCTS,
-            true,
-            None,
-        );
+        let ours = render_json(&sample_configuration(RUNS3_JSON), &info, &refs, &PCTS, true);
         // The hand-built runs have no time series; drop the sample's to compare the rest.
         let drop_series = |s: &str| -> Vec<String> {
             let mut out = Vec::new();
@@ -595,7 +599,7 @@ mod tests {
             limit: Limit::Seconds(0),
             ramp: None,
         };
-        let out = render_json(&[], &info, &[&run], &PCTS, false, None);
+        let out = render_json(&[], &info, &[&run], &PCTS, false);
         for line in out.lines() {
             let value = line
                 .split_once("\": ")
@@ -623,7 +627,7 @@ mod tests {
             ramp: None,
         };
         let shown = [("key \"x\"", "\"v\"".to_string())];
-        let out = render_json(&shown, &info, &[&run], &PCTS, true, None);
+        let out = render_json(&shown, &info, &[&run], &PCTS, true);
         assert!(out.contains(r#""Quo\"te\\s\n\u0001":{"#), "{out}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert!(v["tab\there"]["Quo\"te\\s\n\u{1}"]["Count"].is_u64());
