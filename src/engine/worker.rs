@@ -408,7 +408,9 @@ impl Worker {
         errors: &mut ErrorLog,
         cursor: &mut usize,
     ) -> Result<(), String> {
-        if !tally.due(now) {
+        // Blocked: no client had room, and none has gained any without an event of its
+        // own (a reply, a connect), which takes the backlog itself; no need to look.
+        if !tally.due(now) || tally.shared.as_ref().is_some_and(Schedule::is_blocked) {
             return Ok(());
         }
         let n = slots.clients.len();
