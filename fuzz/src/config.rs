@@ -4,7 +4,7 @@
 //! The file is written to a scratch path and named with `--config=`, as a user would;
 //! the rest of the input is the command line after it. Parsing (the file's JSON, its
 //! keys turned into flags, the clashes with the command line settled, clap) must never
-//! panic; a refusal is one line; the same input parses the same way twice.
+//! panic, and a refusal is shown on one line.
 //!
 //! Included by path from the main suite's `tests/fuzz_properties.rs`.
 
@@ -34,7 +34,7 @@ pub fn check(data: &[u8]) {
     check_parse(file, &words);
 }
 
-/// Parses `kvbench --config=<file> <words...>` twice and checks the outcome.
+/// Parses `kvbench --config=<file> <words...>` and checks the outcome.
 pub fn check_parse(file: &[u8], words: &[String]) {
     let path = scratch();
     if let Err(e) = std::fs::write(&path, file) {
@@ -43,23 +43,16 @@ pub fn check_parse(file: &[u8], words: &[String]) {
             path.display()
         );
     }
-    let argv = || {
-        [
-            "kvbench".to_string(),
-            format!("--config={}", path.display()),
-        ]
-        .into_iter()
-        .chain(words.iter().cloned())
-    };
-    let first = describe(parse_args(argv()));
-    let second = describe(parse_args(argv()));
-    assert_eq!(first, second, "the same command line parsed two ways");
-}
-
-/// The outcome as text, checking that a refusal is one line.
-fn describe(parsed: Result<Parsed, kvbench::error::Error>) -> String {
+    let argv = [
+        "kvbench".to_string(),
+        format!("--config={}", path.display()),
+    ]
+    .into_iter()
+    .chain(words.iter().cloned());
+    let parsed = parse_args(argv);
+    let _ = std::fs::remove_file(&path);
     match parsed {
-        Ok(parsed) => format!("{parsed:?}"),
+        Ok(Parsed::Run(_) | Parsed::Print(_)) => {}
         Err(e) => {
             // What `main` prints after `error: `.
             let shown = e.to_string();
@@ -67,7 +60,6 @@ fn describe(parsed: Result<Parsed, kvbench::error::Error>) -> String {
                 !shown.is_empty() && !shown.contains(['\n', '\r']),
                 "{shown:?}"
             );
-            format!("error: {shown}")
         }
     }
 }

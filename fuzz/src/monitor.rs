@@ -27,8 +27,24 @@ pub fn check(data: &[u8]) {
     let commands = commands_of(&input);
     assert!(commands.len() <= data.iter().filter(|&&b| b == b'"').count());
 
+    let written = render_capture(&commands);
+    let again = match MonitorInput::parse_bytes(&written) {
+        Ok(again) => again,
+        Err(message) => panic!("the capture written from loaded commands does not load: {message}"),
+    };
+    assert_eq!(
+        commands_of(&again),
+        commands,
+        "commands written out and read back"
+    );
+}
+
+/// `commands` as a `MONITOR` capture: a line redis prints before the first command, then
+/// one line per command, each argument quoted, `"` and `\\` escaped, and every byte
+/// outside printable ASCII written `\xHH`.
+pub fn render_capture(commands: &[Vec<Vec<u8>>]) -> Vec<u8> {
     let mut written = b"OK\r\n".to_vec();
-    for args in &commands {
+    for args in commands {
         written.extend_from_slice(b"1700000000.000001 [0 127.0.0.1:6379]");
         for arg in args {
             written.extend_from_slice(b" \"");
@@ -43,19 +59,11 @@ pub fn check(data: &[u8]) {
         }
         written.extend_from_slice(b"\n");
     }
-    let again = match MonitorInput::parse_bytes(&written) {
-        Ok(again) => again,
-        Err(message) => panic!("the capture written from loaded commands does not load: {message}"),
-    };
-    assert_eq!(
-        commands_of(&again),
-        commands,
-        "commands written out and read back"
-    );
+    written
 }
 
 /// Every command of `input` as its arguments, checking each one's encoding on the way.
-fn commands_of(input: &MonitorInput) -> Vec<Vec<Vec<u8>>> {
+pub fn commands_of(input: &MonitorInput) -> Vec<Vec<Vec<u8>>> {
     assert_eq!(input.encoded(input.len()), None);
     (0..input.len())
         .map(|i| {
