@@ -5,9 +5,9 @@
 #
 # Each target starts from its committed seeds (fuzz/seeds/<target>/, captured from real
 # servers by fuzz/capture-seeds.py) plus what earlier runs kept (fuzz/corpus/<target>/,
-# not committed). Built without AddressSanitizer: the parsers are safe Rust, so bounds
-# and overflow checks (on in these builds) are what catch a read past the input, and
-# ASan would only halve the executions.
+# not committed). Built with cargo-fuzz's defaults: optimized, with debug assertions and
+# overflow checks, under AddressSanitizer, whose malloc hooks let libFuzzer report any
+# single allocation above -rss_limit_mb (a parser reserving what a file merely claims).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../fuzz"
@@ -18,7 +18,7 @@ if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
     exit 1
 fi
 targets=${FUZZ_TARGETS:-$(cargo +nightly fuzz list)}
-cargo +nightly fuzz build -s none
+cargo +nightly fuzz build
 mkdir -p logs
 summary=()
 failed=0
@@ -29,10 +29,9 @@ for target in $targets; do
     log=logs/$target.log
     echo "fuzz: $target for ${seconds}s"
     status=ok
-    # -timeout: one input taking 10 s is a hang; -rss_limit_mb: libFuzzer's default limit,
-    # also the largest single allocation allowed, so a parser that reserves what a file
-    # merely claims is a finding.
-    if ! cargo +nightly fuzz run -s none "$target" "${dirs[@]}" -- \
+    # -timeout: one input taking 10 s is a hang; -rss_limit_mb: libFuzzer's default, also
+    # the largest single allocation allowed.
+    if ! cargo +nightly fuzz run "$target" "${dirs[@]}" -- \
         -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         >"$log" 2>&1; then
         status="FOUND (see $log and artifacts/$target/)"
