@@ -26,13 +26,19 @@ for target in $targets; do
     mkdir -p "corpus/$target"
     dirs=("corpus/$target")
     [[ -d seeds/$target ]] && dirs+=("seeds/$target")
+    # A dictionary of the format's keywords and boundary numbers, where there is one.
+    dict=()
+    case $target in
+        resp | cluster) dict=(-dict=dict/resp.dict) ;;
+        memcache_text | import) dict=("-dict=dict/$target.dict") ;;
+    esac
     log=logs/$target.log
     echo "fuzz: $target for ${seconds}s"
     status=ok
     # -timeout: one input taking 10 s is a hang; -rss_limit_mb: libFuzzer's default, also
     # the largest single allocation allowed.
     if ! cargo +nightly fuzz run "$target" "${dirs[@]}" -- \
-        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "${dict[@]}" \
         >"$log" 2>&1; then
         status="FOUND (see $log and artifacts/$target/)"
         failed=1
