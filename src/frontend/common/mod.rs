@@ -1,11 +1,13 @@
 //! What several front ends share: the connection flags (one clap [`ConnectionArgs`] struct,
-//! in memtier's spellings, that a front end flattens into its own), and their conversion
-//! into the plan's server and TLS parts.
+//! in memtier's spellings, that a front end flattens into its own), their conversion
+//! into the plan's server and TLS parts, and the open-file check ([`open_files`]) for the
+//! connections a front end asks for.
 //!
 //! The conversion has two phases, so a front end can check its own flags in between:
 //! [`ConnectionArgs::target`] parses the flags and the URI (no I/O), and
 //! [`Target::connect`] resolves the host and reads the TLS files.
 
+pub mod open_files;
 pub mod tls;
 pub mod uri;
 
