@@ -4,6 +4,7 @@
 #   make lint   rustfmt check, clippy with warnings as errors, the module layers
 #   make bench  client CPU and syscalls per request, kvbench vs redis-benchmark
 #   make fuzz   every fuzz target for FUZZ_SECONDS (default 60) each (nightly, cargo-fuzz)
+#   make soak   10 000 connections; a server killed and restarted mid-run (not in CI)
 #   make build  release build
 #   make clean  remove build output and scratch files
 
@@ -12,7 +13,7 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 CARGO ?= cargo
 
-.PHONY: all deps build demo test lint bench fuzz clean
+.PHONY: all deps build demo test lint bench fuzz soak clean
 
 all: build
 
@@ -40,6 +41,9 @@ bench:
 fuzz:
 	bash scripts/fuzz.sh
 
+soak: deps
+	bash scripts/soak.sh
+
 clean:
 	$(CARGO) clean
-	rm -rf demo-out bench-out
+	rm -rf demo-out bench-out soak-out
