@@ -1,5 +1,5 @@
 //! kvbench: one load generator for Redis and memcached that speaks several command lines
-//! (memtier_benchmark's today), over one engine.
+//! (memtier_benchmark's, and redis-cli's --intrinsic-latency), over one engine.
 //!
 //! # Layout
 //! Data flows one way: **front end → plan → engine → results → reports**.
@@ -28,20 +28,24 @@
 //! | [`protocol`] | wire formats: encode requests, decode replies; no I/O |
 //! | [`workload`] | key patterns, value sizes, sequences, arbitrary commands, imported data, verification |
 //! | [`results`] | rows and series of finished runs, best/worst/aggregate |
+//! | [`resultfile`] | reads a result file (kvbench or memtier JSON, interval log) into a typed model |
 //! | [`plan`] | the engine's validated, typed input |
 //! | [`engine`] | runs a plan: threads, clients, connections, TLS, cluster; the run observer |
-//! | [`report`] | renders results: text table, JSON, HDR and client-stats files; no sockets |
-//! | [`sinks`] | live sinks fed by the run observer (StatsD/Graphite) |
-//! | [`frontend`] | the command lines: memtier's, and what front ends share |
+//! | [`report`] | renders results: text table, JSON, HDR, `--hdr-log`, client-stats and HTML files; no sockets |
+//! | [`merge`] | several result files into one `Results`, exactly (summed histograms, aligned seconds) |
+//! | [`sinks`] | live sinks fed by the run observer (StatsD/Graphite); the Prometheus endpoint (not wired yet) |
+//! | [`frontend`] | the command lines: memtier's and intrinsic-latency (wired), and what front ends share; not wired yet: latency, redis-benchmark, zbench, merge |
 
 pub mod date;
 pub mod debug;
 pub mod engine;
 pub mod error;
 pub mod frontend;
+pub mod merge;
 pub mod plan;
 pub mod protocol;
 pub mod report;
+pub mod resultfile;
 pub mod results;
 pub mod signals;
 pub mod sinks;

@@ -54,6 +54,39 @@ pub fn key_slot(key: &[u8]) -> u16 {
     crc16(hashed) % SLOTS as u16
 }
 
+/// A hash tag of 1 to 3 bytes: `bytes[..len]`.
+pub type SlotTag = ([u8; 3], u8);
+
+/// For every hash slot, the first tag that hashes to it in shortlex order over
+/// `alphabet`: one-character tags first, then two, then three, each length in the
+/// alphabet's order with the last character varying fastest. Load tools name keys
+/// `{tag}` to aim them at a slot; which tag each tool picks is this search over its own
+/// alphabet (which must not hold `{` or `}`). `None` when three characters of `alphabet`
+/// do not reach every slot.
+pub fn shortest_slot_tags(alphabet: &[u8]) -> Option<Vec<SlotTag>> {
+    let mut tags = vec![([0u8; 3], 0u8); SLOTS];
+    let mut missing = SLOTS;
+    let mut candidate = [0u8; 3];
+    for len in 1..=3usize {
+        let combinations = alphabet.len().pow(len as u32);
+        for mut n in 0..combinations {
+            for i in (0..len).rev() {
+                candidate[i] = alphabet[n % alphabet.len()];
+                n /= alphabet.len();
+            }
+            let slot = usize::from(key_slot(&candidate[..len]));
+            if tags[slot].1 == 0 {
+                tags[slot] = (candidate, len as u8);
+                missing -= 1;
+                if missing == 0 {
+                    return Some(tags);
+                }
+            }
+        }
+    }
+    None
+}
+
 /// One master node.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Node {
@@ -323,6 +356,21 @@ mod tests {
         // An empty tag hashes the whole key.
         assert_eq!(key_slot(b"foo{}{bar}"), crc16(b"foo{}{bar}") % 16384);
         assert_eq!(key_slot(b"foo{{bar}}zap"), key_slot(b"{bar"));
+    }
+
+    #[test]
+    fn shortest_slot_tags_reach_every_slot_in_shortlex_order() {
+        let alphanumerics = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+        let tags = shortest_slot_tags(alphanumerics).expect("62^3 tags reach every slot");
+        for (slot, (bytes, len)) in tags.iter().enumerate() {
+            let tag = &bytes[..usize::from(*len)];
+            assert_eq!(usize::from(key_slot(tag)), slot, "{tag:?}");
+        }
+        // A one-digit tag keeps its own slot; no slot gets a longer tag than it needs.
+        let seven = usize::from(key_slot(b"7"));
+        assert_eq!(tags[seven], (*b"7\0\0", 1));
+        // 10 + 100 + 1000 tags cannot reach 16384 slots.
+        assert_eq!(shortest_slot_tags(b"0123456789"), None);
     }
 
     #[test]

@@ -9,11 +9,21 @@
 use crate::protocol::{Protocol, memcache_binary, memcache_text, resp};
 
 /// Credentials: a bare password or `user:password`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Credentials {
     /// The user (Redis 6 ACL user, SASL user); `None` for a bare password.
     pub user: Option<String>,
     pub password: String,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Keep passwords out of debug output and panic messages.
+        f.debug_struct("Credentials")
+            .field("user", &self.user)
+            .field("password", &"<hidden>")
+            .finish()
+    }
 }
 
 /// Appends the request that authenticates `credentials` in `protocol` to `out`: Redis
@@ -47,6 +57,15 @@ mod tests {
             user: user.map(str::to_string),
             password: password.to_string(),
         }
+    }
+
+    #[test]
+    fn debug_output_hides_the_password() {
+        let shown = format!("{:?}", creds(Some("bob"), "s3cret"));
+        assert!(
+            shown.contains("bob") && !shown.contains("s3cret"),
+            "{shown}"
+        );
     }
 
     #[test]

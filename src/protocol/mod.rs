@@ -38,6 +38,32 @@ pub enum Protocol {
 }
 
 impl Protocol {
+    /// Every protocol, in the order `-P`'s help lists them.
+    pub const ALL: [Protocol; 5] = [
+        Protocol::Redis,
+        Protocol::Resp2,
+        Protocol::Resp3,
+        Protocol::MemcacheText,
+        Protocol::MemcacheBinary,
+    ];
+
+    /// The name `-P` gives it (and result files record): `redis`, `resp2`, `resp3`,
+    /// `memcache_text`, `memcache_binary`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Redis => "redis",
+            Protocol::Resp2 => "resp2",
+            Protocol::Resp3 => "resp3",
+            Protocol::MemcacheText => "memcache_text",
+            Protocol::MemcacheBinary => "memcache_binary",
+        }
+    }
+
+    /// The protocol `name` names (as [`Protocol::name`] spells it), if any.
+    pub fn from_name(name: &str) -> Option<Protocol> {
+        Protocol::ALL.into_iter().find(|p| p.name() == name)
+    }
+
     /// Whether this is one of memcached's protocols (no numbered databases, no Redis
     /// commands).
     pub fn is_memcache(self) -> bool {
@@ -223,5 +249,23 @@ impl Codec {
             Codec::MemcacheBinary(_) => memcache_binary::opaque_of(reply),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protocol_names_read_back() {
+        for p in Protocol::ALL {
+            assert_eq!(Protocol::from_name(p.name()), Some(p));
+        }
+        assert_eq!(
+            Protocol::from_name("memcache_text"),
+            Some(Protocol::MemcacheText)
+        );
+        assert_eq!(Protocol::from_name("Redis"), None);
+        assert_eq!(Protocol::from_name(""), None);
     }
 }

@@ -170,20 +170,52 @@ pub fn render_interval_log(title: &str, start_epoch_ms: u64, series: &[IntervalS
         if s.count == 0 || s.compressed_histogram.is_empty() {
             continue;
         }
-        let _ = writeln!(
-            out,
-            "{},{},{:.1},{}",
-            epoch_ms_as_secs(s.start_epoch_ms),
-            epoch_ms_as_secs(s.end_epoch_ms),
-            s.max_latency_us as f64,
-            s.compressed_histogram
+        push_interval_line(
+            &mut out,
+            None,
+            s.start_epoch_ms,
+            s.end_epoch_ms,
+            s.max_latency_us,
+            &s.compressed_histogram,
         );
     }
     out
 }
 
-/// Milliseconds since the epoch as seconds with three decimals, exactly (no float).
-fn epoch_ms_as_secs(ms: u64) -> String {
+/// Appends one interval line of an HdrHistogram log, shared by the `.hgrm` files and the
+/// `--hdr-log` file (`report::hdr_log`):
+///
+/// ```text
+/// [Tag=SET,]<first>,<second>,<max>.0,<compressed histogram>
+/// ```
+///
+/// `first_ms` and `second_ms` are milliseconds written as seconds with three decimals
+/// (start and end since the epoch in a `.hgrm` file; start since BaseTime and length in a
+/// `--hdr-log`); the maximum is in the histogram's unit (microseconds), as HdrHistogram C
+/// writes it.
+pub(crate) fn push_interval_line(
+    out: &mut String,
+    tag: Option<&str>,
+    first_ms: u64,
+    second_ms: u64,
+    max_us: u64,
+    compressed_histogram: &str,
+) {
+    if let Some(tag) = tag {
+        out.push_str("Tag=");
+        out.push_str(tag);
+        out.push(',');
+    }
+    let _ = writeln!(
+        out,
+        "{},{},{max_us}.0,{compressed_histogram}",
+        epoch_ms_as_secs(first_ms),
+        epoch_ms_as_secs(second_ms),
+    );
+}
+
+/// Milliseconds as seconds with three decimals, exactly (no float).
+pub(crate) fn epoch_ms_as_secs(ms: u64) -> String {
     format!("{}.{:03}", ms / 1000, ms % 1000)
 }
 

@@ -1,10 +1,13 @@
-//! Render finished results: the text table, JSON and HDR histogram files.
+//! Render finished results: the text table, JSON, HDR histogram files and interval log, and
+//! the HTML page ([`html`], filled by a front end from result files).
 //!
 //! [`write_reports`] is the one entry point the binary calls after the runs; the submodules
 //! render strings (pure, testable against memtier's samples) and this module writes them.
 
 pub mod client_stats;
 pub mod hdr;
+pub mod hdr_log;
+pub mod html;
 pub mod json;
 pub mod table;
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 
 use crate::stats::{OpStats, RowName};
 
@@ -110,6 +110,17 @@ pub fn compress_histogram(h: &Histogram<u64>) -> String {
         Ok(_) => base64::engine::general_purpose::STANDARD.encode(&bytes),
         Err(_) => String::new(),
     }
+}
+
+/// Decodes a compressed histogram, the inverse of [`compress_histogram`] (`HISTF...`, or
+/// any V2 / V2+DEFLATE encoding in standard base64). `Err` reads after "the histogram": `is not valid base64 (...)`.
+pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text.trim())
+        .map_err(|e| format!("is not valid base64 ({e})"))?;
+    Deserializer::new()
+        .deserialize(&mut &bytes[..])
+        .map_err(|e| format!("does not decode as an HdrHistogram ({e})"))
 }
 
 /// Latency at percentile `p` (0-100), in milliseconds; 0 for an empty histogram.

@@ -1,9 +1,7 @@
 //! Test fixtures: memtier's sample outputs (copied into `testdata/` from the compatibility
 //! reference) and `Results` rebuilt by hand from their numbers and decoded histograms.
 
-use base64::Engine;
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::Deserializer;
 
 use crate::results::{IntervalSummary, Results, Row};
 use crate::stats::RowName;
@@ -21,8 +19,7 @@ pub(crate) const TIMED_STDERR: &str = include_str!("testdata/timed.stderr");
 
 /// Decodes a `HISTF...` string.
 pub(crate) fn decode(s: &str) -> Histogram<u64> {
-    let bytes = base64::engine::general_purpose::STANDARD.decode(s).unwrap();
-    Deserializer::new().deserialize(&mut &bytes[..]).unwrap()
+    crate::results::decode_histogram(s).unwrap()
 }
 
 /// The whole-run histogram of `row` in results block `block` of a sample JSON file.

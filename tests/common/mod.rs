@@ -1,6 +1,7 @@
-//! Integration-test harness: throwaway servers on free ports ([`server`]), a test PKI
-//! ([`pki`]), the built `kvbench` run with a hard timeout ([`run`]), and the small tools
-//! tests share (scratch directories, JSON reading, waiting for a condition).
+//! Integration-test harness: throwaway servers on free ports ([`server`]), a fake Redis
+//! that records requests ([`recorder`]), a test PKI ([`pki`]), the built `kvbench` run
+//! with a hard timeout ([`run`]), and the small tools tests share (scratch directories,
+//! JSON reading, waiting for a condition).
 //!
 //! Every server is started on 127.0.0.1 only, on a port the OS handed out, in its own
 //! temporary directory; `Drop` kills it by its PID and removes the directory, so a
@@ -10,10 +11,12 @@
 #![allow(dead_code, unused_imports)]
 
 mod pki;
+mod recorder;
 mod run;
 mod server;
 
 pub use pki::TestPki;
+pub use recorder::{Recorder, first_word, next_request};
 pub use run::{KVBENCH_TIMEOUT, Kvbench, Run, kvbench, kvbench_at, kvbench_command};
 pub use server::{Memcached, RedisServer, parse_commandstats, silent_server};
 

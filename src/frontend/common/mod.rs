@@ -1,15 +1,21 @@
 //! What several front ends share: the connection flags (one clap [`ConnectionArgs`] struct,
-//! in memtier's spellings, that a front end flattens into its own), their conversion
-//! into the plan's server and TLS parts, and the open-file check ([`open_files`]) for the
-//! connections a front end asks for.
+//! in memtier's spellings, that a front end flattens into its own) and their conversion
+//! into the plan's server and TLS parts; the `--print-percentiles` list ([`percentiles`]);
+//! the live Prometheus endpoint's flags ([`prometheus`]); a clap error as one usage line
+//! ([`usage`]); the open-file check ([`open_files`]) for the connections a front end asks
+//! for.
 //!
 //! The conversion has two phases, so a front end can check its own flags in between:
 //! [`ConnectionArgs::target`] parses the flags and the URI (no I/O), and
 //! [`Target::connect`] resolves the host and reads the TLS files.
 
 pub mod open_files;
+pub mod percentiles;
+pub mod prometheus;
 pub mod tls;
+pub mod tls_ciphers;
 pub mod uri;
+pub mod usage;
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
-use crate::frontend::common::parse_port;
+use crate::frontend::common::{parse_port, percentiles};
 use crate::frontend::memtier::cli::Cli;
 use crate::sinks::statsd::StatsdConfig;
 
@@ -51,17 +51,10 @@ pub fn parse_outputs(cli: &Cli) -> Result<OutputConfig> {
 }
 
 fn parse_percentiles(raw: Option<&str>) -> Result<Vec<f64>> {
-    let Some(raw) = raw else {
-        return Ok(DEFAULT_PERCENTILES.to_vec());
-    };
-    raw.split(',')
-        .map(|p| match p.trim().parse::<f64>() {
-            Ok(x) if (0.0..=100.0).contains(&x) => Ok(x),
-            _ => Err(usage(
-                "quantiles must be expressed as [0.0-100.0],[0.0-100.0](,...).",
-            )),
-        })
-        .collect()
+    raw.map_or(
+        Ok(DEFAULT_PERCENTILES.to_vec()),
+        percentiles::parse_percentiles,
+    )
 }
 
 const DEFAULT_STATSD_PORT: u16 = 8125;

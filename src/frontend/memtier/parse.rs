@@ -3,13 +3,14 @@
 //! the last of a repeated flag wins), each `--command` paired with the options that
 //! follow it, and every clap error turned into one line.
 
-use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::error::ErrorKind;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
 use serde_json::Value;
 use std::collections::HashSet;
 
 use crate::error::Error;
+use crate::frontend::common::usage::one_line;
 use crate::frontend::memtier::cli::{Cli, Parsed, version_text};
 use crate::frontend::memtier::commands::CommandSpec;
 use crate::frontend::memtier::config_file::{
@@ -155,32 +156,6 @@ fn pair_commands(matches: &ArgMatches) -> Result<Vec<CommandSpec>, Error> {
         }
     }
     Ok(specs)
-}
-
-/// Turn a clap error into one line: no usage block, no colour, a pointer to `--help`.
-fn one_line(e: &clap::Error) -> Error {
-    let rendered = e.to_string();
-    let first = rendered
-        .lines()
-        .next()
-        .unwrap_or("invalid arguments")
-        .trim()
-        .trim_start_matches("error: ")
-        .to_string();
-    let mut msg = match (e.kind(), e.get(ContextKind::InvalidArg)) {
-        (ErrorKind::UnknownArgument, Some(ContextValue::String(arg))) => {
-            format!("unexpected argument '{arg}'")
-        }
-        _ => first,
-    };
-    match e.get(ContextKind::SuggestedArg) {
-        Some(ContextValue::String(s)) => msg.push_str(&format!(" (did you mean '{s}'?)")),
-        Some(ContextValue::Strings(v)) if !v.is_empty() => {
-            msg.push_str(&format!(" (did you mean '{}'?)", v.join("' or '")))
-        }
-        _ => {}
-    }
-    Error::usage(format!("{msg}; see --help"))
 }
 
 #[cfg(test)]

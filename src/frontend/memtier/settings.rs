@@ -303,18 +303,14 @@ fn usage(msg: impl Into<String>) -> Error {
 }
 
 fn parse_protocol(raw: Option<&str>) -> Result<Protocol> {
-    Ok(match raw {
-        None | Some("redis") => Protocol::Redis,
-        Some("resp2") => Protocol::Resp2,
-        Some("resp3") => Protocol::Resp3,
-        Some("memcache_text") => Protocol::MemcacheText,
-        Some("memcache_binary") => Protocol::MemcacheBinary,
-        Some(_) => {
-            return Err(usage(
+    match raw {
+        None => Ok(Protocol::Redis),
+        Some(name) => Protocol::from_name(name).ok_or_else(|| {
+            usage(
                 "supported protocols are 'memcache_text', 'memcache_binary', 'redis', 'resp2' and 'resp3'.",
-            ));
-        }
-    })
+            )
+        }),
+    }
 }
 
 fn positive_u32(raw: Option<&str>, default: u32, msg: &str) -> Result<u32> {

@@ -8,7 +8,7 @@ use crate::frontend::common::uri::masked_uri;
 use crate::frontend::memtier::cli::Cli;
 use crate::frontend::memtier::outputs::OutputConfig;
 use crate::plan::{Endpoint, Plan, StopAt};
-use crate::protocol::{Credentials, Protocol};
+use crate::protocol::Credentials;
 use crate::workload::values::DataSize;
 
 /// `***` in place of the password, so configurations can be shared and logged.
@@ -92,7 +92,7 @@ pub fn shown_options(
         ),
         ("unix socket", unix_socket),
         ("address family", json_str(family.memtier_name())),
-        ("protocol", json_str(protocol_name(plan.server.protocol))),
+        ("protocol", json_str(plan.server.protocol.name())),
         ("out_file", json_path(output.out_file.as_ref())),
         ("tls", json_bool(plan.server.tls.is_some())),
         ("cert", json_opt(cli.conn.cert.as_deref())),
@@ -234,15 +234,4 @@ pub fn render_show_config(shown: &[(&str, String)]) -> String {
         out.push('\n');
     }
     out
-}
-
-/// The protocol as `-P` spells it.
-fn protocol_name(p: Protocol) -> &'static str {
-    match p {
-        Protocol::Redis => "redis",
-        Protocol::Resp2 => "resp2",
-        Protocol::Resp3 => "resp3",
-        Protocol::MemcacheText => "memcache_text",
-        Protocol::MemcacheBinary => "memcache_binary",
-    }
 }

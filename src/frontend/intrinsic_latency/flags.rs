@@ -1,0 +1,151 @@
+//! `kvbench intrinsic-latency`'s flags, parsed as typed (clap) and validated into
+//! [`Options`]; every usage error is one line found here.
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use clap::error::ErrorKind;
+use clap::{CommandFactory, FromArgMatches, Parser};
+
+use crate::error::Error;
+use crate::frontend::common::usage::one_line;
+
+/// Longest run accepted: a day.
+const MAX_SECONDS: f64 = 86_400.0;
+
+/// The flags as typed.
+#[derive(Parser, Debug)]
+#[command(
+    name = "kvbench intrinsic-latency",
+    bin_name = "kvbench intrinsic-latency",
+    about = "Measure the latency this machine itself adds: the longest a busy loop, pinned \
+             to one CPU, is kept from running (redis-cli --intrinsic-latency). No server \
+             is involved; run it on the server's host.",
+    disable_version_flag = true,
+    after_help = "Prints `Max latency so far: N microseconds.` at each new maximum, then the \
+                  number of runs with their average and how much longer the worst run took. \
+                  Ctrl-C ends the test early with the same summary."
+)]
+struct Flags {
+    /// How long to run the test, in seconds (decimals allowed).
+    #[arg(value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
+    seconds: Duration,
+
+    /// Pin the test to this CPU (default: the CPU it starts on).
+    #[arg(long, value_name = "N")]
+    cpu: Option<usize>,
+}
+
+/// Validated `kvbench intrinsic-latency` options.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// How long the busy loop runs.
+    pub duration: Duration,
+    /// The CPU to pin to, if chosen.
+    pub cpu: Option<usize>,
+}
+
+/// What the command line asks for.
+#[derive(Debug)]
+pub enum Parsed {
+    /// Run the test.
+    Run(Options),
+    /// Print this text to stdout and exit 0 (`--help`).
+    Print(String),
+}
+
+/// Parses the tool's argv (the first item is the program name, ignored).
+pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
+    let matches = match Flags::command().try_get_matches_from(args) {
+        Ok(m) => m,
+        Err(e) if e.kind() == ErrorKind::DisplayHelp => return Ok(Parsed::Print(e.to_string())),
+        Err(e) => return Err(one_line(&e)),
+    };
+    let flags = Flags::from_arg_matches(&matches).map_err(|e| one_line(&e))?;
+    Ok(Parsed::Run(Options {
+        duration: flags.seconds,
+        cpu: flags.cpu,
+    }))
+}
+
+/// `SECONDS` (decimals allowed, more than 0, at most a day).
+fn parse_seconds(raw: &str) -> Result<Duration, String> {
+    let seconds: f64 = raw
+        .trim()
+        .parse()
+        .map_err(|_| "not a number of seconds".to_string())?;
+    if !seconds.is_finite() || seconds <= 0.0 {
+        return Err("the test must run for more than 0 seconds".to_string());
+    }
+    if seconds > MAX_SECONDS {
+        return Err("the test may run for at most a day (86400 seconds)".to_string());
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_args(args: &[&str]) -> Result<Parsed, Error> {
+        parse(
+            std::iter::once("kvbench intrinsic-latency")
+                .chain(args.iter().copied())
+                .map(OsString::from)
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn seconds_and_cpu() {
+        match parse_args(&["30"]) {
+            Ok(Parsed::Run(o)) => assert_eq!(
+                o,
+                Options {
+                    duration: Duration::from_secs(30),
+                    cpu: None
+                }
+            ),
+            other => panic!("{other:?}"),
+        }
+        match parse_args(&["--cpu", "1", "0.25"]) {
+            Ok(Parsed::Run(o)) => {
+                assert_eq!(o.duration, Duration::from_millis(250));
+                assert_eq!(o.cpu, Some(1));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_values_are_one_line_errors() {
+        for (args, needle) in [
+            (&[][..], "SECONDS"),
+            (&["abc"][..], "not a number of seconds"),
+            (&["0"][..], "more than 0 seconds"),
+            (&["-3"][..], "more than 0 seconds"),
+            (&["inf"][..], "more than 0 seconds"),
+            (&["100000"][..], "at most a day"),
+            (&["1", "2"][..], "unexpected argument"),
+            (&["--cpu", "x", "1"][..], "--cpu"),
+        ] {
+            let msg = match parse_args(args) {
+                Err(e) => e.to_string(),
+                other => panic!("{args:?} should fail: {other:?}"),
+            };
+            assert!(msg.contains(needle), "{args:?}: {msg}");
+            assert!(!msg.contains('\n'), "{args:?}: {msg:?}");
+        }
+    }
+
+    #[test]
+    fn help_is_printed() {
+        match parse_args(&["--help"]) {
+            Ok(Parsed::Print(text)) => {
+                assert!(text.contains("Usage: kvbench intrinsic-latency [OPTIONS] <SECONDS>"));
+                assert!(text.contains("--cpu"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

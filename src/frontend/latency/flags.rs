@@ -1,0 +1,425 @@
+//! `kvbench latency`'s own flags, parsed as typed (clap) and validated into [`Options`]
+//! that cannot hold a bad value; every usage error is one line found here.
+//!
+//! The connection flags (host, port, unix socket, `-a`, `--user`, `-u`, TLS) are not here:
+//! they come from the shared connection flags the front ends flatten.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::error::ErrorKind;
+use clap::{CommandFactory, FromArgMatches, Parser};
+
+use super::render::{Format, Precision, Style};
+use super::spectrum::Palette;
+use super::windows::Mode;
+use crate::error::Error;
+use crate::frontend::common::usage::one_line;
+use crate::protocol::Protocol;
+
+/// redis-cli's one-shot window and `--latency-dist` window: one second.
+const DEFAULT_WINDOW_US: u64 = 1_000_000;
+/// redis-cli's `--latency-history` window: 15 seconds.
+const DEFAULT_HISTORY_WINDOW_US: u64 = 15_000_000;
+/// Longest window accepted: a day (a longer one is a typo, and would overflow nothing but
+/// patience).
+const MAX_WINDOW_US: u64 = 86_400_000_000;
+/// How often the probe sends its request, as redis-cli does: every 10 ms.
+pub const SAMPLE_PERIOD_US: u64 = 10_000;
+
+/// The flags as typed.
+#[derive(Parser, Debug)]
+#[command(
+    name = "kvbench latency",
+    bin_name = "kvbench latency",
+    about = "Measure a server's round-trip latency with one request every 10 ms, as \
+             redis-cli --latency does: PING for Redis, version for memcached.",
+    long_about = None,
+    disable_version_flag = true,
+    after_help = "On a terminal the figures are redrawn in place until Ctrl-C. With --raw, \
+                  --csv or --json, or when stdout is not a terminal, one window is sampled \
+                  (1 s, or -i), one line printed, and the probe ends.\n\
+                  Figures are whole milliseconds unless --precision=us (min rounded down, \
+                  max up; avg is the exact mean)."
+)]
+struct Flags {
+    /// Window length in seconds (decimals allowed): the one-shot window (default 1), each
+    /// --history line (default 15) or each --dist line (default 1).
+    #[arg(
+        short = 'i',
+        long = "interval",
+        value_name = "SECONDS",
+        value_parser = parse_interval,
+        allow_negative_numbers = true
+    )]
+    interval: Option<u64>,
+
+    /// A line per window, figures reset each window (redis-cli --latency-history).
+    #[arg(long, visible_alias = "latency-history", conflicts_with = "dist")]
+    history: bool,
+
+    /// The latency spectrum per window in xterm-256 colours (redis-cli --latency-dist).
+    #[arg(long, visible_alias = "latency-dist")]
+    dist: bool,
+
+    /// With --dist: shades of grey only.
+    #[arg(long, requires = "dist")]
+    mono: bool,
+
+    /// One window, then `min max avg count` and exit.
+    #[arg(long, group = "format", conflicts_with = "dist")]
+    raw: bool,
+
+    /// The human format (redrawn in place) even when stdout is not a terminal.
+    #[arg(long, group = "format")]
+    no_raw: bool,
+
+    /// One window, then `min,max,avg,count` and exit.
+    #[arg(long, group = "format", conflicts_with = "dist")]
+    csv: bool,
+
+    /// One window, then {"min": …, "max": …, "avg": …, "count": …} and exit.
+    #[arg(long, group = "format", conflicts_with = "dist")]
+    json: bool,
+
+    /// Unit of the figures: ms (whole milliseconds, as redis-cli) or us (microseconds).
+    #[arg(long, value_name = "ms|us", default_value = "ms", value_parser = ["ms", "us"])]
+    precision: String,
+
+    /// Percentiles to append to every line, e.g. 50,99,99.9.
+    #[arg(long, value_name = "LIST", value_parser = parse_percentiles)]
+    percentiles: Option<PercentileList>,
+
+    /// Write the distribution of all samples to this file when the probe ends
+    /// (HdrHistogram percentile text, milliseconds).
+    #[arg(long, value_name = "PATH")]
+    hdr_file: Option<PathBuf>,
+
+    /// Protocol: redis, resp2, resp3 (probe: PING), memcache_text, memcache_binary (probe:
+    /// version).
+    #[arg(
+        short = 'P',
+        long,
+        value_name = "PROTOCOL",
+        default_value = "redis",
+        value_parser = parse_protocol
+    )]
+    protocol: Protocol,
+}
+
+/// A parsed `--percentiles` list (clap keeps a `Vec` field for repeated flags).
+#[derive(Clone, Debug)]
+struct PercentileList(Vec<f64>);
+
+/// The request the probe sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Probe {
+    /// Redis: `PING`, answered `+PONG`.
+    Ping,
+    /// memcached (text or binary): `version`.
+    Version,
+}
+
+/// Validated `kvbench latency` options.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    /// `-i` in microseconds, if given.
+    pub interval_us: Option<u64>,
+    pub history: bool,
+    pub dist: bool,
+    /// `--raw`, `--csv`, `--json` or `--no-raw` (standard), if one was given.
+    pub format: Option<Format>,
+    pub precision: Precision,
+    pub percentiles: Vec<f64>,
+    pub palette: Palette,
+    pub hdr_file: Option<PathBuf>,
+    pub protocol: Protocol,
+}
+
+/// What the probe does, once it is known whether stdout is a terminal.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolved {
+    pub mode: Mode,
+    /// Window length in microseconds.
+    pub interval_us: u64,
+    pub style: Style,
+}
+
+/// What the command line asks for.
+#[derive(Debug)]
+pub enum Parsed {
+    /// Probe with these options.
+    Run(Options),
+    /// Print this text to stdout and exit 0 (`--help`).
+    Print(String),
+}
+
+impl Options {
+    /// The mode, window and style for a stdout that is (or is not) a terminal: as in
+    /// redis-cli, a stdout that is not a terminal means raw output unless `--no-raw`.
+    pub fn resolve(&self, stdout_is_tty: bool) -> Resolved {
+        let default_format = if stdout_is_tty {
+            Format::Standard
+        } else {
+            Format::Raw
+        };
+        let format = self.format.unwrap_or(default_format);
+        let mode = if self.dist {
+            Mode::Dist
+        } else if self.history {
+            Mode::History {
+                redraw: format == Format::Standard,
+            }
+        } else if format == Format::Standard {
+            Mode::Live
+        } else {
+            Mode::Once
+        };
+        let default_interval = match mode {
+            Mode::History { .. } => DEFAULT_HISTORY_WINDOW_US,
+            Mode::Live | Mode::Once | Mode::Dist => DEFAULT_WINDOW_US,
+        };
+        Resolved {
+            mode,
+            interval_us: self.interval_us.unwrap_or(default_interval),
+            style: Style {
+                format,
+                precision: self.precision,
+                percentiles: self.percentiles.clone(),
+                palette: self.palette,
+            },
+        }
+    }
+
+    /// The request to send every [`SAMPLE_PERIOD_US`].
+    pub fn probe(&self) -> Probe {
+        match self.protocol {
+            Protocol::Redis | Protocol::Resp2 | Protocol::Resp3 => Probe::Ping,
+            Protocol::MemcacheText | Protocol::MemcacheBinary => Probe::Version,
+        }
+    }
+}
+
+/// Parses `kvbench latency`'s argv (the first item is the program name, ignored).
+pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
+    let matches = match Flags::command().try_get_matches_from(args) {
+        Ok(m) => m,
+        Err(e) if e.kind() == ErrorKind::DisplayHelp => return Ok(Parsed::Print(e.to_string())),
+        Err(e) => return Err(one_line(&e)),
+    };
+    let flags = Flags::from_arg_matches(&matches).map_err(|e| one_line(&e))?;
+    let format = if flags.raw {
+        Some(Format::Raw)
+    } else if flags.csv {
+        Some(Format::Csv)
+    } else if flags.json {
+        Some(Format::Json)
+    } else if flags.no_raw {
+        Some(Format::Standard)
+    } else {
+        None
+    };
+    Ok(Parsed::Run(Options {
+        interval_us: flags.interval,
+        history: flags.history,
+        dist: flags.dist,
+        format,
+        precision: if flags.precision == "us" {
+            Precision::Us
+        } else {
+            Precision::Ms
+        },
+        percentiles: flags.percentiles.map(|p| p.0).unwrap_or_default(),
+        palette: if flags.mono {
+            Palette::Mono
+        } else {
+            Palette::Colour
+        },
+        hdr_file: flags.hdr_file,
+        protocol: flags.protocol,
+    }))
+}
+
+/// `-i SECONDS` (decimals allowed) into microseconds.
+fn parse_interval(raw: &str) -> Result<u64, String> {
+    let seconds: f64 = raw
+        .trim()
+        .parse()
+        .map_err(|_| "not a number of seconds".to_string())?;
+    if !seconds.is_finite() || seconds <= 0.0 {
+        return Err("the window must be longer than 0 seconds".to_string());
+    }
+    let us = (seconds * 1e6).round();
+    if us < 1.0 {
+        return Err("the window must be at least 1 microsecond".to_string());
+    }
+    if us > MAX_WINDOW_US as f64 {
+        return Err("the window may be at most a day (86400 seconds)".to_string());
+    }
+    Ok(us as u64)
+}
+
+/// `--percentiles=50,99,99.9` into numbers in (0, 100].
+fn parse_percentiles(raw: &str) -> Result<PercentileList, String> {
+    let mut list = Vec::new();
+    for item in raw.split(',') {
+        let item = item.trim();
+        let p: f64 = item
+            .parse()
+            .map_err(|_| format!("'{item}' is not a percentile (use e.g. 50,99,99.9)"))?;
+        if !(p > 0.0 && p <= 100.0) {
+            return Err(format!("'{item}' is not a percentile between 0 and 100"));
+        }
+        list.push(p);
+    }
+    Ok(PercentileList(list))
+}
+
+/// `-P` as memtier spells it.
+fn parse_protocol(raw: &str) -> Result<Protocol, String> {
+    Protocol::from_name(raw)
+        .ok_or_else(|| "use redis, resp2, resp3, memcache_text or memcache_binary".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(args: &[&str]) -> Options {
+        let argv = std::iter::once("kvbench latency")
+            .chain(args.iter().copied())
+            .map(OsString::from)
+            .collect();
+        match parse(argv) {
+            Ok(Parsed::Run(o)) => o,
+            other => panic!("{args:?}: {other:?}"),
+        }
+    }
+
+    fn error(args: &[&str]) -> String {
+        let argv = std::iter::once("kvbench latency")
+            .chain(args.iter().copied())
+            .map(OsString::from)
+            .collect();
+        match parse(argv) {
+            Err(e) => e.to_string(),
+            other => panic!("{args:?} should fail: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults_follow_redis_cli() {
+        let o = options(&[]);
+        assert_eq!(o.probe(), Probe::Ping);
+        let tty = o.resolve(true);
+        assert_eq!(tty.mode, Mode::Live);
+        assert_eq!(tty.style.format, Format::Standard);
+        assert_eq!(tty.style.precision, Precision::Ms);
+        let piped = o.resolve(false);
+        assert_eq!(piped.mode, Mode::Once);
+        assert_eq!(piped.style.format, Format::Raw);
+        assert_eq!(piped.interval_us, 1_000_000);
+    }
+
+    #[test]
+    fn machine_formats_sample_one_window_even_on_a_terminal() {
+        for (flag, format) in [
+            ("--raw", Format::Raw),
+            ("--csv", Format::Csv),
+            ("--json", Format::Json),
+        ] {
+            let r = options(&[flag, "-i", "0.5"]).resolve(true);
+            assert_eq!(
+                (r.mode, r.style.format, r.interval_us),
+                (Mode::Once, format, 500_000)
+            );
+        }
+        let r = options(&["--no-raw"]).resolve(false);
+        assert_eq!((r.mode, r.style.format), (Mode::Live, Format::Standard));
+    }
+
+    #[test]
+    fn history_and_dist_windows() {
+        let r = options(&["--history"]).resolve(true);
+        assert_eq!(r.mode, Mode::History { redraw: true });
+        assert_eq!(r.interval_us, 15_000_000);
+        let r = options(&["--latency-history", "-i", "1"]).resolve(false);
+        assert_eq!(r.mode, Mode::History { redraw: false });
+        assert_eq!(r.interval_us, 1_000_000);
+        let r = options(&["--dist", "--mono"]).resolve(false);
+        assert_eq!(r.mode, Mode::Dist);
+        assert_eq!(r.interval_us, 1_000_000);
+        assert_eq!(r.style.palette, Palette::Mono);
+    }
+
+    #[test]
+    fn kvbench_additions() {
+        let o = options(&[
+            "--precision=us",
+            "--percentiles=50,99.90,100",
+            "--hdr-file",
+            "all.txt",
+            "-P",
+            "memcache_binary",
+        ]);
+        assert_eq!(o.precision, Precision::Us);
+        assert_eq!(o.percentiles, vec![50.0, 99.9, 100.0]);
+        assert_eq!(o.hdr_file, Some(PathBuf::from("all.txt")));
+        assert_eq!(o.protocol, Protocol::MemcacheBinary);
+        assert_eq!(o.probe(), Probe::Version);
+        assert_eq!(options(&["-P", "memcache_text"]).probe(), Probe::Version);
+        assert_eq!(options(&["--protocol=resp3"]).probe(), Probe::Ping);
+    }
+
+    #[test]
+    fn bad_values_are_one_line_errors() {
+        for (args, needle) in [
+            (&["-i", "abc"][..], "not a number of seconds"),
+            (&["-i", "0"][..], "longer than 0"),
+            (&["-i", "-1"][..], "longer than 0"),
+            (&["-i", "nan"][..], "longer than 0"),
+            (&["-i", "100000"][..], "at most a day"),
+            (&["--percentiles=50,abc"][..], "'abc' is not a percentile"),
+            (&["--percentiles=0"][..], "between 0 and 100"),
+            (&["--percentiles=101"][..], "between 0 and 100"),
+            (&["--precision=ns"][..], "--precision"),
+            (&["-P", "http"][..], "use redis, resp2"),
+            (&["--mono"][..], "--dist"),
+            (&["--dist", "--history"][..], "cannot be used with"),
+            (&["--dist", "--json"][..], "cannot be used with"),
+            (&["--raw", "--csv"][..], "cannot be used with"),
+            (&["--bogus"][..], "--bogus"),
+        ] {
+            let msg = error(args);
+            assert!(msg.contains(needle), "{args:?}: {msg}");
+            assert!(!msg.contains('\n'), "{args:?}: one line: {msg:?}");
+            assert!(msg.ends_with("; see --help"), "{args:?}: {msg}");
+        }
+    }
+
+    #[test]
+    fn error_messages_name_the_flag_and_the_value() {
+        assert_eq!(
+            error(&["-i", "abc"]),
+            "invalid value 'abc' for '--interval <SECONDS>': not a number of seconds; see --help"
+        );
+        assert_eq!(
+            error(&["--percentiles=50,abc"]),
+            "invalid value '50,abc' for '--percentiles <LIST>': 'abc' is not a percentile \
+             (use e.g. 50,99,99.9); see --help"
+        );
+    }
+
+    #[test]
+    fn help_is_printed_not_an_error() {
+        let argv = vec![OsString::from("kvbench latency"), OsString::from("--help")];
+        match parse(argv) {
+            Ok(Parsed::Print(text)) => {
+                assert!(text.contains("--history"));
+                assert!(text.contains("--percentiles"));
+                assert!(text.contains("Usage: kvbench latency"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

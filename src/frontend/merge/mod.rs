@@ -1,0 +1,3 @@
+//! `kvbench merge`: many result files into one (the flags; the merging is `crate::merge`).
+
+pub mod flags;

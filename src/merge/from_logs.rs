@@ -1,0 +1,176 @@
+//! Merges HdrHistogram interval logs: one row per command tag, `Totals` from the untagged
+//! lines, every figure from the interval histograms.
+
+use crate::error::Error;
+use crate::report::{Limit, RunInfo};
+use crate::resultfile::IntervalLog;
+use crate::resultfile::ordered::Json;
+use crate::results::Results;
+use crate::stats::RowName;
+use crate::workload::commands::row_name;
+
+use super::MergedResult;
+use super::combine::{Layout, Rates, RowPiece, SecondPiece, Window, merge_row, nearest_second};
+
+/// The command an interval belongs to: its tag, or the log's `.hgrm` title; `None` is the
+/// whole run.
+fn command_of<'a>(log: &'a IntervalLog, tag: Option<&'a str>) -> Option<&'a str> {
+    tag.or_else(|| log.title_command())
+}
+
+/// One log's piece of a row: the intervals for which `wanted` holds.
+fn piece<'a>(log: &'a IntervalLog, wanted: impl Fn(Option<&str>) -> bool) -> RowPiece<'a> {
+    let start = log
+        .intervals
+        .iter()
+        .map(|i| i.start_epoch_ms)
+        .min()
+        .unwrap_or(0);
+    let end = log
+        .intervals
+        .iter()
+        .map(|i| i.end_epoch_ms)
+        .max()
+        .unwrap_or(0);
+    let span_secs = end.saturating_sub(start) as f64 / 1000.0;
+    let mut p = RowPiece::default();
+    for iv in &log.intervals {
+        if !wanted(command_of(log, iv.tag.as_deref())) {
+            continue;
+        }
+        let h = &iv.histogram;
+        p.count += h.len();
+        p.histograms.push(h);
+        p.seconds.push(SecondPiece {
+            epoch_second: nearest_second(iv.start_epoch_ms),
+            count: h.len(),
+            histogram: Some(h),
+            ..SecondPiece::default()
+        });
+    }
+    if span_secs > 0.0 {
+        p.rates = Rates {
+            ops: p.count as f64 / span_secs,
+            ..Rates::default()
+        };
+    }
+    p
+}
+
+/// Merges interval logs; `logs` holds each file's name and contents, in input order.
+///
+/// Rows are the commands (tags, or the command in a `.hgrm` title) in first-seen order;
+/// `Totals` is the untagged whole-run lines when any log has them, else the sum of the
+/// commands. A log's rate is its count over its span (first interval start to last
+/// interval end); rates of several logs are summed. Logs carry no bytes, hits or errors.
+pub fn merge(
+    logs: &[(&str, &IntervalLog)],
+    percentiles: Option<&[f64]>,
+) -> Result<MergedResult, Error> {
+    for (name, log) in logs {
+        if log.intervals.is_empty() {
+            return Err(Error::usage(format!(
+                "{name}: no intervals, nothing to merge"
+            )));
+        }
+    }
+    let mut commands: Vec<&str> = Vec::new();
+    let mut any_whole_run = false;
+    for (_, log) in logs {
+        for iv in &log.intervals {
+            match command_of(log, iv.tag.as_deref()) {
+                Some(c) if !commands.contains(&c) => commands.push(c),
+                Some(_) => {}
+                None => any_whole_run = true,
+            }
+        }
+    }
+    let percentiles = percentiles.map_or_else(|| vec![50.0, 99.0, 99.9], <[f64]>::to_vec);
+
+    let mut names: Vec<RowName> = commands
+        .iter()
+        .map(|c| RowName {
+            row: row_name(c),
+            hist: c.to_string(),
+            has_hits: false,
+        })
+        .collect();
+    let mut pieces: Vec<Vec<RowPiece>> = commands
+        .iter()
+        .map(|c| {
+            logs.iter()
+                .map(|(_, log)| piece(log, |x| x == Some(*c)))
+                .collect()
+        })
+        .collect();
+    names.push(RowName {
+        row: "Totals".to_string(),
+        hist: "FULL_RUN".to_string(),
+        has_hits: false,
+    });
+    pieces.push(
+        logs.iter()
+            .map(|(_, log)| piece(log, |x| x.is_none() || !any_whole_run))
+            .collect(),
+    );
+
+    let start = logs
+        .iter()
+        .flat_map(|(_, l)| l.intervals.iter().map(|i| i.start_epoch_ms))
+        .min()
+        .unwrap_or(0);
+    let finish = logs
+        .iter()
+        .flat_map(|(_, l)| l.intervals.iter().map(|i| i.end_epoch_ms))
+        .max()
+        .unwrap_or(0);
+    let all_seconds = || {
+        pieces
+            .iter()
+            .flatten()
+            .flat_map(|p| p.seconds.iter().map(|s| s.epoch_second))
+    };
+    let first_second = all_seconds().min().unwrap_or(0).min(nearest_second(start));
+    let window = Window::checked(
+        first_second,
+        all_seconds().max().map_or(0, |l| l - first_second + 1),
+        start,
+        finish,
+    )?;
+    let layout = Layout::of(
+        logs.iter()
+            .flat_map(|(_, l)| l.intervals.iter().map(|i| &i.histogram)),
+    );
+    let rows = names
+        .into_iter()
+        .zip(&pieces)
+        .map(|(name, p)| merge_row(name, p, &layout, &window, &percentiles))
+        .collect::<Result<Vec<_>, _>>()?;
+    let duration_ms = finish - start;
+    let names = logs
+        .iter()
+        .map(|(n, _)| Json::String(n.to_string()))
+        .collect();
+    Ok(MergedResult {
+        results: Results {
+            title: "ALL STATS".to_string(),
+            run_number: 1,
+            start_epoch_ms: start,
+            finish_epoch_ms: finish,
+            duration_ms,
+            interrupted: false,
+            cluster: false,
+            rows,
+        },
+        configuration: vec![("merged_from".to_string(), Json::Array(names).to_literal())],
+        run_info: RunInfo {
+            threads: 0,
+            connections_per_thread: 0,
+            limit: Limit::Seconds(duration_ms / 1000),
+            ramp: None,
+        },
+        percentiles,
+        hide_histogram: false,
+        inputs: logs.iter().map(|(n, _)| n.to_string()).collect(),
+    })
+}

@@ -1,0 +1,135 @@
+//! Merges several result files (the shards of one workload) into one [`Results`], exactly:
+//! counts summed, latency from the sum of the HdrHistograms, seconds aligned by wall clock.
+//!
+//! Front-end neutral: [`merge_files`] reads the files through [`crate::resultfile`] and
+//! returns a [`MergedResult`] that the existing writers render (the ALL STATS table, the
+//! JSON with [`MergedResult::shown`], the HDR files). docs/distributed.md states the rules;
+//! in short:
+//!
+//! - **Inputs.** All JSON results (kvbench's or memtier_benchmark's) or all interval logs.
+//!   Each JSON file contributes its whole run: `ALL STATS`, or for `-x N` files the
+//!   AGGREGATED block (its seconds from the `RUN #i` blocks). The files must have the same
+//!   command rows and one protocol family (RESP or memcached).
+//! - **Counts** (requests, connection errors, bytes per second) are summed.
+//! - **Rates** (Ops/sec, Hits/sec, Misses/sec, MOVED/sec, ASK/sec, Connection Errors/sec,
+//!   KB/sec) are the sum of the inputs' rates, each input's count over its own duration.
+//!   That is the aggregate rate over the common window, the span in which all inputs ran,
+//!   taking each input's rate as steady; shards started together with the same
+//!   `--test-time` share their whole window. (Count over the merged span would understate
+//!   it by every shard's start-up skew and tail.)
+//! - **Latency** of every row: percentiles, min, max and average all from the sum of the
+//!   inputs' histograms (never an average of percentiles).
+//! - **Seconds**: an input's second *i* starts at its start time + *i* s and is counted in
+//!   the epoch second nearest that start; merged seconds sum counts and bytes and take
+//!   latency from the sum of that second's histograms where every input has one (interval
+//!   logs), else the true mean, min and max and no percentiles (JSON carries none per
+//!   second).
+//! - **Runtime**: earliest start to latest finish; interrupted if any input was.
+
+mod combine;
+mod from_json;
+mod from_logs;
+
+use std::path::Path;
+
+use crate::error::Error;
+use crate::report::RunInfo;
+use crate::resultfile::{Content, ResultFile, read_file};
+use crate::results::Results;
+
+/// Choices a front end passes to the merge.
+#[derive(Clone, Debug, Default)]
+pub struct MergeOptions {
+    /// Percentiles for the merged per-second figures and the JSON's keys; default: the
+    /// first JSON file's (`p50.00`, `p99.00`, `p99.90`...), or 50, 99, 99.9 for logs.
+    pub percentiles: Option<Vec<f64>>,
+}
+
+/// The merged result and what the JSON writer needs beside it.
+#[derive(Clone, Debug)]
+pub struct MergedResult {
+    /// One block titled `ALL STATS`, run number 1: rows in the first file's order, Totals
+    /// last, each with its summed histogram and per-second series.
+    pub results: Results,
+    /// The `"configuration"` entries: key and JSON literal. A key keeps its value where
+    /// every input agrees and becomes an array of the inputs' values (`null` where one
+    /// lacks it) where they differ; `"merged_from"` lists the inputs.
+    pub configuration: Vec<(String, String)>,
+    /// The `"run information"`: threads summed over the inputs.
+    pub run_info: RunInfo,
+    /// The percentiles the merged figures were computed for.
+    pub percentiles: Vec<f64>,
+    /// Whether the first input left out its latency distribution arrays.
+    pub hide_histogram: bool,
+    /// The inputs' names, in order.
+    pub inputs: Vec<String>,
+}
+
+impl MergedResult {
+    /// The configuration as `report::json::render_json` takes it.
+    pub fn shown(&self) -> Vec<(&str, String)> {
+        self.configuration
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.clone()))
+            .collect()
+    }
+}
+
+/// Reads every file and merges them. Errors name the file and what is wrong.
+pub fn merge_files<P: AsRef<Path>>(
+    paths: &[P],
+    options: &MergeOptions,
+) -> Result<MergedResult, Error> {
+    let files = paths
+        .iter()
+        .map(|p| read_file(p.as_ref()))
+        .collect::<Result<Vec<_>, _>>()?;
+    merge(&files, options)
+}
+
+/// Merges files already read.
+pub fn merge(files: &[ResultFile], options: &MergeOptions) -> Result<MergedResult, Error> {
+    let Some(first) = files.first() else {
+        return Err(Error::usage("merge needs at least one result file"));
+    };
+    let percentiles = options.percentiles.as_deref();
+    match &first.content {
+        Content::Json(_) => {
+            let mut jsons = Vec::with_capacity(files.len());
+            for f in files {
+                match &f.content {
+                    Content::Json(j) => jsons.push((f.name.as_str(), j)),
+                    Content::IntervalLog(_) => return Err(mixed(f, first)),
+                }
+            }
+            from_json::merge(&jsons, percentiles)
+        }
+        Content::IntervalLog(_) => {
+            let mut logs = Vec::with_capacity(files.len());
+            for f in files {
+                match &f.content {
+                    Content::IntervalLog(l) => logs.push((f.name.as_str(), l)),
+                    Content::Json(_) => return Err(mixed(f, first)),
+                }
+            }
+            from_logs::merge(&logs, percentiles)
+        }
+    }
+}
+
+fn mixed(file: &ResultFile, first: &ResultFile) -> Error {
+    let kind = |f: &ResultFile| match f.content {
+        Content::Json(_) => "a JSON result",
+        Content::IntervalLog(_) => "an interval log",
+    };
+    Error::usage(format!(
+        "{}: {} cannot be merged with {} ({}); give only JSON results or only interval logs",
+        file.name,
+        kind(file),
+        kind(first),
+        first.name
+    ))
+}
+
+#[cfg(test)]
+mod tests;

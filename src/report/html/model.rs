@@ -1,0 +1,127 @@
+//! The HTML report's input: finished runs as the page shows them, whatever tool wrote them.
+//!
+//! Nothing here knows a file format. A front end (kvbench's or memtier_benchmark's JSON,
+//! merged results, a rate sweep) fills a [`Report`] and hands it to
+//! [`render_page`](super::page::render_page). Latencies in tables and series are
+//! milliseconds, as every kvbench and memtier report prints them; histograms hold
+//! microseconds, as kvbench records them.
+
+use hdrhistogram::Histogram;
+
+/// Everything one HTML page shows: one run, or several to compare (the first is the
+/// baseline every ratio is taken against).
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// The page's heading and `<title>`; empty means "kvbench report".
+    pub title: String,
+    /// In the order the user named them; the first is the baseline.
+    pub runs: Vec<Run>,
+}
+
+/// One benchmark run (or one results block of a file, such as `BEST RUN RESULTS`).
+#[derive(Clone, Debug, Default)]
+pub struct Run {
+    /// How the page names the run in legends and table headers, e.g. the file name.
+    pub label: String,
+    /// The run's settings as key/value text, in the order to show them
+    /// (e.g. the JSON `configuration` object, then `run information`).
+    pub config: Vec<(String, String)>,
+    /// The run was cut short (Ctrl-C, SIGTERM): the page says so next to its label.
+    pub interrupted: bool,
+    /// The ALL STATS rows in table order, `Totals` last.
+    pub rows: Vec<Row>,
+    /// The rate sweep's measured curve, when the run was one.
+    pub sweep: Option<RateSweep>,
+}
+
+/// One row of the ALL STATS table (`Sets`, `Gets`, `Waits`, `Hsets`, ..., `Totals`) with
+/// its per-second series and whole-run latency histogram.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// The row's name as the table prints it; charts use it too.
+    pub name: String,
+    /// Requests of this type completed.
+    pub count: u64,
+    pub ops_per_sec: f64,
+    /// `None` where the table shows `---` (rows that are not reads).
+    pub hits_per_sec: Option<f64>,
+    pub misses_per_sec: Option<f64>,
+    /// Mean and percentile latencies, ms; `None` when the source does not give one, or
+    /// the row ran no requests (the table shows `---`).
+    pub avg_ms: Option<f64>,
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub p999_ms: Option<f64>,
+    /// Bytes sent plus received, KB (1024 bytes) per second.
+    pub kb_per_sec: f64,
+    /// One entry per second of the run, in order; empty when the source has none
+    /// (e.g. aggregated results of several runs). A final partial second too short to mean
+    /// anything (kvbench's and memtier's JSON end with a sliver of a few milliseconds,
+    /// usually empty) is best left out: its rate would plot as a plunge to zero.
+    pub per_second: Vec<SecondPoint>,
+    /// The row's whole-run latency histogram in microseconds, from which the page draws
+    /// the percentile spectrum; `None` when the source has none.
+    pub histogram: Option<Histogram<u64>>,
+}
+
+/// One second (or the last, possibly partial, second) of one row.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SecondPoint {
+    /// Whole seconds since the run started (the JSON `Time-Serie` key).
+    pub second: u64,
+    /// Requests completed in that second divided by its length in seconds.
+    pub ops_per_sec: f64,
+    /// That second's latency percentiles, ms; `None` when it completed no request.
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+}
+
+/// A rate sweep: the same load at rising target rates, one step each.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RateSweep {
+    /// In the order they ran (normally rising target rate).
+    pub steps: Vec<SweepStep>,
+}
+
+/// One step of a [`RateSweep`]: what was asked, what was achieved, at what latency.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SweepStep {
+    /// Requests per second asked for (all connections together).
+    pub target_ops_per_sec: f64,
+    /// Requests per second completed.
+    pub achieved_ops_per_sec: f64,
+    /// Latency percentiles over the step, ms.
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub p999_ms: f64,
+}
+
+impl Row {
+    /// A row with only a name and zeroes, for builders to fill field by field.
+    pub fn named(name: &str) -> Row {
+        Row {
+            name: name.to_string(),
+            count: 0,
+            ops_per_sec: 0.0,
+            hits_per_sec: None,
+            misses_per_sec: None,
+            avg_ms: None,
+            p50_ms: None,
+            p99_ms: None,
+            p999_ms: None,
+            kb_per_sec: 0.0,
+            per_second: Vec::new(),
+            histogram: None,
+        }
+    }
+
+    /// Whether this is the `Totals` row (compared case-insensitively).
+    pub fn is_totals(&self) -> bool {
+        is_totals_name(&self.name)
+    }
+}
+
+/// Whether a row name is the `Totals` row's (compared case-insensitively).
+pub fn is_totals_name(name: &str) -> bool {
+    name.eq_ignore_ascii_case("totals")
+}

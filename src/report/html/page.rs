@@ -1,0 +1,762 @@
+//! The report as one self-contained HTML page: the ALL STATS table (side by side with ratios
+//! to the first run when there are several), the charts, the rate sweep and the
+//! configuration, with inline CSS and SVG only.
+//!
+//! The page loads nothing: no script, font, image or style sheet from anywhere, and a
+//! Content-Security-Policy that forbids it, so it reads the same offline, attached to a
+//! ticket or opened years later. Every string from the model is escaped.
+
+use std::fmt::Write as _;
+
+use super::charts::{per_second_charts, row_names, spectrum_charts, sweep_charts};
+use super::escape;
+use super::model::{Report, Row, Run};
+use super::numbers::{ms_text, rate_text, ratio, ratio_text};
+use super::svg::{self, Chart, PALETTE, SERIES_COLOURS};
+
+const STYLE: &str = "
+:root { color-scheme: light; }
+body { font-family: 'DejaVu Sans', Verdana, Helvetica, Arial, sans-serif; color: #222;
+  background: #fff; margin: 0 auto; padding: 16px 24px 32px; max-width: 1240px;
+  font-size: 14px; line-height: 1.4; }
+h1 { font-size: 22px; margin: 8px 0 4px; }
+h2 { font-size: 17px; margin: 28px 0 8px; padding-bottom: 4px; border-bottom: 1px solid #ddd; }
+h3 { font-size: 15px; margin: 16px 0 6px; }
+p.note { color: #555; margin: 4px 0 10px; }
+ol.runs { margin: 4px 0; padding-left: 22px; }
+.swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px;
+  margin-right: 6px; vertical-align: -1px; }
+.badge { font-size: 12px; color: #8a4b00; background: #fff1dc; border-radius: 3px;
+  padding: 0 5px; margin-left: 6px; }
+table { border-collapse: collapse; margin: 6px 0 12px; font-variant-numeric: tabular-nums; }
+th, td { padding: 3px 10px; border-bottom: 1px solid #eee; text-align: right;
+  white-space: nowrap; }
+th { background: #f4f6f8; font-weight: 600; border-bottom: 1px solid #ccc; }
+th:first-child, td.name, td.key { text-align: left; }
+td.run, th.run { text-align: left; }
+.wide { overflow-x: auto; }
+tbody.group { border-top: 2px solid #ccc; }
+tr.ratio td { color: #555; font-size: 13px; }
+tr.ratio td.better { color: #1a7f37; font-weight: 600; }
+tr.ratio td.worse { color: #c62828; font-weight: 600; }
+td.differs { background: #fff6e0; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr));
+  gap: 12px 20px; }
+figure.chart { margin: 0; }
+svg.chart { width: 100%; height: auto; display: block; }
+.kv { column-width: 330px; column-gap: 24px; font-size: 13px; }
+.kv div { break-inside: avoid; padding: 1px 0; border-bottom: 1px dotted #e4e4e4; }
+.kv .k { color: #555; }
+.kv .v { float: right; font-family: 'DejaVu Sans Mono', monospace; margin-left: 12px; }
+details summary { cursor: pointer; color: #0b5394; margin: 6px 0; }
+footer { margin-top: 32px; color: #777; font-size: 12px; }
+@media print { figure.chart, tbody.group { break-inside: avoid; } }
+";
+
+/// Renders `report` as a complete HTML document.
+pub fn render_page(report: &Report) -> String {
+    let runs = &report.runs;
+    let labels = display_labels(runs);
+    let title = if report.title.is_empty() {
+        "kvbench report"
+    } else {
+        &report.title
+    };
+
+    let mut out = String::with_capacity(64 * 1024);
+    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    out.push_str(
+        "<meta http-equiv=\"Content-Security-Policy\" \
+         content=\"default-src 'none'; style-src 'unsafe-inline'\">\n",
+    );
+    let _ = writeln!(
+        out,
+        "<meta name=\"generator\" content=\"kvbench {}\">",
+        env!("CARGO_PKG_VERSION")
+    );
+    let _ = writeln!(out, "<title>{}</title>", escape(title));
+    let _ = writeln!(out, "<style>{STYLE}</style>\n</head>\n<body>");
+
+    let _ = writeln!(out, "<header>\n<h1>{}</h1>", escape(title));
+    render_run_list(&mut out, runs, &labels);
+    out.push_str("</header>\n");
+
+    if runs.is_empty() {
+        out.push_str("<p class=\"note\">No results to show.</p>\n");
+    } else {
+        // A file with only a rate sweep has no table rows: no empty table, no empty views.
+        if runs.iter().any(|r| !r.rows.is_empty()) {
+            render_stats(&mut out, runs, &labels);
+            let spectra = spectrum_charts(runs, &labels);
+            render_chart_section(
+                &mut out,
+                "spectrum",
+                "Latency percentile spectrum",
+                "The whole run's latency at each percentile. The x axis is HdrHistogram's: \
+                 1/(1-p) on a log scale, so 90%, 99%, 99.9% ... are equally spaced and the tail \
+                 gets the room it deserves. Dots mark p50, p90, p99, p99.9, ... and the worst \
+                 request (drawn at 1 - 1/count).",
+                &spectra,
+            );
+            let per_second = per_second_charts(runs, &labels);
+            render_chart_section(
+                &mut out,
+                "per-second",
+                "Per second",
+                "Requests completed in each second of the run, and that second's median and \
+                 99th percentile latency.",
+                &per_second,
+            );
+        }
+        let sweeps = sweep_charts(runs, &labels);
+        if !sweeps.is_empty() {
+            render_chart_section(
+                &mut out,
+                "sweep",
+                "Rate sweep",
+                "The same load at rising target rates: where the achieved rate leaves the \
+                 diagonal, the server is saturated; latency shows what each rate costs.",
+                &sweeps,
+            );
+            render_sweep_tables(&mut out, runs, &labels);
+        }
+        render_configuration(&mut out, runs, &labels);
+    }
+
+    let _ = writeln!(
+        out,
+        "<footer>Written by kvbench {}. One self-contained file: no script, nothing loaded \
+         from anywhere.</footer>\n</body>\n</html>",
+        env!("CARGO_PKG_VERSION")
+    );
+    out
+}
+
+/// The runs' names as shown: the label, `run N` when empty, and a `(2)` suffix on a label
+/// already taken, so every legend entry names one run.
+pub fn display_labels(runs: &[Run]) -> Vec<String> {
+    let mut labels: Vec<String> = Vec::with_capacity(runs.len());
+    for (i, run) in runs.iter().enumerate() {
+        let base = if run.label.trim().is_empty() {
+            format!("run {}", i + 1)
+        } else {
+            run.label.clone()
+        };
+        let mut label = base.clone();
+        let mut n = 2;
+        while labels.contains(&label) {
+            label = format!("{base} ({n})");
+            n += 1;
+        }
+        labels.push(label);
+    }
+    labels
+}
+
+fn swatch(i: usize) -> String {
+    format!(
+        "<span class=\"swatch\" style=\"background:{}\"></span>",
+        PALETTE[i % SERIES_COLOURS]
+    )
+}
+
+fn render_run_list(out: &mut String, runs: &[Run], labels: &[String]) {
+    match runs {
+        [] => {}
+        [run] => {
+            let _ = write!(
+                out,
+                "<p class=\"runs\">Run: <strong>{}</strong>",
+                escape(&labels[0])
+            );
+            if run.interrupted {
+                out.push_str("<span class=\"badge\">interrupted</span>");
+            }
+            out.push_str("</p>\n");
+        }
+        _ => {
+            let _ = writeln!(
+                out,
+                "<p class=\"runs\">{} runs; ratios are to the first, the baseline:</p>\n<ol class=\"runs\">",
+                runs.len()
+            );
+            for (i, (run, label)) in runs.iter().zip(labels).enumerate() {
+                let _ = write!(out, "<li>{}{}", swatch(i), escape(label));
+                if i == 0 {
+                    out.push_str(" <em>(baseline)</em>");
+                }
+                if run.interrupted {
+                    out.push_str("<span class=\"badge\">interrupted</span>");
+                }
+                out.push_str("</li>\n");
+            }
+            out.push_str("</ol>\n");
+        }
+    }
+}
+
+/// Whether a larger value of a column is better, worse, or neither (for ratio colours).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Better {
+    Higher,
+    Lower,
+    Neither,
+}
+
+/// One numeric column of the ALL STATS table.
+struct Column {
+    header: &'static str,
+    better: Better,
+    value: fn(&Row) -> Option<f64>,
+    text: fn(f64) -> String,
+}
+
+/// The row's latency, or `None` when it ran no requests (the table shows `---`).
+fn latency(row: &Row, v: Option<f64>) -> Option<f64> {
+    if row.count == 0 { None } else { v }
+}
+
+fn count_text(x: f64) -> String {
+    let s = rate_text(x);
+    s.strip_suffix(".00").map_or(s.clone(), str::to_string)
+}
+
+fn columns(runs: &[Run]) -> Vec<Column> {
+    let any_hits = runs
+        .iter()
+        .flat_map(|r| &r.rows)
+        .any(|r| r.hits_per_sec.is_some() || r.misses_per_sec.is_some());
+    let mut cols = vec![Column {
+        header: "Ops/sec",
+        better: Better::Higher,
+        value: |r| Some(r.ops_per_sec),
+        text: rate_text,
+    }];
+    if any_hits {
+        cols.push(Column {
+            header: "Hits/sec",
+            better: Better::Neither,
+            value: |r| r.hits_per_sec,
+            text: rate_text,
+        });
+        cols.push(Column {
+            header: "Misses/sec",
+            better: Better::Neither,
+            value: |r| r.misses_per_sec,
+            text: rate_text,
+        });
+    }
+    cols.extend([
+        Column {
+            header: "Avg. (ms)",
+            better: Better::Lower,
+            value: |r| latency(r, r.avg_ms),
+            text: ms_text,
+        },
+        Column {
+            header: "p50 (ms)",
+            better: Better::Lower,
+            value: |r| latency(r, r.p50_ms),
+            text: ms_text,
+        },
+        Column {
+            header: "p99 (ms)",
+            better: Better::Lower,
+            value: |r| latency(r, r.p99_ms),
+            text: ms_text,
+        },
+        Column {
+            header: "p99.9 (ms)",
+            better: Better::Lower,
+            value: |r| latency(r, r.p999_ms),
+            text: ms_text,
+        },
+        Column {
+            header: "KB/sec",
+            better: Better::Neither,
+            value: |r| Some(r.kb_per_sec),
+            text: rate_text,
+        },
+        Column {
+            header: "Count",
+            better: Better::Neither,
+            value: |r| Some(r.count as f64),
+            text: count_text,
+        },
+    ]);
+    cols
+}
+
+fn push_value_cells(out: &mut String, row: Option<&Row>, cols: &[Column]) {
+    for col in cols {
+        match row.and_then(|r| (col.value)(r)) {
+            Some(v) => {
+                let _ = write!(out, "<td>{}</td>", (col.text)(v));
+            }
+            None => out.push_str("<td>---</td>"),
+        }
+    }
+}
+
+/// ALL STATS: the table of the one run, or every run side by side, row type by row type,
+/// each followed by its ratio to the baseline.
+fn render_stats(out: &mut String, runs: &[Run], labels: &[String]) {
+    let cols = columns(runs);
+    out.push_str(
+        "<section id=\"stats\">\n<h2>ALL STATS</h2>\n<p class=\"note\">Latencies in \
+         milliseconds.</p>\n<div class=\"wide\"><table class=\"stats\">\n<thead><tr><th>Type</th>",
+    );
+    if runs.len() > 1 {
+        out.push_str("<th class=\"run\">Run</th>");
+    }
+    for col in &cols {
+        let _ = write!(out, "<th>{}</th>", col.header);
+    }
+    out.push_str("</tr></thead>\n");
+
+    if let [run] = runs {
+        out.push_str("<tbody>\n");
+        for row in &run.rows {
+            let _ = write!(out, "<tr><td class=\"name\">{}</td>", escape(&row.name));
+            push_value_cells(out, Some(row), &cols);
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody>\n</table></div>\n</section>\n");
+        return;
+    }
+
+    for name in row_names(runs) {
+        let rows: Vec<Option<&Row>> = runs
+            .iter()
+            .map(|run| run.rows.iter().find(|r| r.name == name))
+            .collect();
+        // A type no run sent (Waits, usually) has nothing to compare.
+        let compared = rows.iter().any(|r| r.is_some_and(|r| r.count > 0));
+        let lines = if compared {
+            runs.len() * 2 - 1
+        } else {
+            runs.len()
+        };
+        let _ = write!(
+            out,
+            "<tbody class=\"group\">\n<tr><td class=\"name\" rowspan=\"{lines}\"><strong>{}</strong></td>",
+            escape(&name)
+        );
+        for (i, row) in rows.iter().enumerate() {
+            if i > 0 {
+                out.push_str("<tr>");
+            }
+            let _ = write!(
+                out,
+                "<td class=\"run\">{}{}</td>",
+                swatch(i),
+                escape(&labels[i])
+            );
+            push_value_cells(out, *row, &cols);
+            out.push_str("</tr>\n");
+        }
+        let base = rows[0];
+        for (i, row) in rows.iter().enumerate().skip(1).filter(|_| compared) {
+            let _ = write!(
+                out,
+                "<tr class=\"ratio\"><td class=\"run\">{} ÷ {}</td>",
+                escape(&labels[i]),
+                escape(&labels[0])
+            );
+            for col in &cols {
+                let value = row.and_then(|r| (col.value)(r));
+                let base_value = base.and_then(|r| (col.value)(r));
+                match value.zip(base_value).and_then(|(v, b)| ratio(v, b)) {
+                    Some(r) => {
+                        let _ = write!(
+                            out,
+                            "<td{}>{}</td>",
+                            ratio_class(r, col.better),
+                            ratio_text(r)
+                        );
+                    }
+                    None => out.push_str("<td>—</td>"),
+                }
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody>\n");
+    }
+    out.push_str("</table></div>\n");
+    out.push_str(
+        "<p class=\"note\">Ratios are each run's figure divided by the baseline's: green where \
+         the change is an improvement (more requests per second, lower latency), red where it \
+         is a regression, by more than 1%.</p>\n</section>\n",
+    );
+}
+
+/// ` class="better"` / ` class="worse"` for a ratio more than 1% away from 1, by the
+/// column's sense of better.
+fn ratio_class(r: f64, better: Better) -> &'static str {
+    let up = r > 1.01;
+    let down = r < 0.99;
+    match better {
+        Better::Higher if up => " class=\"better\"",
+        Better::Higher if down => " class=\"worse\"",
+        Better::Lower if down => " class=\"better\"",
+        Better::Lower if up => " class=\"worse\"",
+        _ => "",
+    }
+}
+
+fn render_chart_section(out: &mut String, id: &str, heading: &str, note: &str, charts: &[Chart]) {
+    let _ = writeln!(out, "<section id=\"{id}\">\n<h2>{}</h2>", escape(heading));
+    if charts.is_empty() {
+        out.push_str(
+            "<p class=\"note\">These results carry no data for this view.</p>\n</section>\n",
+        );
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">{}</p>\n<div class=\"charts\">",
+        escape(note)
+    );
+    for chart in charts {
+        out.push_str("<figure class=\"chart\">\n");
+        out.push_str(&svg::render(chart));
+        out.push_str("\n</figure>\n");
+    }
+    out.push_str("</div>\n</section>\n");
+}
+
+fn render_sweep_tables(out: &mut String, runs: &[Run], labels: &[String]) {
+    for (i, run) in runs.iter().enumerate() {
+        let Some(sweep) = run.sweep.as_ref().filter(|s| !s.steps.is_empty()) else {
+            continue;
+        };
+        let _ = writeln!(out, "<h3>{}{}</h3>", swatch(i), escape(&labels[i]));
+        out.push_str(
+            "<table class=\"sweep\"><thead><tr><th>Target requests/s</th>\
+             <th>Achieved requests/s</th><th>Achieved ÷ target</th><th>p50 (ms)</th>\
+             <th>p99 (ms)</th><th>p99.9 (ms)</th></tr></thead>\n<tbody>\n",
+        );
+        for s in &sweep.steps {
+            let share = ratio(s.achieved_ops_per_sec, s.target_ops_per_sec)
+                .map_or("—".to_string(), |r| format!("{:.1}%", r * 100.0));
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{share}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                rate_text(s.target_ops_per_sec),
+                rate_text(s.achieved_ops_per_sec),
+                ms_text(s.p50_ms),
+                ms_text(s.p99_ms),
+                ms_text(s.p999_ms)
+            );
+        }
+        out.push_str("</tbody></table>\n");
+    }
+}
+
+/// The configuration: one run's settings in columns; for several, the settings that differ
+/// side by side, and every setting in a collapsed table.
+fn render_configuration(out: &mut String, runs: &[Run], labels: &[String]) {
+    if runs.iter().all(|r| r.config.is_empty()) {
+        return;
+    }
+    out.push_str("<section id=\"configuration\">\n<h2>Configuration</h2>\n");
+    if let [run] = runs {
+        out.push_str("<div class=\"kv\">\n");
+        for (key, value) in &run.config {
+            let _ = writeln!(
+                out,
+                "<div><span class=\"k\">{}</span><span class=\"v\">{}</span></div>",
+                escape(key),
+                escape(value)
+            );
+        }
+        out.push_str("</div>\n</section>\n");
+        return;
+    }
+
+    let mut keys: Vec<&str> = Vec::new();
+    for (key, _) in runs.iter().flat_map(|r| &r.config) {
+        if !keys.contains(&key.as_str()) {
+            keys.push(key);
+        }
+    }
+    fn value<'a>(run: &'a Run, key: &str) -> Option<&'a str> {
+        run.config
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+    let differs = |key: &str| runs.iter().any(|r| value(r, key) != value(&runs[0], key));
+    let header = |out: &mut String| {
+        out.push_str("<table class=\"config\"><thead><tr><th>Setting</th>");
+        for (i, label) in labels.iter().enumerate() {
+            let _ = write!(out, "<th>{}{}</th>", swatch(i), escape(label));
+        }
+        out.push_str("</tr></thead>\n<tbody>\n");
+    };
+    let line = |out: &mut String, key: &str| {
+        let class = if differs(key) {
+            " class=\"differs\""
+        } else {
+            ""
+        };
+        let _ = write!(out, "<tr><td class=\"key\">{}</td>", escape(key));
+        for run in runs {
+            let _ = write!(
+                out,
+                "<td{class}>{}</td>",
+                escape(value(run, key).unwrap_or("—"))
+            );
+        }
+        out.push_str("</tr>\n");
+    };
+
+    let differing: Vec<&str> = keys.iter().copied().filter(|k| differs(k)).collect();
+    if differing.is_empty() {
+        out.push_str("<p class=\"note\">Every setting is the same in all runs.</p>\n");
+    } else {
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">{} setting{} differ{}:</p>",
+            differing.len(),
+            if differing.len() == 1 { "" } else { "s" },
+            if differing.len() == 1 { "s" } else { "" }
+        );
+        header(out);
+        for key in &differing {
+            line(out, key);
+        }
+        out.push_str("</tbody></table>\n");
+    }
+    let _ = writeln!(
+        out,
+        "<details><summary>All {} settings</summary>",
+        keys.len()
+    );
+    header(out);
+    for key in &keys {
+        line(out, key);
+    }
+    out.push_str("</tbody></table>\n</details>\n</section>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::html::model::{RateSweep, SecondPoint, SweepStep};
+    use hdrhistogram::Histogram;
+
+    fn row(name: &str, count: u64, ops: f64, p99: f64, hits: bool) -> Row {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
+        for v in 0..count {
+            h.record(50 + v % 200).unwrap();
+        }
+        Row {
+            count,
+            ops_per_sec: ops,
+            hits_per_sec: hits.then_some(ops / 10.0),
+            misses_per_sec: hits.then_some(ops * 0.9),
+            avg_ms: Some(0.09),
+            p50_ms: Some(0.08),
+            p99_ms: Some(p99),
+            p999_ms: Some(0.3),
+            kb_per_sec: ops / 20.0,
+            per_second: (0..5)
+                .map(|s| SecondPoint {
+                    second: s,
+                    ops_per_sec: ops,
+                    p50_ms: Some(0.08),
+                    p99_ms: Some(p99),
+                })
+                .collect(),
+            histogram: Some(h),
+            ..Row::named(name)
+        }
+    }
+
+    fn run(label: &str, ops: f64, p99: f64, pipeline: &str) -> Run {
+        Run {
+            label: label.to_string(),
+            config: vec![
+                ("server".to_string(), "127.0.0.1".to_string()),
+                ("pipeline".to_string(), pipeline.to_string()),
+                ("key_prefix".to_string(), "<memtier-&>".to_string()),
+            ],
+            interrupted: false,
+            rows: vec![
+                row("Sets", 400, ops / 2.0, p99, false),
+                row("Gets", 400, ops / 2.0, p99, true),
+                Row {
+                    count: 0,
+                    avg_ms: None,
+                    ..Row::named("Waits")
+                },
+                row("Totals", 800, ops, p99, true),
+            ],
+            sweep: None,
+        }
+    }
+
+    fn count(haystack: &str, needle: &str) -> usize {
+        haystack.matches(needle).count()
+    }
+
+    #[test]
+    fn two_run_page_has_side_by_side_table_ratios_and_overlaid_charts() {
+        let report = Report {
+            title: String::new(),
+            runs: vec![
+                run("before.json", 1000.0, 0.2, "1"),
+                run("after <new>.json", 2000.0, 0.1, "8"),
+            ],
+        };
+        let html = render_page(&report);
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        assert!(html.ends_with("</html>\n"));
+        assert!(html.contains("<title>kvbench report</title>"));
+        // Nothing is loaded from anywhere.
+        for banned in ["<script", "src=", "href=", "url(", "@import", "<link"] {
+            assert!(!html.contains(banned), "{banned}");
+        }
+        assert!(html.contains("default-src 'none'"));
+        // Labels escaped everywhere.
+        assert!(html.contains("after &lt;new&gt;.json"));
+        assert!(!html.contains("after <new>"));
+        assert!(html.contains("&lt;memtier-&amp;&gt;"));
+
+        // Side by side: one group per row type, ratio rows to the baseline.
+        assert_eq!(count(&html, "<tbody class=\"group\">"), 4);
+        assert_eq!(count(&html, "<tr class=\"ratio\">"), 3); // none for Waits
+        assert!(html.contains("rowspan=\"2\"><strong>Waits"));
+        // Ops/sec doubled (better), p99 halved (better), the Waits row has no ratio.
+        assert!(html.contains("<td class=\"better\">2.00×</td>"));
+        assert!(html.contains("<td class=\"better\">0.50×</td>"));
+        assert!(!html.contains("class=\"worse\""));
+        assert!(html.contains("<td>---</td>"));
+        assert!(html.contains("<td>—</td>")); // no hits ratio for Sets
+
+        // Charts: per row with data (Totals, Sets, Gets) throughput + latency, and a
+        // spectrum each; every chart has one line per run (two per run for latency).
+        assert_eq!(count(&html, "<svg "), 3 * 2 + 3);
+        assert_eq!(count(&html, "<path class=\"line\""), 3 * 2 + 3 * 4 + 3 * 2);
+        let totals_spectrum = html.find("Totals: latency by percentile").unwrap();
+        assert!(totals_spectrum > html.find("id=\"spectrum\"").unwrap());
+        assert!(html.contains(">99.9%</text>"));
+
+        // Configuration: the differing setting shown up front and marked.
+        assert!(html.contains("1 setting differs:"));
+        assert!(html.contains("<td class=\"differs\">8</td>"));
+        assert!(html.contains("<summary>All 3 settings</summary>"));
+        assert!(!html.contains("id=\"sweep\""));
+        // Deterministic.
+        assert_eq!(html, render_page(&report));
+    }
+
+    #[test]
+    fn a_regression_is_red_and_a_neutral_column_plain() {
+        let report = Report {
+            title: "A & B".to_string(),
+            runs: vec![run("a", 2000.0, 0.1, "1"), run("b", 1000.0, 0.2, "1")],
+        };
+        let html = render_page(&report);
+        assert!(html.contains("<title>A &amp; B</title>"));
+        assert!(html.contains("<td class=\"worse\">0.50×</td>")); // ops/sec
+        assert!(html.contains("<td class=\"worse\">2.00×</td>")); // p99
+        assert!(html.contains("<td>0.50×</td>")); // KB/sec: neither
+        assert!(html.contains("Every setting is the same in all runs."));
+    }
+
+    #[test]
+    fn one_run_page_overlays_rows_and_lists_settings() {
+        let mut one = run("run.json", 1000.0, 0.2, "1");
+        one.interrupted = true;
+        one.sweep = Some(RateSweep {
+            steps: vec![
+                SweepStep {
+                    target_ops_per_sec: 1000.0,
+                    achieved_ops_per_sec: 1000.0,
+                    p50_ms: 0.1,
+                    p99_ms: 0.2,
+                    p999_ms: 0.3,
+                },
+                SweepStep {
+                    target_ops_per_sec: 2000.0,
+                    achieved_ops_per_sec: 1500.0,
+                    p50_ms: 1.0,
+                    p99_ms: 5.0,
+                    p999_ms: 9.0,
+                },
+            ],
+        });
+        let html = render_page(&Report {
+            title: String::new(),
+            runs: vec![one],
+        });
+        assert!(html.contains("<span class=\"badge\">interrupted</span>"));
+        assert!(!html.contains("<tr class=\"ratio\">"));
+        assert!(html.contains("<th>Hits/sec</th>"));
+        // Throughput, latency, one spectrum, two sweep charts.
+        assert_eq!(count(&html, "<svg "), 5);
+        assert!(html.contains("<td>75.0%</td>"));
+        assert!(html.contains("<span class=\"k\">pipeline</span><span class=\"v\">1</span>"));
+    }
+
+    #[test]
+    fn arbitrary_commands_have_no_hits_columns_and_labels_are_unique() {
+        let mut a = run("same", 1000.0, 0.2, "1");
+        for r in &mut a.rows {
+            r.hits_per_sec = None;
+            r.misses_per_sec = None;
+        }
+        let b = Run {
+            label: "same".to_string(),
+            ..a.clone()
+        };
+        let c = Run {
+            label: " ".to_string(),
+            ..a.clone()
+        };
+        assert_eq!(
+            display_labels(&[a.clone(), b.clone(), c.clone()]),
+            ["same", "same (2)", "run 3"]
+        );
+        let html = render_page(&Report {
+            title: String::new(),
+            runs: vec![a, b, c],
+        });
+        assert!(!html.contains("Hits/sec"));
+        assert!(html.contains("same (2) ÷ same"));
+    }
+
+    #[test]
+    fn a_sweep_only_run_shows_no_empty_table_or_views() {
+        let sweep_only = Run {
+            label: "sweep.json".to_string(),
+            sweep: Some(RateSweep {
+                steps: vec![SweepStep {
+                    target_ops_per_sec: 1000.0,
+                    achieved_ops_per_sec: 990.0,
+                    p50_ms: 0.1,
+                    p99_ms: 0.2,
+                    p999_ms: 0.3,
+                }],
+            }),
+            ..Run::default()
+        };
+        let html = render_page(&Report {
+            title: String::new(),
+            runs: vec![sweep_only],
+        });
+        assert!(!html.contains("id=\"stats\"") && !html.contains("id=\"spectrum\""));
+        assert!(html.contains("id=\"sweep\""));
+        assert_eq!(count(&html, "<svg "), 2);
+    }
+
+    #[test]
+    fn an_empty_report_is_still_a_page() {
+        let html = render_page(&Report::default());
+        assert!(html.contains("No results to show."));
+        assert!(html.ends_with("</html>\n"));
+    }
+}

@@ -1,0 +1,249 @@
+//! The typed model of a result file: what kvbench's and memtier_benchmark's JSON and the
+//! HdrHistogram interval logs hold, as read, before any merging or rendering.
+
+use hdrhistogram::Histogram;
+
+use super::ordered::Json;
+
+/// One file read by [`super::read_file`].
+#[derive(Clone, Debug)]
+pub struct ResultFile {
+    /// The file's name as the user gave it; every error message starts with it.
+    pub name: String,
+    pub content: Content,
+}
+
+/// What a result file turned out to be.
+#[derive(Clone, Debug)]
+pub enum Content {
+    /// A kvbench or memtier_benchmark `--json-out-file` document.
+    Json(JsonResult),
+    /// An HdrHistogram interval log: a `.hgrm` file or a `--hdr-log` file.
+    IntervalLog(IntervalLog),
+}
+
+/// A `--json-out-file` document (format version 2, kvbench's or memtier_benchmark's).
+#[derive(Clone, Debug)]
+pub struct JsonResult {
+    /// The `"configuration"` object, every entry in file order.
+    pub configuration: Vec<(String, Json)>,
+    /// The configuration facts merging needs, typed.
+    pub config: ConfigFacts,
+    pub run_info: RunInformation,
+    /// Every results block, in file order: `ALL STATS`, or `RUN #i RESULTS`..., `BEST RUN
+    /// RESULTS`, `WORST RUN RESULTS`, `AGGREGATED AVERAGE RESULTS (N runs)`.
+    pub blocks: Vec<Block>,
+}
+
+/// Typed configuration entries (absent when the file lacks them).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ConfigFacts {
+    /// `"protocol"`: `redis`, `resp2`, `resp3`, `memcache_text`, `memcache_binary`.
+    pub protocol: Option<String>,
+    /// `"run_count"` (`-x`).
+    pub run_count: Option<u64>,
+    /// `"threads"` and `"clients"` (per thread).
+    pub threads: Option<u64>,
+    pub clients: Option<u64>,
+}
+
+/// The `"run information"` object.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunInformation {
+    pub threads: Option<u64>,
+    pub connections_per_thread: Option<u64>,
+    /// `"Requests per client"` (`-n`), or else `"Seconds"` (`--test-time`).
+    pub requests_per_client: Option<u64>,
+    pub seconds: Option<u64>,
+    pub format_version: Option<u64>,
+}
+
+/// Which results block this is, from its title.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockKind {
+    /// `ALL STATS`: the only run.
+    AllStats,
+    /// `RUN #i RESULTS` (1-based).
+    Run(u32),
+    Best,
+    Worst,
+    /// `AGGREGATED AVERAGE RESULTS (N runs)`.
+    Aggregated(u32),
+    /// Any other title holding a `"Runtime"` object.
+    Other,
+}
+
+impl BlockKind {
+    /// The kind of a block titled `title`.
+    pub fn from_title(title: &str) -> BlockKind {
+        let number = |s: &str| s.trim().parse::<u32>().ok();
+        if title == "ALL STATS" {
+            BlockKind::AllStats
+        } else if title == "BEST RUN RESULTS" {
+            BlockKind::Best
+        } else if title == "WORST RUN RESULTS" {
+            BlockKind::Worst
+        } else if let Some(n) = title
+            .strip_prefix("RUN #")
+            .and_then(|s| s.strip_suffix(" RESULTS"))
+            .and_then(number)
+        {
+            BlockKind::Run(n)
+        } else if let Some(n) = title
+            .strip_prefix("AGGREGATED AVERAGE RESULTS (")
+            .and_then(|s| s.strip_suffix(" runs)"))
+            .and_then(number)
+        {
+            BlockKind::Aggregated(n)
+        } else {
+            BlockKind::Other
+        }
+    }
+}
+
+/// One results block.
+#[derive(Clone, Debug)]
+pub struct Block {
+    pub title: String,
+    pub kind: BlockKind,
+    pub runtime: Runtime,
+    /// Command rows in table order, `Totals` last.
+    pub rows: Vec<RowData>,
+    /// The `"SET": [{"<=msec", "percent"}, ...]` arrays, when the run did not hide them.
+    pub distributions: Vec<Distribution>,
+}
+
+impl Block {
+    /// The `Totals` row (always the last; the reader checks it is there).
+    pub fn totals(&self) -> Option<&RowData> {
+        self.rows.last()
+    }
+
+    /// Every row but `Totals`.
+    pub fn command_rows(&self) -> &[RowData] {
+        &self.rows[..self.rows.len().saturating_sub(1)]
+    }
+}
+
+/// The `"Runtime"` object. memtier writes zeros for its AGGREGATED block.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Runtime {
+    /// Milliseconds since the Unix epoch.
+    pub start_epoch_ms: u64,
+    pub finish_epoch_ms: u64,
+    pub duration_ms: u64,
+    pub interrupted: bool,
+}
+
+/// One percentile point: `"p99.90": 0.311` is `{ percent: 99.9, latency_ms: 0.311 }`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Percentile {
+    pub percent: f64,
+    pub latency_ms: f64,
+}
+
+/// One row of a results block (`Sets`, `Gets`, `Hsets`, ..., `Totals`), every figure as
+/// written (latencies in milliseconds, rates per second).
+#[derive(Clone, Debug)]
+pub struct RowData {
+    /// The row's name: `Sets`.
+    pub name: String,
+    /// The histogram's name: `SET` (from the block's distribution arrays, or derived from
+    /// the row name); `FULL_RUN` for `Totals`.
+    pub hist_name: String,
+    /// Whether the table shows Hits/sec and Misses/sec for this row (`Gets` and `Totals`
+    /// of a SET/GET workload; no row of an arbitrary-command workload).
+    pub has_hits: bool,
+    pub count: u64,
+    pub ops_per_sec: f64,
+    pub hits_per_sec: f64,
+    pub misses_per_sec: f64,
+    /// `MOVED/sec` and `ASK/sec`: present only in `--cluster-mode` results.
+    pub moved_per_sec: Option<f64>,
+    pub ask_per_sec: Option<f64>,
+    pub connection_errors_per_sec: f64,
+    pub connection_errors: u64,
+    /// `"Latency"` (memtier writes 0 in Totals).
+    pub latency_ms: f64,
+    pub average_latency_ms: f64,
+    /// `"Accumulated Latency"`: whole milliseconds, truncated by the writer.
+    pub accumulated_latency_ms: f64,
+    pub min_latency_ms: f64,
+    pub max_latency_ms: f64,
+    pub kb_per_sec: f64,
+    pub kb_rx_per_sec: f64,
+    pub kb_tx_per_sec: f64,
+    /// The `"Time-Serie"`, one entry per second of the run, ordered by second.
+    pub series: Vec<Second>,
+    /// `"Percentile Latencies"`, in file order.
+    pub percentiles: Vec<Percentile>,
+    /// The decoded `"Compressed Histogram"` (microseconds); `None` when the file has none.
+    /// For the `Totals` of memtier's AGGREGATED block, which memtier writes empty, the sum
+    /// of the command rows' histograms.
+    pub histogram: Option<Histogram<u64>>,
+}
+
+/// One entry of a row's `"Time-Serie"`.
+#[derive(Clone, Debug, Default)]
+pub struct Second {
+    /// The entry's key: seconds since the block's start time.
+    pub offset: u64,
+    pub bytes_rx: u64,
+    pub bytes_tx: u64,
+    pub count: u64,
+    /// Latency figures; writers leave them out of a second with no requests.
+    pub average_latency_ms: Option<f64>,
+    pub accumulated_latency_ms: Option<f64>,
+    pub min_latency_ms: Option<f64>,
+    pub max_latency_ms: Option<f64>,
+    pub percentiles: Vec<Percentile>,
+    /// A compressed histogram of the second, when the writer put one in (neither kvbench
+    /// nor memtier_benchmark 2.2 do yet).
+    pub histogram: Option<Histogram<u64>>,
+}
+
+/// One distribution array of a block: `"SET": [{"<=msec": 0.015, "percent": 0.0}, ...]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Distribution {
+    pub name: String,
+    /// `(<=msec, percent)` points in file order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// An HdrHistogram interval log.
+#[derive(Clone, Debug, Default)]
+pub struct IntervalLog {
+    /// The title comment kvbench and memtier put first: `SET command`, `Full Run command`.
+    pub title: Option<String>,
+    /// `#[Histogram log format version 1.3]`: `1.3`.
+    pub format_version: Option<String>,
+    /// `#[StartTime: ...]` and `#[BaseTime: ...]`, milliseconds since the epoch.
+    pub start_time_ms: Option<u64>,
+    pub base_time_ms: Option<u64>,
+    /// Every interval line, in file order.
+    pub intervals: Vec<Interval>,
+}
+
+impl IntervalLog {
+    /// The command an untagged line of this log belongs to, from a `.hgrm` title
+    /// (`#[SET command HDR latency histogram results]`); `None` for the whole run
+    /// (`Full Run command`) or a log without such a title.
+    pub fn title_command(&self) -> Option<&str> {
+        let command = self.title.as_deref()?.strip_suffix(" command")?;
+        (command != "Full Run").then_some(command)
+    }
+}
+
+/// One interval line, its times made absolute.
+#[derive(Clone, Debug)]
+pub struct Interval {
+    /// `Tag=SET,...`: the command; `None` on an untagged line.
+    pub tag: Option<String>,
+    /// Milliseconds since the epoch.
+    pub start_epoch_ms: u64,
+    pub end_epoch_ms: u64,
+    /// The `Interval_Max` column as written (its unit is the writer's choice).
+    pub max: f64,
+    /// Microseconds, as kvbench and memtier record them.
+    pub histogram: Histogram<u64>,
+}

@@ -1,0 +1,266 @@
+//! Merging the results of three kvbench runs against one real redis-server, as shards of a
+//! distributed benchmark would produce them: the merged counts are what the server ran,
+//! the merged percentiles are those of the union of the three histograms (checked with
+//! python hdrh), the merged JSON reads back, and the `.hgrm` files merge into a tagged
+//! interval log that python hdrh reads with the same figures.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{KVBENCH_TIMEOUT, RedisServer, TestDir, kvbench_at};
+use kvbench::merge::{MergeOptions, MergedResult, merge_files};
+use kvbench::report::{hdr_log, json::render_json};
+use kvbench::resultfile::{Content, read_file};
+
+const SHARDS: usize = 3;
+const REQUESTS_PER_CLIENT: u64 = 400;
+const CLIENTS: u64 = 2;
+
+/// Runs three kvbench processes at once against `server`, each writing its JSON and HDR
+/// files into `dir` (`shardI.json`, `shardI_*.hgrm`).
+fn run_shards(server: &RedisServer, dir: &TestDir) -> Vec<PathBuf> {
+    let n = REQUESTS_PER_CLIENT.to_string();
+    let clients = CLIENTS.to_string();
+    let running: Vec<_> = (0..SHARDS)
+        .map(|i| {
+            let json = dir.file_arg(&format!("shard{i}.json"));
+            let prefix = dir.file_arg(&format!("shard{i}"));
+            kvbench_at(
+                server.port,
+                &[
+                    "-t",
+                    "1",
+                    "-c",
+                    &clients,
+                    "-n",
+                    &n,
+                    "--ratio=1:1",
+                    "--key-maximum=5000",
+                    "--hide-histogram",
+                    &format!("--json-out-file={json}"),
+                    &format!("--hdr-file-prefix={prefix}"),
+                ],
+            )
+            .spawn()
+        })
+        .collect();
+    for shard in running {
+        let run = shard.wait(KVBENCH_TIMEOUT);
+        assert!(run.status.success(), "{}", run.describe());
+    }
+    (0..SHARDS)
+        .map(|i| dir.file(&format!("shard{i}.json")))
+        .collect()
+}
+
+fn python_hdrh() -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", "import hdrh.log"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!(
+            "skipping the python hdrh checks: python3 with hdrh is not installed (pip install hdrhistogram)"
+        );
+    }
+    ok
+}
+
+/// Per row of the inputs: the union of their compressed histograms, as python hdrh adds
+/// and reads it: `{"Sets": [count, p50_us, p99_us, p99.9_us], ...}`.
+const PY_UNION: &str = r#"
+import json, sys
+from hdrh.histogram import HdrHistogram
+sums = {}
+for path in sys.argv[1:]:
+    block = json.load(open(path))["ALL STATS"]
+    for row, v in block.items():
+        if not isinstance(v, dict) or "Count" not in v or v["Count"] == 0:
+            continue
+        enc = v["Percentile Latencies"]["Histogram log format"]["Compressed Histogram"]
+        sums.setdefault(row, HdrHistogram(1, 3600000000, 3)).add(HdrHistogram.decode(enc))
+print(json.dumps({r: [h.get_total_count()] + [h.get_value_at_percentile(p) for p in (50, 99, 99.9)] for r, h in sums.items()}))
+"#;
+
+/// Per tag of an interval log ("" for untagged lines): `[count, p50_us, p99_us, p99.9_us]`.
+const PY_LOG: &str = r#"
+import json, sys
+from hdrh.histogram import HdrHistogram
+from hdrh.log import HistogramLogReader
+reader = HistogramLogReader(sys.argv[1], HdrHistogram(1, 3600000000, 3))
+sums = {}
+while True:
+    h = reader.get_next_interval_histogram()
+    if h is None:
+        break
+    sums.setdefault(h.get_tag() or "", HdrHistogram(1, 3600000000, 3)).add(h)
+print(json.dumps({t: [h.get_total_count()] + [h.get_value_at_percentile(p) for p in (50, 99, 99.9)] for t, h in sums.items()}))
+"#;
+
+fn python(script: &str, args: &[&Path]) -> serde_json::Value {
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "python3 failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("python printed JSON")
+}
+
+/// `[count, p50, p99, p99.9]` of a merged JSON row, latencies back in microseconds.
+fn merged_figures(merged: &serde_json::Value, row: &str) -> Vec<u64> {
+    let r = &merged["ALL STATS"][row];
+    let p = &r["Percentile Latencies"];
+    let us = |key: &str| (p[key].as_f64().expect(key) * 1000.0).round() as u64;
+    vec![
+        r["Count"].as_u64().expect("Count"),
+        us("p50.00"),
+        us("p99.00"),
+        us("p99.90"),
+    ]
+}
+
+fn write_merged_json(m: &MergedResult, path: &Path) {
+    let text = render_json(
+        &m.shown(),
+        &m.run_info,
+        &[&m.results],
+        &m.percentiles,
+        m.hide_histogram,
+    );
+    std::fs::write(path, text).expect("write merged JSON");
+}
+
+#[test]
+fn three_shards_merge_exactly() {
+    let server = RedisServer::start();
+    server.config_resetstat();
+    let dir = TestDir::new("merge");
+    let inputs = run_shards(&server, &dir);
+
+    let m = merge_files(&inputs, &MergeOptions::default()).expect("merge");
+    let totals = m.results.totals().expect("Totals");
+    let expected = SHARDS as u64 * CLIENTS * REQUESTS_PER_CLIENT;
+    assert_eq!(totals.count, expected);
+    // What the server saw: every merged request is a SET or GET it ran.
+    let stats = server.commandstats();
+    let sets = stats.get("set").copied().unwrap_or(0);
+    let gets = stats.get("get").copied().unwrap_or(0);
+    assert_eq!(sets + gets, expected, "server commandstats: {stats:?}");
+    let row = |name: &str| {
+        m.results
+            .rows
+            .iter()
+            .find(|r| r.name.row == name)
+            .expect(name)
+    };
+    assert_eq!(row("Sets").count, sets);
+    assert_eq!(row("Gets").count, gets);
+    assert_eq!(m.run_info.threads, SHARDS);
+    assert_eq!(
+        totals.series.iter().map(|s| s.count).sum::<u64>(),
+        expected,
+        "every request is in one merged second"
+    );
+
+    // The merged JSON, written by the usual writer, reads back with the same figures.
+    let merged_path = dir.file("merged.json");
+    write_merged_json(&m, &merged_path);
+    let back = read_file(&merged_path).expect("merged JSON reads back");
+    let Content::Json(back) = back.content else {
+        panic!("merged JSON read as a log");
+    };
+    let back_totals = back.blocks[0].totals().expect("Totals");
+    assert_eq!(back_totals.count, expected);
+    assert_eq!(back_totals.histogram.as_ref(), Some(&totals.histogram));
+    let merged_json = common::read_json(&merged_path);
+    assert_eq!(merged_json["run information"]["Threads"].as_u64(), Some(3));
+    let from = merged_json["configuration"]["merged_from"]
+        .as_array()
+        .expect("merged_from");
+    assert_eq!(from.len(), SHARDS);
+
+    // The .hgrm files of every shard merge into one tagged interval log.
+    let mut hgrms: Vec<PathBuf> = std::fs::read_dir(dir.path())
+        .expect("read dir")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "hgrm"))
+        .collect();
+    hgrms.sort();
+    assert_eq!(hgrms.len(), SHARDS * 3, "FULL_RUN, SET and GET per shard");
+    let from_logs = merge_files(&hgrms, &MergeOptions::default()).expect("merge logs");
+    let names: Vec<&str> = from_logs
+        .results
+        .rows
+        .iter()
+        .map(|r| r.name.row.as_str())
+        .collect();
+    assert_eq!(names, ["Gets", "Sets", "Totals"], "in file-name order");
+    for r in &from_logs.results.rows {
+        let json_row = m
+            .results
+            .rows
+            .iter()
+            .find(|x| x.name.row == r.name.row)
+            .expect("row");
+        assert_eq!(r.count, json_row.count, "{}", r.name.row);
+        assert_eq!(r.histogram, json_row.histogram, "{}", r.name.row);
+    }
+    let log_path = dir.file("merged.hlog");
+    hdr_log::write_hdr_log(&log_path, std::slice::from_ref(&from_logs.results)).expect("write log");
+
+    if !python_hdrh() {
+        return;
+    }
+    let refs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    let union = python(PY_UNION, &refs);
+    for row in ["Sets", "Gets", "Totals"] {
+        let want: Vec<u64> = union[row]
+            .as_array()
+            .unwrap_or_else(|| panic!("python has no {row}"))
+            .iter()
+            .map(|x| x.as_u64().expect("a number"))
+            .collect();
+        assert_eq!(
+            merged_figures(&merged_json, row),
+            want,
+            "{row}: count, p50, p99, p99.9"
+        );
+    }
+    let by_tag = python(PY_LOG, &[&log_path]);
+    for (tag, row) in [("SET", "Sets"), ("GET", "Gets"), ("", "Totals")] {
+        let got: Vec<u64> = by_tag[tag]
+            .as_array()
+            .unwrap_or_else(|| panic!("python log reader has no tag {tag:?}: {by_tag}"))
+            .iter()
+            .map(|x| x.as_u64().expect("a number"))
+            .collect();
+        assert_eq!(
+            got,
+            merged_figures(&merged_json, row),
+            "log tag {tag:?} vs {row}"
+        );
+    }
+}
+
+#[test]
+fn merging_mismatched_files_names_the_file() {
+    let dir = TestDir::new("merge-bad");
+    let good = dir.file("good.json");
+    std::fs::write(&good, "{\"configuration\": {}}").expect("write");
+    let err = merge_files(&[&good], &MergeOptions::default()).unwrap_err();
+    assert_eq!(
+        err.message(),
+        format!(
+            "{}: not a kvbench or memtier_benchmark result file (no \"ALL STATS\" or run results)",
+            good.display()
+        )
+    );
+}

@@ -1,0 +1,501 @@
+//! The Prometheus endpoint over real sockets: scrapes while a thread feeds seconds, what
+//! `promtool check metrics` thinks of the text, HTTP answers, slow and half-open clients,
+//! the client cap, and a clean stop.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{CONDITION_TIMEOUT as DEADLINE, wait_until};
+use hdrhistogram::Histogram;
+use kvbench::error::Error;
+use kvbench::frontend::common::prometheus::PrometheusArgs;
+use kvbench::sinks::prometheus::server::{CLIENT_TIMEOUT, MAX_CLIENTS};
+use kvbench::sinks::prometheus::{
+    CommandSecond, PrometheusEndpoint, PrometheusMetrics, PrometheusSettings, RunInfo, SecondSample,
+};
+
+fn settings(extra: &[&str]) -> PrometheusSettings {
+    let mut args = PrometheusArgs {
+        prometheus_port: Some("0".into()),
+        ..PrometheusArgs::default()
+    };
+    for arg in extra {
+        args.prometheus_run_label.push((*arg).to_string());
+    }
+    args.settings().unwrap().unwrap()
+}
+
+fn histogram(values: impl IntoIterator<Item = u64>) -> Histogram<u64> {
+    let mut h = kvbench::stats::new_histogram();
+    for v in values {
+        h.record(v).unwrap();
+    }
+    h
+}
+
+/// Second `i` of a made-up run: GETs and SETs with latencies spread over the buckets.
+fn feed_second(metrics: &mut PrometheusMetrics, i: u64) {
+    let get = histogram((0..10).map(|k| 1 + (i * 7919 + k * 104_729) % 200_000));
+    let set = histogram((0..5).map(|k| 1 + (i * 31 + k * 977) % 3_000));
+    let commands = [
+        CommandSecond {
+            command: "GET",
+            ops: 10,
+            hits: 7,
+            misses: 3,
+            errors: i % 2,
+            connection_errors: 0,
+            bytes_sent: 300,
+            bytes_received: 700,
+            latency_sum_us: 0,
+            latency_us: &get,
+        },
+        CommandSecond {
+            command: "SET",
+            ops: 5,
+            hits: 0,
+            misses: 0,
+            errors: 0,
+            connection_errors: u64::from(i.is_multiple_of(10)),
+            bytes_sent: 500,
+            bytes_received: 25,
+            latency_sum_us: 5 * 1_000,
+            latency_us: &set,
+        },
+    ];
+    metrics.update(&SecondSample {
+        commands: &commands,
+        connections: 4,
+        threads: 2,
+        run: 1,
+    });
+}
+
+/// A parsed HTTP response.
+struct Reply {
+    status: u16,
+    head: String,
+    body: String,
+}
+
+fn request(addr: SocketAddr, raw: &str) -> Reply {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(DEADLINE)).unwrap();
+    s.write_all(raw.as_bytes()).unwrap();
+    let mut bytes = Vec::new();
+    s.read_to_end(&mut bytes).unwrap();
+    let text = String::from_utf8(bytes).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").expect("a head and a body");
+    let status = head[9..12].parse().unwrap();
+    let length = head
+        .lines()
+        .find_map(|l| l.strip_prefix("Content-Length: "))
+        .expect("Content-Length")
+        .parse::<usize>()
+        .unwrap();
+    if !raw.starts_with("HEAD") {
+        assert_eq!(length, body.len(), "{head}");
+    }
+    Reply {
+        status,
+        head: head.to_string(),
+        body: body.to_string(),
+    }
+}
+
+fn scrape(addr: SocketAddr) -> String {
+    let reply = request(addr, "GET /metrics HTTP/1.1\r\nHost: kvbench\r\n\r\n");
+    assert_eq!(reply.status, 200, "{}", reply.head);
+    reply.body
+}
+
+/// `series -> value` of every sample line.
+fn samples(text: &str) -> BTreeMap<String, f64> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let (series, value) = l.rsplit_once(' ').expect("series and value");
+            (series.to_string(), value.parse::<f64>().expect(l))
+        })
+        .collect()
+}
+
+/// Every histogram's buckets: `le` ascending, counts cumulative, `+Inf` equal to `_count`.
+fn assert_buckets_cumulative(text: &str) {
+    let values = samples(text);
+    let mut per_command: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("memtier_latency_seconds_bucket{") else {
+            continue;
+        };
+        let (labels, value) = rest.rsplit_once("} ").unwrap();
+        let (others, le) = labels.rsplit_once(",le=\"").unwrap();
+        let le = le.trim_end_matches('"');
+        let le = if le == "+Inf" {
+            f64::INFINITY
+        } else {
+            le.parse().unwrap()
+        };
+        per_command
+            .entry(others.to_string())
+            .or_default()
+            .push((le, value.parse().unwrap()));
+    }
+    assert!(!per_command.is_empty(), "no buckets in:\n{text}");
+    for (labels, buckets) in per_command {
+        for pair in buckets.windows(2) {
+            assert!(
+                pair[0].0 < pair[1].0,
+                "{labels}: le not ascending: {buckets:?}"
+            );
+            assert!(
+                pair[0].1 <= pair[1].1,
+                "{labels}: not cumulative: {buckets:?}"
+            );
+        }
+        let last = buckets.last().unwrap();
+        assert_eq!(last.0, f64::INFINITY, "{labels}: +Inf last");
+        let count = values[&format!("memtier_latency_seconds_count{{{labels}}}")];
+        assert_eq!(last.1, count, "{labels}: +Inf equals _count");
+    }
+}
+
+/// Every counter-like sample of `after` is at least its value in `before`; returns
+/// whether any grew.
+fn assert_only_grew(before: &str, after: &str) -> bool {
+    let (before, after) = (samples(before), samples(after));
+    let mut grew = false;
+    for (series, old) in &before {
+        let counter = series.contains("_total")
+            || series.starts_with("memtier_latency_seconds_bucket")
+            || series.starts_with("memtier_latency_seconds_count")
+            || series.starts_with("memtier_latency_seconds_sum");
+        if !counter {
+            continue;
+        }
+        let new = after
+            .get(series)
+            .unwrap_or_else(|| panic!("{series} vanished"));
+        assert!(new >= old, "{series} went from {old} to {new}");
+        grew |= new > old;
+    }
+    grew
+}
+
+fn promtool_check(text: &str) {
+    let child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(child) => child,
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            eprintln!("SKIPPED promtool check: promtool is not installed (Debian: prometheus)");
+            return;
+        }
+        Err(e) => panic!("cannot run promtool: {e}"),
+    };
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool check metrics failed ({}):\n{}{}\n--- text ---\n{text}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+}
+
+#[test]
+fn promtool_accepts_the_golden_text_and_a_live_scrape() {
+    promtool_check(include_str!("../src/sinks/prometheus/testdata/golden.prom"));
+
+    let settings = settings(&["env=ci", "note=a \"quoted\" \\ value\nwith a newline"]);
+    let mut metrics = PrometheusMetrics::new(&settings, RunInfo::new(2));
+    let endpoint = PrometheusEndpoint::start(&settings, metrics.exposition()).unwrap();
+    promtool_check(&scrape(endpoint.local_addr()));
+    for i in 0..3 {
+        feed_second(&mut metrics, i);
+    }
+    let text = scrape(endpoint.local_addr());
+    assert!(
+        text.contains("memtier_ops_total{command=\"GET\",env=\"ci\""),
+        "{text}"
+    );
+    promtool_check(&text);
+    endpoint.stop();
+}
+
+#[test]
+fn counters_only_grow_while_a_thread_feeds_seconds() {
+    let settings = settings(&["env=live"]);
+    let mut metrics = PrometheusMetrics::new(&settings, RunInfo::new(1));
+    let endpoint = PrometheusEndpoint::start(&settings, metrics.exposition()).unwrap();
+    let addr = endpoint.local_addr();
+
+    // Lock-step: the feeder adds a batch of seconds when asked, so every scrape after a
+    // batch must show strictly more.
+    let (ask, asked) = mpsc::channel::<u64>();
+    let (done, batch_done) = mpsc::channel::<()>();
+    let feeder = thread::spawn(move || {
+        let mut i = 0;
+        for batch in asked {
+            for _ in 0..batch {
+                feed_second(&mut metrics, i);
+                i += 1;
+            }
+            done.send(()).unwrap();
+        }
+        metrics
+    });
+    let mut previous = scrape(addr);
+    for _ in 0..5 {
+        ask.send(3).unwrap();
+        batch_done.recv_timeout(DEADLINE).unwrap();
+        let text = scrape(addr);
+        assert!(assert_only_grew(&previous, &text), "nothing grew:\n{text}");
+        assert_buckets_cumulative(&text);
+        previous = text;
+    }
+    drop(ask);
+    let mut metrics = feeder.join().unwrap();
+
+    // The totals are exact: 15 seconds fed.
+    let last = samples(&previous);
+    let get = "{command=\"GET\",env=\"live\"}";
+    assert_eq!(last[&format!("memtier_ops_total{get}")], 150.0);
+    assert_eq!(last[&format!("memtier_hits_total{get}")], 105.0);
+    assert_eq!(last[&format!("memtier_misses_total{get}")], 45.0);
+    assert_eq!(last[&format!("memtier_errors_total{get}")], 7.0);
+    assert_eq!(last[&format!("memtier_latency_seconds_count{get}")], 150.0);
+    assert_eq!(last["memtier_sent_bytes_total{env=\"live\"}"], 15.0 * 800.0);
+    assert_eq!(
+        last["memtier_received_bytes_total{env=\"live\"}"],
+        15.0 * 725.0
+    );
+    assert_eq!(last["memtier_connection_errors_total{env=\"live\"}"], 2.0);
+    assert_eq!(
+        last["memtier_latency_seconds_sum{command=\"SET\",env=\"live\"}"],
+        0.075
+    );
+    assert_eq!(last["memtier_connections{env=\"live\"}"], 4.0);
+
+    // Free-running: the feeder publishes as fast as it can while four scrapers read.
+    let stop = Arc::new(AtomicBool::new(false));
+    let scrapers: Vec<_> = (0..4)
+        .map(|_| {
+            let stop = Arc::clone(&stop);
+            thread::spawn(move || {
+                let mut previous = scrape(addr);
+                let mut scrapes = 1;
+                while !stop.load(Ordering::Acquire) || scrapes < 3 {
+                    let text = scrape(addr);
+                    assert_only_grew(&previous, &text);
+                    assert_buckets_cumulative(&text);
+                    previous = text;
+                    scrapes += 1;
+                }
+            })
+        })
+        .collect();
+    for i in 15..415 {
+        feed_second(&mut metrics, i);
+    }
+    stop.store(true, Ordering::Release);
+    for s in scrapers {
+        s.join().unwrap();
+    }
+    let last = samples(&scrape(addr));
+    assert_eq!(last[&format!("memtier_ops_total{get}")], 4150.0);
+    endpoint.stop();
+}
+
+#[test]
+fn http_answers() {
+    let settings = settings(&[]);
+    let metrics = PrometheusMetrics::new(&settings, RunInfo::new(1));
+    let endpoint = PrometheusEndpoint::start(&settings, metrics.exposition()).unwrap();
+    let addr = endpoint.local_addr();
+    assert!(addr.ip().is_loopback() && addr.port() != 0, "{addr}");
+
+    let get = request(addr, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert_eq!(get.status, 200);
+    assert!(
+        get.head
+            .contains("\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"),
+        "{}",
+        get.head
+    );
+    assert!(get.body.contains("\nmemtier_run 0\n"), "{}", get.body);
+
+    let head = request(addr, "HEAD /metrics HTTP/1.1\r\n\r\n");
+    assert_eq!(head.status, 200);
+    assert!(head.body.is_empty());
+    let length = format!("\r\nContent-Length: {}\r\n", get.body.len());
+    assert!(head.head.contains(&length), "{}", head.head);
+
+    let post = request(addr, "POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n");
+    assert_eq!(post.status, 405);
+    assert!(post.head.contains("\r\nAllow: GET, HEAD"), "{}", post.head);
+    assert_eq!(request(addr, "GET / HTTP/1.1\r\n\r\n").status, 404);
+    assert_eq!(
+        request(addr, "GET /favicon.ico HTTP/1.0\r\n\r\n").status,
+        404
+    );
+    assert_eq!(request(addr, "hello\r\n\r\n").status, 400);
+    let huge = format!("GET /metrics HTTP/1.1\r\nX: {}\r\n\r\n", "a".repeat(10_000));
+    assert_eq!(request(addr, &huge).status, 431);
+
+    // A request sent a byte at a time is still answered.
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(DEADLINE)).unwrap();
+    s.set_nodelay(true).unwrap();
+    for b in b"GET /metrics HTTP/1.1\r\n\r\n" {
+        s.write_all(&[*b]).unwrap();
+    }
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"), "{reply}");
+    endpoint.stop();
+}
+
+#[test]
+fn stuck_clients_neither_block_others_nor_stay() {
+    let settings = settings(&[]);
+    let metrics = PrometheusMetrics::new(&settings, RunInfo::new(1));
+    let endpoint = PrometheusEndpoint::start(&settings, metrics.exposition()).unwrap();
+    let addr = endpoint.local_addr();
+
+    // Half-open: connects and says nothing. Slow: half a request line, then silence.
+    let mut silent = TcpStream::connect(addr).unwrap();
+    let mut slow = TcpStream::connect(addr).unwrap();
+    slow.write_all(b"GET /met").unwrap();
+    let opened = Instant::now();
+
+    // Others are served meanwhile, long before the stuck ones time out.
+    for _ in 0..5 {
+        scrape(addr);
+    }
+    let served_in = opened.elapsed();
+    assert!(
+        served_in < CLIENT_TIMEOUT,
+        "five scrapes took {served_in:?}: they waited for the stuck clients"
+    );
+
+    // The stuck clients are closed once their time is up, not before.
+    for stream in [&mut silent, &mut slow] {
+        stream
+            .set_read_timeout(Some(CLIENT_TIMEOUT + DEADLINE))
+            .unwrap();
+        let mut buf = [0u8; 64];
+        let n = stream.read(&mut buf).unwrap_or(0);
+        assert_eq!(n, 0, "a stuck client gets no response, only a close");
+    }
+    let closed_after = opened.elapsed();
+    assert!(
+        closed_after >= CLIENT_TIMEOUT - Duration::from_millis(100),
+        "closed after {closed_after:?}, before the timeout"
+    );
+    endpoint.stop();
+}
+
+#[test]
+fn many_scrapes_at_once_and_a_cap() {
+    let settings = settings(&[]);
+    let metrics = PrometheusMetrics::new(&settings, RunInfo::new(1));
+    let endpoint = PrometheusEndpoint::start(&settings, metrics.exposition()).unwrap();
+    let addr = endpoint.local_addr();
+
+    let scrapers: Vec<_> = (0..16)
+        .map(|_| thread::spawn(move || (0..5).for_each(|_| drop(scrape(addr)))))
+        .collect();
+    for s in scrapers {
+        s.join().unwrap();
+    }
+
+    // Fill every slot with a client that never finishes its request; the server accepts
+    // in arrival order, so the next connection finds no slot and is told 503.
+    let held: Vec<TcpStream> = (0..MAX_CLIENTS)
+        .map(|_| {
+            let mut s = TcpStream::connect(addr).unwrap();
+            s.write_all(b"GET /metrics HTTP/1.1\r\n").unwrap();
+            s
+        })
+        .collect();
+    let busy = request(addr, "GET /metrics HTTP/1.1\r\n\r\n");
+    assert_eq!(busy.status, 503, "{}", busy.head);
+    drop(held);
+    // Slots free up as the server sees the closes.
+    wait_until("a client slot to free up", DEADLINE, || {
+        request(addr, "GET /metrics HTTP/1.1\r\n\r\n").status == 200
+    });
+    endpoint.stop();
+}
+
+#[test]
+fn stop_closes_the_listener_and_every_client() {
+    let settings = settings(&[]);
+    let metrics = PrometheusMetrics::new(&settings, RunInfo::new(1));
+    let endpoint = PrometheusEndpoint::start(&settings, metrics.exposition()).unwrap();
+    let addr = endpoint.local_addr();
+    scrape(addr);
+    let mut open = TcpStream::connect(addr).unwrap();
+    open.write_all(b"GET /").unwrap();
+    let started = Instant::now();
+    endpoint.stop();
+    open.set_read_timeout(Some(DEADLINE)).unwrap();
+    let mut buf = [0u8; 16];
+    assert_eq!(open.read(&mut buf).unwrap_or(0), 0);
+    assert!(
+        started.elapsed() < CLIENT_TIMEOUT,
+        "stop waited for a client"
+    );
+    let refused = TcpStream::connect(addr).unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::ConnectionRefused);
+
+    // Dropping stops too.
+    let endpoint = PrometheusEndpoint::start(&settings, metrics.exposition()).unwrap();
+    let addr = endpoint.local_addr();
+    drop(endpoint);
+    assert!(TcpStream::connect(addr).is_err());
+}
+
+#[test]
+fn a_port_in_use_is_a_one_line_error() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let args = PrometheusArgs {
+        prometheus_port: Some(port.clone()),
+        ..PrometheusArgs::default()
+    };
+    let settings = args.settings().unwrap().unwrap();
+    let metrics = PrometheusMetrics::new(&settings, RunInfo::new(1));
+    match PrometheusEndpoint::start(&settings, metrics.exposition()) {
+        Err(Error::Run(msg)) => {
+            assert!(
+                msg.starts_with(&format!(
+                    "cannot serve Prometheus metrics on 127.0.0.1:{port}: "
+                )),
+                "{msg}"
+            );
+            assert!(!msg.contains('\n') && !msg.contains("os error"), "{msg}");
+        }
+        other => panic!("expected a run error, got {other:?}"),
+    }
+}
