@@ -16,6 +16,8 @@ mod decoder;
 mod import;
 #[path = "../fuzz/src/monitor.rs"]
 mod monitor;
+#[path = "../fuzz/src/resultfile.rs"]
+mod resultfile;
 
 use std::path::Path;
 
@@ -523,6 +525,45 @@ proptest! {
     }
 }
 
+// ---- result files (merge, the HTML report) ----
+
+/// Real result files: kvbench's JSON (one run, three runs, cluster, memcached, arbitrary
+/// commands), memtier_benchmark's, and interval logs.
+const RESULT_FILES: &[&str] = &[
+    include_str!("../src/resultfile/testdata/kvbench_single.json"),
+    include_str!("../src/resultfile/testdata/kvbench_cluster.json"),
+    include_str!("../src/resultfile/testdata/kvbench_memcache.json"),
+    include_str!("../src/resultfile/testdata/kvbench_arbitrary.json"),
+    include_str!("../src/resultfile/testdata/memtier_memcache_text.json"),
+    include_str!("../src/resultfile/testdata/kvbench_single_SET_command_run_1.hgrm"),
+    include_str!("../src/results/testdata/default.json"),
+    include_str!("../src/results/testdata/runs3.json"),
+    include_str!("../src/results/testdata/default_FULL_RUN_1.hgrm"),
+];
+
+#[test]
+fn real_result_files_merge_and_read_back() {
+    for text in RESULT_FILES {
+        let file = kvbench::resultfile::read_str("real", text).expect("a real result file reads");
+        kvbench::merge::merge(&[file], &Default::default()).expect("and merges");
+        resultfile::check_text(text);
+    }
+}
+
+proptest! {
+    // Each case reads, merges and writes a whole result file a few times: fewer cases.
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    /// A real result file with one byte changed keeps the readers' contract.
+    #[test]
+    fn result_files_keep_the_contract(which in 0..RESULT_FILES.len(), m in mutation()) {
+        let text = RESULT_FILES[which].as_bytes();
+        if let Some(changed) = mutate(text, &m) {
+            resultfile::check(&changed);
+        }
+    }
+}
+
 // ---- what the fuzzer found ----
 
 /// Every input a fuzz target ever failed on (fuzz/regressions/<target>/<file>), replayed
@@ -545,6 +586,7 @@ fn fuzz_findings_stay_fixed() {
             "import" => import::check,
             "monitor" => monitor::check,
             "config" => config::check,
+            "resultfile" => resultfile::check,
             other => panic!("fuzz/regressions/{other}: no such fuzz target"),
         };
         for file in std::fs::read_dir(target.path()).expect("a regressions folder") {

@@ -8,3 +8,4 @@ pub mod config;
 pub mod decoder;
 pub mod import;
 pub mod monitor;
+pub mod resultfile;
