@@ -16,6 +16,7 @@ mod common;
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
+use std::os::unix::process::CommandExt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -61,20 +62,42 @@ const SWITCH_VALUES: &[&str] = &["abc", ""];
 /// One process or parse may take this long; longer is a hang.
 const HANG: Duration = Duration::from_secs(15);
 
+/// Address space each binary run may use (4 GiB): far more than a refused or failed run
+/// needs, far less than a run that allocates for a huge number would take.
+const ADDRESS_SPACE: libc::rlim_t = 4 << 30;
+
 /// A front end as the walk sees it.
 struct FrontEnd {
-    /// The word that selects it on kvbench's command line (`None`: the default, memtier).
-    word: Option<&'static str>,
+    /// The word that selects it on kvbench's command line (its `FRONT_ENDS` name).
+    word: &'static str,
     /// Its clap definition.
     command: fn() -> Command,
-    /// Its parse and validation, in-process: `Err` with what `main` would print after
-    /// `error: `, `Ok` when the command line would go on to run.
+    /// Its parse and validation, in-process, on an argv whose first item is the program
+    /// name: `Err` with what `main` would print after `error: `, `Ok` when the command
+    /// line would go on to run.
     parse: fn(Vec<String>) -> Result<(), String>,
-    /// Put before each walked flag: a closed port on 127.0.0.1, so that an accepted
-    /// value ends at the connection. `{port}` is replaced.
+    /// Put before each walked flag: a closed port on 127.0.0.1 (`{port}`), so that an
+    /// accepted value ends at the connection, and whatever else a run needs.
     target: &'static [&'static str],
+    /// Positional arguments a run needs (left out when a positional is walked).
+    positionals: &'static [&'static str],
+    /// Go-style flags (`-name value`, `-name=value`) besides clap's spellings.
+    go_style: bool,
+    /// A run without a server may succeed (exit 0) for an accepted value.
+    serverless: bool,
+}
+
+impl FrontEnd {
     /// Whether the binary dispatches to it yet (else it is walked in-process only).
-    wired: bool,
+    fn wired(&self) -> bool {
+        kvbench::frontend::FRONT_ENDS
+            .iter()
+            .any(|(name, _)| *name == self.word)
+    }
+}
+
+fn os_args(argv: Vec<String>) -> Vec<OsString> {
+    argv.into_iter().map(OsString::from).collect()
 }
 
 fn memtier_parse(argv: Vec<String>) -> Result<(), String> {
@@ -87,14 +110,107 @@ fn memtier_parse(argv: Vec<String>) -> Result<(), String> {
     }
 }
 
+fn intrinsic_latency_parse(argv: Vec<String>) -> Result<(), String> {
+    kvbench::frontend::intrinsic_latency::flags::parse(os_args(argv))
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+fn latency_parse(argv: Vec<String>) -> Result<(), String> {
+    use kvbench::frontend::latency::{Parsed, parse};
+    match parse(os_args(argv)).map_err(|e| e.to_string())? {
+        Parsed::Print(_) => Ok(()),
+        Parsed::Run(options) => {
+            options.resolve(false);
+            options.resolve(true);
+            Ok(())
+        }
+    }
+}
+
+fn redis_benchmark_parse(argv: Vec<String>) -> Result<(), String> {
+    kvbench::frontend::redis_benchmark::flags::parse(argv)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+fn zbench_parse(argv: Vec<String>) -> Result<(), String> {
+    // zbench's argv has no program name: the words after `kvbench zbench`.
+    kvbench::frontend::zbench::flags::parse(argv.into_iter().skip(1))
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+fn merge_command() -> Command {
+    <kvbench::frontend::merge::flags::MergeFlags as clap::CommandFactory>::command()
+}
+
+fn merge_parse(argv: Vec<String>) -> Result<(), String> {
+    use clap::Parser;
+    use kvbench::frontend::merge::flags::MergeFlags;
+    match MergeFlags::try_parse_from(argv) {
+        Ok(flags) => {
+            flags.options();
+            Ok(())
+        }
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => Ok(()),
+        Err(e) => Err(kvbench::frontend::common::usage::one_line(&e).to_string()),
+    }
+}
+
 fn front_ends() -> Vec<FrontEnd> {
-    vec![FrontEnd {
-        word: None,
+    let plain = FrontEnd {
+        word: "",
         command: kvbench::frontend::memtier::parse::command,
         parse: memtier_parse,
-        target: &["--server=127.0.0.1", "--port={port}"],
-        wired: true,
-    }]
+        target: &[],
+        positionals: &[],
+        go_style: false,
+        serverless: false,
+    };
+    vec![
+        FrontEnd {
+            word: "memtier_benchmark",
+            target: &["--server=127.0.0.1", "--port={port}"],
+            ..plain
+        },
+        FrontEnd {
+            word: "intrinsic-latency",
+            command: kvbench::frontend::intrinsic_latency::flags::command,
+            parse: intrinsic_latency_parse,
+            positionals: &["0.001"],
+            serverless: true,
+            ..plain
+        },
+        FrontEnd {
+            word: "latency",
+            command: kvbench::frontend::latency::flags::command,
+            parse: latency_parse,
+            ..plain
+        },
+        FrontEnd {
+            word: "redis-benchmark",
+            command: kvbench::frontend::redis_benchmark::flags::command,
+            parse: redis_benchmark_parse,
+            target: &["-h", "127.0.0.1", "-p", "{port}", "-n", "10"],
+            ..plain
+        },
+        FrontEnd {
+            word: "zbench",
+            command: kvbench::frontend::zbench::flags::command,
+            parse: zbench_parse,
+            target: &["-mode", "load", "-h", "127.0.0.1", "-p", "{port}"],
+            go_style: true,
+            ..plain
+        },
+        FrontEnd {
+            word: "merge",
+            command: merge_command,
+            parse: merge_parse,
+            positionals: &["no-such-result.json"],
+            ..plain
+        },
+    ]
 }
 
 /// Flags whose value names a host: a value like `1.5` or `4294967295` is an IPv4
@@ -102,6 +218,7 @@ fn front_ends() -> Vec<FrontEnd> {
 /// anywhere but 127.0.0.1, so those are not given to them.
 fn names_a_host(arg: &Arg) -> bool {
     let long = arg.get_long().unwrap_or_default();
+    let id = arg.get_id().as_str();
     let value_names: Vec<String> = arg
         .get_value_names()
         .unwrap_or_default()
@@ -109,8 +226,9 @@ fn names_a_host(arg: &Arg) -> bool {
         .map(|n| n.to_string())
         .collect();
     long.contains("host")
-        || long == "server"
-        || long == "uri"
+        || id.contains("host")
+        || ["server", "uri", "h"].contains(&long)
+        || ["server", "uri"].contains(&id)
         || value_names
             .iter()
             .any(|n| n == "ADDR" || n == "HOST" || n == "URI")
@@ -128,16 +246,29 @@ fn resolver_number(value: &str) -> bool {
 struct Case {
     front: usize,
     words: Vec<String>,
-    /// Run through the binary too (one spelling per flag and value).
+    /// A positional argument is walked: the front end's own positionals are left out.
+    positional: bool,
+    /// Run through the binary too (one spelling per flag and value, wired front ends).
     binary: bool,
 }
 
 fn cases(front_ends: &[FrontEnd]) -> Vec<Case> {
     let mut out = Vec::new();
     for (front, fe) in front_ends.iter().enumerate() {
+        let wired = fe.wired();
         let command = (fe.command)();
         for arg in command.get_arguments() {
             if arg.is_positional() {
+                // In-process only: an accepted value may mean a long run (seconds to
+                // measure for), which the binary would then do.
+                for &v in BAD_VALUES {
+                    out.push(Case {
+                        front,
+                        words: vec![v.to_string()],
+                        positional: true,
+                        binary: false,
+                    });
+                }
                 continue;
             }
             let long = arg.get_long();
@@ -148,7 +279,8 @@ fn cases(front_ends: &[FrontEnd]) -> Vec<Case> {
                         out.push(Case {
                             front,
                             words: vec![format!("--{long}={v}")],
-                            binary: fe.wired,
+                            positional: false,
+                            binary: wired,
                         });
                     }
                 }
@@ -162,6 +294,10 @@ fn cases(front_ends: &[FrontEnd]) -> Vec<Case> {
                 if let Some(long) = long {
                     spellings.push(vec![format!("--{long}={v}")]);
                     spellings.push(vec![format!("--{long}"), v.to_string()]);
+                    if fe.go_style {
+                        spellings.push(vec![format!("-{long}={v}")]);
+                        spellings.push(vec![format!("-{long}"), v.to_string()]);
+                    }
                 }
                 if let Some(short) = short {
                     spellings.push(vec![format!("-{short}"), v.to_string()]);
@@ -170,7 +306,8 @@ fn cases(front_ends: &[FrontEnd]) -> Vec<Case> {
                     out.push(Case {
                         front,
                         words,
-                        binary: fe.wired && i == 0,
+                        positional: false,
+                        binary: wired && i == 0,
                     });
                 }
             }
@@ -205,12 +342,27 @@ fn run_binary(
     dir: &TestDir,
 ) -> Result<(), String> {
     let mut cmd = kvbench_command();
-    if let Some(word) = fe.word {
-        cmd.arg(word);
-    }
-    cmd.args(&argv[1..])
+    cmd.arg(fe.word)
+        .args(&argv[1..])
         .current_dir(dir.path())
         .env("RUST_BACKTRACE", "1");
+    // A value that makes the binary allocate without end must fail here, fast, not
+    // thrash the machine: its address space is capped.
+    // SAFETY: the closure runs in the child between fork and exec and only calls
+    // setrlimit, which is async-signal-safe, on a struct it owns.
+    unsafe {
+        cmd.pre_exec(|| {
+            let cap = libc::rlimit {
+                rlim_cur: ADDRESS_SPACE,
+                rlim_max: ADDRESS_SPACE,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &cap) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
     let started = Instant::now();
     let out = run_with_timeout(cmd, HANG);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -218,7 +370,8 @@ fn run_binary(
     if stderr.contains("panicked") || stderr.contains("backtrace") {
         return Err(format!("{shown}: panic or backtrace:\n{stderr}"));
     }
-    if out.status.code() != Some(1) {
+    let accepted_and_done = fe.serverless && verdict.is_ok() && out.status.code() == Some(0);
+    if out.status.code() != Some(1) && !accepted_and_done {
         return Err(format!(
             "{shown}: exit status {:?}, not 1 (after {:?}):\n{stderr}",
             out.status,
@@ -227,6 +380,12 @@ fn run_binary(
     }
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
     match verdict {
+        // Any refusal, as long as it is one error line.
+        Err(message) if message.is_empty() => {
+            if lines.len() != 1 || !lines[0].starts_with("error: ") {
+                return Err(format!("{shown}: not one error line:\n{stderr}"));
+            }
+        }
         Err(message) => {
             let want = format!("error: {message}");
             if lines != [want.as_str()] {
@@ -235,6 +394,7 @@ fn run_binary(
                 ));
             }
         }
+        Ok(()) if accepted_and_done => {}
         Ok(()) => {
             // Accepted: it ran, against a closed port, and ended on one error line.
             if !lines.last().is_some_and(|l| l.starts_with("error: ")) {
@@ -265,8 +425,10 @@ fn every_flag_refuses_bad_values_on_one_line() {
                         break;
                     };
                     let fe = &front_ends[case.front];
+                    let positionals: &[&str] = if case.positional { &[] } else { fe.positionals };
                     let argv: Vec<String> = std::iter::once("kvbench".to_string())
                         .chain(fe.target.iter().map(|w| w.replace("{port}", &port)))
+                        .chain(positionals.iter().map(|w| w.to_string()))
                         .chain(case.words.iter().cloned())
                         .collect();
                     let outcome = parse_in_process(fe, argv.clone()).and_then(|verdict| {
@@ -303,7 +465,7 @@ fn every_flag_refuses_bad_values_on_one_line() {
 #[test]
 fn arguments_that_are_not_utf8_are_refused_on_one_line() {
     let dir = TestDir::new("flag-walk-utf8");
-    for fe in front_ends().iter().filter(|fe| fe.wired) {
+    for fe in front_ends().iter().filter(|fe| fe.wired()) {
         let command = (fe.command)();
         let Some(long) = command
             .get_arguments()
@@ -317,10 +479,8 @@ fn arguments_that_are_not_utf8_are_refused_on_one_line() {
             OsString::from_vec(vec![b'x', 0xff]),
         ] {
             let argv = vec![OsString::from("kvbench"), arg];
-            let verdict = Err(format!(
-                "argument '{}' is not valid UTF-8",
-                argv[1].to_string_lossy()
-            ));
+            // Each front end words it its own way; one error line is the rule.
+            let verdict = Err(String::new());
             if let Err(failure) = run_binary(fe, &argv, &verdict, &dir) {
                 panic!("{failure}");
             }
