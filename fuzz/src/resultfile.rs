@@ -7,7 +7,8 @@
 //! - A file that reads merges, alone and with itself, without a panic (a refusal is one
 //!   line); merged with itself its counts are twice its own.
 //! - The merge written back (as JSON, or as an interval log for a log) reads and merges
-//!   again to the same rows and counts.
+//!   again to the same rows and counts (a log that recorded nothing is written without
+//!   intervals, and reading that back may be refused, on one line).
 //!
 //! Included by path from the main suite's `tests/fuzz_properties.rs`.
 
@@ -63,8 +64,13 @@ pub fn check_text(text: &str) {
         ),
         Content::IntervalLog(_) => render_hdr_log(std::slice::from_ref(&alone.results)),
     };
+    // A log holds only the seconds that recorded something, so a log of a merge that
+    // recorded nothing has no intervals; reading it back may refuse that, on one line.
+    let empty_log = matches!(file.content, Content::IntervalLog(_))
+        && alone.results.totals().is_none_or(|t| t.count == 0);
     let again = match read_str("again", &written) {
         Ok(again) => again,
+        Err(e) if empty_log => return one_line(&e.to_string()),
         Err(e) => panic!("the merge written back does not read: {e}\n{written}"),
     };
     let options = MergeOptions {
@@ -72,6 +78,7 @@ pub fn check_text(text: &str) {
     };
     let again = match merge(&[again], &options) {
         Ok(again) => again,
+        Err(e) if empty_log => return one_line(&e.to_string()),
         Err(e) => panic!("the merge written back does not merge: {e}\n{written}"),
     };
     // A log's tags cannot hold spaces, commas or line breaks: the writer turns them into
