@@ -3,6 +3,8 @@
 #   make test   install what is missing, run unit and integration tests
 #   make lint   rustfmt check, clippy with warnings as errors, the module layers
 #   make bench  client CPU and syscalls per request, kvbench vs redis-benchmark
+#   make fuzz   every fuzz target for FUZZ_SECONDS (default 60) each (nightly, cargo-fuzz)
+#   make soak   10 000 connections; a server killed and restarted mid-run (not in CI)
 #   make build  release build
 #   make clean  remove build output and scratch files
 
@@ -11,7 +13,7 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 CARGO ?= cargo
 
-.PHONY: all deps build demo test lint bench clean
+.PHONY: all deps build demo test lint bench fuzz soak clean
 
 all: build
 
@@ -30,11 +32,18 @@ test: deps
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
+	cd fuzz && $(CARGO) fmt -- --check
 	perl scripts/check-layers.pl
 
 bench:
 	bash scripts/bench.sh
 
+fuzz:
+	bash scripts/fuzz.sh
+
+soak: deps
+	bash scripts/soak.sh
+
 clean:
 	$(CARGO) clean
-	rm -rf demo-out bench-out
+	rm -rf demo-out bench-out soak-out

@@ -2,12 +2,14 @@
 //! in memtier's spellings, that a front end flattens into its own) and their conversion
 //! into the plan's server and TLS parts; the `--print-percentiles` list ([`percentiles`]);
 //! the live Prometheus endpoint's flags ([`prometheus`]); a clap error as one usage line
-//! ([`usage`]).
+//! ([`usage`]); the open-file check ([`open_files`]) for the connections a front end asks
+//! for.
 //!
 //! The conversion has two phases, so a front end can check its own flags in between:
 //! [`ConnectionArgs::target`] parses the flags and the URI (no I/O), and
 //! [`Target::connect`] resolves the host and reads the TLS files.
 
+pub mod open_files;
 pub mod percentiles;
 pub mod prometheus;
 pub mod tls;

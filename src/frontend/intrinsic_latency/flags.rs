@@ -54,6 +54,12 @@ pub enum Parsed {
     Print(String),
 }
 
+/// The flags as clap knows them, for tools that walk every front end's flags (the
+/// flag-walk test).
+pub fn command() -> clap::Command {
+    Flags::command()
+}
+
 /// Parses the tool's argv (the first item is the program name, ignored).
 pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
     let matches = match Flags::command().try_get_matches_from(args) {

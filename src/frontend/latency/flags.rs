@@ -200,6 +200,12 @@ impl Options {
     }
 }
 
+/// The flags as clap knows them, for tools that walk every front end's flags (the
+/// flag-walk test).
+pub fn command() -> clap::Command {
+    Flags::command()
+}
+
 /// Parses `kvbench latency`'s argv (the first item is the program name, ignored).
 pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
     let matches = match Flags::command().try_get_matches_from(args) {

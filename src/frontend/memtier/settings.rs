@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use crate::error::{Error, Result};
+use crate::frontend::common::open_files;
 use crate::frontend::memtier::cli::Cli;
 use crate::frontend::memtier::outputs::{OutputConfig, parse_outputs};
 use crate::frontend::memtier::show_config::shown_options;
@@ -105,6 +106,18 @@ impl Settings {
             cli.clients.as_deref(),
             DEFAULT_CLIENTS,
             "clients must be greater than zero.",
+        )?;
+        if threads > MAX_THREADS {
+            return Err(usage(format!("threads must be at most {MAX_THREADS}.")));
+        }
+        // Every connection needs an open file: a count no limit allows is refused here,
+        // before a client is built for it (cluster mode multiplies it by the masters,
+        // which are only known once the run asks; the engine reports running out then).
+        let per_connection = if connect.tls.is_some() { 2 } else { 1 };
+        let connections = u64::from(threads) * u64::from(clients);
+        open_files::ensure(
+            open_files::needed(connections, u64::from(threads), per_connection),
+            &format!("--threads={threads} x --clients={clients}"),
         )?;
         let pipeline = positive_u32(
             cli.pipeline.as_deref(),
@@ -285,6 +298,11 @@ fn check_cluster_mode(plan: &Plan) -> Result<()> {
 /// Most requests in flight per connection: beyond it the per-connection queues alone
 /// would take gigabytes.
 const MAX_PIPELINE: u32 = 65_536;
+/// Most worker threads: one per core is the useful most, and no machine has this many.
+const MAX_THREADS: u32 = 1024;
+/// Largest value: the largest bulk string Redis accepts (its `proto-max-bulk-len` at most),
+/// and the largest the RESP decoder reads back. Values are cut from one buffer this big.
+const MAX_DATA_SIZE: u32 = crate::protocol::resp::MAX_BULK_LEN as u32;
 /// Longest `--test-time`: a year (larger values overflow clock arithmetic).
 const MAX_TEST_TIME_SECS: u64 = 365 * 86_400;
 
@@ -412,6 +430,12 @@ fn parse_data_size(cli: &Cli) -> Result<DataSize> {
                 "data-size-range minimum ({min}) must not be greater than its maximum ({max})."
             )));
         }
+        if max > MAX_DATA_SIZE {
+            return Err(usage(format!(
+                "data-size-range maximum ({max}) must be at most {MAX_DATA_SIZE} bytes (512 MB, \
+                 the largest value Redis accepts)."
+            )));
+        }
         return Ok(DataSize::Range {
             min: min as usize,
             max: max as usize,
@@ -429,6 +453,12 @@ fn parse_data_size(cli: &Cli) -> Result<DataSize> {
                     "data-size-list item '{item}': size and weight must both be greater than zero."
                 )));
             }
+            if size > MAX_DATA_SIZE {
+                return Err(usage(format!(
+                    "data-size-list item '{item}': size must be at most {MAX_DATA_SIZE} bytes \
+                     (512 MB, the largest value Redis accepts)."
+                )));
+            }
             list.push((size as usize, weight));
         }
         return Ok(DataSize::List(list));
@@ -438,5 +468,10 @@ fn parse_data_size(cli: &Cli) -> Result<DataSize> {
         DEFAULT_DATA_SIZE,
         "data-size must be greater than zero.",
     )?;
+    if size > MAX_DATA_SIZE {
+        return Err(usage(format!(
+            "data-size must be at most {MAX_DATA_SIZE} bytes (512 MB, the largest value Redis accepts)."
+        )));
+    }
     Ok(DataSize::Fixed(size as usize))
 }

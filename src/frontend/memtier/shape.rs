@@ -14,6 +14,9 @@ pub const DEFAULT_REPLY_TIMEOUT: Duration = Duration::from_secs(60);
 /// overflow clock arithmetic.
 pub const MAX_FLAG_SECS: u64 = 86_400;
 
+/// Most keys in one multi-key get: each client keeps room for that many key ids.
+pub const MAX_MULTI_KEY_GET: u32 = 10_000;
+
 /// Seconds from a flag, at most [`MAX_FLAG_SECS`].
 fn seconds(raw: &str, flag: &str) -> Result<u64> {
     let secs: u64 = number(raw, flag, "a number of seconds")?;
@@ -59,6 +62,12 @@ pub fn from_cli(cli: &Cli, clients: usize, memcache: bool) -> Result<LoadShape> 
     let mut shape = LoadShape::default();
     if let Some(raw) = cli.multi_key_get.as_deref() {
         shape.multi_key_get = number(raw, "--multi-key-get", "a number of keys")?;
+        if shape.multi_key_get > MAX_MULTI_KEY_GET {
+            return Err(usage(format!(
+                "--multi-key-get must be at most {MAX_MULTI_KEY_GET} keys, got {}.",
+                shape.multi_key_get
+            )));
+        }
     }
     if let Some(raw) = cli.expiry_range.as_deref() {
         let (min, max) = range(raw, '-', "--expiry-range")?;
@@ -136,6 +145,17 @@ pub fn from_cli(cli: &Cli, clients: usize, memcache: bool) -> Result<LoadShape> 
         .map(|raw| number::<u64>(raw, "--thread-conn-start-max-jitter-micros", "microseconds"))
         .transpose()?
         .unwrap_or(jitter_min);
+    for (flag, micros) in [
+        ("--thread-conn-start-min-jitter-micros", jitter_min),
+        ("--thread-conn-start-max-jitter-micros", jitter_max),
+    ] {
+        if micros > MAX_FLAG_SECS * 1_000_000 {
+            return Err(usage(format!(
+                "{flag} must be at most {} microseconds (a day), got {micros}.",
+                MAX_FLAG_SECS * 1_000_000
+            )));
+        }
+    }
     if jitter_max < jitter_min {
         return Err(usage(
             "--thread-conn-start-max-jitter-micros must be >= --thread-conn-start-min-jitter-micros.",

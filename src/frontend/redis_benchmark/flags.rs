@@ -240,6 +240,12 @@ pub enum Parsed {
     Run(Box<BenchmarkSpec>),
 }
 
+/// The flags as clap knows them, for tools that walk every front end's flags (the
+/// flag-walk test).
+pub fn command() -> clap::Command {
+    RawFlags::command()
+}
+
 /// Parse a redis-benchmark command line. `args` starts with the program name (ignored),
 /// as `std::env::args_os` does.
 pub fn parse<I, T>(args: I) -> Result<Parsed, Error>
