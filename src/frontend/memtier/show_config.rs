@@ -83,7 +83,7 @@ pub fn shown_options(
     };
     let f = |x: Option<f64>| format!("{:.6}", x.unwrap_or(0.0));
     let [stddev, median, zipf] = given_key_floats;
-    vec![
+    let mut shown = vec![
         ("server", server),
         ("port", port.to_string()),
         (
@@ -215,7 +215,23 @@ pub fn shown_options(
             )),
         ),
         ("print-all-runs", json_bool(output.print_all_runs)),
-    ]
+    ];
+    shown.extend(ramp_options(plan));
+    shown
+}
+
+/// The staircase ramp-up, after memtier's other options and only with one, as memtier
+/// writes them: `clients_start`, `clients_step` (clients per thread) and `step_duration`
+/// (seconds), as bare numbers.
+fn ramp_options(plan: &Plan) -> Vec<(&'static str, String)> {
+    match plan.load.shape.ramp {
+        Some(ramp) => vec![
+            ("clients_start", ramp.start.to_string()),
+            ("clients_step", ramp.step.to_string()),
+            ("step_duration", ramp.step_duration.as_secs().to_string()),
+        ],
+        None => Vec::new(),
+    }
 }
 
 /// The `--show-config` text: one `name = value` line per option of `Settings::shown`,
