@@ -11,6 +11,7 @@ pub mod latency;
 pub mod memtier;
 pub mod merge;
 pub mod redis_benchmark;
+pub mod report;
 pub mod zbench;
 
 use std::ffi::OsString;
@@ -31,6 +32,7 @@ pub type Entry = fn(Vec<OsString>) -> Result<u8, Error>;
 pub const FRONT_ENDS: &[(&str, Entry)] = &[
     ("memtier_benchmark", memtier::main),
     ("intrinsic-latency", intrinsic_latency::main),
+    ("report", report::main),
 ];
 
 /// The front end for `args` (as from `std::env::args_os()`) and the argv to hand it.
