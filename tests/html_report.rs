@@ -9,7 +9,7 @@ mod common;
 use std::fs;
 
 use common::TestDir;
-use common::browser::{decode_png, find_chromium, hex_colour, pixels_near, run_chromium};
+use common::browser::{chromium_for, decode_png, hex_colour, pixels_near, run_chromium};
 use hdrhistogram::Histogram;
 use kvbench::report::html::svg::PALETTE;
 use kvbench::report::html::{Report, Row, Run, SecondPoint, render_page};
@@ -86,10 +86,7 @@ fn synthetic_run(label: &str, median_us: f64, ops_per_sec: u64, seed: u64) -> Ru
 
 #[test]
 fn a_two_run_report_draws_its_charts_in_chromium() {
-    let Some(chromium) = find_chromium() else {
-        println!(
-            "SKIPPED: no chromium on PATH (Debian package `chromium`); the HTML report was not checked in a browser"
-        );
+    let Some(chromium) = chromium_for("the HTML report") else {
         return;
     };
     let scratch = TestDir::new("html-report");

@@ -10,7 +10,7 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::browser::{decode_png, find_chromium, hex_colour, pixels_near, run_chromium};
+use common::browser::{chromium_for, decode_png, hex_colour, pixels_near, run_chromium};
 use common::{RedisServer, TestDir, describe, kvbench, kvbench_at, read_json};
 use kvbench::merge::{MergeOptions, merge_files};
 use kvbench::report::html::svg::PALETTE;
@@ -121,10 +121,7 @@ fn two_real_runs_report_draws_in_chromium() {
     );
     assert!(page.contains("pipeline1.json") && page.contains("pipeline8.json"));
 
-    let Some(chromium) = find_chromium() else {
-        println!(
-            "SKIPPED: no chromium on PATH (Debian package `chromium`); the report of a real run was not checked in a browser"
-        );
+    let Some(chromium) = chromium_for("the report of a real run") else {
         return;
     };
     let dom = run_chromium(

@@ -20,6 +20,22 @@ pub fn find_chromium() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// Chromium for a test that looks at `what`, or `None` (with a printed reason) where it is
+/// not installed. Under CI (`CI` set), which installs it, a missing Chromium is a failure.
+pub fn chromium_for(what: &str) -> Option<PathBuf> {
+    let found = find_chromium();
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "no chromium on PATH (Debian package `chromium`); .ci/run installs it"
+        );
+        println!(
+            "SKIPPED: no chromium on PATH (Debian package `chromium`); {what} was not checked in a browser"
+        );
+    }
+    found
+}
+
 /// Runs headless Chromium on `page` with `extra` arguments, in a fresh profile; returns its
 /// standard output. Panics with what it printed if it fails or outlives the deadline.
 pub fn run_chromium(
