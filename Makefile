@@ -4,6 +4,10 @@
 #   make lint   rustfmt check, clippy with warnings as errors, the module layers
 #   make bench  client CPU and syscalls per request, kvbench vs redis-benchmark
 #   make build  release build
+#   make install          build, then install kvbench, its man page and bash/zsh/fish
+#                         completions under PREFIX (default /usr/local; DESTDIR for staging)
+#   make install-links    add the redis-benchmark link to kvbench (never by default)
+#   make man    regenerate docs/kvbench.1 from the built binary
 #   make clean  remove build output and scratch files
 
 SHELL := /bin/bash
@@ -11,7 +15,9 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 CARGO ?= cargo
 
-.PHONY: all deps build demo test lint bench clean
+.PHONY: all deps build demo test lint bench clean install install-links man
+PREFIX ?= /usr/local
+DESTDIR ?=
 
 all: build
 
@@ -34,6 +40,18 @@ lint:
 
 bench:
 	bash scripts/bench.sh
+
+# Only cargo is needed to install: no servers (deps) for this one.
+install:
+	$(CARGO) build --release
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" bash scripts/install.sh files
+
+install-links:
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" bash scripts/install.sh links
+
+man:
+	$(CARGO) build --release
+	target/release/kvbench man > docs/kvbench.1
 
 clean:
 	$(CARGO) clean

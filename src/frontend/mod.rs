@@ -8,6 +8,7 @@
 pub mod common;
 pub mod intrinsic_latency;
 pub mod latency;
+pub mod manual;
 pub mod memtier;
 pub mod merge;
 pub mod redis_benchmark;
@@ -33,6 +34,8 @@ pub const FRONT_ENDS: &[(&str, Entry)] = &[
     ("memtier_benchmark", memtier::main),
     ("intrinsic-latency", intrinsic_latency::main),
     ("report", report::main),
+    ("completions", manual::completions::main),
+    ("man", manual::man::main),
 ];
 
 /// The front end for `args` (as from `std::env::args_os()`) and the argv to hand it.

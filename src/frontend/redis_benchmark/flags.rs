@@ -240,6 +240,12 @@ pub enum Parsed {
     Run(Box<BenchmarkSpec>),
 }
 
+/// The clap command (flag names only: `--help` prints [`super::help::help_text`]), for
+/// completions and the man page.
+pub fn command() -> clap::Command {
+    RawFlags::command()
+}
+
 /// Parse a redis-benchmark command line. `args` starts with the program name (ignored),
 /// as `std::env::args_os` does.
 pub fn parse<I, T>(args: I) -> Result<Parsed, Error>
