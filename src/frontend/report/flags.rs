@@ -35,12 +35,13 @@ struct Flags {
     out_file: PathBuf,
 
     /// The page's heading (default: kvbench report).
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     title: Option<String>,
 
     /// A run's name in legends and tables, one per file in order (default: the file's
     /// name).
-    #[arg(long = "label", value_name = "NAME", action = ArgAction::Append)]
+    #[arg(long = "label", value_name = "NAME", action = ArgAction::Append,
+          allow_hyphen_values = true)]
     labels: Vec<String>,
 }
 
@@ -174,12 +175,12 @@ mod tests {
             "y.json",
             "--out-file=-",
             "--title",
-            "before/after",
+            "--pipeline=1 vs --pipeline=8",
             "--label=before",
         ]);
         assert_eq!(o.labels, ["before", "y.json"]);
         assert_eq!(o.output, Output::Stdout);
-        assert_eq!(o.title, "before/after");
+        assert_eq!(o.title, "--pipeline=1 vs --pipeline=8");
     }
 
     #[test]
