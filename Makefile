@@ -6,6 +6,10 @@
 #   make fuzz   every fuzz target for FUZZ_SECONDS (default 60) each (nightly, cargo-fuzz)
 #   make soak   10 000 connections; a server killed and restarted mid-run (not in CI)
 #   make build  release build
+#   make install          build, then install kvbench, its man page and bash/zsh/fish
+#                         completions under PREFIX (default /usr/local; DESTDIR for staging)
+#   make install-links    add the redis-benchmark link to kvbench (never by default)
+#   make man    regenerate docs/kvbench.1 from the built binary
 #   make clean  remove build output and scratch files
 
 SHELL := /bin/bash
@@ -13,7 +17,9 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 CARGO ?= cargo
 
-.PHONY: all deps build demo test lint bench fuzz soak clean
+.PHONY: all deps build demo test lint bench fuzz soak clean install install-links man
+PREFIX ?= /usr/local
+DESTDIR ?=
 
 all: build
 
@@ -43,6 +49,18 @@ fuzz:
 
 soak: deps
 	bash scripts/soak.sh
+
+# Only cargo is needed to install: no servers (deps) for this one.
+install:
+	$(CARGO) build --release
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" bash scripts/install.sh files
+
+install-links:
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" bash scripts/install.sh links
+
+man:
+	$(CARGO) build --release
+	target/release/kvbench man > docs/kvbench.1
 
 clean:
 	$(CARGO) clean

@@ -5,8 +5,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Normal};
 
-use crate::plan::{Plan, WaitConfig};
-use crate::workload::keys::KeyGenerator;
+use crate::plan::{Plan, StopAt, WaitConfig};
+use crate::workload::keys::{Coverage, KeyGenerator};
 use crate::workload::sequence::{CommandSequence, OpKind, RatioSequence};
 use crate::workload::values::ValueSizer;
 
@@ -89,11 +89,18 @@ impl OpGenerator {
     /// A generator for client `client_index` of `plan.total_clients()`.
     pub fn new(plan: &Plan, client_index: usize, seed: u64) -> Result<OpGenerator, String> {
         let total = plan.total_clients();
+        // `-n allkeys` shares one pass over the range between the clients; otherwise
+        // each S client walks from the minimum, as memtier's do.
+        let coverage = match plan.load.stop {
+            StopAt::AllKeys => Coverage::OnePass,
+            _ => Coverage::EachClient,
+        };
         let set_keys = KeyGenerator::new(
             plan.workload.keys.set_pattern,
             &plan.workload.keys,
             client_index,
             total,
+            coverage,
         )
         .map_err(|e| format!("set key pattern: {e}"))?;
         let get_keys = KeyGenerator::new(
@@ -101,6 +108,7 @@ impl OpGenerator {
             &plan.workload.keys,
             client_index,
             total,
+            coverage,
         )
         .map_err(|e| format!("get key pattern: {e}"))?;
         let wait = plan.load.shape.wait;
@@ -119,6 +127,7 @@ impl OpGenerator {
                             &plan.workload.keys,
                             client_index,
                             total,
+                            coverage,
                         )
                         .map_err(|e| format!("key pattern of command \"{}\": {e}", cmd.line))?,
                     );

@@ -8,9 +8,11 @@
 pub mod common;
 pub mod intrinsic_latency;
 pub mod latency;
+pub mod manual;
 pub mod memtier;
 pub mod merge;
 pub mod redis_benchmark;
+pub mod report;
 pub mod zbench;
 
 use std::ffi::OsString;
@@ -31,6 +33,9 @@ pub type Entry = fn(Vec<OsString>) -> Result<u8, Error>;
 pub const FRONT_ENDS: &[(&str, Entry)] = &[
     ("memtier_benchmark", memtier::main),
     ("intrinsic-latency", intrinsic_latency::main),
+    ("report", report::main),
+    ("completions", manual::completions::main),
+    ("man", manual::man::main),
 ];
 
 /// The front end for `args` (as from `std::env::args_os()`) and the argv to hand it.

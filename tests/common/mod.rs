@@ -1,7 +1,7 @@
 //! Integration-test harness: throwaway servers on free ports ([`server`]), a fake Redis
 //! that records requests ([`recorder`]), a test PKI ([`pki`]), the built `kvbench` run
-//! with a hard timeout ([`run`]), and the small tools tests share (scratch directories,
-//! JSON reading, waiting for a condition).
+//! with a hard timeout ([`run`]), headless Chromium ([`browser`]), and the small tools
+//! tests share (scratch directories, JSON reading, waiting for a condition).
 //!
 //! Every server is started on 127.0.0.1 only, on a port the OS handed out, in its own
 //! temporary directory; `Drop` kills it by its PID and removes the directory, so a
@@ -10,6 +10,7 @@
 
 #![allow(dead_code, unused_imports)]
 
+pub mod browser;
 mod pki;
 mod recorder;
 mod run;

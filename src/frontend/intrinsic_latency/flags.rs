@@ -54,8 +54,7 @@ pub enum Parsed {
     Print(String),
 }
 
-/// The flags as clap knows them, for tools that walk every front end's flags (the
-/// flag-walk test).
+/// The clap command, for `--help`, completions, the man page and the flag-walk test.
 pub fn command() -> clap::Command {
     Flags::command()
 }

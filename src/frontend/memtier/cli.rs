@@ -1,6 +1,7 @@
 //! memtier_benchmark's command line as typed: one clap struct, every flag exactly as
 //! memtier spells it (the connection flags flattened from the shared
-//! [`ConnectionArgs`]), plus kvbench's own (`--config`, `--reply-timeout`).
+//! [`ConnectionArgs`] and the Prometheus flags from [`PrometheusArgs`]), plus kvbench's
+//! own (`--config`, `--reply-timeout`).
 //!
 //! This module only reads what the user typed: every value stays a raw string (or a
 //! bool / count for switches) so that [`super::settings`] can tell "given" from
@@ -9,6 +10,7 @@
 
 use clap::{ArgAction, ColorChoice, Parser};
 
+use crate::frontend::common::prometheus::PrometheusArgs;
 use crate::frontend::common::{self, ConnectionArgs};
 use crate::frontend::memtier::commands::CommandSpec;
 
@@ -448,6 +450,11 @@ pub struct Cli {
     /// that followed each; filled by [`super::parse::parse_args`] from the flags' positions.
     #[arg(skip)]
     pub commands: Vec<CommandSpec>,
+
+    // ---- Prometheus (memtier's flags, shared with other front ends) ----
+    /// `--prometheus-port` and its companions: the live `/metrics` endpoint.
+    #[command(flatten)]
+    pub prometheus: PrometheusArgs,
 }
 
 /// What the command line asks for.

@@ -26,6 +26,7 @@ use crate::plan::{Plan, StopAt};
 use crate::report::{self, ClientRamp, Destinations, Limit, Rendering, RunInfo};
 use crate::results::Results;
 use crate::signals;
+use crate::sinks::prometheus::PrometheusObserver;
 use crate::sinks::statsd::StatsdObserver;
 pub use cli::{Cli, Parsed};
 pub use parse::parse_args;
@@ -60,12 +61,27 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         .statsd
         .clone()
         .map(|c| StatsdObserver::new(c, out.print_percentiles.clone()));
+    // Up before the run (a port in use fails before any connection), down once it ended.
+    let mut prometheus = match &out.prometheus {
+        Some(settings) => Some(PrometheusObserver::start(
+            settings,
+            plan.row_names().into_iter().map(|r| r.hist).collect(),
+            plan.load.run_count,
+        )?),
+        None => None,
+    };
     let mut observers: Vec<&mut dyn RunObserver> = Vec::new();
     if let Some(statsd) = statsd.as_mut() {
         observers.push(statsd);
     }
+    if let Some(prometheus) = prometheus.as_mut() {
+        observers.push(prometheus);
+    }
     observers.push(&mut live);
     let mut outcome = engine::run(&plan, &mut Fanout(observers));
+    if let Some(prometheus) = prometheus {
+        prometheus.stop();
+    }
     name_runs(&mut outcome.runs, &plan);
 
     let anything_measured = outcome

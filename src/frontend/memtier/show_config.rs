@@ -220,8 +220,23 @@ pub fn shown_options(
         ),
         ("print-all-runs", json_bool(output.print_all_runs)),
     ];
+    shown.extend(ramp_options(plan));
     shown.extend(open_loop_options(plan));
     shown
+}
+
+/// The staircase ramp-up, after memtier's other options and only with one, as memtier
+/// writes them: `clients_start`, `clients_step` (clients per thread) and `step_duration`
+/// (seconds), as bare numbers.
+fn ramp_options(plan: &Plan) -> Vec<(&'static str, String)> {
+    match plan.load.shape.ramp {
+        Some(ramp) => vec![
+            ("clients_start", ramp.start.to_string()),
+            ("clients_step", ramp.step.to_string()),
+            ("step_duration", ramp.step_duration.as_secs().to_string()),
+        ],
+        None => Vec::new(),
+    }
 }
 
 /// kvbench's open-loop options, after memtier's (only when open loop or a warm-up is

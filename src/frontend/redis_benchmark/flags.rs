@@ -240,8 +240,8 @@ pub enum Parsed {
     Run(Box<BenchmarkSpec>),
 }
 
-/// The flags as clap knows them, for tools that walk every front end's flags (the
-/// flag-walk test).
+/// The clap command (flag names only: `--help` prints [`super::help::help_text`]), for
+/// completions, the man page and the flag-walk test.
 pub fn command() -> clap::Command {
     RawFlags::command()
 }
