@@ -256,6 +256,20 @@ impl Background {
         self.child.id()
     }
 
+    /// What it printed on stdout so far.
+    pub fn stdout_so_far(&self) -> String {
+        self.stdout.as_ref().map(Drained::text).unwrap_or_default()
+    }
+
+    /// Waits until its stdout holds `needle`.
+    pub fn wait_for_stdout(&self, needle: &str) {
+        wait_until(
+            &format!("{needle:?} on the stdout of {}", self.desc),
+            CONDITION_TIMEOUT,
+            || self.stdout_so_far().contains(needle),
+        );
+    }
+
     /// What it printed on stderr so far.
     pub fn stderr_so_far(&self) -> String {
         self.stderr.as_ref().map(Drained::text).unwrap_or_default()
