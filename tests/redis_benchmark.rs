@@ -501,10 +501,18 @@ fn json_and_hdr_files_hold_one_row_per_test() {
         assert_eq!(row.count, 300, "{}", row.name);
     }
     assert_eq!(block.rows[4].count, 1200);
+    // Rows and distribution arrays have keys of their own.
+    let raw = common::read_json(std::path::Path::new(&json));
+    assert_eq!(raw["ALL STATS"]["SET"]["Count"].as_u64(), Some(300));
+    assert!(raw["ALL STATS"]["SET_latency"].is_array());
+    assert_eq!(
+        raw["configuration"]["tool"].as_str(),
+        Some("redis-benchmark")
+    );
     for name in [
         "lat_FULL_RUN_1.hgrm",
-        "lat_SET_command_run_1.txt",
-        "lat_GET_command_run_1.hgrm",
+        "lat_SET_latency_command_run_1.txt",
+        "lat_GET_latency_command_run_1.hgrm",
     ] {
         assert!(dir.file(name).exists(), "{name} written");
     }

@@ -1,4 +1,5 @@
-//! Integration-test harness: throwaway servers on free ports ([`server`]), a fake Redis
+//! Integration-test harness: throwaway servers on free ports ([`server`]) and a
+//! three-master Redis Cluster of them ([`cluster`]), a fake Redis
 //! that records requests ([`recorder`]), a test PKI ([`pki`]), the built `kvbench` run
 //! with a hard timeout ([`run`]), and the small tools tests share (scratch directories,
 //! JSON reading, waiting for a condition).
@@ -10,11 +11,13 @@
 
 #![allow(dead_code, unused_imports)]
 
+mod cluster;
 mod pki;
 mod recorder;
 mod run;
 mod server;
 
+pub use cluster::RedisCluster;
 pub use pki::TestPki;
 pub use recorder::{Recorder, first_word, next_request};
 pub use run::{KVBENCH_TIMEOUT, Kvbench, Run, kvbench, kvbench_at, kvbench_command};

@@ -8,6 +8,7 @@ use rand::rngs::SmallRng;
 
 use crate::engine::client::Client;
 use crate::engine::cluster::{Redirect, SlotMap, Topology};
+use crate::engine::connection::Failure;
 
 /// The master a client is pinned to and the slots it serves.
 #[derive(Clone, Debug)]
@@ -17,6 +18,9 @@ pub(super) struct Pinned {
     slots: Vec<u16>,
     /// The tag of the batch being written, chosen at its first templated request.
     batch_tag: Option<[u8; 3]>,
+    /// The last slot map read shows the master serving no slot: its requests can only
+    /// be redirected.
+    orphaned: bool,
 }
 
 impl Pinned {
@@ -27,6 +31,7 @@ impl Pinned {
             master: (node.host.clone(), node.port),
             slots: slots_of(&topology.slot_owner, master),
             batch_tag: None,
+            orphaned: false,
         }
     }
 
@@ -63,13 +68,15 @@ impl Pinned {
         }
     }
 
-    /// A fresh slot map: the master's slots as it now reports them (kept as they were
-    /// if the master serves none any more, so requests still name a slot).
+    /// A fresh slot map: the master's slots as it now reports them. A master that
+    /// serves none any more keeps its old list (requests still name a slot) and is
+    /// marked orphaned: its next redirection ends the run.
     pub(super) fn apply(&mut self, map: &SlotMap) {
-        let Some(me) = map.nodes.iter().position(|n| *n == self.master) else {
-            return;
+        let slots = match map.nodes.iter().position(|n| *n == self.master) {
+            Some(me) => slots_of(&map.slot_owner, me),
+            None => Vec::new(),
         };
-        let slots = slots_of(&map.slot_owner, me);
+        self.orphaned = slots.is_empty();
         if !slots.is_empty() {
             self.slots = slots;
         }
@@ -88,15 +95,29 @@ fn slots_of(owner: &[u16], node: usize) -> Vec<u16> {
 
 impl Client {
     /// A MOVED or ASK answered a request of a pinned client on connection `source`:
-    /// forget the slot (MOVED), read the slot map again, send the request again.
-    pub(super) fn follow_pinned(&mut self, source: usize, redirect: &Redirect) {
-        if let (Redirect::Moved { slot, .. }, Some(pinned)) = (redirect, self.pinned.as_mut()) {
-            pinned.moved_away(*slot);
+    /// forget the slot (MOVED), read the slot map again, send the request again. A
+    /// master left with no slot cannot serve the client any more: that is the end.
+    pub(super) fn follow_pinned(
+        &mut self,
+        source: usize,
+        redirect: &Redirect,
+    ) -> Result<(), Failure> {
+        if let Some(pinned) = self.pinned.as_mut() {
+            if pinned.orphaned {
+                let (host, port) = &pinned.master;
+                return Err(Failure::Fatal(format!(
+                    "cluster master {host}:{port} serves no slot any more: its clients have nothing to send it"
+                )));
+            }
+            if let Redirect::Moved { slot, .. } = redirect {
+                pinned.moved_away(*slot);
+            }
         }
         self.refresh_topology(source);
         if let Some(left) = self.remaining.as_mut() {
             *left += 1;
         }
+        Ok(())
     }
 }
 
@@ -162,5 +183,6 @@ mod tests {
         };
         pinned.apply(&other);
         assert_eq!(pinned.slots.len(), 100);
+        assert!(pinned.orphaned);
     }
 }

@@ -56,8 +56,7 @@ impl Client {
         ctx: &mut ClientContext,
     ) -> Result<(), Failure> {
         if self.pinned.is_some() {
-            self.follow_pinned(source, &redirect);
-            return Ok(());
+            return self.follow_pinned(source, &redirect);
         }
         let (slot, mut host, port, ask) = match redirect {
             Redirect::Moved { slot, host, port } => (slot, host, port, false),

@@ -149,7 +149,7 @@ pub fn test_plan(
             template: test.command.clone(),
             random_below: spec.keyspace.unwrap_or(0),
             slot_tags: slot_tags.cloned(),
-            row: RowName::new(&test.title, &test.title, false),
+            row: test_row(&test.title),
         })
     });
     Plan {
@@ -202,6 +202,14 @@ pub fn test_plan(
         },
         names: &RB_NAMES,
     }
+}
+
+/// A test's result row: named by its title; its histogram (the JSON's distribution
+/// array and the HDR files) by the title with `_` for blanks and `_latency` after, so
+/// the two JSON keys never clash (`SET` and `SET_latency`).
+pub fn test_row(title: &str) -> RowName {
+    let hist = format!("{}_latency", title.replace([' ', '/'], "_"));
+    RowName::new(title, &hist, false)
 }
 
 /// The slot-tag table `--cluster` fills `{tag}` fields from, computed once per run.
@@ -270,6 +278,7 @@ mod tests {
         let templated = plan.workload.template.as_ref().unwrap();
         assert_eq!(templated.random_below, 9);
         assert_eq!(plan.row_names()[0].row, "get k__rand_int__");
+        assert_eq!(plan.row_names()[0].hist, "get_k__rand_int___latency");
         assert_eq!(plan.outputs.progress_every, None);
         // --threads 0 (the default) is one worker.
         let s = spec(&["-I"]);
