@@ -178,7 +178,10 @@ impl Runner<'_> {
             };
             print_now(&render_test(&self.info, &result, self.spec.output));
         }
-        collected.push(results);
+        // Kept only for the files that need them: a histogram each is memory.
+        if self.spec.json_out_file.is_some() || self.spec.hdr_file_prefix.is_some() {
+            collected.push(results);
+        }
         Ok(())
     }
 
