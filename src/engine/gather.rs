@@ -2,6 +2,7 @@
 //! thread has reported it, hands it to the observer, and builds the run's [`Results`].
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -9,6 +10,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 use mio::Waker;
 
 use crate::engine::observer::{RunObserver, Second};
+use crate::engine::progress::{Progress, WorkerProgress};
 use crate::engine::worker::WorkerMsg;
 use crate::plan::{Pacing, Plan, StopAt};
 use crate::results::{
@@ -44,6 +46,9 @@ pub struct Gatherer<'a> {
     live: bool,
     /// Per-client figures: (thread, client in thread, figures).
     pub client_series: Vec<(usize, usize, ClientSeries)>,
+    /// Live progress: every worker's totals, and when the observer hears them next.
+    progress: Vec<Arc<WorkerProgress>>,
+    next_progress: Option<Instant>,
 }
 
 impl<'a> Gatherer<'a> {
@@ -73,7 +78,45 @@ impl<'a> Gatherer<'a> {
             interrupted: false,
             live,
             client_series: Vec::new(),
+            progress: Vec::new(),
+            next_progress: None,
         }
+    }
+
+    /// Tells the observer the workers' totals every `Outputs::progress_every` (a live
+    /// run only; nothing when `workers` is empty).
+    pub fn watch_progress(&mut self, workers: Vec<Arc<WorkerProgress>>) {
+        if let (Some(every), true, false) = (
+            self.plan.outputs.progress_every,
+            self.live,
+            workers.is_empty(),
+        ) {
+            self.next_progress = Some(self.run_start + every);
+            self.progress = workers;
+        }
+    }
+
+    /// Reports progress if its time has come; returns how long to wait at most before
+    /// the next report.
+    fn tick_progress(&mut self, observer: &mut dyn RunObserver) -> Duration {
+        let (Some(next), Some(every)) = (self.next_progress, self.plan.outputs.progress_every)
+        else {
+            return SIGNAL_POLL;
+        };
+        let now = Instant::now();
+        if now >= next {
+            let elapsed = now.saturating_duration_since(self.run_start);
+            observer.progress(&Progress::sum(self.run_number, elapsed, &self.progress));
+            // The next tick on the run's own grid, skipping ticks already missed.
+            let mut following = next + every;
+            while following <= now {
+                following += every;
+            }
+            self.next_progress = Some(following);
+        }
+        self.next_progress
+            .map_or(SIGNAL_POLL, |n| n.saturating_duration_since(now))
+            .min(SIGNAL_POLL)
     }
 
     /// Receives until every worker finished; returns the first failure message.
@@ -97,7 +140,8 @@ impl<'a> Gatherer<'a> {
                 observer.interrupted(self.run_number, self.run_start.elapsed());
                 stop_all(stop);
             }
-            match rx.recv_timeout(SIGNAL_POLL) {
+            let wait = self.tick_progress(observer);
+            match rx.recv_timeout(wait) {
                 Ok(WorkerMsg::Snapshot {
                     thread,
                     second,
@@ -252,6 +296,8 @@ impl<'a> Gatherer<'a> {
                 so_far.count as f64 / (n as f64 * self.plan.total_clients() as f64) * 100.0
             }
             StopAt::AllKeys => so_far.count as f64 / self.plan.key_range() as f64 * 100.0,
+            StopAt::TotalRequests(n) => so_far.count as f64 / n.max(1) as f64 * 100.0,
+            StopAt::Idle => 0.0,
         };
         observer.second(&Second {
             run: self.run_number,

@@ -44,6 +44,8 @@ pub enum Op {
     Verify {
         index: u64,
     },
+    /// The plan's request template, its fields filled as it is encoded.
+    Template,
 }
 
 /// The `--command` sequence and one key generator per command (each has its own pattern).
@@ -66,6 +68,8 @@ pub struct OpGenerator {
     wait: Option<WaitConfig>,
     wait_timeout: Option<Normal<f64>>,
     commands: Option<CommandOps>,
+    /// Every request is the plan's template.
+    template: bool,
     /// SETs since the last WAIT burst, and WAITs still owed in the current burst.
     sets_since_wait: u32,
     waits_due: u32,
@@ -76,7 +80,7 @@ pub fn client_seed(plan: &Plan, client_index: usize, run_seed: u64) -> u64 {
     let base = if plan.workload.seeding.randomize {
         run_seed
     } else {
-        DEFAULT_SEED
+        plan.workload.seeding.base.unwrap_or(DEFAULT_SEED)
     };
     if plan.workload.seeding.distinct_per_client {
         base.wrapping_add(client_index as u64 + 1)
@@ -147,6 +151,7 @@ impl OpGenerator {
         };
         Ok(OpGenerator {
             commands,
+            template: plan.workload.template.is_some(),
             sequence: RatioSequence::new(plan.workload.ratio.0, plan.workload.ratio.1),
             set_keys,
             get_keys,
@@ -165,6 +170,9 @@ impl OpGenerator {
     /// The next operation to send.
     #[inline]
     pub fn next_op(&mut self) -> Op {
+        if self.template {
+            return Op::Template;
+        }
         if let Some(commands) = self.commands.as_mut() {
             let index = commands.sequence.next();
             self.multi_keys.clear();

@@ -2,6 +2,11 @@
 //! request count, failure or Ctrl-C, and turns the merged stats into [`Results`]. A
 //! rate sweep is a run per step, in rising order, stopped at the first step that breaks
 //! the objective.
+//!
+//! What a run needs from the servers first (the cluster's masters and slot map) is
+//! found by [`prepare`]; [`run`] prepares and runs, while a front end that runs several
+//! plans against the same servers (one test after another) prepares once and calls
+//! [`run_prepared`] for each.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -10,10 +15,13 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use mio::{Poll, Waker};
 
-use crate::engine::cluster::{self, Topology};
+use crate::engine::budget::RequestBudget;
+use crate::engine::cluster::{self, Node, Topology};
+use crate::engine::error_reply::FirstErrorReply;
 use crate::engine::gather::Gatherer;
 use crate::engine::generator::client_seed;
 use crate::engine::observer::{RunEnd, RunObserver, RunStart};
+use crate::engine::progress::WorkerProgress;
 use crate::engine::resolver::Resolver;
 use crate::engine::verify::VerifyJob;
 use crate::engine::worker::{ClientPlan, WAKE_TOKEN, Worker};
@@ -37,19 +45,101 @@ pub struct Outcome {
     pub signal: Option<i32>,
     /// A rate sweep's curve (`runs` then holds one run per step that ran).
     pub sweep: Option<SweepReport>,
+    /// With [`crate::plan::ErrorReplies::Stop`]: the error reply that ended the run, as
+    /// `(server, text)` (`error` then says the same in a sentence).
+    pub error_reply: Option<(String, String)>,
+}
+
+impl Outcome {
+    fn new() -> Outcome {
+        Outcome {
+            runs: Vec::new(),
+            verification: None,
+            error: None,
+            signal: None,
+            sweep: None,
+            error_reply: None,
+        }
+    }
+}
+
+/// What runs need from the servers before they start, found once: in cluster mode the
+/// masters and the slot map (and a resolver for the names a redirection brings).
+pub struct Prepared {
+    topology: Option<Arc<Topology>>,
+    resolver: Option<Resolver>,
+}
+
+impl Prepared {
+    /// The cluster's masters as discovered (empty outside cluster mode).
+    pub fn masters(&self) -> &[Node] {
+        self.topology.as_deref().map_or(&[], |t| &t.nodes)
+    }
+
+    /// The hash slots each master serves, in [`masters`](Self::masters) order.
+    pub fn slots_of(&self, master: usize) -> Vec<u16> {
+        match &self.topology {
+            Some(t) => (0..t.slot_owner.len())
+                .filter(|&s| usize::from(t.slot_owner[s]) == master)
+                .map(|s| s as u16)
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+}
+
+/// Discovers what `plan`'s runs need from the servers: in cluster mode the masters and
+/// slot map (`CLUSTER SLOTS` on the given node); nothing otherwise. `Err` is one line.
+pub fn prepare(plan: &Plan) -> Result<Prepared, String> {
+    let topology = if plan.server.cluster_mode {
+        Some(Arc::new(cluster::discover(plan)?))
+    } else {
+        None
+    };
+    // Names a MOVED or a refreshed slot map brings are looked up off the event loops;
+    // the masters found now are known already.
+    let resolver = topology
+        .as_ref()
+        .map(|t| Resolver::start(t.nodes.iter().map(|n| (n.host.clone(), n.port, n.addr))));
+    Ok(Prepared { topology, resolver })
 }
 
 /// Runs `plan.load.run_count` benchmark runs, stopping early on a fatal error or a signal,
 /// then the `--data-verify` pass if asked for. `observer` hears each run's progress.
 pub fn run(plan: &Arc<Plan>, observer: &mut dyn RunObserver) -> Outcome {
     signals::install();
-    let mut outcome = Outcome {
-        runs: Vec::new(),
-        verification: None,
-        error: None,
-        signal: None,
-        sweep: None,
+    let prepared = match prepare(plan) {
+        Ok(prepared) => prepared,
+        Err(message) => {
+            let mut outcome = Outcome::new();
+            outcome.error = Some(Error::run(message));
+            return outcome;
+        }
     };
+    if !prepared.masters().is_empty() {
+        eprintln!(
+            "cluster: {} masters: {}",
+            prepared.masters().len(),
+            prepared
+                .masters()
+                .iter()
+                .map(|n| n.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    run_prepared(plan, &prepared, observer)
+}
+
+/// [`run`] with what [`prepare`] found for a plan with the same server part: no
+/// discovery, no cluster line on stderr.
+pub fn run_prepared(
+    plan: &Arc<Plan>,
+    cluster: &Prepared,
+    observer: &mut dyn RunObserver,
+) -> Outcome {
+    signals::install();
+    let mut outcome = Outcome::new();
     let verifier = plan.workload.dataset.verifier.clone();
     let written = match (&verifier, plan.workload.dataset.verify_only) {
         (Some(v), false) => match v.new_written_keys() {
@@ -64,38 +154,6 @@ pub fn run(plan: &Arc<Plan>, observer: &mut dyn RunObserver) -> Outcome {
             }
         },
         _ => None,
-    };
-    let topology = if plan.server.cluster_mode {
-        match cluster::discover(plan) {
-            Ok(topology) => {
-                eprintln!(
-                    "cluster: {} masters: {}",
-                    topology.nodes.len(),
-                    topology
-                        .nodes
-                        .iter()
-                        .map(|n| n.name())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-                Some(Arc::new(topology))
-            }
-            Err(message) => {
-                outcome.error = Some(Error::run(message));
-                return outcome;
-            }
-        }
-    } else {
-        None
-    };
-    // Names a MOVED or a refreshed slot map brings are looked up off the event loops;
-    // the masters found now are known already.
-    let resolver = topology
-        .as_ref()
-        .map(|t| Resolver::start(t.nodes.iter().map(|n| (n.host.clone(), n.port, n.addr))));
-    let cluster = Cluster {
-        topology: topology.clone(),
-        resolver,
     };
     // A sweep's steps are runs of plans of their own; otherwise `run_count` runs.
     let steps: Vec<(Arc<Plan>, Option<u64>)> = match plan.load.sweep {
@@ -114,13 +172,15 @@ pub fn run(plan: &Arc<Plan>, observer: &mut dyn RunObserver) -> Outcome {
             .map(|_| (Arc::clone(plan), None))
             .collect(),
     };
+    let error_reply = Arc::new(FirstErrorReply::default());
     if !plan.workload.dataset.verify_only {
         for (run_number, (run_plan, step_rate)) in (1..).zip(steps) {
             let (results, mut error) = run_once(
                 &run_plan,
                 run_number,
                 Pass::Benchmark(written.clone()),
-                &cluster,
+                cluster,
+                &error_reply,
                 observer,
             );
             let answered = results.rows.iter().any(|row| row.count > 0);
@@ -137,6 +197,7 @@ pub fn run(plan: &Arc<Plan>, observer: &mut dyn RunObserver) -> Outcome {
             };
             outcome.runs.push(results);
             outcome.signal = signals::received();
+            outcome.error_reply = error_reply.get().cloned();
             if error.is_some() || outcome.signal.is_some() {
                 outcome.error = error.map(Error::run);
                 return outcome;
@@ -156,7 +217,8 @@ pub fn run(plan: &Arc<Plan>, observer: &mut dyn RunObserver) -> Outcome {
             &Arc::new(plan.verification_plan()),
             1,
             Pass::Verify(Arc::clone(&job)),
-            &cluster,
+            cluster,
+            &error_reply,
             observer,
         );
         outcome.signal = signals::received();
@@ -164,12 +226,6 @@ pub fn run(plan: &Arc<Plan>, observer: &mut dyn RunObserver) -> Outcome {
         outcome.verification = Some(job.report());
     }
     outcome
-}
-
-/// The cluster's masters, slot map and name resolver (cluster mode only).
-struct Cluster {
-    topology: Option<Arc<Topology>>,
-    resolver: Option<Resolver>,
 }
 
 /// What a run is for.
@@ -198,6 +254,8 @@ fn client_requests(plan: &Plan, client_index: usize) -> Option<u64> {
             )
             .1,
         ),
+        // A shared budget is taken from a request at a time; an idle client sends none.
+        StopAt::TotalRequests(_) | StopAt::Idle => Some(0),
         StopAt::Time(_) => None,
     }
 }
@@ -207,7 +265,8 @@ fn run_once(
     plan: &Arc<Plan>,
     run_number: u32,
     pass: Pass,
-    cluster: &Cluster,
+    cluster: &Prepared,
+    error_reply: &Arc<FirstErrorReply>,
     observer: &mut dyn RunObserver,
 ) -> (Results, Option<String>) {
     let verifying = matches!(pass, Pass::Verify(_));
@@ -239,6 +298,16 @@ fn run_once(
         StopAt::Time(limit) => Some(measure_start + limit),
         _ => None,
     };
+    let budget = match plan.load.stop {
+        StopAt::TotalRequests(n) => Some(Arc::new(RequestBudget::new(n))),
+        _ => None,
+    };
+    let progress: Vec<Arc<WorkerProgress>> = match plan.outputs.progress_every {
+        Some(_) => (0..plan.load.threads)
+            .map(|_| Arc::new(WorkerProgress::default()))
+            .collect(),
+        None => Vec::new(),
+    };
     let mut wakers = Vec::with_capacity(plan.load.threads);
     let mut handles = Vec::with_capacity(plan.load.threads);
     let mut spawn_error = None;
@@ -257,9 +326,10 @@ fn run_once(
                 break;
             }
         }
-        let clients = (0..plan.load.clients)
+        let first = plan.first_client_of_thread(thread);
+        let clients = (0..plan.clients_on_thread(thread))
             .map(|c| {
-                let index = thread * plan.load.clients + c;
+                let index = first + c;
                 ClientPlan {
                     index,
                     requests: client_requests(plan, index),
@@ -283,6 +353,9 @@ fn run_once(
             rows: names.len(),
             written: written.clone(),
             verify: verify.clone(),
+            budget: budget.clone(),
+            error_reply: Arc::clone(error_reply),
+            progress: progress.get(thread).cloned(),
         };
         let spawned = thread::Builder::new()
             .name(format!("kvbench-worker-{thread}"))
@@ -306,6 +379,7 @@ fn run_once(
         measure_start,
         !verifying,
     );
+    gather.watch_progress(progress);
     if !verifying {
         let start = RunStart {
             run: run_number,

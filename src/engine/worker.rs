@@ -29,10 +29,13 @@ use mio::{Events, Poll, Token};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use crate::engine::budget::RequestBudget;
 use crate::engine::client::{Client, ClientContext, Status, split_token};
 use crate::engine::cluster::Topology;
 use crate::engine::error_log::ErrorLog;
+use crate::engine::error_reply::FirstErrorReply;
 use crate::engine::generator::OpGenerator;
+use crate::engine::progress::WorkerProgress;
 use crate::engine::resolver::Resolver;
 use crate::engine::schedule::Schedule;
 use crate::engine::timer::TimerFd;
@@ -112,6 +115,29 @@ pub struct Worker {
     pub topology: Option<Arc<Topology>>,
     /// Node names looked up off the event loop, in cluster mode.
     pub resolver: Option<Resolver>,
+    /// `StopAt::TotalRequests`: the run's shared request budget.
+    pub budget: Option<Arc<RequestBudget>>,
+    /// Where the error reply that stops the run is kept (`ErrorReplies::Stop`).
+    pub error_reply: Arc<FirstErrorReply>,
+    /// This worker's live totals, when the plan asks for progress.
+    pub progress: Option<Arc<WorkerProgress>>,
+}
+
+/// This worker's totals since the run started, for [`WorkerProgress`]: the seconds
+/// already sent plus the current one.
+#[derive(Clone, Copy, Debug, Default)]
+struct Totals {
+    requests: u64,
+    latency_sum_us: u64,
+}
+
+impl Totals {
+    fn plus(self, stats: &[OpStats]) -> Totals {
+        stats.iter().fold(self, |t, s| Totals {
+            requests: t.requests + s.count,
+            latency_sum_us: t.latency_sum_us + s.latency_sum_us,
+        })
+    }
 }
 
 /// Client slots plus the timers they asked for.
@@ -327,6 +353,13 @@ impl Worker {
         // During the warm-up there are no seconds to report, but a stalled server must
         // still be caught once a second.
         let mut next_warmup_check = self.run_start + Duration::from_secs(1);
+        let progress_every = self
+            .plan
+            .outputs
+            .progress_every
+            .filter(|_| self.progress.is_some());
+        let mut next_progress = progress_every.map(|every| self.run_start + every);
+        let mut done = Totals::default();
         loop {
             let now = Instant::now();
             if !measuring && now >= self.measure_start {
@@ -337,9 +370,22 @@ impl Worker {
                 next_warmup_check += Duration::from_secs(1);
                 self.check_stalls(now, *second, slots, tally, &mut errors)?;
             }
+            if let (Some(progress), Some(every), Some(at)) =
+                (&self.progress, progress_every, next_progress.as_mut())
+            {
+                let totals = done.plus(&tally.stats);
+                progress.publish(totals.requests, totals.latency_sum_us);
+                if now >= *at {
+                    progress.publish_connected(slots.connected());
+                    while *at <= now {
+                        *at += every;
+                    }
+                }
+            }
             let mut ticked = false;
             while now >= next_tick {
                 *connected = slots.connected();
+                done = done.plus(&tally.stats);
                 self.send_snapshot(tally, *second, *connected);
                 *second += 1;
                 next_tick += Duration::from_secs(1);
@@ -373,6 +419,9 @@ impl Worker {
                 Some(at) if at < wake_at && alarm.timer.is_precise() => alarm.arm(at, now)?,
                 Some(at) => wake_at = wake_at.min(at),
                 None => {}
+            }
+            if let Some(at) = next_progress {
+                wake_at = wake_at.min(at);
             }
             let timeout = wake_at.saturating_duration_since(Instant::now());
             if let Err(err) = self.poll.poll(&mut events, Some(timeout)) {
@@ -456,6 +505,8 @@ impl Worker {
             discard: tally.discard.as_deref_mut(),
             shared: tally.shared.as_mut(),
             health: tally.health.as_mut(),
+            budget: self.budget.as_deref(),
+            error_reply: &self.error_reply,
         }
     }
 

@@ -1,4 +1,5 @@
-//! Integration-test harness: throwaway servers on free ports ([`server`]), a fake Redis
+//! Integration-test harness: throwaway servers on free ports ([`server`]) and a
+//! three-master Redis Cluster of them ([`cluster`]), a fake Redis
 //! that records requests ([`recorder`]), a test PKI ([`pki`]), the built `kvbench` run
 //! with a hard timeout ([`run`]), headless Chromium ([`browser`]), and the small tools
 //! tests share (scratch directories, JSON reading, waiting for a condition).
@@ -11,11 +12,13 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod browser;
+mod cluster;
 mod pki;
 mod recorder;
 mod run;
 mod server;
 
+pub use cluster::RedisCluster;
 pub use pki::TestPki;
 pub use recorder::{Recorder, first_word, next_request};
 pub use run::{KVBENCH_TIMEOUT, Kvbench, Run, kvbench, kvbench_at, kvbench_command};
@@ -255,6 +258,20 @@ impl Background {
     /// The child's PID (it is not reaped before [`Background::wait`], so the PID is its own).
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// What it printed on stdout so far.
+    pub fn stdout_so_far(&self) -> String {
+        self.stdout.as_ref().map(Drained::text).unwrap_or_default()
+    }
+
+    /// Waits until its stdout holds `needle`.
+    pub fn wait_for_stdout(&self, needle: &str) {
+        wait_until(
+            &format!("{needle:?} on the stdout of {}", self.desc),
+            CONDITION_TIMEOUT,
+            || self.stdout_so_far().contains(needle),
+        );
     }
 
     /// What it printed on stderr so far.

@@ -4,6 +4,7 @@
 //! - `send`: what to send next, open-loop positions, encoding into a connection;
 //! - `record`: what a reply means (latency, hits, errors, SCAN cursors, verification);
 //! - `route`: which connection a key goes to, MOVED/ASK, the slot map's refresh;
+//! - `pinned`: a client pinned to one cluster master, its slots and slot tags;
 //! - `reconnect`: what a connection failure means: the end, or a back-off.
 //!
 //! Timers (start, its own schedule, back-off, connect timeout, a pending name lookup) are
@@ -12,6 +13,7 @@
 //! worker hands a due position to a client with room ([`Client::on_due`]), and a client
 //! freed by a reply takes the positions that fell due meanwhile.
 
+mod pinned;
 mod reconnect;
 mod record;
 mod route;
@@ -24,20 +26,23 @@ use mio::event::Event;
 use mio::{Registry, Token};
 
 use crate::debug_log;
+use crate::engine::budget::RequestBudget;
 use crate::engine::cluster::Topology;
 use crate::engine::connection::{Connection, Failure, Phase};
 use crate::engine::error_log::ErrorLog;
+use crate::engine::error_reply::FirstErrorReply;
 use crate::engine::generator::OpGenerator;
 use crate::engine::resolver::Resolver;
 use crate::engine::schedule::Schedule;
 use crate::engine::verify::VerifyJob;
-use crate::plan::{self, Plan, Reconnect};
+use crate::plan::{self, ClusterRouting, Plan, Reconnect, StopAt};
 use crate::protocol::KeyBatch;
 use crate::stats::{ClientSeries, OpStats, ScheduleStats};
 use crate::workload::commands::ScanState;
 use crate::workload::values::ValuePool;
 use crate::workload::verify::WrittenKeys;
 
+use pinned::Pinned;
 use route::Parked;
 use send::{Held, Pacing, Resend};
 
@@ -94,6 +99,10 @@ pub struct ClientContext<'a> {
     pub shared: Option<&'a mut Schedule>,
     /// Open loop: the schedule's health this second.
     pub health: Option<&'a mut ScheduleStats>,
+    /// `StopAt::TotalRequests`: the budget every client takes its requests from.
+    pub budget: Option<&'a RequestBudget>,
+    /// Where the error reply that stops the run is kept (`ErrorReplies::Stop`).
+    pub error_reply: &'a FirstErrorReply,
 }
 
 /// One benchmark client.
@@ -106,6 +115,10 @@ pub struct Client {
     last_refresh: Option<Instant>,
     /// Cluster mode: redirections waiting for their target's name to be looked up.
     parked: Vec<Parked>,
+    /// Cluster mode, one master per client: that master's slots.
+    pinned: Option<Pinned>,
+    /// `StopAt::Idle`: connect, send nothing, never finish.
+    idle: bool,
     reconnect: Option<Reconnect>,
     reconnect_interval: Option<u64>,
     connection_timeout: Option<Duration>,
@@ -140,7 +153,18 @@ impl Client {
         plan: &Plan,
         topology: Option<&Topology>,
     ) -> Client {
+        let mut pinned = None;
         let (conns, slot_owner) = match topology {
+            Some(topo) if plan.server.cluster_routing == ClusterRouting::OneMasterPerClient => {
+                // One connection, to master `index mod masters`; no slot routing.
+                let master = index % topo.nodes.len().max(1);
+                pinned = Some(Pinned::new(topo, master));
+                let node = &topo.nodes[master];
+                (
+                    vec![Connection::new(node.endpoint(), node.name(), plan)],
+                    None,
+                )
+            }
             Some(topo) => {
                 let conns = topo
                     .nodes
@@ -166,6 +190,8 @@ impl Client {
             slot_owner,
             last_refresh: None,
             parked: Vec::new(),
+            pinned,
+            idle: plan.load.stop == StopAt::Idle,
             reconnect: shape.reconnect,
             reconnect_interval: shape.reconnect_interval,
             connection_timeout: shape.connection_timeout,
@@ -382,22 +408,24 @@ impl Client {
                 return status;
             }
         }
-        if self.is_finished() {
+        if self.is_finished(ctx.budget) {
             Status::Finished
         } else {
             Status::Active
         }
     }
 
-    fn has_work(&self) -> bool {
+    fn has_work(&self, budget: Option<&RequestBudget>) -> bool {
         self.remaining != Some(0)
             || self.held.is_some()
             || !self.resends.is_empty()
             || !self.parked.is_empty()
+            || self.idle
+            || budget.is_some_and(RequestBudget::has_left)
     }
 
-    fn is_finished(&self) -> bool {
-        !self.has_work() && self.conns.iter().all(Connection::is_idle)
+    fn is_finished(&self, budget: Option<&RequestBudget>) -> bool {
+        !self.has_work(budget) && self.conns.iter().all(Connection::is_idle)
     }
 
     /// Opens connection `i`.
@@ -439,7 +467,7 @@ impl Client {
         let conn = &self.conns[i];
         if conn.is_ready()
             && conn.is_idle()
-            && self.has_work()
+            && self.has_work(ctx.budget)
             && self
                 .reconnect_interval
                 .is_some_and(|every| conn.sent_on_connection() >= every)

@@ -9,7 +9,7 @@ use crate::engine::client::{Client, ClientContext};
 use crate::engine::cluster::{self, Redirect};
 use crate::engine::connection::{Answer, Failure, Purpose, Request};
 use crate::engine::generator::Op;
-use crate::plan::{Endpoint, Plan};
+use crate::plan::{Endpoint, ErrorReplies, Plan};
 use crate::protocol::resp_value::{self, first_bulk};
 use crate::protocol::{Expect, ReplyKind};
 use crate::stats::{ClientSeries, rows};
@@ -28,6 +28,10 @@ impl Client {
             let request = match answer.pending.purpose {
                 Purpose::Work(request) => request,
                 Purpose::Asking => continue,
+                Purpose::Unsolicited => {
+                    let bytes = self.conns[i].reply_bytes(&answer);
+                    return Err(unsolicited(&answer, bytes, plan, ctx, self.conns[i].peer()));
+                }
                 Purpose::TopologyRefresh => {
                     // A node that reports no host name means the one this client reached
                     // it by.
@@ -62,6 +66,35 @@ impl Client {
         }
         Ok(())
     }
+}
+
+/// A reply that answers no request (nothing was in flight): a server refusing the
+/// connection (`-ERR max number of clients reached`) or out of step with the client.
+/// Either way the connection cannot go on; under `ErrorReplies::Stop` an error reply is
+/// kept as the one that stopped the run.
+fn unsolicited(
+    answer: &Answer,
+    bytes: &[u8],
+    plan: &Plan,
+    ctx: &mut ClientContext,
+    peer: &str,
+) -> Failure {
+    let reply = answer.reply;
+    let text = reply.text(bytes);
+    if reply.kind != ReplyKind::Error {
+        return Failure::Broken(format!(
+            "unexpected reply from {peer} with no request in flight"
+        ));
+    }
+    let message = format!(
+        "server {peer} sent an error with no request in flight: {}",
+        String::from_utf8_lossy(text)
+    );
+    if plan.load.error_replies == ErrorReplies::Stop {
+        ctx.error_reply.keep(peer, text);
+        return Failure::Fatal(message);
+    }
+    Failure::Broken(message)
 }
 
 /// Records one reply to `request`: latency, bytes, hits and misses, errors, the client's
@@ -104,7 +137,7 @@ fn record_answer(
         if redirect.is_some()
             && matches!(
                 request.op,
-                Op::Set { .. } | Op::Get { .. } | Op::Verify { .. }
+                Op::Set { .. } | Op::Get { .. } | Op::Verify { .. } | Op::Template
             )
         {
             return Ok(redirect);
@@ -126,6 +159,7 @@ fn record_answer(
     if let Some(series) = series.as_mut()
         && counted
         && plan.workload.arbitrary.is_none()
+        && plan.workload.template.is_none()
     {
         series.record(
             ctx.second,
@@ -155,6 +189,13 @@ fn record_answer(
     let is_get = plan.workload.arbitrary.is_none() && row == rows::GET;
     let (hits, misses) = match reply.kind {
         ReplyKind::Error => {
+            if plan.load.error_replies == ErrorReplies::Stop {
+                ctx.error_reply.keep(peer, text);
+                return Err(Failure::Fatal(format!(
+                    "server {peer} replied with an error: {}",
+                    String::from_utf8_lossy(text)
+                )));
+            }
             // Redis NOAUTH, memcached -Y "unauthenticated", memcached SASL "Auth failure."
             if text.starts_with(b"NOAUTH")
                 || text.ends_with(b"unauthenticated")

@@ -59,6 +59,9 @@ impl Client {
         plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Result<(), Failure> {
+        if self.pinned.is_some() {
+            return self.follow_pinned(source, &redirect);
+        }
         let (slot, mut host, port, ask) = match redirect {
             Redirect::Moved { slot, host, port } => (slot, host, port, false),
             Redirect::Ask { slot, host, port } => (slot, host, port, true),
@@ -167,7 +170,7 @@ impl Client {
     /// After a MOVED, asks the node that answered for the whole slot map again (at most
     /// once a second per client): a resharding moves many slots, and one MOVED each would
     /// cost a round trip per slot.
-    fn refresh_topology(&mut self, source: usize) {
+    pub(super) fn refresh_topology(&mut self, source: usize) {
         let now = Instant::now();
         if self
             .last_refresh
@@ -189,6 +192,11 @@ impl Client {
     /// masters this client does not know yet (a master whose name is still being looked
     /// up keeps its slots routed as before, until a later refresh or MOVED).
     pub(super) fn apply_slot_map(&mut self, map: &SlotMap, plan: &Plan, ctx: &mut ClientContext) {
+        if let Some(pinned) = self.pinned.as_mut() {
+            // A pinned client keeps its one master: only the slots it names change.
+            pinned.apply(map);
+            return;
+        }
         let mut index_of = Vec::with_capacity(map.nodes.len());
         for (host, port) in &map.nodes {
             let found = self.connection_to(host, *port, None, plan, ctx);

@@ -2,9 +2,12 @@
 //! generator (or the verification pass), each encoded into the connection its key
 //! routes to. In open loop a new request goes out only when a position of the schedule
 //! (the worker's, or the client's own) is due, and carries that position's intended
-//! send time.
+//! send time. A client with a share of its own counts it down; under a shared budget it
+//! takes each new request from the budget.
 
 use std::time::Instant;
+
+use rand::Rng;
 
 use crate::debug_log;
 use crate::engine::client::{Client, ClientContext};
@@ -70,7 +73,8 @@ fn note_lag(due: Due, sent: Instant, ctx: &mut ClientContext) {
 /// The stats row an operation is counted in.
 fn row_of(op: &Op) -> usize {
     match op {
-        Op::Set { .. } => rows::SET,
+        // A template's requests have one row.
+        Op::Set { .. } | Op::Template => rows::SET,
         Op::Wait { .. } => rows::WAIT,
         _ => rows::GET,
     }
@@ -86,6 +90,9 @@ impl Client {
     /// client's share is sent, or (open loop) no position of the schedule is due.
     pub(super) fn fill(&mut self, plan: &Plan, ctx: &mut ClientContext) {
         let mut batch_time = None;
+        if let Some(pinned) = self.pinned.as_mut() {
+            pinned.start_batch();
+        }
         while let Some(&resend) = self.resends.front() {
             if !self.has_room(resend.conn) {
                 break;
@@ -108,7 +115,11 @@ impl Client {
                 Some(held) => (held.op, held.due),
                 None => {
                     if self.remaining == Some(0) {
-                        break;
+                        // Under a shared budget, one more request if any is left.
+                        match ctx.budget {
+                            Some(budget) if budget.take() => self.remaining = Some(1),
+                            _ => break,
+                        }
                     }
                     let due = match self.pacing {
                         Pacing::Closed => None,
@@ -202,7 +213,7 @@ impl Client {
                 Some(&id) => write_key(&mut self.key_buf, &plan.workload.keys.prefix, id),
                 None => self.key_buf.clear(),
             },
-            Op::MultiGet | Op::Wait { .. } => self.key_buf.clear(),
+            Op::MultiGet | Op::Wait { .. } | Op::Template => self.key_buf.clear(),
         }
     }
 
@@ -350,6 +361,10 @@ impl Client {
                 codec.encode_wait(out, replicas, timeout_ms);
                 (rows::WAIT, Expect::Store, false)
             }
+            Op::Template => {
+                self.encode_template(i, plan);
+                (rows::SET, Expect::Store, false)
+            }
             Op::Command { index, value_size } => {
                 let (row, scan) = self.encode_command(i, plan, ctx, index, value_size);
                 // Arbitrary commands speak RESP, whose decoder reads any reply alike; the
@@ -362,6 +377,35 @@ impl Client {
                 (row, expect, scan)
             }
         }
+    }
+
+    /// Encodes the plan's request template on connection `i`: each random field a fresh
+    /// number, each `{tag}` field the batch's slot (pinned cluster clients).
+    fn encode_template(&mut self, i: usize, plan: &Plan) {
+        let Some(templated) = plan.workload.template.as_deref() else {
+            return;
+        };
+        let template = &templated.template;
+        let tag = match (self.pinned.as_mut(), templated.slot_tags.as_deref()) {
+            (Some(pinned), Some(tags)) if !template.tag_positions().is_empty() => {
+                Some(pinned.tag(tags, self.ops.rng()))
+            }
+            _ => None,
+        };
+        let below = templated.random_below;
+        let rng = self.ops.rng();
+        let out = self.conns[i].encoder().1;
+        template.write_request(
+            out,
+            || {
+                if below == 0 {
+                    0
+                } else {
+                    rng.random_range(0..below)
+                }
+            },
+            tag.as_ref(),
+        );
     }
 
     /// Encodes arbitrary command `index` with fresh keys and data on connection `i`;

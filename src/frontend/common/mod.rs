@@ -369,6 +369,8 @@ fn tls_settings(
         skip_verify: args.tls_skip_verify,
         sni: args.sni.as_deref(),
         protocols: args.tls_protocols.as_deref(),
+        cacertdir: None,
+        cipher_suites: None,
     };
     tls::build(&flags)
         .map(|settings| Some(Arc::new(settings)))

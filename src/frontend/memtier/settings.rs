@@ -10,7 +10,10 @@ use crate::frontend::memtier::cli::Cli;
 use crate::frontend::memtier::outputs::{OutputConfig, parse_outputs};
 use crate::frontend::memtier::show_config::shown_options;
 use crate::frontend::memtier::{arbitrary, dataset, open_loop, shape};
-use crate::plan::{Endpoint, FlagNames, Load, Outputs, Plan, Seeding, Server, StopAt, Workload};
+use crate::plan::{
+    ClusterRouting, Endpoint, ErrorReplies, FlagNames, Load, Outputs, Plan, Seeding, Server, Setup,
+    StopAt, Workload,
+};
 use crate::protocol::Protocol;
 use crate::workload::keys::{KeyConfig, KeyPattern};
 use crate::workload::values::DataSize;
@@ -218,17 +221,21 @@ impl Settings {
                 select_db,
                 tls: connect.tls,
                 cluster_mode: cli.cluster_mode,
+                cluster_routing: ClusterRouting::ByKey,
+                setup: Setup::default(),
             },
             load: Load {
                 threads: threads as usize,
                 clients: clients as usize,
                 pipeline: pipeline as usize,
+                total_clients: None,
                 run_count,
                 stop,
                 shape,
                 pacing: open.pacing,
                 warmup: open.warmup,
                 sweep: open.sweep,
+                error_replies: ErrorReplies::Count,
             },
             workload: Workload {
                 ratio,
@@ -238,13 +245,16 @@ impl Settings {
                 seeding: Seeding {
                     distinct_per_client: cli.distinct_client_seed,
                     randomize: cli.randomize,
+                    base: None,
                 },
                 arbitrary,
+                template: None,
                 dataset,
             },
             outputs: Outputs {
                 percentiles: output.print_percentiles.clone(),
                 client_series: output.client_stats.is_some(),
+                progress_every: None,
             },
             names: &MEMTIER_NAMES,
         };

@@ -528,7 +528,7 @@ fn validate(raw: RawFlags, matches: &ArgMatches) -> Result<BenchmarkSpec, Error>
         Some(t) => {
             let selection = TestSelection::parse(t).map_err(usage)?;
             if command.is_some() {
-                warnings.push("-t is ignored: a command was given".to_string());
+                warnings.push("WARNING: Option -t is ignored.".to_string());
             }
             selection
         }
