@@ -225,6 +225,7 @@ mod tests {
             interrupted: false,
             cluster: false,
             rows: vec![row, totals],
+            schedule: None,
         }
     }
 

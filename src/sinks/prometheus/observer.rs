@@ -168,6 +168,8 @@ mod tests {
                 run: 1,
                 threads: 2,
                 clients_per_thread: 3,
+                warmup: Duration::ZERO,
+                target_rate: None,
             })
             .unwrap();
         let text = scrape(&observer);
