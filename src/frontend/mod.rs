@@ -26,11 +26,11 @@ pub type Entry = fn(Vec<OsString>) -> Result<u8, Error>;
 /// folder beside `memtier/`.
 ///
 /// Not in the table yet, built as library modules with their tests: `latency` (its
-/// probe connection), `redis_benchmark` and `zbench` (the engine features they need) and
-/// `merge` (its `main`).
+/// probe connection), `redis_benchmark` and `zbench` (the engine features they need).
 pub const FRONT_ENDS: &[(&str, Entry)] = &[
     ("memtier_benchmark", memtier::main),
     ("intrinsic-latency", intrinsic_latency::main),
+    ("merge", merge::main),
 ];
 
 /// The front end for `args` (as from `std::env::args_os()`) and the argv to hand it.
