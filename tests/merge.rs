@@ -7,8 +7,8 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use common::python::{PY_LOG, PY_UNION, python, python_hdrh};
 use common::{KVBENCH_TIMEOUT, RedisServer, TestDir, kvbench_at};
 use kvbench::merge::{MergeOptions, MergedResult, merge_files};
 use kvbench::report::{hdr_log, json::render_json};
@@ -53,65 +53,6 @@ fn run_shards(server: &RedisServer, dir: &TestDir) -> Vec<PathBuf> {
     (0..SHARDS)
         .map(|i| dir.file(&format!("shard{i}.json")))
         .collect()
-}
-
-fn python_hdrh() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import hdrh.log"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!(
-            "skipping the python hdrh checks: python3 with hdrh is not installed (pip install hdrhistogram)"
-        );
-    }
-    ok
-}
-
-/// Per row of the inputs: the union of their compressed histograms, as python hdrh adds
-/// and reads it: `{"Sets": [count, p50_us, p99_us, p99.9_us], ...}`.
-const PY_UNION: &str = r#"
-import json, sys
-from hdrh.histogram import HdrHistogram
-sums = {}
-for path in sys.argv[1:]:
-    block = json.load(open(path))["ALL STATS"]
-    for row, v in block.items():
-        if not isinstance(v, dict) or "Count" not in v or v["Count"] == 0:
-            continue
-        enc = v["Percentile Latencies"]["Histogram log format"]["Compressed Histogram"]
-        sums.setdefault(row, HdrHistogram(1, 3600000000, 3)).add(HdrHistogram.decode(enc))
-print(json.dumps({r: [h.get_total_count()] + [h.get_value_at_percentile(p) for p in (50, 99, 99.9)] for r, h in sums.items()}))
-"#;
-
-/// Per tag of an interval log ("" for untagged lines): `[count, p50_us, p99_us, p99.9_us]`.
-const PY_LOG: &str = r#"
-import json, sys
-from hdrh.histogram import HdrHistogram
-from hdrh.log import HistogramLogReader
-reader = HistogramLogReader(sys.argv[1], HdrHistogram(1, 3600000000, 3))
-sums = {}
-while True:
-    h = reader.get_next_interval_histogram()
-    if h is None:
-        break
-    sums.setdefault(h.get_tag() or "", HdrHistogram(1, 3600000000, 3)).add(h)
-print(json.dumps({t: [h.get_total_count()] + [h.get_value_at_percentile(p) for p in (50, 99, 99.9)] for t, h in sums.items()}))
-"#;
-
-fn python(script: &str, args: &[&Path]) -> serde_json::Value {
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "python3 failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("python printed JSON")
 }
 
 /// `[count, p50, p99, p99.9]` of a merged JSON row, latencies back in microseconds.

@@ -7,23 +7,26 @@
 //! Plan
 //!   server    where and how to connect: endpoint, protocol, credentials, database, TLS,
 //!             cluster mode
-//!   load      threads x clients, pipeline, runs, when a run stops, the load's shape
+//!   load      threads x clients, pipeline, runs, when a run stops, the load's shape,
+//!             this process's shard of a workload spread over several, when it starts
 //!   workload  SET:GET ratio, keys, value sizes, seeds, arbitrary commands, data set
 //!   outputs   what the engine itself must record (percentiles, per-client series)
 //! ```
 
 pub mod names;
 pub mod shape;
+pub mod shard;
 pub mod tls;
 pub mod workload;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 pub use names::FlagNames;
 pub use shape::{LoadShape, Ramp, Reconnect, WaitConfig};
+pub use shard::Shard;
 pub use tls::TlsSettings;
 pub use workload::{Arbitrary, DataSet};
 
@@ -111,6 +114,12 @@ pub struct Load {
     pub stop: StopAt,
     /// Pacing, reconnects, ramp-up, WAIT, expiry, multi-key gets, data offset.
     pub shape: LoadShape,
+    /// Which part of a workload spread over several processes this one runs
+    /// ([`Shard::WHOLE`] when it runs all of it).
+    pub shard: Shard,
+    /// When the first run starts sending: every client connects (and authenticates)
+    /// first, then waits for this instant, which becomes the run's start. `None`: at once.
+    pub start_at: Option<SystemTime>,
 }
 
 /// How client seeds are chosen.
@@ -156,6 +165,23 @@ impl Plan {
     /// Number of keys in the key range.
     pub fn key_range(&self) -> u64 {
         self.workload.keys.range_len()
+    }
+
+    /// Client `client_index` of this process as one of the clients of every shard:
+    /// `(index, count)`; key patterns and `-n allkeys` split the range over these.
+    pub fn client_of_all_shards(&self, client_index: usize) -> (usize, usize) {
+        self.load
+            .shard
+            .global_client(client_index, self.total_clients())
+    }
+
+    /// The keys this process writes under `-n allkeys`: the whole range, or its shard's
+    /// slice of it.
+    pub fn shard_key_count(&self) -> u64 {
+        self.load
+            .shard
+            .key_slice(self.workload.keys.min, self.key_range())
+            .1
     }
 
     /// The rows a run reports, in table order: SET/GET/WAIT, or one per command row.
@@ -223,6 +249,8 @@ impl Plan {
                 run_count: 1,
                 stop: StopAt::RequestsPerClient(100),
                 shape: LoadShape::default(),
+                shard: Shard::WHOLE,
+                start_at: None,
             },
             workload: Workload {
                 ratio: (1, 10),

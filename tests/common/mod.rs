@@ -1,5 +1,6 @@
 //! Integration-test harness: throwaway servers on free ports ([`server`]), a fake Redis
-//! that records requests ([`recorder`]), a test PKI ([`pki`]), the built `kvbench` run
+//! that records requests ([`recorder`]), a test PKI ([`pki`]), python hdrh as an independent
+//! histogram reader ([`python`]), the built `kvbench` run
 //! with a hard timeout ([`run`]), and the small tools tests share (scratch directories,
 //! JSON reading, waiting for a condition).
 //!
@@ -11,6 +12,7 @@
 #![allow(dead_code, unused_imports)]
 
 mod pki;
+pub mod python;
 mod recorder;
 mod run;
 mod server;

@@ -77,6 +77,16 @@ impl Client {
     /// Sends redirected requests first, then new ones, until connections are full, the
     /// client's share is sent, or (when paced) the next request is not due yet.
     pub(super) fn fill(&mut self, plan: &Plan, ctx: &mut ClientContext) {
+        if let Some(at) = self.hold {
+            if Instant::now() < at {
+                return;
+            }
+            self.hold = None;
+            if let Some(pacer) = self.pacer.as_mut() {
+                // Paced from the start time, not from when the connection came up.
+                pacer.resume(at);
+            }
+        }
         let mut batch_time = None;
         while let Some(&resend) = self.resends.front() {
             if !self.has_room(resend.conn) {

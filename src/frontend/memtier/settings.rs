@@ -2,14 +2,17 @@
 //! outputs need (files, `--show-config`, the JSON "configuration" list). Every user
 //! error is found here, before anything is sent, in memtier's own words.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use crate::error::{Error, Result};
+use crate::frontend::common::distributed::{parse_shard, parse_start_at};
 use crate::frontend::memtier::cli::Cli;
 use crate::frontend::memtier::outputs::{OutputConfig, parse_outputs};
 use crate::frontend::memtier::show_config::shown_options;
 use crate::frontend::memtier::{arbitrary, dataset, shape};
-use crate::plan::{Endpoint, FlagNames, Load, Outputs, Plan, Seeding, Server, StopAt, Workload};
+use crate::plan::{
+    Endpoint, FlagNames, Load, Outputs, Plan, Seeding, Server, Shard, StopAt, Workload,
+};
 use crate::protocol::Protocol;
 use crate::workload::keys::{KeyConfig, KeyPattern};
 use crate::workload::values::DataSize;
@@ -122,6 +125,22 @@ impl Settings {
             "run count must be greater than zero.",
         )?;
         let stop = parse_stop(cli.requests.as_deref(), cli.test_time.as_deref())?;
+        let shard = cli.shard.as_deref().map_or(Ok(Shard::WHOLE), parse_shard)?;
+        // Clients of all shards are numbered together; the numbers must be countable.
+        if (threads as usize)
+            .checked_mul(clients as usize)
+            .and_then(|c| c.checked_mul(shard.count as usize))
+            .is_none()
+        {
+            return Err(usage(
+                "--shard: threads × clients × shards is too many clients to number.",
+            ));
+        }
+        let start_at = cli
+            .start_at
+            .as_deref()
+            .map(|raw| parse_start_at(raw, SystemTime::now()))
+            .transpose()?;
         let ratio = match cli.ratio.as_deref() {
             None => DEFAULT_RATIO,
             Some(raw) => match parse_pair(raw, ':') {
@@ -208,6 +227,8 @@ impl Settings {
                 run_count,
                 stop,
                 shape,
+                shard,
+                start_at,
             },
             workload: Workload {
                 ratio,

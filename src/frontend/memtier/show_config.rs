@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use crate::frontend::common::Family;
+use crate::frontend::common::distributed::epoch_seconds_text;
 use crate::frontend::common::uri::masked_uri;
 use crate::frontend::memtier::cli::Cli;
 use crate::frontend::memtier::outputs::OutputConfig;
@@ -40,7 +41,8 @@ fn json_path(p: Option<&PathBuf>) -> String {
 /// dashboards read the same thing: options that do nothing here show their "off" value,
 /// `key_stddev`/`key_median`/`key_zipf_exp` show what was given (0 = the default
 /// applies), `data_size` is 0 when a range or list sizes values, and `requests` is 0
-/// with `--test-time`. Secrets are masked.
+/// with `--test-time`. Secrets are masked. kvbench's `--shard`, `--start-at` and
+/// `--hdr-log` follow memtier's keys when given.
 pub fn shown_options(
     plan: &Plan,
     output: &OutputConfig,
@@ -57,7 +59,7 @@ pub fn shown_options(
     let requests = match plan.load.stop {
         StopAt::RequestsPerClient(n) => n,
         // kvbench shares one pass over the keys between all clients: show one client's share.
-        StopAt::AllKeys => plan.key_range().div_ceil(plan.total_clients() as u64),
+        StopAt::AllKeys => plan.shard_key_count().div_ceil(plan.total_clients() as u64),
         StopAt::Time(_) => 0,
     };
     let test_time = match plan.load.stop {
@@ -83,7 +85,7 @@ pub fn shown_options(
     };
     let f = |x: Option<f64>| format!("{:.6}", x.unwrap_or(0.0));
     let [stddev, median, zipf] = given_key_floats;
-    vec![
+    let mut shown = vec![
         ("server", server),
         ("port", port.to_string()),
         (
@@ -215,7 +217,23 @@ pub fn shown_options(
             )),
         ),
         ("print-all-runs", json_bool(output.print_all_runs)),
-    ]
+    ];
+    // kvbench's own, only when given, so files of runs without them match memtier's
+    // key for key.
+    if cli.shard.is_some() {
+        let shard = plan.load.shard;
+        shown.push((
+            "shard",
+            json_str(&format!("{}/{}", shard.index, shard.count)),
+        ));
+    }
+    if let Some(at) = plan.load.start_at {
+        shown.push(("start_at", epoch_seconds_text(at)));
+    }
+    if let Some(path) = &output.hdr_log {
+        shown.push(("hdr_log", json_path(Some(path))));
+    }
+    shown
 }
 
 /// The `--show-config` text: one `name = value` line per option of `Settings::shown`,
