@@ -7,6 +7,9 @@
 #   redis-benchmark  -c 50 -n 1000000 -t set,get (1M SETs then 1M GETs = 2M), 100k keys, 32 B
 # A TLS row runs the same kvbench load against a second, TLS-only redis-server (its own
 # instance, certificates made by openssl at start), to show what TLS costs per request.
+# Open-loop rows run the same kvbench load at a fixed total rate (--rate): at 20 000
+# requests/s (achieved rate, send lag, CPU and syscalls per request), and at 80% of the
+# closed-loop pipeline-1 throughput measured just before (CPU per request against it).
 # CPU is user+sys of the client process only (/usr/bin/time). Syscalls come from
 # `strace -c -f` in a separate run, since strace slows the client down and would spoil
 # the timing. The server is stopped on exit, including Ctrl-C.
@@ -15,6 +18,7 @@
 #   KVBENCH_BENCH_DIR   where logs and strace summaries go (default: bench-out/ in the repo)
 #   BENCH_PIPELINES     pipeline depths to run (default: "1 16")
 #   BENCH_SCALE         divide the request counts by this, for a quick look (default: 1)
+#   BENCH_OPEN_RATE     the open-loop row's rate (default: 20000)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,6 +37,9 @@ RB_PER_TEST=$((1000000 / SCALE))          # redis-benchmark: per test (SET, then
 RB_REQUESTS=$((RB_PER_TEST * 2))
 # strace slows clients several-fold; syscalls per request need far fewer requests.
 STRACE_DIV=10
+OPEN_RATE=${BENCH_OPEN_RATE:-20000}
+OPEN_SECS=$((10 / SCALE > 2 ? 10 / SCALE : 2)) # seconds of each open-loop run
+OPEN_STRACE_SECS=2
 
 redis_pid=
 redis_dir=
@@ -257,6 +264,52 @@ printf '%s\n' "${rows[@]}" | awk '
         }
     }'
 
+# Open loop: kvbench at a fixed total rate on the same connections. Each run's JSON gives
+# the requests answered, the achieved rate and the send lag; CPU per request is over all
+# requests the process sent (no warm-up, so none are left out).
+json_figures() { # json -> "count achieved_pct late_pct lag_p50_ms lag_p99_ms"
+    python3 - "$1" <<'PY'
+import json, sys
+block = json.load(open(sys.argv[1]))["ALL STATS"]
+s = block["Schedule"]
+print(block["Totals"]["Count"], s["Achieved Percent"], s["Late Percent"],
+      s["Lag"]["p50.00"], s["Lag"]["p99.00"])
+PY
+}
+closed_ops=$(awk '/^Totals/ { print int($2); exit }' "$OUT_DIR/kvbench-p1.out" 2>/dev/null || echo 0)
+matched_rate=$(( closed_ops * 8 / 10 / 1000 * 1000 ))
+(( matched_rate >= 1000 )) || matched_rate=1000
+open_rows=() # "label rate count achieved late lag50 lag99 cpu syscalls straced_count"
+for rate in "$OPEN_RATE" "$matched_rate"; do
+    kv=("$KVBENCH" -s 127.0.0.1 -p "$REDIS_PORT" "${kv_base[@]}" --pipeline=1 "--rate=$rate"
+        --print-percentiles=50,99,99.9)
+    name=kvbench-open-$rate
+    echo "==> kvbench open loop at $rate requests/s: $OPEN_SECS s timed, $OPEN_STRACE_SECS s under strace"
+    timed_run "$name" "${kv[@]}" "--test-time=$OPEN_SECS" "--json-out-file=$OUT_DIR/$name.json"
+    read -r count achieved late lag50 lag99 < <(json_figures "$OUT_DIR/$name.json")
+    cpu=$(awk -v u="$CPU_USER" -v s="$CPU_SYS" 'BEGIN { print u + s }')
+    strace_run "$name" "${kv[@]}" "--test-time=$OPEN_STRACE_SECS" "--json-out-file=$OUT_DIR/$name.strace.json"
+    read -r scount _ < <(json_figures "$OUT_DIR/$name.strace.json")
+    open_rows+=("$rate $count $achieved $late $lag50 $lag99 $cpu $SYSCALLS $scount")
+done
+echo
+echo "Open loop (--rate, 1 thread, $CLIENTS connections, pipeline 1): closed loop pipeline 1 answered $closed_ops requests/s"
+printf '%s\n' "${open_rows[@]}" | awk -v closed_cpu="$(printf '%s\n' "${rows[@]}" | awk '$1 == "kvbench" && $2 == 1 { print ($4 + $5) / $3 * 1e6; exit }')" '
+    BEGIN {
+        printf "%-10s %10s %10s %7s %12s %12s %13s %13s\n",
+            "rate", "requests", "achieved%", "late%", "lag p50 ms", "lag p99 ms", "CPU s/1M req", "syscalls/req"
+    }
+    {
+        per_m = $7 / $2 * 1e6
+        printf "%-10s %10d %10.2f %7.2f %12.3f %12.3f %13.3f %13.2f\n", $1, $2, $3, $4, $5, $6, per_m, $8 / $9
+        last_rate = $1; last_cpu = per_m
+    }
+    END {
+        if (closed_cpu > 0)
+            printf "open loop at %s requests/s / closed loop pipeline 1: CPU per request %.2f (%.3f vs %.3f CPU s per 1M requests)\n",
+                last_rate, last_cpu / closed_cpu, last_cpu, closed_cpu
+    }'
+
 # Allocation check: the same client run at two lengths under valgrind's DHAT. Any
 # allocation per request would show as about one block per extra request; what remains
 # is the once-a-second bookkeeping (snapshots, summaries), which grows with run time only.
@@ -279,6 +332,22 @@ if command -v valgrind >/dev/null 2>&1; then
     awk -v a="${blocks[2000]}" -v b="${blocks[20000]}" 'BEGIN {
         printf "allocation check: %d blocks for 2000 requests, %d for 20000: %.4f allocations per extra request\n",
             a, b, (b - a) / 18000 }'
+    # Open loop: the same duration at two rates, so the once-a-second bookkeeping is the
+    # same in both and only the requests differ.
+    declare -A open_blocks open_counts
+    for rate in 500 4000; do
+        reset_server
+        valgrind --tool=dhat --dhat-out-file="$OUT_DIR/dhat.open.$rate.json" \
+            "$KVBENCH" -s 127.0.0.1 -p "$REDIS_PORT" -t 1 -c 1 --test-time=3 "--rate=$rate" --ratio=1:1 \
+            "--key-maximum=$KEYS" --hide-histogram "--json-out-file=$OUT_DIR/dhat.open.$rate.out.json" \
+            >/dev/null 2>"$OUT_DIR/dhat.open.$rate.err" \
+            || die "kvbench --rate under valgrind failed; see $OUT_DIR/dhat.open.$rate.err"
+        open_blocks[$rate]=$(sed -n 's/.*Total: *[0-9,]* bytes in \([0-9,]*\) blocks.*/\1/p' "$OUT_DIR/dhat.open.$rate.err" | tr -d ,)
+        read -r open_counts[$rate] _ < <(json_figures "$OUT_DIR/dhat.open.$rate.out.json")
+    done
+    awk -v a="${open_blocks[500]}" -v b="${open_blocks[4000]}" -v na="${open_counts[500]}" -v nb="${open_counts[4000]}" 'BEGIN {
+        printf "allocation check, open loop: %d blocks for %d requests, %d for %d in the same 3 s: %.4f allocations per extra request\n",
+            a, na, b, nb, (b - a) / (nb - na) }'
 else
     echo "allocation check: skipped (valgrind is not installed)"
 fi

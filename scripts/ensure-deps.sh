@@ -16,9 +16,14 @@ declare -A PACKAGE_OF=(
     [python3]=python3
     [saslpasswd2]=sasl2-bin
     [openssl]=openssl
+    # promtool checks the Prometheus endpoint's text; chromium renders the HTML report;
+    # groff formats the man page (tests/prometheus.rs, tests/report.rs, tests/manual.rs).
+    [promtool]=prometheus
+    [chromium]=chromium
+    [groff]=groff-base
 )
 # Fixed order so messages read the same on every run.
-TOOLS=(redis-server redis-cli redis-benchmark memcached strace /usr/bin/time python3 saslpasswd2 openssl)
+TOOLS=(redis-server redis-cli redis-benchmark memcached strace /usr/bin/time python3 saslpasswd2 openssl promtool chromium groff)
 
 have() {
     # /usr/bin/time is checked by path: `time` alone is the shell keyword.
@@ -75,7 +80,7 @@ ensure_python_modules() {
 if ((${#missing_tools[@]} == 0)); then
     check_cargo
     ensure_python_modules
-    echo "ensure-deps: all tools present (redis-server, redis-cli, redis-benchmark, memcached, strace, time, python3, openssl)"
+    echo "ensure-deps: all tools present (redis-server, redis-cli, redis-benchmark, memcached, strace, time, python3, openssl, promtool, chromium, groff)"
     exit 0
 fi
 

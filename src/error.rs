@@ -1,6 +1,6 @@
 //! The one error type for setup and user errors, with the exit code each maps to.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 /// An error a user can act on. `main` prints `error: <message>` on one line and exits
 /// with [`Error::exit_code`].
@@ -35,11 +35,34 @@ impl Error {
 }
 
 impl fmt::Display for Error {
+    /// The message on one line: a message may quote what the user typed or a file held,
+    /// and a line break (or another control character) in that must not split the one
+    /// `error: ...` line `main` prints, so those are shown escaped (`\n`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.message())
+        for c in self.message().chars() {
+            if c.is_control() && c != '\t' {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                f.write_char(c)?;
+            }
+        }
+        Ok(())
     }
 }
 
 impl std::error::Error for Error {}
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shown_on_one_line_whatever_it_quotes() {
+        let e = Error::usage("unexpected argument 'a\nb\r\u{1}c\td'");
+        assert_eq!(e.to_string(), "unexpected argument 'a\\nb\\r\\u{1}c\td'");
+        assert_eq!(e.message(), "unexpected argument 'a\nb\r\u{1}c\td'");
+        assert_eq!(Error::run("plain text").to_string(), "plain text");
+    }
+}

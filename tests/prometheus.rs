@@ -1,6 +1,7 @@
 //! The Prometheus endpoint over real sockets: scrapes while a thread feeds seconds, what
 //! `promtool check metrics` thinks of the text, HTTP answers, slow and half-open clients,
-//! the client cap, and a clean stop.
+//! the client cap, and a clean stop; and `--prometheus-port` on a real run against a real
+//! redis-server, whose counts the scraped counters must agree with.
 
 mod common;
 
@@ -14,7 +15,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{CONDITION_TIMEOUT as DEADLINE, wait_until};
+use common::{CONDITION_TIMEOUT as DEADLINE, KVBENCH_TIMEOUT, RedisServer, kvbench_at, wait_until};
 use hdrhistogram::Histogram;
 use kvbench::error::Error;
 use kvbench::frontend::common::prometheus::PrometheusArgs;
@@ -201,6 +202,11 @@ fn promtool_check(text: &str) {
     let mut child = match child {
         Ok(child) => child,
         Err(e) if e.kind() == ErrorKind::NotFound => {
+            // CI installs it (.ci/run): there a missing promtool is a failure, not a skip.
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "promtool is not installed (Debian: prometheus); .ci/run installs it"
+            );
             eprintln!("SKIPPED promtool check: promtool is not installed (Debian: prometheus)");
             return;
         }
@@ -498,4 +504,134 @@ fn a_port_in_use_is_a_one_line_error() {
         }
         other => panic!("expected a run error, got {other:?}"),
     }
+}
+
+/// The value of the sample whose line starts with `prefix` (name and the labels up to
+/// where the prefix ends), or 0 when there is none yet.
+fn sample_value(text: &str, prefix: &str) -> f64 {
+    text.lines()
+        .find(|l| l.starts_with(prefix))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// A real run with `--prometheus-port=0`: the endpoint answers while it runs, its counters
+/// move, promtool accepts the text, and the scraped SET total agrees with the server's
+/// `INFO commandstats`: exactly, once the server holds every SET (`CLIENT PAUSE WRITE`)
+/// and a whole second has been folded in. The endpoint closes with the run.
+#[test]
+fn a_real_run_is_scraped_and_agrees_with_the_server() {
+    let server = RedisServer::start();
+    let run = kvbench_at(
+        server.port,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "400",
+            "--rate-limiting=100",
+            "--ratio=1:1",
+            "--hide-histogram",
+            "--prometheus-port=0",
+            "--prometheus-run-label=test=e2e",
+        ],
+    )
+    .with_json()
+    .spawn();
+    let line = "Prometheus exporter listening on http://";
+    run.wait_for_stderr(line);
+    let stderr = run.stderr_so_far();
+    let addr: SocketAddr = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix(line))
+        .and_then(|rest| rest.strip_suffix("/metrics"))
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("no address in {stderr}"));
+    assert!(addr.ip().is_loopback() && addr.port() != 0, "{addr}");
+
+    let set = "memtier_ops_total{command=\"SET\",test=\"e2e\"}";
+    let mut text = String::new();
+    wait_until("SETs counted on the endpoint", DEADLINE, || {
+        text = scrape(addr);
+        sample_value(&text, set) > 0.0
+    });
+    assert!(
+        text.contains("memtier_connections{test=\"e2e\"} 2\n"),
+        "{text}"
+    );
+    assert!(text.contains("memtier_threads{test=\"e2e\"} 1\n"), "{text}");
+    assert!(text.contains("memtier_run{test=\"e2e\"} 1\n"), "{text}");
+    assert!(
+        sample_value(&text, "memtier_sent_bytes_total") > 0.0,
+        "{text}"
+    );
+    assert_buckets_cumulative(&text);
+    promtool_check(&text);
+
+    // Hold every SET at the server: the count it has executed stops, and so, once the
+    // replies already sent are folded into a second, does the scraped counter.
+    assert_eq!(server.cli(&["CLIENT", "PAUSE", "30000", "WRITE"]), "OK");
+    let mut agreed = (0.0, 0);
+    wait_until(
+        "the scraped SET total to equal the server's",
+        DEADLINE,
+        || {
+            let scraped = sample_value(&scrape(addr), set);
+            let executed = server.commandstats().get("set").copied().unwrap_or(0);
+            agreed = (scraped, executed);
+            scraped == executed as f64
+        },
+    );
+    assert!(agreed.1 > 0 && agreed.1 < 400, "{agreed:?}: paused mid-run");
+    assert_eq!(server.cli(&["CLIENT", "UNPAUSE"]), "OK");
+
+    let done = run.wait(KVBENCH_TIMEOUT);
+    assert!(done.status.success(), "{}", done.describe());
+    // The whole run: what the server executed is what kvbench counted.
+    let sets = done.json()["ALL STATS"]["Sets"]["Count"].as_u64();
+    assert_eq!(sets, Some(400));
+    assert_eq!(server.commandstats().get("set").copied(), Some(400));
+    assert!(
+        TcpStream::connect(addr).is_err(),
+        "the endpoint outlived the run"
+    );
+}
+
+/// A port already taken is one line and exit status 1, before any connection; a stray
+/// companion flag without `--prometheus-port` is refused.
+#[test]
+fn prometheus_flag_errors_are_one_line() {
+    let server = RedisServer::start();
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let run = kvbench_at(
+        server.port,
+        &["-n", "5", "--prometheus-port", &port, "--hide-histogram"],
+    )
+    .run();
+    assert_eq!(run.status.code(), Some(1), "{}", run.describe());
+    let stderr = run.stderr_text();
+    assert!(
+        stderr.contains(&format!(
+            "error: cannot serve Prometheus metrics on 127.0.0.1:{port}"
+        )),
+        "{stderr}"
+    );
+    let stats = server.commandstats();
+    assert!(
+        !stats.contains_key("set") && !stats.contains_key("get"),
+        "no request before the endpoint is up: {stats:?}"
+    );
+
+    let run = kvbench_at(server.port, &["-n", "5", "--prometheus-run-label=a=b"]).run();
+    assert_eq!(run.status.code(), Some(1), "{}", run.describe());
+    assert!(
+        run.stderr_text()
+            .contains("--prometheus-run-label needs --prometheus-port"),
+        "{}",
+        run.describe()
+    );
 }

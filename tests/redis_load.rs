@@ -77,6 +77,98 @@ fn parallel_pattern_partitions_the_range() {
     assert_eq!(server.dbsize(), 999);
 }
 
+/// memtier's `S`: every client walks the range from `--key-minimum`. 5 clients of 10
+/// requests over 1..1000 touch keys 1..10, each 5 times: INCR makes the server count the
+/// touches of each key, and a SET pass leaves exactly those 10 keys.
+#[test]
+fn sequential_pattern_walks_from_the_minimum_in_every_client() {
+    let server = RedisServer::start();
+    let walk = [
+        "-t",
+        "1",
+        "-c",
+        "5",
+        "-n",
+        "10",
+        "--key-minimum=1",
+        "--key-maximum=1000",
+        "--hide-histogram",
+    ];
+    let mut args = vec!["--command=incr __key__", "--command-key-pattern=S"];
+    args.extend(walk);
+    kvbench_at(server.port, &args).ok();
+    assert_eq!(server.commandstats().get("incr").copied(), Some(50));
+    assert_eq!(server.dbsize(), 10);
+    for id in 1..=10 {
+        assert_eq!(
+            server.cli(&["GET", &format!("memtier-{id}")]),
+            "5",
+            "key {id}"
+        );
+    }
+    assert_eq!(server.cli(&["EXISTS", "memtier-11"]), "0");
+
+    server.flushall();
+    server.config_resetstat();
+    let mut args = vec!["--ratio=1:0", "--key-pattern=S:S"];
+    args.extend(walk);
+    kvbench_at(server.port, &args).ok();
+    assert_eq!(server.commandstats().get("set").copied(), Some(50));
+    let keyspace = server.cli(&["INFO", "keyspace"]);
+    assert!(keyspace.contains("db0:keys=10,"), "{keyspace}");
+    let mut keys: Vec<String> = server
+        .cli(&["KEYS", "*"])
+        .lines()
+        .map(str::to_string)
+        .collect();
+    keys.sort();
+    let mut expected: Vec<String> = (1..=10).map(|i| format!("memtier-{i}")).collect();
+    expected.sort();
+    assert_eq!(keys, expected);
+}
+
+/// `P` stays the per-client slice: 5 clients of 10 requests over 1..1000 each write the
+/// first 10 keys of their own fifth of the range, 50 distinct keys.
+#[test]
+fn parallel_pattern_without_allkeys_keeps_each_client_in_its_slice() {
+    let server = RedisServer::start();
+    kvbench_at(
+        server.port,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "5",
+            "-n",
+            "10",
+            "--ratio=1:0",
+            "--key-pattern=P:P",
+            "--key-minimum=1",
+            "--key-maximum=1000",
+            "--hide-histogram",
+        ],
+    )
+    .ok();
+    assert_eq!(server.commandstats().get("set").copied(), Some(50));
+    assert_eq!(server.dbsize(), 50);
+    for slice in 0..5 {
+        for offset in [1, 10] {
+            let id = slice * 200 + offset;
+            assert_eq!(
+                server.cli(&["EXISTS", &format!("memtier-{id}")]),
+                "1",
+                "{id}"
+            );
+        }
+        let past = slice * 200 + 11;
+        assert_eq!(
+            server.cli(&["EXISTS", &format!("memtier-{past}")]),
+            "0",
+            "{past}"
+        );
+    }
+}
+
 #[test]
 fn json_totals_and_histogram_match_the_server() {
     let server = RedisServer::start();
@@ -284,8 +376,8 @@ fn unix_socket_auth_and_select_db() {
     .run();
     assert!(out.status.success(), "{}", describe(&out));
     let keys = server.cli(&["-a", "s3cret", "--no-auth-warning", "-n", "3", "DBSIZE"]);
-    // S:S: each client walks its own stretch of the range, so 2 × 50 distinct keys.
-    assert_eq!(keys, "100");
+    // S:S: both clients walk from the key minimum, as memtier's, so 50 distinct keys.
+    assert_eq!(keys, "50");
 
     // A wrong password is one clear line and a non-zero exit.
     let bad = kvbench(&[

@@ -310,6 +310,42 @@ fn ramp_up_adds_clients_and_reports_them() {
     assert_eq!(active["2"]["Total clients"], 3);
     // Three benchmark connections, plus the redis-cli connection asking.
     assert_eq!(total_connections(&server) - before, 3 + 1);
+
+    // memtier's configuration keys for the staircase, bare numbers after print-all-runs;
+    // `clients` stays the target.
+    let config = doc["configuration"].as_object().expect("configuration");
+    assert_eq!(config["clients"], 3);
+    assert_eq!(config["clients_start"], 1);
+    assert_eq!(config["clients_step"], 1);
+    assert_eq!(config["step_duration"], 1);
+    // In memtier's place: right after print-all-runs, in this order.
+    let text = std::fs::read_to_string(&path).expect("read the JSON");
+    let at = |key: &str| {
+        text.find(&format!("\"{key}\""))
+            .unwrap_or_else(|| panic!("{key} in {text:.3000}"))
+    };
+    assert!(at("print-all-runs") < at("clients_start"));
+    assert!(at("clients_start") < at("clients_step"));
+    assert!(at("clients_step") < at("step_duration"));
+    assert!(at("step_duration") < at("run information"));
+}
+
+/// Without a ramp-up the configuration has no staircase keys, as memtier's.
+#[test]
+fn no_ramp_up_no_staircase_keys() {
+    let server = RedisServer::start();
+    let run = kvbench_at(
+        server.port,
+        &["-t", "1", "-c", "1", "-n", "5", "--hide-histogram"],
+    )
+    .with_json()
+    .ok();
+    let doc = run.json();
+    let config = doc["configuration"].as_object().expect("configuration");
+    for key in ["clients_start", "clients_step", "step_duration"] {
+        assert!(!config.contains_key(key), "{key} in {config:?}");
+    }
+    assert!(server.calls() > 0, "the run reached the server");
 }
 
 #[test]

@@ -299,6 +299,15 @@ pub fn slot_map(reply: &Value, seed_host: &str) -> Result<SlotMap, String> {
         let index = match map.nodes.iter().position(|(h, p)| *h == host && *p == port) {
             Some(i) => i,
             None => {
+                // Owners are u16 indices and u16::MAX means "no master": a reply naming
+                // more nodes than that (later ranges taking the slots of earlier ones)
+                // would wrap an index onto another node.
+                if map.nodes.len() >= usize::from(u16::MAX) {
+                    return Err(format!(
+                        "CLUSTER SLOTS names more than {} nodes",
+                        u16::MAX - 1
+                    ));
+                }
                 map.nodes.push((host, port));
                 map.nodes.len() - 1
             }
@@ -371,6 +380,28 @@ mod tests {
         assert_eq!(tags[seven], (*b"7\0\0", 1));
         // 10 + 100 + 1000 tags cannot reach 16384 slots.
         assert_eq!(shortest_slot_tags(b"0123456789"), None);
+    }
+
+    /// Found reviewing what the cluster fuzz target asserts (every owner a listed node or
+    /// none), out of its reach (the reply is megabytes): 65 535 nodes, each given slot 0
+    /// in turn, wrapped the last index onto the "no master" mark.
+    #[test]
+    fn a_reply_naming_more_nodes_than_indices_is_refused() {
+        let hosts: Vec<Vec<u8>> = (0..u32::from(u16::MAX) + 1)
+            .map(|i| format!("10.{}.{}.1", i >> 8, i & 0xff).into_bytes())
+            .collect();
+        fn range(host: &[u8]) -> Value<'_> {
+            Value::Array(vec![
+                Value::Int(0),
+                Value::Int(0),
+                Value::Array(vec![Value::Bulk(host), Value::Int(7000)]),
+            ])
+        }
+        let reply = |n: usize| Value::Array(hosts[..n].iter().map(|h| range(h)).collect());
+        let map = slot_map(&reply(usize::from(u16::MAX) - 1), "seed").expect("65534 nodes");
+        assert_eq!(usize::from(map.slot_owner[0]), map.nodes.len() - 1);
+        let err = slot_map(&reply(usize::from(u16::MAX)), "seed").expect_err("65535 nodes");
+        assert!(err.contains("more than 65534 nodes"), "{err}");
     }
 
     #[test]

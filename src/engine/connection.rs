@@ -6,6 +6,8 @@
 //!
 //! ```text
 //! Idle --open--> Connecting --connected--> Handshaking --setup replies OK--> Ready
+//!                           --connected, SetupStyle::Prefix--> Ready (set-up commands go
+//!                             out in front of the first request, their replies first)
 //! any --error--> (closed; the client decides: fail, or back_off and reopen)
 //! ```
 //!
@@ -22,7 +24,7 @@ use mio::{Registry, Token};
 
 use crate::engine::generator::Op;
 use crate::engine::transport::Transport;
-use crate::plan::{Endpoint, Plan};
+use crate::plan::{Endpoint, Plan, Server, SetupStyle};
 use crate::protocol::{Codec, Decode, Expect, Protocol, Reply, ReplyKind, encode_auth, resp};
 use crate::stats::rows;
 
@@ -75,6 +77,7 @@ impl Failure {
 #[derive(Clone, Copy, Debug)]
 enum SetupStep {
     Auth,
+    Tracking,
     Hello(u8),
     Select(u32),
 }
@@ -83,7 +86,7 @@ impl SetupStep {
     fn expect(self) -> Expect {
         match self {
             SetupStep::Auth => Expect::Auth,
-            SetupStep::Hello(_) | SetupStep::Select(_) => Expect::Setup,
+            SetupStep::Tracking | SetupStep::Hello(_) | SetupStep::Select(_) => Expect::Setup,
         }
     }
 }
@@ -122,6 +125,9 @@ pub enum Purpose {
     Asking,
     /// `CLUSTER SLOTS` to refresh the slot map: its reply is read, not recorded.
     TopologyRefresh,
+    /// Nothing: a reply that came with no request in flight (a server refusing the
+    /// connection says why this way). Never in flight itself.
+    Unsolicited,
 }
 
 impl Purpose {
@@ -129,7 +135,7 @@ impl Purpose {
     fn expect(&self) -> Expect {
         match self {
             Purpose::Work(request) => request.expect,
-            Purpose::Asking | Purpose::TopologyRefresh => Expect::Store,
+            Purpose::Asking | Purpose::TopologyRefresh | Purpose::Unsolicited => Expect::Store,
         }
     }
 }
@@ -143,7 +149,10 @@ pub struct Pending {
     pub opaque: u32,
     /// Bytes this request took on the wire.
     pub tx: u32,
-    /// When it was sent, or in rate-limited runs when it should have been.
+    /// When it should have been sent (open loop: its scheduled time; closed loop: when
+    /// it was sent). Response time counts from here.
+    pub intended: Instant,
+    /// When it was sent. Service time counts from here.
     pub sent: Instant,
 }
 
@@ -177,6 +186,10 @@ pub struct Connection {
     attempts: u32,
     sent_on_connection: u64,
     setup: VecDeque<SetupStep>,
+    /// `SetupStyle::Prefix`: set-up commands written in front of the first request, and
+    /// their steps, queued then.
+    prefix: Vec<u8>,
+    prefix_steps: VecDeque<SetupStep>,
     wbuf: Vec<u8>,
     wpos: usize,
     rbuf: Vec<u8>,
@@ -202,6 +215,8 @@ impl Connection {
             attempts: 0,
             sent_on_connection: 0,
             setup: VecDeque::new(),
+            prefix: Vec::new(),
+            prefix_steps: VecDeque::new(),
             wbuf: Vec::with_capacity(4096),
             wpos: 0,
             rbuf: vec![0; INITIAL_READ_BUFFER],
@@ -339,6 +354,8 @@ impl Connection {
     /// Forgets everything tied to the previous socket; requests in flight are lost.
     fn reset(&mut self, plan: &Plan) {
         self.setup.clear();
+        self.prefix.clear();
+        self.prefix_steps.clear();
         self.inflight.clear();
         self.wbuf.clear();
         self.wpos = 0;
@@ -368,30 +385,17 @@ impl Connection {
         }
     }
 
-    /// Queues authentication, HELLO and SELECT as the protocol and plan ask; returns
-    /// whether the connection is ready at once (nothing to set up).
+    /// Queues authentication, CLIENT TRACKING, HELLO and SELECT as the protocol and plan
+    /// ask; returns whether the connection is ready at once (nothing to set up, or the
+    /// set-up waits in front of the first request).
     fn start_setup(&mut self, plan: &Plan) -> bool {
         let server = &plan.server;
-        if let Some(credentials) = &server.credentials {
-            encode_auth(&mut self.wbuf, server.protocol, credentials);
-            self.setup.push_back(SetupStep::Auth);
+        if server.setup.style == SetupStyle::Prefix {
+            encode_setup(server, &mut self.prefix, &mut self.prefix_steps);
+            self.become_ready();
+            return true;
         }
-        let hello = match server.protocol {
-            Protocol::Resp2 => Some(2u8),
-            Protocol::Resp3 => Some(3u8),
-            _ => None,
-        };
-        if let Some(version) = hello {
-            let digit = [b'0' + version];
-            resp::encode_command(&mut self.wbuf, &[b"HELLO", &digit]);
-            self.setup.push_back(SetupStep::Hello(version));
-        }
-        // Cluster nodes only have database 0.
-        if let (Some(db), false) = (server.select_db, server.cluster_mode) {
-            let mut digits = itoa::Buffer::new();
-            resp::encode_command(&mut self.wbuf, &[b"SELECT", digits.format(db).as_bytes()]);
-            self.setup.push_back(SetupStep::Select(db));
-        }
+        encode_setup(server, &mut self.wbuf, &mut self.setup);
         if self.setup.is_empty() {
             self.become_ready();
             true
@@ -418,6 +422,12 @@ impl Connection {
     /// Starts writing a request sent at `sent`; encode it with [`encoder`](Self::encoder)
     /// and put it in flight with [`finish`](Self::finish).
     pub fn begin(&mut self, sent: Instant) -> Started {
+        if !self.prefix.is_empty() {
+            // The set-up commands go out in the same write as the first request.
+            self.wbuf.extend_from_slice(&self.prefix);
+            self.prefix.clear();
+            self.setup.append(&mut self.prefix_steps);
+        }
         if self.inflight.is_empty() {
             // Nothing was outstanding: the wait for a reply starts now.
             self.last_progress = sent.max(self.last_progress);
@@ -440,8 +450,9 @@ impl Connection {
         self.wbuf.get(started.start..).unwrap_or_default()
     }
 
-    /// Puts the request begun as `started` in flight.
-    pub fn finish(&mut self, started: Started, purpose: Purpose, sent: Instant) {
+    /// Puts the request begun as `started` in flight: intended for `intended`, sent at
+    /// `sent`.
+    pub fn finish(&mut self, started: Started, purpose: Purpose, intended: Instant, sent: Instant) {
         if matches!(purpose, Purpose::Work(_)) {
             self.sent_on_connection += 1;
         }
@@ -449,8 +460,18 @@ impl Connection {
             purpose,
             opaque: started.opaque,
             tx: (self.wbuf.len() - started.start) as u32,
+            intended,
             sent,
         });
+    }
+
+    /// The intended send times of the workload's requests in flight (for what a run
+    /// leaves unfinished).
+    pub fn intended_in_flight(&self) -> impl Iterator<Item = Instant> + '_ {
+        self.inflight
+            .iter()
+            .filter(|p| matches!(p.purpose, Purpose::Work(_)))
+            .map(|p| p.intended)
     }
 
     /// Whether requests have waited longer than `timeout` with no reply at all.
@@ -554,10 +575,19 @@ impl Connection {
                 continue;
             }
             let Some(pending) = self.inflight.pop_front() else {
-                return Err(Failure::Broken(format!(
-                    "unexpected reply from {} with no request in flight",
-                    self.peer
-                )));
+                // Answers nothing: the client decides what it means.
+                let now = Instant::now();
+                return Ok(Some(Answer {
+                    pending: Pending {
+                        purpose: Purpose::Unsolicited,
+                        opaque: 0,
+                        tx: 0,
+                        intended: now,
+                        sent: now,
+                    },
+                    reply,
+                    start,
+                }));
             };
             if let Some(opaque) = self.codec.reply_opaque(&self.rbuf[start..self.rstart])
                 && opaque != pending.opaque
@@ -616,6 +646,51 @@ impl Connection {
     }
 }
 
+/// Encodes the set-up commands `server` asks for into `out` and their steps into
+/// `steps`: AUTH, CLIENT TRACKING, then HELLO and SELECT (SELECT before HELLO with
+/// `SetupStyle::Prefix`, the order tools that prefix their requests use).
+fn encode_setup(server: &Server, out: &mut Vec<u8>, steps: &mut VecDeque<SetupStep>) {
+    if let Some(credentials) = &server.credentials {
+        encode_auth(out, server.protocol, credentials);
+        steps.push_back(SetupStep::Auth);
+    }
+    if server.setup.client_tracking {
+        resp::encode_command(out, &[b"CLIENT", b"TRACKING", b"on"]);
+        steps.push_back(SetupStep::Tracking);
+    }
+    let hello = match server.protocol {
+        Protocol::Resp2 => Some(2u8),
+        Protocol::Resp3 => Some(3u8),
+        _ => None,
+    };
+    // Cluster nodes only have database 0.
+    let select = server.select_db.filter(|_| !server.cluster_mode);
+    let encode_hello = |out: &mut Vec<u8>, steps: &mut VecDeque<SetupStep>| {
+        if let Some(version) = hello {
+            let digit = [b'0' + version];
+            resp::encode_command(out, &[b"HELLO", &digit]);
+            steps.push_back(SetupStep::Hello(version));
+        }
+    };
+    let encode_select = |out: &mut Vec<u8>, steps: &mut VecDeque<SetupStep>| {
+        if let Some(db) = select {
+            let mut digits = itoa::Buffer::new();
+            resp::encode_command(out, &[b"SELECT", digits.format(db).as_bytes()]);
+            steps.push_back(SetupStep::Select(db));
+        }
+    };
+    match server.setup.style {
+        SetupStyle::Handshake => {
+            encode_hello(out, steps);
+            encode_select(out, steps);
+        }
+        SetupStyle::Prefix => {
+            encode_select(out, steps);
+            encode_hello(out, steps);
+        }
+    }
+}
+
 /// Turns a failed AUTH, HELLO or SELECT into a message that says what to change.
 fn check_setup_reply(
     step: SetupStep,
@@ -637,6 +712,7 @@ fn check_setup_reply(
                 .map_or_else(String::new, |user| format!(" as user '{user}'"));
             format!("authentication{who} failed: {text}")
         }
+        SetupStep::Tracking => format!("CLIENT TRACKING on failed: {text}"),
         SetupStep::Hello(version) => {
             format!("HELLO {version} failed: {text} (servers older than Redis 6 need -P redis)")
         }

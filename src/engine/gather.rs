@@ -2,6 +2,7 @@
 //! thread has reported it, hands it to the observer, and builds the run's [`Results`].
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -9,11 +10,14 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 use mio::Waker;
 
 use crate::engine::observer::{RunObserver, Second};
+use crate::engine::progress::{Progress, WorkerProgress};
 use crate::engine::worker::WorkerMsg;
-use crate::plan::{Plan, StopAt};
-use crate::results::{IntervalSummary, Results, Row, build_row, summarize_interval};
+use crate::plan::{Pacing, Plan, StopAt};
+use crate::results::{
+    Capacity, IntervalSummary, Results, Row, ScheduleResult, build_row, summarize_interval,
+};
 use crate::signals;
-use crate::stats::{ClientSeries, OpStats, RowName};
+use crate::stats::{ClientSeries, OpStats, RowName, ScheduleStats};
 
 /// How often the runner checks for Ctrl-C while waiting for workers.
 const SIGNAL_POLL: Duration = Duration::from_millis(100);
@@ -32,6 +36,8 @@ pub struct Gatherer<'a> {
     /// Seconds already summarized.
     done_seconds: u32,
     totals: Vec<OpStats>,
+    /// Open loop: the schedule's health over the whole run.
+    health: Option<ScheduleStats>,
     series: Vec<Vec<IntervalSummary>>,
     totals_series: Vec<IntervalSummary>,
     finish: Option<Instant>,
@@ -40,6 +46,9 @@ pub struct Gatherer<'a> {
     live: bool,
     /// Per-client figures: (thread, client in thread, figures).
     pub client_series: Vec<(usize, usize, ClientSeries)>,
+    /// Live progress: every worker's totals, and when the observer hears them next.
+    progress: Vec<Arc<WorkerProgress>>,
+    next_progress: Option<Instant>,
 }
 
 impl<'a> Gatherer<'a> {
@@ -58,6 +67,7 @@ impl<'a> Gatherer<'a> {
             start_epoch_ms,
             run_start,
             totals: (0..names.len()).map(|_| OpStats::new()).collect(),
+            health: plan.load.pacing.is_open().then(ScheduleStats::new),
             series: vec![Vec::new(); names.len()],
             names,
             pending: BTreeMap::new(),
@@ -68,7 +78,45 @@ impl<'a> Gatherer<'a> {
             interrupted: false,
             live,
             client_series: Vec::new(),
+            progress: Vec::new(),
+            next_progress: None,
         }
+    }
+
+    /// Tells the observer the workers' totals every `Outputs::progress_every` (a live
+    /// run only; nothing when `workers` is empty).
+    pub fn watch_progress(&mut self, workers: Vec<Arc<WorkerProgress>>) {
+        if let (Some(every), true, false) = (
+            self.plan.outputs.progress_every,
+            self.live,
+            workers.is_empty(),
+        ) {
+            self.next_progress = Some(self.run_start + every);
+            self.progress = workers;
+        }
+    }
+
+    /// Reports progress if its time has come; returns how long to wait at most before
+    /// the next report.
+    fn tick_progress(&mut self, observer: &mut dyn RunObserver) -> Duration {
+        let (Some(next), Some(every)) = (self.next_progress, self.plan.outputs.progress_every)
+        else {
+            return SIGNAL_POLL;
+        };
+        let now = Instant::now();
+        if now >= next {
+            let elapsed = now.saturating_duration_since(self.run_start);
+            observer.progress(&Progress::sum(self.run_number, elapsed, &self.progress));
+            // The next tick on the run's own grid, skipping ticks already missed.
+            let mut following = next + every;
+            while following <= now {
+                following += every;
+            }
+            self.next_progress = Some(following);
+        }
+        self.next_progress
+            .map_or(SIGNAL_POLL, |n| n.saturating_duration_since(now))
+            .min(SIGNAL_POLL)
     }
 
     /// Receives until every worker finished; returns the first failure message.
@@ -92,14 +140,17 @@ impl<'a> Gatherer<'a> {
                 observer.interrupted(self.run_number, self.run_start.elapsed());
                 stop_all(stop);
             }
-            match rx.recv_timeout(SIGNAL_POLL) {
+            let wait = self.tick_progress(observer);
+            match rx.recv_timeout(wait) {
                 Ok(WorkerMsg::Snapshot {
                     thread,
                     second,
                     stats,
+                    health,
                     connected: _,
                 }) => {
                     self.merge_snapshot(second, &stats);
+                    self.merge_health(health.as_ref());
                     if let Some(next) = self.next_second[thread].as_mut() {
                         *next = (*next).max(second + 1);
                     }
@@ -120,8 +171,10 @@ impl<'a> Gatherer<'a> {
                     at,
                     second,
                     stats,
+                    health,
                 }) => {
                     self.merge_snapshot(second, &stats);
+                    self.merge_health(health.as_ref());
                     self.next_second[thread] = None;
                     self.finish = Some(self.finish.map_or(at, |f| f.max(at)));
                     self.summarize_ready(false, observer);
@@ -142,6 +195,13 @@ impl<'a> Gatherer<'a> {
             .or_insert_with(|| stats.iter().map(|_| OpStats::new()).collect());
         for (into, from) in merged.iter_mut().zip(stats) {
             into.merge(from);
+        }
+    }
+
+    /// Adds one thread's schedule health into the run's.
+    fn merge_health(&mut self, health: Option<&ScheduleStats>) {
+        if let (Some(total), Some(health)) = (self.health.as_mut(), health) {
+            total.merge(health);
         }
     }
 
@@ -238,6 +298,8 @@ impl<'a> Gatherer<'a> {
             StopAt::AllKeys => {
                 so_far.count as f64 / self.plan.shard_key_count().max(1) as f64 * 100.0
             }
+            StopAt::TotalRequests(n) => so_far.count as f64 / n.max(1) as f64 * 100.0,
+            StopAt::Idle => 0.0,
         };
         observer.second(&Second {
             run: self.run_number,
@@ -266,7 +328,24 @@ impl<'a> Gatherer<'a> {
         }
         // Arbitrary commands have no hits or misses, so neither has their total.
         let totals = RowName::totals(any_hits);
-        result_rows.push(build_row(totals, &all, duration, self.totals_series));
+        let totals = build_row(totals, &all, duration, self.totals_series);
+        let plan = self.plan;
+        let schedule = match (self.health, plan.load.pacing.rate(), plan.target_rate()) {
+            (Some(health), Some(rate), Some(target)) => Some(ScheduleResult::new(
+                target,
+                rate.arrival.name(),
+                matches!(plan.load.pacing, Pacing::PerConnection(_)),
+                totals.ops_per_sec,
+                health,
+                totals.service.as_ref().map(|s| &s.histogram),
+                Capacity {
+                    connections: plan.total_clients() as u64,
+                    pipeline: plan.load.pipeline as u64,
+                },
+            )),
+            _ => None,
+        };
+        result_rows.push(totals);
         Results {
             title: String::new(),
             run_number: self.run_number,
@@ -274,8 +353,9 @@ impl<'a> Gatherer<'a> {
             finish_epoch_ms: self.start_epoch_ms + duration.as_millis() as u64,
             duration_ms: duration.as_millis() as u64,
             interrupted: self.interrupted,
-            cluster: self.plan.server.cluster_mode,
+            cluster: plan.server.cluster_mode,
             rows: result_rows,
+            schedule,
         }
     }
 }

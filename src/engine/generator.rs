@@ -5,8 +5,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Normal};
 
-use crate::plan::{Plan, WaitConfig};
-use crate::workload::keys::KeyGenerator;
+use crate::plan::{Plan, StopAt, WaitConfig};
+use crate::workload::keys::{Coverage, KeyGenerator};
 use crate::workload::sequence::{CommandSequence, OpKind, RatioSequence};
 use crate::workload::values::ValueSizer;
 
@@ -44,6 +44,8 @@ pub enum Op {
     Verify {
         index: u64,
     },
+    /// The plan's request template, its fields filled as it is encoded.
+    Template,
 }
 
 /// The `--command` sequence and one key generator per command (each has its own pattern).
@@ -66,6 +68,8 @@ pub struct OpGenerator {
     wait: Option<WaitConfig>,
     wait_timeout: Option<Normal<f64>>,
     commands: Option<CommandOps>,
+    /// Every request is the plan's template.
+    template: bool,
     /// SETs since the last WAIT burst, and WAITs still owed in the current burst.
     sets_since_wait: u32,
     waits_due: u32,
@@ -77,7 +81,7 @@ pub fn client_seed(plan: &Plan, client_index: usize, run_seed: u64) -> u64 {
     let base = plan.load.shard.seed(if plan.workload.seeding.randomize {
         run_seed
     } else {
-        DEFAULT_SEED
+        plan.workload.seeding.base.unwrap_or(DEFAULT_SEED)
     });
     if plan.workload.seeding.distinct_per_client {
         base.wrapping_add(client_index as u64 + 1)
@@ -91,11 +95,18 @@ impl OpGenerator {
     /// that split the range between clients split it over every shard's clients.
     pub fn new(plan: &Plan, client_index: usize, seed: u64) -> Result<OpGenerator, String> {
         let (client_index, total) = plan.client_of_all_shards(client_index);
+        // `-n allkeys` shares one pass over the range between the clients (of every
+        // shard); otherwise each S client walks from the minimum, as memtier's do.
+        let coverage = match plan.load.stop {
+            StopAt::AllKeys => Coverage::OnePass,
+            _ => Coverage::EachClient,
+        };
         let set_keys = KeyGenerator::new(
             plan.workload.keys.set_pattern,
             &plan.workload.keys,
             client_index,
             total,
+            coverage,
         )
         .map_err(|e| format!("set key pattern: {e}"))?;
         let get_keys = KeyGenerator::new(
@@ -103,6 +114,7 @@ impl OpGenerator {
             &plan.workload.keys,
             client_index,
             total,
+            coverage,
         )
         .map_err(|e| format!("get key pattern: {e}"))?;
         let wait = plan.load.shape.wait;
@@ -121,6 +133,7 @@ impl OpGenerator {
                             &plan.workload.keys,
                             client_index,
                             total,
+                            coverage,
                         )
                         .map_err(|e| format!("key pattern of command \"{}\": {e}", cmd.line))?,
                     );
@@ -140,6 +153,7 @@ impl OpGenerator {
         };
         Ok(OpGenerator {
             commands,
+            template: plan.workload.template.is_some(),
             sequence: RatioSequence::new(plan.workload.ratio.0, plan.workload.ratio.1),
             set_keys,
             get_keys,
@@ -158,6 +172,9 @@ impl OpGenerator {
     /// The next operation to send.
     #[inline]
     pub fn next_op(&mut self) -> Op {
+        if self.template {
+            return Op::Template;
+        }
         if let Some(commands) = self.commands.as_mut() {
             let index = commands.sequence.next();
             self.multi_keys.clear();
@@ -345,6 +362,8 @@ mod tests {
         use crate::workload::keys::KeyPattern;
         let mut plan = plan((1, 0), LoadShape::default());
         plan.load.clients = 2;
+        // S splits the range only under `-n allkeys` (one pass over it), P always.
+        plan.load.stop = StopAt::AllKeys;
         for pattern in [KeyPattern::Parallel, KeyPattern::Sequential] {
             plan.workload.keys.set_pattern = pattern;
             let mut seen = Vec::new();

@@ -8,22 +8,33 @@
 //!   client   what to send next, where, recording replies, redirects, reconnects
 //!   connection / transport / tls   one socket: phases, buffers, TCP / Unix / rustls
 //!   cluster  slot map, CLUSTER SLOTS discovery, MOVED/ASK; resolver: names off the loop
+//!   schedule open-loop intended send times; timer: a timerfd in the poll (TLS
+//!            handshake deadlines, open-loop send times)
 //!   generator  one client's request stream; verify: the verification pass's keys
+//!   budget   a request count shared by every client; progress: live totals between
+//!            seconds; query: one-shot questions to a server (CONFIG GET)
 //! ```
 
+pub mod budget;
 pub mod client;
 pub mod cluster;
 pub mod connection;
 pub mod error_log;
+pub mod error_reply;
 pub mod gather;
 pub mod generator;
 pub mod observer;
+pub mod progress;
+pub mod query;
 pub mod resolver;
 pub mod runner;
+pub mod schedule;
+pub mod timer;
 pub mod tls;
 pub mod transport;
 pub mod verify;
 pub mod worker;
 
 pub use observer::{Fanout, Quiet, RunEnd, RunObserver, RunStart, Second};
-pub use runner::{Outcome, run};
+pub use progress::Progress;
+pub use runner::{Outcome, Prepared, prepare, run, run_prepared};

@@ -5,6 +5,7 @@
 //! run_starting(1)            before anything of run 1 is set up
 //! run_started(start)         threads launched, the run's clock started
 //! second(s) x N              each second once every running thread reported it
+//! progress(p) x N            every `Outputs::progress_every`, when the plan asks
 //! interrupted(run, after)    Ctrl-C / SIGTERM seen (also during the verification pass)
 //! run_finished(&mut end)     threads joined: per-client series handed over
 //! ```
@@ -16,6 +17,7 @@
 
 use std::time::Duration;
 
+use crate::engine::progress::Progress;
 use crate::stats::{ClientSeries, OpStats};
 
 /// Receives the engine's live events; every method has a do-nothing default.
@@ -30,6 +32,9 @@ pub trait RunObserver {
 
     /// One second of the run, merged over every thread.
     fn second(&mut self, _second: &Second<'_>) {}
+
+    /// The run so far, every `Outputs::progress_every` (only when the plan asks).
+    fn progress(&mut self, _progress: &Progress) {}
 
     /// A stop signal arrived `after` the run started; the run is being stopped.
     fn interrupted(&mut self, _run: u32, _after: Duration) {}
@@ -47,6 +52,10 @@ pub struct RunStart {
     pub run: u32,
     pub threads: usize,
     pub clients_per_thread: usize,
+    /// Load before the measured part starts (no `second` is reported meanwhile).
+    pub warmup: Duration,
+    /// Open loop: requests per second aimed at, all connections together.
+    pub target_rate: Option<u64>,
 }
 
 /// One merged second of a run: per row, all rows together, and the run so far.
@@ -104,6 +113,12 @@ impl RunObserver for Fanout<'_> {
     fn second(&mut self, second: &Second<'_>) {
         for o in &mut self.0 {
             o.second(second);
+        }
+    }
+
+    fn progress(&mut self, progress: &Progress) {
+        for o in &mut self.0 {
+            o.progress(progress);
         }
     }
 

@@ -1,5 +1,12 @@
 //! Runs the benchmark: spawns workers, gathers their per-second stats, stops on time,
-//! request count, failure or Ctrl-C, and turns the merged stats into [`Results`].
+//! request count, failure or Ctrl-C, and turns the merged stats into [`Results`]. A
+//! rate sweep is a run per step, in rising order, stopped at the first step that breaks
+//! the objective.
+//!
+//! What a run needs from the servers first (the cluster's masters and slot map) is
+//! found by [`prepare`]; [`run`] prepares and runs, while a front end that runs several
+//! plans against the same servers (one test after another) prepares once and calls
+//! [`run_prepared`] for each.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -8,16 +15,19 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use mio::{Poll, Waker};
 
-use crate::engine::cluster::{self, Topology};
+use crate::engine::budget::RequestBudget;
+use crate::engine::cluster::{self, Node, Topology};
+use crate::engine::error_reply::FirstErrorReply;
 use crate::engine::gather::Gatherer;
 use crate::engine::generator::client_seed;
 use crate::engine::observer::{RunEnd, RunObserver, RunStart};
+use crate::engine::progress::WorkerProgress;
 use crate::engine::resolver::Resolver;
 use crate::engine::verify::VerifyJob;
 use crate::engine::worker::{ClientPlan, WAKE_TOKEN, Worker};
 use crate::error::Error;
 use crate::plan::{Plan, StopAt};
-use crate::results::Results;
+use crate::results::{Results, SweepReport};
 use crate::signals;
 use crate::workload::keys::partition;
 use crate::workload::values::{ValuePool, ValueSizer};
@@ -33,18 +43,103 @@ pub struct Outcome {
     pub error: Option<Error>,
     /// The stop signal (SIGINT/SIGTERM) that interrupted the run, if any.
     pub signal: Option<i32>,
+    /// A rate sweep's curve (`runs` then holds one run per step that ran).
+    pub sweep: Option<SweepReport>,
+    /// With [`crate::plan::ErrorReplies::Stop`]: the error reply that ended the run, as
+    /// `(server, text)` (`error` then says the same in a sentence).
+    pub error_reply: Option<(String, String)>,
+}
+
+impl Outcome {
+    fn new() -> Outcome {
+        Outcome {
+            runs: Vec::new(),
+            verification: None,
+            error: None,
+            signal: None,
+            sweep: None,
+            error_reply: None,
+        }
+    }
+}
+
+/// What runs need from the servers before they start, found once: in cluster mode the
+/// masters and the slot map (and a resolver for the names a redirection brings).
+pub struct Prepared {
+    topology: Option<Arc<Topology>>,
+    resolver: Option<Resolver>,
+}
+
+impl Prepared {
+    /// The cluster's masters as discovered (empty outside cluster mode).
+    pub fn masters(&self) -> &[Node] {
+        self.topology.as_deref().map_or(&[], |t| &t.nodes)
+    }
+
+    /// The hash slots each master serves, in [`masters`](Self::masters) order.
+    pub fn slots_of(&self, master: usize) -> Vec<u16> {
+        match &self.topology {
+            Some(t) => (0..t.slot_owner.len())
+                .filter(|&s| usize::from(t.slot_owner[s]) == master)
+                .map(|s| s as u16)
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+}
+
+/// Discovers what `plan`'s runs need from the servers: in cluster mode the masters and
+/// slot map (`CLUSTER SLOTS` on the given node); nothing otherwise. `Err` is one line.
+pub fn prepare(plan: &Plan) -> Result<Prepared, String> {
+    let topology = if plan.server.cluster_mode {
+        Some(Arc::new(cluster::discover(plan)?))
+    } else {
+        None
+    };
+    // Names a MOVED or a refreshed slot map brings are looked up off the event loops;
+    // the masters found now are known already.
+    let resolver = topology
+        .as_ref()
+        .map(|t| Resolver::start(t.nodes.iter().map(|n| (n.host.clone(), n.port, n.addr))));
+    Ok(Prepared { topology, resolver })
 }
 
 /// Runs `plan.load.run_count` benchmark runs, stopping early on a fatal error or a signal,
 /// then the `--data-verify` pass if asked for. `observer` hears each run's progress.
 pub fn run(plan: &Arc<Plan>, observer: &mut dyn RunObserver) -> Outcome {
     signals::install();
-    let mut outcome = Outcome {
-        runs: Vec::new(),
-        verification: None,
-        error: None,
-        signal: None,
+    let prepared = match prepare(plan) {
+        Ok(prepared) => prepared,
+        Err(message) => {
+            let mut outcome = Outcome::new();
+            outcome.error = Some(Error::run(message));
+            return outcome;
+        }
     };
+    if !prepared.masters().is_empty() {
+        eprintln!(
+            "cluster: {} masters: {}",
+            prepared.masters().len(),
+            prepared
+                .masters()
+                .iter()
+                .map(|n| n.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    run_prepared(plan, &prepared, observer)
+}
+
+/// [`run`] with what [`prepare`] found for a plan with the same server part: no
+/// discovery, no cluster line on stderr.
+pub fn run_prepared(
+    plan: &Arc<Plan>,
+    cluster: &Prepared,
+    observer: &mut dyn RunObserver,
+) -> Outcome {
+    signals::install();
+    let mut outcome = Outcome::new();
     let verifier = plan.workload.dataset.verifier.clone();
     let written = match (&verifier, plan.workload.dataset.verify_only) {
         (Some(v), false) => match v.new_written_keys() {
@@ -60,45 +155,32 @@ pub fn run(plan: &Arc<Plan>, observer: &mut dyn RunObserver) -> Outcome {
         },
         _ => None,
     };
-    let topology = if plan.server.cluster_mode {
-        match cluster::discover(plan) {
-            Ok(topology) => {
-                eprintln!(
-                    "cluster: {} masters: {}",
-                    topology.nodes.len(),
-                    topology
-                        .nodes
-                        .iter()
-                        .map(|n| n.name())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-                Some(Arc::new(topology))
-            }
-            Err(message) => {
-                outcome.error = Some(Error::run(message));
-                return outcome;
-            }
+    // A sweep's steps are runs of plans of their own; otherwise `run_count` runs.
+    let steps: Vec<(Arc<Plan>, Option<u64>)> = match plan.load.sweep {
+        Some(sweep) => {
+            outcome.sweep = Some(SweepReport::new(
+                sweep.slo.map(|slo| (slo.percentile, slo.max_ms)),
+                sweep.steps() as usize,
+            ));
+            sweep
+                .rates()
+                .enumerate()
+                .map(|(i, rate)| (Arc::new(plan.sweep_step(i, rate)), Some(rate)))
+                .collect()
         }
-    } else {
-        None
+        None => (0..plan.load.run_count)
+            .map(|_| (Arc::clone(plan), None))
+            .collect(),
     };
-    // Names a MOVED or a refreshed slot map brings are looked up off the event loops;
-    // the masters found now are known already.
-    let resolver = topology
-        .as_ref()
-        .map(|t| Resolver::start(t.nodes.iter().map(|n| (n.host.clone(), n.port, n.addr))));
-    let cluster = Cluster {
-        topology: topology.clone(),
-        resolver,
-    };
+    let error_reply = Arc::new(FirstErrorReply::default());
     if !plan.workload.dataset.verify_only {
-        for run_number in 1..=plan.load.run_count {
+        for (run_number, (run_plan, step_rate)) in (1..).zip(steps) {
             let (results, mut error) = run_once(
-                plan,
+                &run_plan,
                 run_number,
                 Pass::Benchmark(written.clone()),
-                &cluster,
+                cluster,
+                &error_reply,
                 observer,
             );
             let answered = results.rows.iter().any(|row| row.count > 0);
@@ -109,11 +191,19 @@ pub fn run(plan: &Arc<Plan>, observer: &mut dyn RunObserver) -> Outcome {
                     plan.server.endpoint.name()
                 ));
             }
+            let held = match (outcome.sweep.as_mut(), step_rate) {
+                (Some(report), Some(rate)) => report.add(rate, &results),
+                _ => true,
+            };
             outcome.runs.push(results);
             outcome.signal = signals::received();
+            outcome.error_reply = error_reply.get().cloned();
             if error.is_some() || outcome.signal.is_some() {
                 outcome.error = error.map(Error::run);
                 return outcome;
+            }
+            if !held {
+                break;
             }
         }
     }
@@ -127,7 +217,8 @@ pub fn run(plan: &Arc<Plan>, observer: &mut dyn RunObserver) -> Outcome {
             &Arc::new(plan.verification_plan()),
             1,
             Pass::Verify(Arc::clone(&job)),
-            &cluster,
+            cluster,
+            &error_reply,
             observer,
         );
         outcome.signal = signals::received();
@@ -135,12 +226,6 @@ pub fn run(plan: &Arc<Plan>, observer: &mut dyn RunObserver) -> Outcome {
         outcome.verification = Some(job.report());
     }
     outcome
-}
-
-/// The cluster's masters, slot map and name resolver (cluster mode only).
-struct Cluster {
-    topology: Option<Arc<Topology>>,
-    resolver: Option<Resolver>,
 }
 
 /// What a run is for.
@@ -202,6 +287,8 @@ fn client_requests(plan: &Plan, client_index: usize) -> Option<u64> {
             let (index, count) = plan.client_of_all_shards(client_index);
             Some(partition(plan.workload.keys.min, plan.key_range(), index, count).1)
         }
+        // A shared budget is taken from a request at a time; an idle client sends none.
+        StopAt::TotalRequests(_) | StopAt::Idle => Some(0),
         StopAt::Time(_) => None,
     }
 }
@@ -211,7 +298,8 @@ fn run_once(
     plan: &Arc<Plan>,
     run_number: u32,
     pass: Pass,
-    cluster: &Cluster,
+    cluster: &Prepared,
+    error_reply: &Arc<FirstErrorReply>,
     observer: &mut dyn RunObserver,
 ) -> (Results, Option<String>) {
     let verifying = matches!(pass, Pass::Verify(_));
@@ -241,9 +329,23 @@ fn run_once(
         run_start,
         start_epoch_ms,
     } = start(start_at);
+    // The run's clock (its seconds, its deadline, its duration) starts after the warm-up,
+    // which starts when sending does (at the start time, if there is one).
+    let measure_start = run_start + plan.load.warmup;
+    let start_epoch_ms = start_epoch_ms + plan.load.warmup.as_millis() as u64;
     let deadline = match plan.load.stop {
-        StopAt::Time(limit) => Some(run_start + limit),
+        StopAt::Time(limit) => Some(measure_start + limit),
         _ => None,
+    };
+    let budget = match plan.load.stop {
+        StopAt::TotalRequests(n) => Some(Arc::new(RequestBudget::new(n))),
+        _ => None,
+    };
+    let progress: Vec<Arc<WorkerProgress>> = match plan.outputs.progress_every {
+        Some(_) => (0..plan.load.threads)
+            .map(|_| Arc::new(WorkerProgress::default()))
+            .collect(),
+        None => Vec::new(),
     };
     let mut wakers = Vec::with_capacity(plan.load.threads);
     let mut handles = Vec::with_capacity(plan.load.threads);
@@ -263,9 +365,10 @@ fn run_once(
                 break;
             }
         }
-        let clients = (0..plan.load.clients)
+        let first = plan.first_client_of_thread(thread);
+        let clients = (0..plan.clients_on_thread(thread))
             .map(|c| {
-                let index = thread * plan.load.clients + c;
+                let index = first + c;
                 ClientPlan {
                     index,
                     requests: client_requests(plan, index),
@@ -281,6 +384,7 @@ fn run_once(
             clients,
             connect_from,
             run_start,
+            measure_start,
             deadline,
             stop: Arc::clone(&stop),
             tx: tx.clone(),
@@ -289,6 +393,9 @@ fn run_once(
             rows: names.len(),
             written: written.clone(),
             verify: verify.clone(),
+            budget: budget.clone(),
+            error_reply: Arc::clone(error_reply),
+            progress: progress.get(thread).cloned(),
         };
         let spawned = thread::Builder::new()
             .name(format!("kvbench-worker-{thread}"))
@@ -309,14 +416,17 @@ fn run_once(
         names,
         handles.len(),
         start_epoch_ms,
-        run_start,
+        measure_start,
         !verifying,
     );
+    gather.watch_progress(progress);
     if !verifying {
         let start = RunStart {
             run: run_number,
             threads: plan.load.threads,
             clients_per_thread: plan.load.clients,
+            warmup: plan.load.warmup,
+            target_rate: plan.target_rate(),
         };
         if let Err(err) = observer.run_started(&start) {
             spawn_error = spawn_error.or(Some(err));

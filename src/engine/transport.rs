@@ -39,6 +39,7 @@ use mio::net::{TcpStream, UnixStream};
 use mio::{Interest, Registry, Token};
 use rustls::ClientConnection;
 
+use crate::engine::timer::TimerFd;
 use crate::engine::tls;
 use crate::plan::{Endpoint, Plan};
 use crate::plan::{FlagNames, TlsSettings};
@@ -247,7 +248,7 @@ pub struct TlsStream {
     guard: Option<Duration>,
     /// Handshake deadline, from when TCP came up; `None` before that and after the handshake.
     deadline: Option<Instant>,
-    timer: HandshakeTimer,
+    timer: TimerFd,
     /// Ciphertext read from the socket and not yet handed to rustls: `rx[rx_start..rx_end]`.
     rx: Vec<u8>,
     rx_start: usize,
@@ -280,8 +281,8 @@ impl TlsStream {
             guard,
             deadline: None,
             timer: match guard {
-                Some(_) => HandshakeTimer::new()?,
-                None => HandshakeTimer::none(),
+                Some(_) => TimerFd::new()?,
+                None => TimerFd::none(),
             },
             rx: vec![0; TLS_READ_BUFFER],
             rx_start: 0,
@@ -302,7 +303,7 @@ impl TlsStream {
                 // The deadline is taken before the timer is armed, so when the timer fires
                 // the deadline has certainly passed.
                 self.deadline = Some(Instant::now() + guard);
-                self.timer.arm(guard)?;
+                self.timer.arm_after(guard)?;
             }
         }
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -320,7 +321,7 @@ impl TlsStream {
             }
             if !self.conn.is_handshaking() {
                 self.deadline = None;
-                self.timer.disarm();
+                self.timer.close();
                 // Records that came with the server's last flight (session tickets) are
                 // processed now rather than left waiting for a readable edge that passed;
                 // plaintext, if any, waits in rustls for the next read, which returns it first.
@@ -529,120 +530,5 @@ impl TlsStream {
             None => text,
         };
         io::Error::new(err.kind(), format!("TLS handshake failed: {text}"))
-    }
-}
-
-#[cfg(target_os = "linux")]
-use linux_timer::HandshakeTimer;
-
-/// A one-shot `timerfd` registered under the connection's token, so the handshake deadline
-/// raises an event on the connection itself and the client sees the timeout in
-/// `finish_connect` with no change to the worker's loop. Closed when the handshake ends
-/// (closing removes it from the poll).
-#[cfg(target_os = "linux")]
-mod linux_timer {
-    use std::io;
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-    use std::time::Duration;
-
-    use mio::unix::SourceFd;
-    use mio::{Interest, Registry, Token};
-
-    pub struct HandshakeTimer(Option<OwnedFd>);
-
-    impl HandshakeTimer {
-        pub fn new() -> io::Result<HandshakeTimer> {
-            // SAFETY: timerfd_create takes no pointers; the result is checked before use.
-            let fd = unsafe {
-                libc::timerfd_create(
-                    libc::CLOCK_MONOTONIC,
-                    libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
-                )
-            };
-            if fd < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            // SAFETY: `fd` is a fresh descriptor that nothing else owns.
-            Ok(HandshakeTimer(Some(unsafe { OwnedFd::from_raw_fd(fd) })))
-        }
-
-        /// No timer: another deadline bounds the handshake.
-        pub fn none() -> HandshakeTimer {
-            HandshakeTimer(None)
-        }
-
-        pub fn register(&self, registry: &Registry, token: Token) -> io::Result<()> {
-            match &self.0 {
-                Some(fd) => {
-                    registry.register(&mut SourceFd(&fd.as_raw_fd()), token, Interest::READABLE)
-                }
-                None => Ok(()),
-            }
-        }
-
-        pub fn deregister(&self, registry: &Registry) {
-            if let Some(fd) = &self.0 {
-                let _ = registry.deregister(&mut SourceFd(&fd.as_raw_fd()));
-            }
-        }
-
-        pub fn arm(&self, after: Duration) -> io::Result<()> {
-            let Some(fd) = &self.0 else {
-                return Ok(());
-            };
-            let spec = libc::itimerspec {
-                it_interval: libc::timespec {
-                    tv_sec: 0,
-                    tv_nsec: 0,
-                },
-                it_value: libc::timespec {
-                    tv_sec: after.as_secs() as libc::time_t,
-                    tv_nsec: after.subsec_nanos() as libc::c_long,
-                },
-            };
-            // SAFETY: `fd` is an open timerfd and `spec` outlives the call.
-            let rc =
-                unsafe { libc::timerfd_settime(fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
-            if rc < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        }
-
-        pub fn disarm(&mut self) {
-            self.0 = None;
-        }
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-use portable_timer::HandshakeTimer;
-
-/// Elsewhere the deadline is checked on the connection's own events only: a silent peer
-/// is then bounded by `--test-time`, not by the handshake timeout.
-#[cfg(not(target_os = "linux"))]
-mod portable_timer {
-    use std::io;
-    use std::time::Duration;
-
-    use mio::{Registry, Token};
-
-    pub struct HandshakeTimer;
-
-    impl HandshakeTimer {
-        pub fn new() -> io::Result<HandshakeTimer> {
-            Ok(HandshakeTimer)
-        }
-        pub fn none() -> HandshakeTimer {
-            HandshakeTimer
-        }
-        pub fn register(&self, _registry: &Registry, _token: Token) -> io::Result<()> {
-            Ok(())
-        }
-        pub fn deregister(&self, _registry: &Registry) {}
-        pub fn arm(&self, _after: Duration) -> io::Result<()> {
-            Ok(())
-        }
-        pub fn disarm(&mut self) {}
     }
 }

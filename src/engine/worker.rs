@@ -4,7 +4,19 @@
 //! The worker records into per-second stats and, at each second boundary of the run's
 //! clock, sends them to the runner as a [`WorkerMsg::Snapshot`]. The poll timeout is the
 //! time to the next boundary, the run's deadline or the earliest client timer (start,
-//! pacing, back-off, connect timeout), whichever comes first: no timer thread is needed.
+//! back-off, connect timeout), whichever comes first: no timer thread is needed.
+//!
+//! In open loop, send times need better than the poll timeout's milliseconds: the
+//! earliest of the next due position (of the worker's share of a total rate) and the
+//! client timers (a connection's own schedule) arms a `timerfd` in the same poll, at
+//! that absolute time, and only when it differs from what is armed. A due position goes
+//! to the next client in turn that has room; when none has, it waits (the schedule is
+//! "blocked") and the first client a reply frees takes it, its latency still counted
+//! from its intended time.
+//!
+//! With a warm-up, clients start at the run's start but the seconds, the stats and the
+//! deadline count from the end of the warm-up; requests intended before it are recorded
+//! where nothing reads them.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -17,19 +29,26 @@ use mio::{Events, Poll, Token};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use crate::engine::budget::RequestBudget;
 use crate::engine::client::{Client, ClientContext, Status, split_token};
 use crate::engine::cluster::Topology;
 use crate::engine::error_log::ErrorLog;
+use crate::engine::error_reply::FirstErrorReply;
 use crate::engine::generator::OpGenerator;
+use crate::engine::progress::WorkerProgress;
 use crate::engine::resolver::Resolver;
+use crate::engine::schedule::Schedule;
+use crate::engine::timer::TimerFd;
 use crate::engine::verify::VerifyJob;
-use crate::plan::Plan;
-use crate::stats::{ClientSeries, OpStats};
+use crate::plan::{Pacing, Plan, StopAt};
+use crate::stats::{ClientSeries, OpStats, ScheduleStats};
 use crate::workload::values::ValuePool;
 use crate::workload::verify::WrittenKeys;
 
 /// The token of the runner's waker; client tokens are their index.
 pub const WAKE_TOKEN: Token = Token(usize::MAX);
+/// The token of the worker's open-loop timer.
+pub const TIMER_TOKEN: Token = Token(usize::MAX - 1);
 
 /// What a worker tells the runner.
 pub enum WorkerMsg {
@@ -39,6 +58,8 @@ pub enum WorkerMsg {
         thread: usize,
         second: u32,
         stats: Vec<OpStats>,
+        /// Open loop: how the schedule was kept.
+        health: Option<ScheduleStats>,
         connected: u32,
     },
     /// A client failed for good; the run cannot be trusted any more.
@@ -49,11 +70,13 @@ pub enum WorkerMsg {
         series: Vec<(usize, ClientSeries)>,
     },
     /// The thread is done: the stats of its last (partial) second, and when it ended.
+    /// In open loop the health counts what the run left unfinished.
     Finished {
         thread: usize,
         at: Instant,
         second: u32,
         stats: Vec<OpStats>,
+        health: Option<ScheduleStats>,
     },
 }
 
@@ -77,8 +100,12 @@ pub struct Worker {
     /// When the first clients start connecting: `run_start`, or earlier with a start
     /// time (they connect, then hold their requests until `run_start`).
     pub connect_from: Instant,
-    /// The run's clock: seconds, deadline and ramp-up steps count from here.
+    /// When sending starts (and the schedule): ramp-up steps and the warm-up count from
+    /// here.
     pub run_start: Instant,
+    /// When the warm-up ends and measuring starts (`run_start` without a warm-up): the
+    /// run's seconds count from here.
+    pub measure_start: Instant,
     pub deadline: Option<Instant>,
     pub stop: Arc<AtomicBool>,
     pub tx: Sender<WorkerMsg>,
@@ -92,6 +119,29 @@ pub struct Worker {
     pub topology: Option<Arc<Topology>>,
     /// Node names looked up off the event loop, in cluster mode.
     pub resolver: Option<Resolver>,
+    /// `StopAt::TotalRequests`: the run's shared request budget.
+    pub budget: Option<Arc<RequestBudget>>,
+    /// Where the error reply that stops the run is kept (`ErrorReplies::Stop`).
+    pub error_reply: Arc<FirstErrorReply>,
+    /// This worker's live totals, when the plan asks for progress.
+    pub progress: Option<Arc<WorkerProgress>>,
+}
+
+/// This worker's totals since the run started, for [`WorkerProgress`]: the seconds
+/// already sent plus the current one.
+#[derive(Clone, Copy, Debug, Default)]
+struct Totals {
+    requests: u64,
+    latency_sum_us: u64,
+}
+
+impl Totals {
+    fn plus(self, stats: &[OpStats]) -> Totals {
+        stats.iter().fold(self, |t, s| Totals {
+            requests: t.requests + s.count,
+            latency_sum_us: t.latency_sum_us + s.latency_sum_us,
+        })
+    }
 }
 
 /// Client slots plus the timers they asked for.
@@ -132,13 +182,105 @@ impl Slots {
     }
 }
 
+/// What the worker records into the current second, and the open-loop state its
+/// clients share.
+struct Tally {
+    stats: Vec<OpStats>,
+    /// Warm-up requests' figures, never read.
+    discard: Option<Vec<OpStats>>,
+    /// Open loop: how the schedule was kept this second.
+    health: Option<ScheduleStats>,
+    /// Open loop at a total rate: this worker's share of the schedule.
+    shared: Option<Schedule>,
+}
+
+impl Tally {
+    fn new(plan: &Plan, rows: usize, thread: usize, start: Instant) -> Tally {
+        let open = plan.load.pacing.is_open();
+        let fresh = || -> Vec<OpStats> {
+            (0..rows)
+                .map(|_| {
+                    if open {
+                        OpStats::open_loop()
+                    } else {
+                        OpStats::new()
+                    }
+                })
+                .collect()
+        };
+        Tally {
+            stats: fresh(),
+            discard: (!plan.load.warmup.is_zero()).then(fresh),
+            health: open.then(ScheduleStats::new),
+            shared: match plan.load.pacing {
+                Pacing::Total(rate) => Some(Schedule::new(
+                    rate,
+                    start,
+                    thread as u64,
+                    plan.load.threads as u64,
+                )),
+                _ => None,
+            },
+        }
+    }
+
+    /// Whether a position of the shared schedule is due by `now`.
+    fn due(&self, now: Instant) -> bool {
+        self.shared.as_ref().is_some_and(|s| s.peek() <= now)
+    }
+
+    /// Forgets what the warm-up recorded (connection errors, counts) as measuring starts.
+    fn start_measuring(&mut self) {
+        for row in &mut self.stats {
+            row.reset();
+        }
+        if let Some(health) = self.health.as_mut() {
+            health.reset();
+        }
+    }
+}
+
+/// The worker's open-loop timer and the time it is armed for.
+struct Alarm {
+    timer: TimerFd,
+    armed: Option<Instant>,
+}
+
+impl Alarm {
+    /// A timer in `poll` when the plan paces requests and the platform has one.
+    fn new(plan: &Plan, poll: &Poll) -> Alarm {
+        let timer = if plan.load.pacing.is_open() {
+            match TimerFd::new() {
+                Ok(timer) if timer.register(poll.registry(), TIMER_TOKEN).is_ok() => timer,
+                // Without it the poll timeout wakes the worker, in millisecond steps.
+                _ => TimerFd::none(),
+            }
+        } else {
+            TimerFd::none()
+        };
+        Alarm { timer, armed: None }
+    }
+
+    /// Arms the timer for `at` unless it is armed for that already.
+    fn arm(&mut self, at: Instant, now: Instant) -> Result<(), String> {
+        if self.armed.is_some_and(|armed| armed == at && armed > now) {
+            return Ok(());
+        }
+        self.timer
+            .arm_at(at)
+            .map_err(|err| format!("cannot arm the open-loop timer: {err}"))?;
+        self.armed = Some(at);
+        Ok(())
+    }
+}
+
 impl Worker {
     /// Runs the thread's clients to completion, deadline or stop; always ends with `Finished`.
     pub fn run(mut self) {
-        let mut stats: Vec<OpStats> = (0..self.rows).map(|_| OpStats::new()).collect();
+        let mut tally = Tally::new(&self.plan, self.rows, self.thread, self.run_start);
         let mut second: u32 = 0;
         let mut connected = 0;
-        if let Err(message) = self.drive(&mut stats, &mut second, &mut connected) {
+        if let Err(message) = self.drive(&mut tally, &mut second, &mut connected) {
             let _ = self.tx.send(WorkerMsg::Failed {
                 thread: self.thread,
                 message,
@@ -148,7 +290,8 @@ impl Worker {
             thread: self.thread,
             at: Instant::now(),
             second,
-            stats,
+            stats: tally.stats,
+            health: tally.health,
         });
     }
 
@@ -175,16 +318,18 @@ impl Worker {
             .collect()
     }
 
-    /// Builds the clients, runs the event loop, then closes every connection and hands
-    /// the runner the `--client-stats` figures, however the loop ended.
+    /// Builds the clients, runs the event loop, then counts what open loop left
+    /// unfinished, closes every connection and hands the runner the `--client-stats`
+    /// figures, however the loop ended.
     fn drive(
         &mut self,
-        stats: &mut [OpStats],
+        tally: &mut Tally,
         second: &mut u32,
         connected: &mut u32,
     ) -> Result<(), String> {
         let mut slots = self.make_clients()?;
-        let result = self.event_loop(&mut slots, stats, second, connected);
+        let result = self.event_loop(&mut slots, tally, second, connected);
+        self.count_unfinished(&mut slots, tally);
         self.finish(&mut slots, connected);
         if !slots.series.is_empty() {
             let _ = self.tx.send(WorkerMsg::ClientSeries {
@@ -198,25 +343,60 @@ impl Worker {
     fn event_loop(
         &mut self,
         slots: &mut Slots,
-        stats: &mut [OpStats],
+        tally: &mut Tally,
         second: &mut u32,
         connected: &mut u32,
     ) -> Result<(), String> {
         let mut events = Events::with_capacity(1024);
         let mut errors = ErrorLog::default();
-        let mut next_tick = self.run_start + Duration::from_secs(1);
+        let mut alarm = Alarm::new(&self.plan, &self.poll);
+        // The client a due position of the shared schedule is offered to first.
+        let mut cursor = 0;
+        let mut measuring = self.measure_start <= self.run_start;
+        let mut next_tick = self.measure_start + Duration::from_secs(1);
+        // During the warm-up there are no seconds to report, but a stalled server must
+        // still be caught once a second.
+        let mut next_warmup_check = self.run_start + Duration::from_secs(1);
+        let progress_every = self
+            .plan
+            .outputs
+            .progress_every
+            .filter(|_| self.progress.is_some());
+        let mut next_progress = progress_every.map(|every| self.run_start + every);
+        let mut done = Totals::default();
         loop {
             let now = Instant::now();
+            if !measuring && now >= self.measure_start {
+                measuring = true;
+                tally.start_measuring();
+            }
+            if !measuring && now >= next_warmup_check {
+                next_warmup_check += Duration::from_secs(1);
+                self.check_stalls(now, *second, slots, tally, &mut errors)?;
+            }
+            if let (Some(progress), Some(every), Some(at)) =
+                (&self.progress, progress_every, next_progress.as_mut())
+            {
+                let totals = done.plus(&tally.stats);
+                progress.publish(totals.requests, totals.latency_sum_us);
+                if now >= *at {
+                    progress.publish_connected(slots.connected());
+                    while *at <= now {
+                        *at += every;
+                    }
+                }
+            }
             let mut ticked = false;
             while now >= next_tick {
                 *connected = slots.connected();
-                self.send_snapshot(stats, *second, *connected);
+                done = done.plus(&tally.stats);
+                self.send_snapshot(tally, *second, *connected);
                 *second += 1;
                 next_tick += Duration::from_secs(1);
                 ticked = true;
             }
             if ticked {
-                self.check_stalls(now, *second, slots, stats, &mut errors)?;
+                self.check_stalls(now, *second, slots, tally, &mut errors)?;
             }
             if slots.active == 0 || self.stop.load(Ordering::Relaxed) {
                 return Ok(());
@@ -224,13 +404,28 @@ impl Worker {
             if self.deadline.is_some_and(|d| now >= d) {
                 return Ok(());
             }
-            self.fire_timers(now, *second, slots, stats, &mut errors)?;
+            self.fire_timers(now, *second, slots, tally, &mut errors)?;
+            self.dispatch(now, *second, slots, tally, &mut errors, &mut cursor)?;
             let mut wake_at = next_tick;
             if let Some(deadline) = self.deadline {
                 wake_at = wake_at.min(deadline);
             }
-            if let Some(timer) = slots.next_timer() {
-                wake_at = wake_at.min(timer);
+            if !measuring {
+                wake_at = wake_at.min(self.measure_start).min(next_warmup_check);
+            }
+            // What needs waking on time: client timers, and the shared schedule's next
+            // position unless it is blocked (then a reply frees a client, which takes it).
+            let mut precise = slots.next_timer();
+            if let Some(shared) = tally.shared.as_ref().filter(|s| !s.is_blocked()) {
+                precise = Some(precise.map_or(shared.peek(), |t| t.min(shared.peek())));
+            }
+            match precise {
+                Some(at) if at < wake_at && alarm.timer.is_precise() => alarm.arm(at, now)?,
+                Some(at) => wake_at = wake_at.min(at),
+                None => {}
+            }
+            if let Some(at) = next_progress {
+                wake_at = wake_at.min(at);
             }
             let timeout = wake_at.saturating_duration_since(Instant::now());
             if let Err(err) = self.poll.poll(&mut events, Some(timeout)) {
@@ -240,29 +435,69 @@ impl Worker {
                 return Err(format!("event loop failed: {err}"));
             }
             for event in events.iter() {
-                if event.token() == WAKE_TOKEN {
+                if event.token() == WAKE_TOKEN || event.token() == TIMER_TOKEN {
                     continue;
                 }
                 let (slot, conn) = split_token(event.token());
                 let Some(client) = slots.clients.get_mut(slot).and_then(Option::as_mut) else {
                     continue;
                 };
-                let mut ctx = self.context(stats, &mut errors, *second);
+                let mut ctx = self.context(tally, &mut errors, *second);
                 let status = client.handle_event(conn, event, &self.plan, &mut ctx);
                 self.settle(slots, slot, status)?;
             }
         }
     }
 
+    /// Open loop at a total rate: offers each due position to the clients in turn,
+    /// starting after the last one served; a client with room sends what is due (up to
+    /// its pipeline). Due positions no client could take leave the schedule blocked.
+    fn dispatch(
+        &self,
+        now: Instant,
+        second: u32,
+        slots: &mut Slots,
+        tally: &mut Tally,
+        errors: &mut ErrorLog,
+        cursor: &mut usize,
+    ) -> Result<(), String> {
+        // Blocked: no client had room, and none has gained any without an event of its
+        // own (a reply, a connect), which takes the backlog itself; no need to look.
+        if !tally.due(now) || tally.shared.as_ref().is_some_and(Schedule::is_blocked) {
+            return Ok(());
+        }
+        let n = slots.clients.len();
+        for step in 0..n {
+            let slot = (*cursor + step) % n;
+            let Some(client) = slots.clients[slot].as_mut() else {
+                continue;
+            };
+            if !client.can_take() {
+                continue;
+            }
+            let mut ctx = self.context(tally, errors, second);
+            let status = client.on_due(&self.plan, &mut ctx);
+            self.settle(slots, slot, status)?;
+            if !tally.due(now) {
+                *cursor = slot + 1;
+                return Ok(());
+            }
+        }
+        if let Some(shared) = tally.shared.as_mut() {
+            shared.block();
+        }
+        Ok(())
+    }
+
     /// What a client may touch while it handles one event or timer.
     fn context<'a>(
         &'a self,
-        stats: &'a mut [OpStats],
+        tally: &'a mut Tally,
         errors: &'a mut ErrorLog,
         second: u32,
     ) -> ClientContext<'a> {
         ClientContext {
-            stats,
+            stats: &mut tally.stats,
             values: &self.values,
             errors,
             registry: self.poll.registry(),
@@ -270,6 +505,12 @@ impl Worker {
             verify: self.verify.as_deref(),
             resolver: self.resolver.as_ref(),
             second,
+            measure_from: self.measure_start,
+            discard: tally.discard.as_deref_mut(),
+            shared: tally.shared.as_mut(),
+            health: tally.health.as_mut(),
+            budget: self.budget.as_deref(),
+            error_reply: &self.error_reply,
         }
     }
 
@@ -279,14 +520,14 @@ impl Worker {
         now: Instant,
         second: u32,
         slots: &mut Slots,
-        stats: &mut [OpStats],
+        tally: &mut Tally,
         errors: &mut ErrorLog,
     ) -> Result<(), String> {
         for slot in 0..slots.clients.len() {
             let Some(client) = slots.clients[slot].as_mut() else {
                 continue;
             };
-            let mut ctx = self.context(stats, errors, second);
+            let mut ctx = self.context(tally, errors, second);
             let status = client.check_stalled(now, &self.plan, &mut ctx);
             self.settle(slots, slot, status)?;
         }
@@ -299,7 +540,7 @@ impl Worker {
         now: Instant,
         second: u32,
         slots: &mut Slots,
-        stats: &mut [OpStats],
+        tally: &mut Tally,
         errors: &mut ErrorLog,
     ) -> Result<(), String> {
         // Timers re-armed while firing wait for the next pass, so a client that asks
@@ -320,7 +561,7 @@ impl Worker {
             let Some(client) = slots.clients[slot].as_mut() else {
                 continue;
             };
-            let mut ctx = self.context(stats, errors, second);
+            let mut ctx = self.context(tally, errors, second);
             let status = client.on_timer(now, &self.plan, &mut ctx);
             if let Err(message) = self.settle(slots, slot, status) {
                 due.clear();
@@ -364,6 +605,23 @@ impl Worker {
         }
     }
 
+    /// Open loop, at the end of the run: what was due by then but never answered (the
+    /// shared schedule's backlog when the run is time-bound, and each client's).
+    fn count_unfinished(&self, slots: &mut Slots, tally: &mut Tally) {
+        let Some(health) = tally.health.as_mut() else {
+            return;
+        };
+        let now = Instant::now();
+        let end = self.deadline.map_or(now, |d| d.min(now));
+        let measure_from = self.measure_start;
+        if let (Some(shared), StopAt::Time(_)) = (tally.shared.as_mut(), self.plan.load.stop) {
+            shared.count_backlog(end, measure_from, u64::MAX, health);
+        }
+        for client in slots.clients.iter_mut().flatten() {
+            client.count_unfinished(end, measure_from, health);
+        }
+    }
+
     /// Closes every connection at the end of the run.
     fn finish(&self, slots: &mut Slots, connected: &mut u32) {
         *connected = slots.connected();
@@ -392,6 +650,7 @@ impl Worker {
             let ops = OpGenerator::new(&self.plan, plan.index, plan.seed)?;
             let mut client = Client::new(
                 slot,
+                plan.index,
                 ops,
                 plan.requests,
                 starts[slot],
@@ -408,15 +667,21 @@ impl Worker {
     }
 
     /// Hands the current second's stats to the runner and starts a fresh second.
-    fn send_snapshot(&self, stats: &mut [OpStats], second: u32, connected: u32) {
-        let snapshot = stats.to_vec();
-        for row in stats.iter_mut() {
+    fn send_snapshot(&self, tally: &mut Tally, second: u32, connected: u32) {
+        let snapshot = tally.stats.to_vec();
+        for row in tally.stats.iter_mut() {
             row.reset();
         }
+        let health = tally.health.as_mut().map(|health| {
+            let copy = health.clone();
+            health.reset();
+            copy
+        });
         let _ = self.tx.send(WorkerMsg::Snapshot {
             thread: self.thread,
             second,
             stats: snapshot,
+            health,
             connected,
         });
     }

@@ -8,9 +8,11 @@
 pub mod common;
 pub mod intrinsic_latency;
 pub mod latency;
+pub mod manual;
 pub mod memtier;
 pub mod merge;
 pub mod redis_benchmark;
+pub mod report;
 pub mod zbench;
 
 use std::ffi::OsString;
@@ -26,11 +28,15 @@ pub type Entry = fn(Vec<OsString>) -> Result<u8, Error>;
 /// folder beside `memtier/`.
 ///
 /// Not in the table yet, built as library modules with their tests: `latency` (its
-/// probe connection), `redis_benchmark` and `zbench` (the engine features they need).
+/// probe connection) and `zbench` (the engine features it needs).
 pub const FRONT_ENDS: &[(&str, Entry)] = &[
     ("memtier_benchmark", memtier::main),
     ("intrinsic-latency", intrinsic_latency::main),
     ("merge", merge::main),
+    ("report", report::main),
+    ("completions", manual::completions::main),
+    ("man", manual::man::main),
+    ("redis-benchmark", redis_benchmark::main),
 ];
 
 /// The front end for `args` (as from `std::env::args_os()`) and the argv to hand it.

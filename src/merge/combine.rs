@@ -296,6 +296,9 @@ pub fn merge_row(
         kb_tx_per_sec: rates.kb_tx,
         histogram,
         series,
+        // Result files are merged by their response times; service times (open loop)
+        // are not read back yet.
+        service: None,
     })
 }
 

@@ -399,6 +399,8 @@ pub fn merge(
             .iter()
             .any(|r| r.block.rows.iter().any(|row| row.moved_per_sec.is_some())),
         rows,
+        // An open-loop run's "Schedule" is not read back yet.
+        schedule: None,
     };
     Ok(MergedResult {
         run_info: merge_run_info(&runs, results.duration_ms),

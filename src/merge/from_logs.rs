@@ -161,6 +161,7 @@ pub fn merge(
             interrupted: false,
             cluster: false,
             rows,
+            schedule: None,
         },
         configuration: vec![("merged_from".to_string(), Json::Array(names).to_literal())],
         run_info: RunInfo {

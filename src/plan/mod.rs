@@ -6,16 +6,24 @@
 //! ```text
 //! Plan
 //!   server    where and how to connect: endpoint, protocol, credentials, database, TLS,
-//!             cluster mode
+//!             set-up commands, cluster mode and routing
 //!   load      threads x clients, pipeline, runs, when a run stops, the load's shape,
-//!             this process's shard of a workload spread over several, when it starts
-//!   workload  SET:GET ratio, keys, value sizes, seeds, arbitrary commands, data set
-//!   outputs   what the engine itself must record (percentiles, per-client series)
+//!             pacing (closed loop, or an open-loop rate), warm-up, rate sweep, what an
+//!             error reply does, this process's shard of a workload spread over several,
+//!             when it starts
+//!   workload  SET:GET ratio, keys, value sizes, seeds, arbitrary commands, a request
+//!             template, data set
+//!   outputs   what the engine itself must record (percentiles, per-client series, live
+//!             progress)
 //! ```
 
 pub mod names;
+pub mod pacing;
+pub mod replies;
+pub mod setup;
 pub mod shape;
 pub mod shard;
+pub mod templated;
 pub mod tls;
 pub mod workload;
 
@@ -25,8 +33,12 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 pub use names::FlagNames;
+pub use pacing::{Arrival, Pacing, Rate, RateSweep, Slo};
+pub use replies::ErrorReplies;
+pub use setup::{ClusterRouting, Setup, SetupStyle};
 pub use shape::{LoadShape, Ramp, Reconnect, WaitConfig};
 pub use shard::Shard;
+pub use templated::Templated;
 pub use tls::TlsSettings;
 pub use workload::{Arbitrary, DataSet};
 
@@ -86,6 +98,10 @@ pub struct Server {
     pub tls: Option<Arc<TlsSettings>>,
     /// Redis Cluster: route each key to the master that owns its slot.
     pub cluster_mode: bool,
+    /// In cluster mode: one connection per master, or one master per client.
+    pub cluster_routing: ClusterRouting,
+    /// CLIENT TRACKING, and whether set-up commands wait for their replies.
+    pub setup: Setup,
 }
 
 /// When a run stops.
@@ -98,6 +114,12 @@ pub enum StopAt {
     AllKeys,
     /// After this long.
     Time(Duration),
+    /// After this many requests in all: one budget every client takes from, a request
+    /// at a time, whichever client is free.
+    TotalRequests(u64),
+    /// Never by itself: every client connects, sends nothing (no set-up commands with
+    /// [`SetupStyle::Prefix`]) and holds its connection until the run is stopped.
+    Idle,
 }
 
 /// How much load, and its shape.
@@ -105,15 +127,28 @@ pub enum StopAt {
 pub struct Load {
     /// Worker threads.
     pub threads: usize,
-    /// Clients (connections, or one per master in cluster mode) per thread.
+    /// Clients (connections, or one per master in cluster mode) per thread; with
+    /// `total_clients`, the most any thread has.
     pub clients: usize,
+    /// This many clients in all, spread over the threads as evenly as possible (the
+    /// first threads take one more), instead of `clients` on every thread.
+    pub total_clients: Option<usize>,
     /// Requests in flight per connection.
     pub pipeline: usize,
     /// Benchmark runs one after the other (at least 1).
     pub run_count: u32,
     pub stop: StopAt,
-    /// Pacing, reconnects, ramp-up, WAIT, expiry, multi-key gets, data offset.
+    /// Reconnects, ramp-up, WAIT, expiry, multi-key gets, data offset.
     pub shape: LoadShape,
+    /// Closed loop, or an open-loop rate (total or per connection).
+    pub pacing: Pacing,
+    /// Load sent before the measured part of each run (before `StopAt::Time` starts
+    /// counting) and left out of every result.
+    pub warmup: Duration,
+    /// Run these open-loop rates in turn instead of `run_count` runs.
+    pub sweep: Option<RateSweep>,
+    /// Count error replies, or stop at the first one.
+    pub error_replies: ErrorReplies,
     /// Which part of a workload spread over several processes this one runs
     /// ([`Shard::WHOLE`] when it runs all of it).
     pub shard: Shard,
@@ -129,6 +164,9 @@ pub struct Seeding {
     pub distinct_per_client: bool,
     /// Seeded from the clock, so runs differ.
     pub randomize: bool,
+    /// The seed clients derive theirs from when not from the clock (`None`: kvbench's
+    /// own constant, so the same flags send the same keys).
+    pub base: Option<u64>,
 }
 
 /// What the clients send.
@@ -143,6 +181,8 @@ pub struct Workload {
     pub seeding: Seeding,
     /// Arbitrary commands, replacing SET/GET when present.
     pub arbitrary: Option<Arc<Arbitrary>>,
+    /// One request template, replacing SET/GET (and arbitrary commands) when present.
+    pub template: Option<Arc<Templated>>,
     /// Imported values and data verification.
     pub dataset: DataSet,
 }
@@ -154,12 +194,33 @@ pub struct Outputs {
     pub percentiles: Vec<f64>,
     /// Keep each client's own per-second figures (handed over at each run's end).
     pub client_series: bool,
+    /// Tell the observer how the run is going this often
+    /// ([`crate::engine::RunObserver::progress`]), besides each second.
+    pub progress_every: Option<Duration>,
 }
 
 impl Plan {
     /// Total number of clients, all threads.
     pub fn total_clients(&self) -> usize {
-        self.load.threads * self.load.clients
+        self.load
+            .total_clients
+            .unwrap_or(self.load.threads * self.load.clients)
+    }
+
+    /// Number of clients thread `thread` runs.
+    pub fn clients_on_thread(&self, thread: usize) -> usize {
+        match self.load.total_clients {
+            Some(total) => {
+                let threads = self.load.threads.max(1);
+                total / threads + usize::from(thread < total % threads)
+            }
+            None => self.load.clients,
+        }
+    }
+
+    /// Index (over all threads) of the first client of thread `thread`.
+    pub fn first_client_of_thread(&self, thread: usize) -> usize {
+        (0..thread).map(|t| self.clients_on_thread(t)).sum()
     }
 
     /// Number of keys in the key range.
@@ -186,6 +247,9 @@ impl Plan {
 
     /// The rows a run reports, in table order: SET/GET/WAIT, or one per command row.
     pub fn row_names(&self) -> Vec<RowName> {
+        if let Some(templated) = &self.workload.template {
+            return vec![templated.row.clone()];
+        }
         match &self.workload.arbitrary {
             Some(arbitrary) => arbitrary.list.rows.clone(),
             None => RowName::builtin(),
@@ -194,7 +258,7 @@ impl Plan {
 
     /// The plan of the verification pass that follows the runs: the same servers,
     /// protocol, keys and sizes, every key read once as fast as the server allows (no
-    /// pacing, ramp-up or reconnect schedule), no arbitrary commands.
+    /// pacing, warm-up, ramp-up or reconnect schedule), no arbitrary commands.
     pub fn verification_plan(&self) -> Plan {
         let shape = &self.load.shape;
         let mut plan = self.clone();
@@ -205,8 +269,33 @@ impl Plan {
             ..LoadShape::default()
         };
         plan.load.stop = StopAt::RequestsPerClient(u64::MAX);
+        plan.load.pacing = Pacing::Closed;
+        plan.load.warmup = Duration::ZERO;
+        plan.load.sweep = None;
         plan.workload.arbitrary = None;
+        plan.workload.template = None;
         plan
+    }
+
+    /// The plan of step `index` (0-based) of the rate sweep, at `rate` requests per
+    /// second: open loop for the step's duration; only the first step warms up.
+    pub fn sweep_step(&self, index: usize, rate: u64) -> Plan {
+        let mut plan = self.clone();
+        if let Some(sweep) = self.load.sweep {
+            plan.load.stop = StopAt::Time(sweep.step_duration);
+        }
+        plan.load.pacing = self.load.pacing.with_total(rate);
+        if index > 0 {
+            plan.load.warmup = Duration::ZERO;
+        }
+        plan.load.sweep = None;
+        plan.load.run_count = 1;
+        plan
+    }
+
+    /// Requests per second the run aims at in open loop, all connections together.
+    pub fn target_rate(&self) -> Option<u64> {
+        self.load.pacing.target_total(self.total_clients())
     }
 }
 
@@ -241,14 +330,21 @@ impl Plan {
                 select_db: None,
                 tls: None,
                 cluster_mode: false,
+                cluster_routing: ClusterRouting::ByKey,
+                setup: Setup::default(),
             },
             load: Load {
                 threads: 1,
                 clients: 1,
                 pipeline: 1,
                 run_count: 1,
+                total_clients: None,
                 stop: StopAt::RequestsPerClient(100),
                 shape: LoadShape::default(),
+                pacing: Pacing::Closed,
+                warmup: Duration::ZERO,
+                sweep: None,
+                error_replies: ErrorReplies::Count,
                 shard: Shard::WHOLE,
                 start_at: None,
             },
@@ -268,6 +364,7 @@ impl Plan {
                 random_data: false,
                 seeding: Seeding::default(),
                 arbitrary: None,
+                template: None,
                 dataset: DataSet::default(),
             },
             outputs: Outputs::default(),

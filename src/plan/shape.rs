@@ -1,5 +1,5 @@
-//! The shape of the load beyond SET:GET: pacing, reconnects, ramp-up, WAIT, expiry and
-//! multi-key gets.
+//! The shape of the load beyond SET:GET: reconnects, ramp-up, WAIT, expiry and multi-key
+//! gets (pacing is `pacing.rs`'s).
 
 use std::time::Duration;
 
@@ -44,8 +44,6 @@ pub struct LoadShape {
     /// SETRANGE/GETRANGE at this offset instead of SET/GET (0: off).
     pub data_offset: u64,
     pub wait: Option<WaitConfig>,
-    /// Requests per second per connection.
-    pub rate_limit: Option<u32>,
     /// Reconnect after this many requests on a connection.
     pub reconnect_interval: Option<u64>,
     pub reconnect: Option<Reconnect>,

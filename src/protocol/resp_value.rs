@@ -62,7 +62,8 @@ impl<'a> Tokens<'a> {
         let mut left = count;
         while left > 0 {
             if let Token::Aggregate { elements, .. } = self.next()? {
-                left += elements;
+                // Unchecked bytes may claim counts whose sum overflows.
+                left = left.checked_add(elements)?;
             }
             left -= 1;
         }
@@ -101,7 +102,7 @@ impl<'a> Iterator for Tokens<'a> {
                 b'|' => {
                     self.pos = after;
                     let pairs = usize::try_from(length()?).ok()?;
-                    self.skip(pairs * 2)?;
+                    self.skip(pairs.checked_mul(2)?)?;
                     continue;
                 }
                 b'*' | b'%' | b'~' | b'>' => {
@@ -117,7 +118,7 @@ impl<'a> Iterator for Tokens<'a> {
                         };
                         Token::Aggregate {
                             kind,
-                            elements: usize::try_from(count).ok()? * per,
+                            elements: usize::try_from(count).ok()?.checked_mul(per)?,
                         }
                     }
                 }
@@ -234,6 +235,17 @@ mod tests {
         assert_eq!(first_bulk(b"*0\r\n"), None);
         assert_eq!(first_bulk(b"-ERR x\r\n"), None);
         assert_eq!(first_bulk(b"*2\r\n:1\r\n"), None);
+    }
+
+    /// Found by the `cluster` fuzz target: an attribute of 2^62 pairs whose first key
+    /// is a map of 2^62 pairs made the count of elements to skip overflow.
+    #[test]
+    fn counts_that_overflow_end_the_walk() {
+        let bytes = b"|4611686018427387904\r\n%4611686018427387904\r\n";
+        assert_eq!(tokens(bytes).count(), 0);
+        assert_eq!(first_bulk(bytes), None);
+        let bytes = b"*1\r\n|9223372036854775807\r\n%9223372036854775807\r\n";
+        assert_eq!(tokens(bytes).count(), 1);
     }
 
     #[test]

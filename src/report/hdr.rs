@@ -178,9 +178,27 @@ pub fn render_interval_log(title: &str, start_epoch_ms: u64, series: &[IntervalS
             s.max_latency_us,
             &s.compressed_histogram,
         );
+        // Open loop: the interval's service times, tagged, so readers that want them
+        // ask for the tag and readers that do not skip the line.
+        if let Some(service) = s.service.as_deref()
+            && !service.compressed_histogram.is_empty()
+        {
+            push_interval_line(
+                &mut out,
+                Some(SERVICE_TAG),
+                s.start_epoch_ms,
+                s.end_epoch_ms,
+                service.max_latency_us,
+                &service.compressed_histogram,
+            );
+        }
     }
     out
 }
+
+/// The `.hgrm` tag of service-time intervals (open loop); untagged lines are response
+/// times.
+pub const SERVICE_TAG: &str = "service";
 
 /// Appends one interval line of an HdrHistogram log, shared by the `.hgrm` files and the
 /// `--hdr-log` file (`report::hdr_log`):
@@ -271,8 +289,9 @@ fn targets<'a>(prefix: &str, run: &'a Results) -> Vec<(String, PathBuf, &'a Row)
 }
 
 /// Writes `P_FULL_RUN_N.{txt,hgrm}` from `Totals` and `P_<CMD>_command_run_N.{txt,hgrm}`
-/// for each command that ran, announcing each file on stderr as memtier does. Stops at the
-/// first file that cannot be written.
+/// for each command that ran, announcing each file on stderr as memtier does. In open loop
+/// those hold response times; service times go to `..._service.txt` and to the `.hgrm`'s
+/// lines tagged [`SERVICE_TAG`]. Stops at the first file that cannot be written.
 pub fn write_run_files(prefix: &str, run: &Results) -> Result<(), Error> {
     for (title, stem, row) in targets(prefix, run) {
         let mut txt = stem.clone().into_os_string();
@@ -286,6 +305,19 @@ pub fn write_run_files(prefix: &str, run: &Results) -> Result<(), Error> {
             &txt,
             render_percentile_distribution(&row.histogram).as_bytes(),
         )?;
+        if let Some(service) = row.service.as_deref() {
+            let mut path = stem.clone().into_os_string();
+            path.push("_service.txt");
+            let path = PathBuf::from(path);
+            eprintln!(
+                "Writing {title} HDR service time histogram results to {}...",
+                path.display()
+            );
+            write_atomic(
+                &path,
+                render_percentile_distribution(&service.histogram).as_bytes(),
+            )?;
+        }
 
         let mut hgrm = stem.into_os_string();
         hgrm.push(".hgrm");
@@ -489,6 +521,7 @@ mod tests {
                 row("Gets", "GET", 5),
                 row("Totals", "FULL_RUN", 10),
             ],
+            schedule: None,
         };
         write_run_files(&prefix, &run).unwrap();
         let mut names: Vec<String> = std::fs::read_dir(&dir)

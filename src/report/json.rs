@@ -19,7 +19,11 @@ use std::fmt::Write as _;
 
 use crate::report::hdr::{TICKS_PER_HALF_DISTANCE, percentile_ticks};
 use crate::report::{ClientRamp, Limit, RunInfo, push_fixed};
-use crate::results::{IntervalSummary, Results, Row, compress_histogram, latency_at_percentile_ms};
+use crate::results::sweep::CURVE_PERCENTILES;
+use crate::results::{
+    IntervalSummary, Results, Row, ScheduleResult, ServiceInterval, ServiceRow, SweepReport,
+    compress_histogram, latency_at_percentile_ms,
+};
 
 /// A small writer for memtier's JSON layout. Every number goes through [`push_fixed`], so
 /// NaN and infinity come out as 0 and the document always parses.
@@ -156,17 +160,32 @@ fn whole_ms(ms: f64) -> u64 {
 
 /// Renders the JSON document: `"configuration"` from `shown` (values are JSON literals
 /// already), `"run information"`, then one object per block (see
-/// [`crate::report::report_blocks`]).
+/// [`crate::report::report_blocks`]), then a rate sweep's `"Rate Steps"`.
 ///
 /// Each block holds `"Runtime"`, one object per row with every key memtier writes, in its
 /// order, and unless `hide_histogram` a `{"<=msec", "percent"}` array per command that ran.
-/// `Totals` carries its true average latency (memtier writes 0.000 there, a bug).
+/// `Totals` carries its true average latency (memtier writes 0.000 there, a bug). In open
+/// loop each row (and each second of it) adds a `"Service Latency"` object and the block
+/// a `"Schedule"` object (kvbench's own keys, after memtier's).
 pub fn render_json(
     shown: &[(&str, String)],
     info: &RunInfo,
     blocks: &[&Results],
     percentiles: &[f64],
     hide_histogram: bool,
+) -> String {
+    render_json_with_sweep(shown, info, blocks, percentiles, hide_histogram, None)
+}
+
+/// [`render_json`], with a rate sweep's `"Rate Steps"` after the blocks when `sweep` is
+/// given.
+pub fn render_json_with_sweep(
+    shown: &[(&str, String)],
+    info: &RunInfo,
+    blocks: &[&Results],
+    percentiles: &[f64],
+    hide_histogram: bool,
+    sweep: Option<&SweepReport>,
 ) -> String {
     let mut w = JsonWriter::new();
     w.open_object("configuration");
@@ -187,6 +206,9 @@ pub fn render_json(
 
     for block in blocks {
         push_block(&mut w, block, info, percentiles, hide_histogram);
+    }
+    if let Some(sweep) = sweep {
+        push_sweep(&mut w, sweep);
     }
     w.finish()
 }
@@ -212,6 +234,9 @@ fn push_block(
     }
     if let Some(ramp) = info.ramp {
         push_active_clients(w, r, info, ramp);
+    }
+    if let Some(schedule) = &r.schedule {
+        push_schedule(w, schedule, percentiles);
     }
 
     if !hide_histogram {
@@ -294,6 +319,119 @@ fn push_row(w: &mut JsonWriter, row: &Row, cluster: bool, percentiles: &[f64]) {
     w.string("Compressed Histogram", &compress_histogram(&row.histogram));
     w.close('}');
     w.close('}');
+    if let Some(service) = row.service.as_deref() {
+        push_service_row(w, service, percentiles);
+    }
+    w.close('}');
+}
+
+/// A row's service times (open loop): the row's latency keys, over actual send → reply.
+fn push_service_row(w: &mut JsonWriter, s: &ServiceRow, percentiles: &[f64]) {
+    w.open_object("Service Latency");
+    w.fixed("Average Latency", s.avg_latency_ms, 3);
+    w.uint("Accumulated Latency", whole_ms(s.accumulated_latency_ms));
+    w.fixed("Min Latency", s.min_latency_ms, 3);
+    w.fixed("Max Latency", s.max_latency_ms, 3);
+    w.open_object("Percentile Latencies");
+    for &p in percentiles {
+        w.fixed(
+            &percentile_key(p),
+            latency_at_percentile_ms(&s.histogram, p),
+            3,
+        );
+    }
+    w.open_object("Histogram log format");
+    w.string("Compressed Histogram", &compress_histogram(&s.histogram));
+    w.close('}');
+    w.close('}');
+    w.close('}');
+}
+
+/// One second's service times (open loop), with the second's own keys.
+fn push_service_interval(w: &mut JsonWriter, s: &ServiceInterval, percentiles: &[f64]) {
+    w.open_object("Service Latency");
+    w.fixed("Average Latency", s.avg_latency_ms, 3);
+    w.uint("Accumulated Latency", whole_ms(s.accumulated_latency_ms));
+    w.fixed("Min Latency", s.min_latency_ms, 3);
+    w.fixed("Max Latency", s.max_latency_ms, 3);
+    for (&p, &ms) in percentiles.iter().zip(&s.percentiles_ms) {
+        w.fixed(&percentile_key(p), ms, 3);
+    }
+    w.close('}');
+}
+
+/// How the open-loop schedule was kept (see `docs/output.md`).
+fn push_schedule(w: &mut JsonWriter, s: &ScheduleResult, percentiles: &[f64]) {
+    let h = &s.health;
+    w.open_object("Schedule");
+    w.uint("Target Rate", s.target_per_sec);
+    w.string(
+        "Rate Set",
+        if s.per_connection {
+            "per connection"
+        } else {
+            "in all"
+        },
+    );
+    w.string("Arrival", s.arrival);
+    w.fixed("Achieved Rate", s.achieved_per_sec, 2);
+    w.fixed("Achieved Percent", s.achieved_percent(), 2);
+    w.uint("Sent", h.sent);
+    w.uint("Late", h.late);
+    w.fixed("Late Percent", s.late_percent(), 2);
+    w.uint("Late Waiting For Connection", h.late_blocked);
+    w.uint("Late Waiting For Generator", h.late_generator());
+    w.uint("Unsent At End", h.unsent_at_end);
+    w.uint("In Flight At End", h.in_flight_at_end);
+    w.open_object("Lag");
+    for &p in percentiles {
+        w.fixed(&percentile_key(p), latency_at_percentile_ms(&h.lag, p), 3);
+    }
+    let max = if h.lag.is_empty() { 0 } else { h.lag.max() };
+    w.fixed("Max", max as f64 / 1000.0, 3);
+    w.open_object("Histogram log format");
+    w.string("Compressed Histogram", &compress_histogram(&h.lag));
+    w.close('}');
+    w.close('}');
+    if let Some(behind) = &s.behind {
+        w.string("Behind", &behind.reason());
+    }
+    w.close('}');
+}
+
+/// A rate sweep's curve: the objective, the highest rate that held it, one object per step.
+fn push_sweep(w: &mut JsonWriter, sweep: &SweepReport) {
+    w.open_object("Rate Steps");
+    if let Some((p, ms)) = sweep.slo {
+        let mut text = String::from("p");
+        let _ = write!(text, "{p}:{ms}");
+        w.string("SLO", &text);
+        match sweep.highest_held() {
+            Some(rate) => w.uint("Highest Rate Held", rate),
+            None => w.raw("Highest Rate Held", "null"),
+        }
+    }
+    w.uint(
+        "Planned Steps",
+        sweep.steps.len().max(sweep.planned_steps) as u64,
+    );
+    w.open_array("Steps");
+    for step in &sweep.steps {
+        w.open_element();
+        w.uint("Target Rate", step.target_per_sec);
+        w.fixed("Achieved Rate", step.achieved_per_sec, 2);
+        for (p, ms) in CURVE_PERCENTILES.iter().zip(step.percentiles_ms) {
+            w.fixed(&percentile_key(*p), ms, 3);
+        }
+        w.uint("Late", step.late);
+        w.uint("Unfinished", step.unfinished);
+        if let (Some(value), Some(held)) = (step.slo_value_ms, step.held) {
+            w.fixed("SLO Value", value, 3);
+            w.string("Held", if held { "true" } else { "false" });
+        }
+        w.close('}');
+    }
+    w.close(']');
     w.close('}');
 }
 
@@ -309,6 +447,9 @@ fn push_interval(w: &mut JsonWriter, index: usize, s: &IntervalSummary, percenti
         w.fixed("Max Latency", s.max_latency_ms, 3);
         for (&p, &ms) in percentiles.iter().zip(&s.percentiles_ms) {
             w.fixed(&percentile_key(p), ms, 3);
+        }
+        if let Some(service) = s.service.as_deref() {
+            push_service_interval(w, service, percentiles);
         }
         // kvbench's addition, after memtier's keys (its readers skip unknown keys): the
         // second's own histogram, so a merge of several files has exact percentiles

@@ -9,6 +9,7 @@ pub mod hdr;
 pub mod hdr_log;
 pub mod html;
 pub mod json;
+pub mod open_loop;
 pub mod table;
 
 use std::borrow::Cow;
@@ -18,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::Error;
-use crate::results::{Results, best_worst_aggregate};
+use crate::results::{Results, SweepReport, best_worst_aggregate};
 use crate::workload::verify::{VERIFY_BANNER, VerifyReport};
 
 /// What bounds each client, as the report headers state it.
@@ -61,6 +62,9 @@ pub struct Rendering<'a> {
     pub print_all_runs: bool,
     /// The JSON "configuration" object: names and JSON literals, in order.
     pub configuration: &'a [(&'a str, String)],
+    /// A rate sweep's curve: the runs are its steps, each shown as it is (no best,
+    /// worst or average), then the curve.
+    pub sweep: Option<&'a SweepReport>,
 }
 
 /// Where the reports go: the text report to stdout or `out_file`, and the optional
@@ -100,7 +104,10 @@ pub fn write_reports(
 ) -> Result<(), Error> {
     let out = to;
     let info = rendering.info;
-    let blocks = report_blocks(runs, rendering.print_all_runs);
+    let blocks = match rendering.sweep {
+        Some(_) => runs.iter().map(Cow::Borrowed).collect(),
+        None => report_blocks(runs, rendering.print_all_runs),
+    };
     let block_refs: Vec<&Results> = blocks.iter().map(|b| b.as_ref()).collect();
     let mut first_error: Option<Error> = None;
     let mut keep = |result: Result<(), Error>| {
@@ -123,6 +130,10 @@ pub fn write_reports(
             rendering.hide_histogram,
         )
     };
+    if let Some(sweep) = rendering.sweep {
+        text.push_str("\n\n");
+        text.push_str(&open_loop::render_sweep(sweep));
+    }
     if let Some(report) = verification {
         text.push_str(VERIFY_BANNER);
         text.push_str(&report.render_text());
@@ -151,12 +162,13 @@ pub fn write_reports(
 
     if let Some(path) = &out.json_out_file {
         eprintln!("Saving JSON output file: {}", path.display());
-        let mut json = json::render_json(
+        let mut json = json::render_json_with_sweep(
             rendering.configuration,
             &info,
             &block_refs,
             rendering.percentiles,
             rendering.hide_histogram,
+            rendering.sweep,
         );
         if let Some(report) = verification {
             // The verification object is the root's last member, as memtier writes it.

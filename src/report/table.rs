@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::report::hdr::{TICKS_PER_HALF_DISTANCE, percentile_ticks};
+use crate::report::open_loop::render_open_loop;
 use crate::report::{Limit, RunInfo, finite};
 use crate::results::{Results, Row, latency_at_percentile_ms};
 
@@ -62,7 +63,9 @@ fn percentile_label(p: f64) -> String {
 }
 
 /// One results block: title, `=` rule, header, `-` rule, a line per row (each ending in a
-/// space), then unless `hide_histogram` two blank lines and the latency distribution.
+/// space), in open loop the service-time table and the schedule (see
+/// [`crate::report::open_loop`]), then unless `hide_histogram` two blank lines and the
+/// latency distribution.
 ///
 /// ```text
 /// ALL STATS
@@ -123,6 +126,7 @@ pub fn render_results(results: &Results, percentiles: &[f64], hide_histogram: bo
             percentiles,
         );
     }
+    out.push_str(&render_open_loop(results, percentiles));
 
     if !hide_histogram {
         out.push_str("\n\n");

@@ -10,8 +10,8 @@
 use crate::results::decode_histogram;
 
 use super::model::{
-    Block, BlockKind, ConfigFacts, Distribution, JsonResult, Percentile, RowData, RunInformation,
-    Runtime, Second,
+    Block, BlockKind, ConfigFacts, Distribution, JsonResult, Percentile, RateStep, RateSteps,
+    RowData, RunInformation, Runtime, Second,
 };
 use super::ordered::Json;
 
@@ -346,8 +346,10 @@ pub fn read(doc: &Json) -> Result<JsonResult, String> {
     let mut configuration = Vec::new();
     let mut run_info = RunInformation::default();
     let mut blocks = Vec::new();
+    let mut rate_steps = None;
     for (key, value) in top {
         match key.as_str() {
+            "Rate Steps" => rate_steps = Some(read_rate_steps(value, &At::root(key))?),
             "configuration" => {
                 configuration = value.members().map(<[_]>::to_vec).unwrap_or_default();
             }
@@ -384,6 +386,65 @@ pub fn read(doc: &Json) -> Result<JsonResult, String> {
         config,
         run_info,
         blocks,
+        rate_steps,
+    })
+}
+
+/// The `"Rate Steps"` object of a rate sweep.
+fn read_rate_steps(obj: &Json, at: &At) -> Result<RateSteps, String> {
+    if obj.members().is_none() {
+        return Err(at.error(&format!("expected an object, found {}", describe(obj))));
+    }
+    let slo = match obj.get("SLO") {
+        None | Some(Json::Null) => None,
+        Some(Json::String(s)) => Some(s.clone()),
+        Some(v) => {
+            return Err(at
+                .child("SLO")
+                .error(&format!("expected a string, found {}", describe(v))));
+        }
+    };
+    let steps_at = at.child("Steps");
+    let items = match obj.get("Steps") {
+        None | Some(Json::Null) => &[][..],
+        Some(Json::Array(items)) => &items[..],
+        Some(v) => {
+            return Err(steps_at.error(&format!("expected an array, found {}", describe(v))));
+        }
+    };
+    let mut steps = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let index = i.to_string();
+        let item_at = steps_at.child(&index);
+        if item.members().is_none() {
+            return Err(item_at.error(&format!("expected an object, found {}", describe(item))));
+        }
+        steps.push(RateStep {
+            target_per_sec: required(
+                f64_at(item, &item_at, "Target Rate")?,
+                &item_at,
+                "Target Rate",
+            )?,
+            achieved_per_sec: required(
+                f64_at(item, &item_at, "Achieved Rate")?,
+                &item_at,
+                "Achieved Rate",
+            )?,
+            percentiles: percentiles(item, &item_at)?,
+            late: u64_at(item, &item_at, "Late")?,
+            unfinished: u64_at(item, &item_at, "Unfinished")?,
+            slo_value_ms: f64_at(item, &item_at, "SLO Value")?,
+            held: match item.get("Held") {
+                None | Some(Json::Null) => None,
+                Some(_) => Some(bool_at(item, &item_at, "Held")?),
+            },
+        });
+    }
+    Ok(RateSteps {
+        slo,
+        highest_rate_held: u64_at(obj, at, "Highest Rate Held")?,
+        planned_steps: u64_at(obj, at, "Planned Steps")?,
+        steps,
     })
 }
 

@@ -33,6 +33,62 @@ pub struct JsonResult {
     /// Every results block, in file order: `ALL STATS`, or `RUN #i RESULTS`..., `BEST RUN
     /// RESULTS`, `WORST RUN RESULTS`, `AGGREGATED AVERAGE RESULTS (N runs)`.
     pub blocks: Vec<Block>,
+    /// A rate sweep's curve (kvbench's `"Rate Steps"`), when the run was one.
+    pub rate_steps: Option<RateSteps>,
+}
+
+/// kvbench's `"Rate Steps"` object: a rate sweep's latency-throughput curve.
+///
+/// ```text
+/// "Rate Steps": {"SLO": "p99:5", "Highest Rate Held": 20000, "Planned Steps": 4,
+///   "Steps": [{"Target Rate": 10000, "Achieved Rate": 9998.20, "p50.00": 0.120,
+///              "p99.00": 0.410, "p99.90": 0.950, "Late": 0, "Unfinished": 0,
+///              "SLO Value": 0.410, "Held": "true"}, ...]}
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RateSteps {
+    /// `"SLO"` as written (`p99:5`), when the sweep had an objective.
+    pub slo: Option<String>,
+    /// `"Highest Rate Held"`: `None` when absent, or `null` (no step held the objective).
+    pub highest_rate_held: Option<u64>,
+    /// `"Planned Steps"`: the sweep stops early at the first step that breaks the objective.
+    pub planned_steps: Option<u64>,
+    /// The steps that ran, in order.
+    pub steps: Vec<RateStep>,
+}
+
+/// One step of [`RateSteps`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RateStep {
+    /// `"Target Rate"`: requests per second aimed at, all connections together.
+    pub target_per_sec: f64,
+    /// `"Achieved Rate"`: requests answered per second.
+    pub achieved_per_sec: f64,
+    /// Response-time percentiles over the step (`p50.00`, `p99.00`, `p99.90`), ms.
+    pub percentiles: Vec<Percentile>,
+    /// `"Late"`: requests sent late; `"Unfinished"`: requests the step ended before
+    /// answering.
+    pub late: Option<u64>,
+    pub unfinished: Option<u64>,
+    /// `"SLO Value"` (ms) and `"Held"`, with an objective.
+    pub slo_value_ms: Option<f64>,
+    pub held: Option<bool>,
+}
+
+impl RateStep {
+    /// The step's latency at percentile `percent` (ms), when the file gives it.
+    pub fn percentile_ms(&self, percent: f64) -> Option<f64> {
+        find_percentile(&self.percentiles, percent)
+    }
+}
+
+/// The latency written for `percent` in `points` (keys carry two decimals, so `99.9`
+/// matches `p99.90`).
+pub fn find_percentile(points: &[Percentile], percent: f64) -> Option<f64> {
+    points
+        .iter()
+        .find(|p| (p.percent - percent).abs() < 0.005)
+        .map(|p| p.latency_ms)
 }
 
 /// Typed configuration entries (absent when the file lacks them).

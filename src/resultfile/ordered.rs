@@ -234,6 +234,24 @@ mod tests {
         assert_eq!(Json::Float(f64::NAN).to_literal(), "0.0");
     }
 
+    /// Found by the `resultfile` fuzz target: serde_json's default float parser may be a
+    /// unit in the last place off (`55555555555555560000.0` read as 5.5555555555555566e19),
+    /// so a float written back did not read back the same; kvbench enables its exact
+    /// (`float_roundtrip`) parser.
+    #[test]
+    fn every_float_reads_back_exactly() {
+        for x in [
+            5.555555555555556e19,
+            0.1 + 0.2,
+            1e300,
+            2.2250738585072014e-308,
+            123.456,
+        ] {
+            let literal = Json::Float(x).to_literal();
+            assert_eq!(parse(&literal), Ok(Json::Float(x)), "{literal}");
+        }
+    }
+
     #[test]
     fn syntax_errors_give_line_and_column_once() {
         let err = parse("{\n  \"a\": 1,\n  \"b\": }").unwrap_err();

@@ -318,6 +318,63 @@ fn bad_figures_are_named_by_their_place() {
     );
 }
 
+/// `text` (a result document) with `member` added as the root's last member.
+fn with_member(text: &str, member: &str) -> String {
+    let end = text.rfind('}').unwrap();
+    format!("{},{member}}}", &text[..end])
+}
+
+const RATE_STEPS: &str = r#""Rate Steps":{"SLO":"p99:5","Highest Rate Held":2000,"Planned Steps":3,"Steps":[{"Target Rate":1000,"Achieved Rate":999.50,"p50.00":0.120,"p99.00":0.410,"p99.90":0.950,"Late":0,"Unfinished":0,"SLO Value":0.410,"Held":"true"},{"Target Rate":2000,"Achieved Rate":1990.25,"p50.00":0.180,"p99.00":4.100,"p99.90":9.500,"Late":3,"Unfinished":1,"SLO Value":4.100,"Held":"true"},{"Target Rate":3000,"Achieved Rate":2400.00,"p50.00":7.000,"p99.00":55.000,"p99.90":80.000,"Late":900,"Unfinished":40,"SLO Value":55.000,"Held":"false"}]}"#;
+
+#[test]
+fn a_rate_sweep_reads_its_steps() {
+    assert_eq!(json("single.json", KV_SINGLE).rate_steps, None);
+    let r = json("sweep.json", &with_member(KV_SINGLE, RATE_STEPS));
+    let sweep = r.rate_steps.expect("Rate Steps read");
+    assert_eq!(sweep.slo.as_deref(), Some("p99:5"));
+    assert_eq!(sweep.highest_rate_held, Some(2000));
+    assert_eq!(sweep.planned_steps, Some(3));
+    assert_eq!(sweep.steps.len(), 3);
+    let last = &sweep.steps[2];
+    assert_eq!(
+        (last.target_per_sec, last.achieved_per_sec),
+        (3000.0, 2400.0)
+    );
+    assert_eq!(last.percentile_ms(50.0), Some(7.0));
+    assert_eq!(last.percentile_ms(99.9), Some(80.0));
+    assert_eq!(last.percentile_ms(90.0), None);
+    assert_eq!((last.late, last.unfinished), (Some(900), Some(40)));
+    assert_eq!((last.slo_value_ms, last.held), (Some(55.0), Some(false)));
+    // The results blocks are still read beside it.
+    assert_eq!(r.blocks.len(), 1);
+
+    // Without an objective: no SLO, a null highest rate, no verdicts.
+    let plain = r#""Rate Steps":{"Highest Rate Held":null,"Planned Steps":1,"Steps":[{"Target Rate":500,"Achieved Rate":500.00,"p50.00":0.1,"p99.00":0.2,"p99.90":0.3,"Late":0,"Unfinished":0}]}"#;
+    let sweep = json("plain.json", &with_member(KV_SINGLE, plain))
+        .rate_steps
+        .unwrap();
+    assert_eq!((sweep.slo, sweep.highest_rate_held), (None, None));
+    assert_eq!(sweep.steps[0].held, None);
+
+    let bad = with_member(KV_SINGLE, &RATE_STEPS.replacen("999.50", "\"fast\"", 1));
+    assert_eq!(
+        err("sweep.json", &bad),
+        "sweep.json: \"Rate Steps\" > \"Steps\" > \"0\" > \"Achieved Rate\": expected a number, found \"fast\""
+    );
+    let bad = with_member(
+        KV_SINGLE,
+        &RATE_STEPS.replacen("\"Target Rate\":1000,", "", 1),
+    );
+    assert_eq!(
+        err("sweep.json", &bad),
+        "sweep.json: \"Rate Steps\" > \"Steps\" > \"0\" > \"Target Rate\": missing"
+    );
+    assert_eq!(
+        err("sweep.json", &with_member(KV_SINGLE, r#""Rate Steps":[1]"#)),
+        "sweep.json: \"Rate Steps\": expected an object, found [1]"
+    );
+}
+
 #[test]
 fn a_missing_file_is_named() {
     let e = read_file(Path::new("/nonexistent-kvbench/run.json")).unwrap_err();

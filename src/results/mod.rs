@@ -5,6 +5,8 @@
 //! [`best_worst_aggregate`] builds BEST, WORST and AGGREGATED AVERAGE from several.
 //! Reports (`report::{table,json,hdr}`) read only these.
 
+pub mod schedule;
+pub mod sweep;
 #[cfg(test)]
 pub(crate) mod test_support;
 
@@ -14,7 +16,10 @@ use base64::Engine;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 
-use crate::stats::{OpStats, RowName};
+use crate::stats::{OpStats, RowName, ServiceTimes};
+
+pub use schedule::{Behind, Capacity, ScheduleResult};
+pub use sweep::{SweepReport, SweepStep};
 
 /// One second (or the last partial second) of one row.
 #[derive(Clone, Debug, Default)]
@@ -35,6 +40,45 @@ pub struct IntervalSummary {
     pub max_latency_us: u64,
     /// The interval's histogram, V2 compressed and base64 encoded (`HISTF...`).
     pub compressed_histogram: String,
+    /// Open loop: the same figures for service time (the ones above are response times).
+    pub service: Option<Box<ServiceInterval>>,
+}
+
+/// Service times of one interval of one row (open loop).
+#[derive(Clone, Debug, Default)]
+pub struct ServiceInterval {
+    pub avg_latency_ms: f64,
+    pub accumulated_latency_ms: f64,
+    pub min_latency_ms: f64,
+    pub max_latency_ms: f64,
+    /// At the same percentiles as the response times, milliseconds.
+    pub percentiles_ms: Vec<f64>,
+    pub max_latency_us: u64,
+    pub compressed_histogram: String,
+}
+
+/// Service times of a whole row (open loop).
+#[derive(Clone, Debug)]
+pub struct ServiceRow {
+    pub avg_latency_ms: f64,
+    pub accumulated_latency_ms: f64,
+    pub min_latency_ms: f64,
+    pub max_latency_ms: f64,
+    /// Microseconds.
+    pub histogram: Histogram<u64>,
+}
+
+impl ServiceRow {
+    fn from_times(times: &ServiceTimes) -> ServiceRow {
+        let h = &times.histogram;
+        ServiceRow {
+            avg_latency_ms: times.avg_ms(),
+            accumulated_latency_ms: times.sum_us as f64 / 1000.0,
+            min_latency_ms: min_ms(h),
+            max_latency_ms: max_ms(h),
+            histogram: h.clone(),
+        }
+    }
 }
 
 /// One row of a results table, with everything JSON and HDR files need.
@@ -59,10 +103,12 @@ pub struct Row {
     pub kb_per_sec: f64,
     pub kb_rx_per_sec: f64,
     pub kb_tx_per_sec: f64,
-    /// Whole-run latency histogram, microseconds.
+    /// Whole-run latency histogram, microseconds (response times in open loop).
     pub histogram: Histogram<u64>,
     /// One entry per second of the run.
     pub series: Vec<IntervalSummary>,
+    /// Open loop: service times (actual send → reply).
+    pub service: Option<Box<ServiceRow>>,
 }
 
 /// One titled block of results: `ALL STATS`, `RUN #2 RESULTS`, `BEST RUN RESULTS`, ...
@@ -79,6 +125,8 @@ pub struct Results {
     pub cluster: bool,
     /// Command rows in display order, `Totals` last.
     pub rows: Vec<Row>,
+    /// Open loop: how the schedule was kept.
+    pub schedule: Option<ScheduleResult>,
 }
 
 impl Results {
@@ -216,6 +264,25 @@ pub fn summarize_interval(
         } else {
             compress_histogram(h)
         },
+        service: stats.service.as_deref().map(|service| {
+            let h = &service.histogram;
+            Box::new(ServiceInterval {
+                avg_latency_ms: service.avg_ms(),
+                accumulated_latency_ms: service.sum_us as f64 / 1000.0,
+                min_latency_ms: min_ms(h),
+                max_latency_ms: max_ms(h),
+                percentiles_ms: percentiles
+                    .iter()
+                    .map(|&p| latency_at_percentile_ms(h, p))
+                    .collect(),
+                max_latency_us: if h.is_empty() { 0 } else { h.max() },
+                compressed_histogram: if h.is_empty() {
+                    String::new()
+                } else {
+                    compress_histogram(h)
+                },
+            })
+        }),
     }
 }
 
@@ -252,6 +319,10 @@ pub fn build_row(
         kb_tx_per_sec: rate(stats.bytes_tx as f64 / 1024.0, secs),
         histogram: h.clone(),
         series,
+        service: stats
+            .service
+            .as_deref()
+            .map(|times| Box::new(ServiceRow::from_times(times))),
     }
 }
 
@@ -289,6 +360,14 @@ fn aggregate_row(name: &RowName, runs: &[Results]) -> Row {
     for r in &rows {
         merge_histogram(&mut histogram, &r.histogram);
     }
+    let mut service: Option<ServiceTimes> = None;
+    for r in &rows {
+        if let Some(s) = r.service.as_deref() {
+            let into = service.get_or_insert_with(ServiceTimes::default);
+            into.sum_us += (s.accumulated_latency_ms * 1000.0).round() as u64;
+            merge_histogram(&mut into.histogram, &s.histogram);
+        }
+    }
     Row {
         name: name.clone(),
         count,
@@ -314,6 +393,7 @@ fn aggregate_row(name: &RowName, runs: &[Results]) -> Row {
         histogram,
         // Seconds of different runs do not line up; memtier leaves this empty too.
         series: Vec::new(),
+        service: service.map(|times| Box::new(ServiceRow::from_times(&times))),
     }
 }
 
@@ -341,6 +421,7 @@ pub fn best_worst_aggregate(runs: &[Results]) -> (Results, Results, Results) {
         interrupted: false,
         cluster: false,
         rows: Vec::new(),
+        schedule: None,
     };
     let Some(first) = runs.first() else {
         return (
@@ -382,6 +463,12 @@ pub fn best_worst_aggregate(runs: &[Results]) -> (Results, Results, Results) {
         interrupted: runs.iter().any(|r| r.interrupted),
         cluster: runs.iter().any(|r| r.cluster),
         rows: names.iter().map(|n| aggregate_row(n, runs)).collect(),
+        schedule: ScheduleResult::aggregate(
+            &runs
+                .iter()
+                .filter_map(|r| r.schedule.as_ref())
+                .collect::<Vec<_>>(),
+        ),
     };
 
     let titled = |r: &Results, title: &str| Results {
@@ -541,6 +628,7 @@ mod tests {
             interrupted: n == 2,
             cluster: false,
             rows: vec![sets, totals],
+            schedule: None,
         }
     }
 

@@ -80,6 +80,7 @@ pub(crate) fn zero_row() -> Row {
         kb_tx_per_sec: 0.0,
         histogram: crate::stats::new_histogram(),
         series: Vec::new(),
+        service: None,
     }
 }
 
@@ -139,6 +140,7 @@ fn second(rx: u64, tx: u64, h: &Histogram<u64>) -> Vec<IntervalSummary> {
         } else {
             crate::results::compress_histogram(h)
         },
+        service: None,
     }]
 }
 
@@ -182,6 +184,7 @@ pub(crate) fn default_results() -> Results {
         interrupted: false,
         cluster: false,
         rows: vec![sets, gets, waits, totals],
+        schedule: None,
     }
 }
 
@@ -232,6 +235,7 @@ pub(crate) fn runs3_results() -> Vec<Results> {
                     ),
                     row(name("Totals", "FULL_RUN", true), 200, f[2], h("Totals")),
                 ],
+                schedule: None,
             }
         })
         .collect()
@@ -270,5 +274,6 @@ pub(crate) fn arbitrary_results() -> Results {
                 h("Totals"),
             ),
         ],
+        schedule: None,
     }
 }

@@ -2,9 +2,8 @@
 //! Each sink is a [`crate::engine::RunObserver`] a front end adds to its observers.
 //!
 //! - [`statsd`]: StatsD gauges over UDP and Graphite event annotations (`--statsd-host`).
-//! - [`prometheus`]: a `GET /metrics` endpoint on its own thread. Not wired yet: it takes
-//!   [`prometheus::SecondSample`]s, and no `RunObserver` feeds it from the engine's seconds
-//!   so far.
+//! - [`prometheus`]: a `GET /metrics` endpoint on its own thread
+//!   ([`prometheus::PrometheusObserver`], `--prometheus-port`).
 
 pub mod prometheus;
 pub mod statsd;

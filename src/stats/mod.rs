@@ -1,10 +1,16 @@
 //! Per-command counters and latency histograms: recorded by workers, merged by the runner.
+//!
+//! In open loop a request has two latencies: its response time (intended send → reply,
+//! the headline `latency`) and its service time (actual send → reply, `service`). Closed
+//! loop sends when it intends to, so it keeps one histogram and pays for one.
 
 pub mod client_series;
 pub mod rows;
+pub mod schedule;
 
 pub use client_series::ClientSeries;
 pub use rows::RowName;
+pub use schedule::ScheduleStats;
 
 use hdrhistogram::Histogram;
 
@@ -40,8 +46,39 @@ pub struct OpStats {
     pub bytes_tx: u64,
     /// Sum of all latencies, in microseconds (exact, unlike the histogram mean).
     pub latency_sum_us: u64,
-    /// Latencies in microseconds.
+    /// Latencies in microseconds (response times in open loop).
     pub latency: Histogram<u64>,
+    /// Open loop only: service times (actual send → reply); `None` in closed loop.
+    pub service: Option<Box<ServiceTimes>>,
+}
+
+/// Service times of an open-loop interval.
+#[derive(Clone, Debug)]
+pub struct ServiceTimes {
+    /// Sum of all service times, microseconds.
+    pub sum_us: u64,
+    /// Service times in microseconds.
+    pub histogram: Histogram<u64>,
+}
+
+impl Default for ServiceTimes {
+    fn default() -> Self {
+        ServiceTimes {
+            sum_us: 0,
+            histogram: new_histogram(),
+        }
+    }
+}
+
+impl ServiceTimes {
+    /// Mean service time in milliseconds, 0 when nothing was recorded.
+    pub fn avg_ms(&self) -> f64 {
+        if self.histogram.is_empty() {
+            0.0
+        } else {
+            self.sum_us as f64 / self.histogram.len() as f64 / 1000.0
+        }
+    }
 }
 
 impl Default for OpStats {
@@ -64,6 +101,32 @@ impl OpStats {
             bytes_tx: 0,
             latency_sum_us: 0,
             latency: new_histogram(),
+            service: None,
+        }
+    }
+
+    /// Stats that keep service times beside response times (open loop).
+    pub fn open_loop() -> Self {
+        OpStats {
+            service: Some(Box::default()),
+            ..OpStats::new()
+        }
+    }
+
+    /// Records one completed open-loop request: its response time (from its intended
+    /// send time) and its service time (from its actual send time).
+    #[inline]
+    pub fn record_paced(
+        &mut self,
+        response_us: u64,
+        service_us: u64,
+        bytes_tx: u64,
+        bytes_rx: u64,
+    ) {
+        self.record(response_us, bytes_tx, bytes_rx);
+        if let Some(service) = self.service.as_deref_mut() {
+            service.sum_us += service_us;
+            service.histogram.saturating_record(service_us.max(1));
         }
     }
 
@@ -92,6 +155,13 @@ impl OpStats {
         self.latency
             .add(&other.latency)
             .expect("histograms share the same bounds");
+        if let Some(from) = other.service.as_deref() {
+            let into = self.service.get_or_insert_with(Box::default);
+            into.sum_us += from.sum_us;
+            into.histogram
+                .add(&from.histogram)
+                .expect("histograms share the same bounds");
+        }
     }
 
     /// Clears all counts, keeping the histogram's memory.
@@ -107,6 +177,10 @@ impl OpStats {
         self.bytes_tx = 0;
         self.latency_sum_us = 0;
         self.latency.reset();
+        if let Some(service) = self.service.as_deref_mut() {
+            service.sum_us = 0;
+            service.histogram.reset();
+        }
     }
 
     /// Mean latency in milliseconds, 0 when nothing was recorded.

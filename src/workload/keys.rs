@@ -7,13 +7,16 @@
 //! | `R` | [`KeyPattern::Random`] | uniform over `[min, max]` |
 //! | `G` | [`KeyPattern::Gaussian`] | normal around the median, redrawn while outside the range |
 //! | `Z` | [`KeyPattern::Zipf`] | zipf over the range; rank 1 is `min`, so low ids are hot |
-//! | `S` | [`KeyPattern::Sequential`] | in order over the whole range, from the client's own start |
+//! | `S` | [`KeyPattern::Sequential`] | in order over the whole range, from `--key-minimum` (see [`Coverage`]) |
 //! | `P` | [`KeyPattern::Parallel`] | in order over the client's own slice of the range |
 //!
-//! `S` and `P` both split the range with [`partition`], which is also how the
-//! runner splits `-n allkeys` request counts: client `i` of `n` starts at the
-//! start of slice `i` and, under `allkeys`, sends exactly that slice's length
-//! in requests, so together the clients touch every key exactly once.
+//! `P` splits the range with [`partition`], which is also how the runner splits
+//! `-n allkeys` request counts: client `i` of `n` starts at the start of slice `i`
+//! and, under `allkeys`, sends exactly that slice's length in requests. `S` walks
+//! from `--key-minimum` in every client, as memtier's clients do (5 clients of 10
+//! requests touch keys 1..10, each 5 times), except under `allkeys`
+//! ([`Coverage::OnePass`]), where it starts at the client's slice like `P`, so
+//! together the clients touch every key exactly once.
 
 use rand::Rng;
 use rand::rngs::SmallRng;
@@ -28,7 +31,8 @@ pub enum KeyPattern {
     /// `G`: normal distribution around `KeyConfig::median` with `KeyConfig::stddev`,
     /// clamped to the range.
     Gaussian,
-    /// `S`: in order over the whole range; each client starts at its own offset.
+    /// `S`: in order over the whole range, wrapping; where each client starts is the
+    /// run's [`Coverage`].
     Sequential,
     /// `P`: in order over the client's own slice of the range.
     Parallel,
@@ -104,6 +108,17 @@ pub fn partition(range_start: u64, range_len: u64, index: usize, parts: usize) -
     (range_start.saturating_add(lo), hi - lo)
 }
 
+/// How the clients of a run cover the key range with `S`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Coverage {
+    /// Every client walks the whole range from `--key-minimum`, as memtier's clients do:
+    /// N clients of R requests each touch the first R keys N times.
+    EachClient,
+    /// The clients share one pass over the range (`-n allkeys`): client `i` starts at
+    /// slice `i` of [`partition`] and sends that slice's length in requests.
+    OnePass,
+}
+
 /// Draws key ids for one client and one kind of request (SET or GET).
 #[derive(Clone, Debug)]
 pub struct KeyGenerator {
@@ -131,7 +146,8 @@ enum Kind {
 
 impl KeyGenerator {
     /// A generator for `pattern` over `keys.min..=keys.max`, for client
-    /// `client_index` of `total_clients` (counted over all threads).
+    /// `client_index` of `total_clients` (counted over all threads); `coverage` says
+    /// where an `S` walk starts.
     ///
     /// Errors (for a configuration that slipped past validation): an empty or
     /// unrepresentable range, a client index out of bounds, a negative or non-finite
@@ -141,6 +157,7 @@ impl KeyGenerator {
         keys: &KeyConfig,
         client_index: usize,
         total_clients: usize,
+        coverage: Coverage,
     ) -> Result<Self, &'static str> {
         if keys.min > keys.max {
             return Err("key minimum is above key maximum");
@@ -186,7 +203,10 @@ impl KeyGenerator {
                 )
             }
             KeyPattern::Sequential => Kind::Sequential {
-                next: partition(keys.min, range, client_index, total_clients).0,
+                next: match coverage {
+                    Coverage::EachClient => keys.min,
+                    Coverage::OnePass => partition(keys.min, range, client_index, total_clients).0,
+                },
             },
             KeyPattern::Parallel => {
                 let (start, len) = partition(keys.min, range, client_index, total_clients);
@@ -290,7 +310,7 @@ mod tests {
     }
 
     fn draw(pattern: KeyPattern, k: &KeyConfig, n: usize, seed: u64) -> Vec<u64> {
-        let mut g = KeyGenerator::new(pattern, k, 0, 1).unwrap();
+        let mut g = KeyGenerator::new(pattern, k, 0, 1, Coverage::EachClient).unwrap();
         let mut r = rng(seed);
         (0..n).map(|_| g.next(&mut r)).collect()
     }
@@ -379,10 +399,29 @@ mod tests {
         assert_eq!(ids, vec![1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 1, 2]);
     }
 
+    /// memtier's S: every client walks from the minimum, so 5 clients of 10 requests
+    /// over 1..1000 touch keys 1..10, each 5 times.
     #[test]
-    fn sequential_client_starts_at_its_offset_and_wraps_over_the_whole_range() {
+    fn sequential_clients_each_walk_from_the_minimum() {
+        let k = keys(1, 1000);
+        let mut seen = vec![0u32; 1001];
+        let mut r = rng(1);
+        for client in 0..5 {
+            let mut g =
+                KeyGenerator::new(KeyPattern::Sequential, &k, client, 5, Coverage::EachClient)
+                    .unwrap();
+            for _ in 0..10 {
+                seen[g.next(&mut r) as usize] += 1;
+            }
+        }
+        assert!(seen[1..=10].iter().all(|&c| c == 5), "{:?}", &seen[..12]);
+        assert_eq!(seen.iter().sum::<u32>(), 50);
+    }
+
+    #[test]
+    fn sequential_one_pass_client_starts_at_its_slice_and_wraps_over_the_whole_range() {
         let k = keys(1, 10);
-        let mut g = KeyGenerator::new(KeyPattern::Sequential, &k, 1, 2).unwrap();
+        let mut g = KeyGenerator::new(KeyPattern::Sequential, &k, 1, 2, Coverage::OnePass).unwrap();
         let mut r = rng(1);
         let ids: Vec<u64> = (0..12).map(|_| g.next(&mut r)).collect();
         assert_eq!(ids, vec![6, 7, 8, 9, 10, 1, 2, 3, 4, 5, 6, 7]);
@@ -404,8 +443,10 @@ mod tests {
     fn parallel_walks_own_slice_and_wraps_within_it() {
         let k = keys(1, 10);
         let mut r = rng(1);
-        let mut g0 = KeyGenerator::new(KeyPattern::Parallel, &k, 0, 3).unwrap();
-        let mut g2 = KeyGenerator::new(KeyPattern::Parallel, &k, 2, 3).unwrap();
+        let mut g0 =
+            KeyGenerator::new(KeyPattern::Parallel, &k, 0, 3, Coverage::EachClient).unwrap();
+        let mut g2 =
+            KeyGenerator::new(KeyPattern::Parallel, &k, 2, 3, Coverage::EachClient).unwrap();
         let a: Vec<u64> = (0..7).map(|_| g0.next(&mut r)).collect();
         let b: Vec<u64> = (0..9).map(|_| g2.next(&mut r)).collect();
         assert_eq!(a, vec![1, 2, 3, 1, 2, 3, 1]); // slice [1, 3]
@@ -422,7 +463,8 @@ mod tests {
                 let mut seen = vec![0u32; 1001];
                 let mut r = rng(9);
                 for i in 0..clients {
-                    let mut g = KeyGenerator::new(pattern, &k, i, clients).unwrap();
+                    let mut g =
+                        KeyGenerator::new(pattern, &k, i, clients, Coverage::OnePass).unwrap();
                     let (_, share) = partition(1, 1000, i, clients);
                     for _ in 0..share {
                         seen[g.next(&mut r) as usize] += 1;
@@ -443,7 +485,8 @@ mod tests {
         let mut r = rng(3);
         let mut used = [0u32; 4];
         for i in 0..8 {
-            let mut g = KeyGenerator::new(KeyPattern::Parallel, &k, i, 8).unwrap();
+            let mut g =
+                KeyGenerator::new(KeyPattern::Parallel, &k, i, 8, Coverage::EachClient).unwrap();
             for _ in 0..5 {
                 let id = g.next(&mut r);
                 assert!((1..=3).contains(&id));
@@ -572,7 +615,8 @@ mod tests {
         let k = keys(17, 29);
         for pattern in ALL {
             for client in 0..4 {
-                let mut g = KeyGenerator::new(pattern, &k, client, 4).unwrap();
+                let mut g =
+                    KeyGenerator::new(pattern, &k, client, 4, Coverage::EachClient).unwrap();
                 let mut r = rng(client as u64);
                 for _ in 0..5_000 {
                     let id = g.next(&mut r);
@@ -614,23 +658,23 @@ mod tests {
         let k = keys(1, 10);
         let mut bad = k.clone();
         bad.min = 11;
-        assert!(KeyGenerator::new(KeyPattern::Random, &bad, 0, 1).is_err());
+        assert!(KeyGenerator::new(KeyPattern::Random, &bad, 0, 1, Coverage::EachClient).is_err());
         let mut bad = k.clone();
         bad.min = 0;
         bad.max = u64::MAX;
-        assert!(KeyGenerator::new(KeyPattern::Random, &bad, 0, 1).is_err());
-        assert!(KeyGenerator::new(KeyPattern::Random, &k, 1, 1).is_err());
-        assert!(KeyGenerator::new(KeyPattern::Random, &k, 0, 0).is_err());
+        assert!(KeyGenerator::new(KeyPattern::Random, &bad, 0, 1, Coverage::EachClient).is_err());
+        assert!(KeyGenerator::new(KeyPattern::Random, &k, 1, 1, Coverage::EachClient).is_err());
+        assert!(KeyGenerator::new(KeyPattern::Random, &k, 0, 0, Coverage::EachClient).is_err());
         let mut bad = k.clone();
         bad.stddev = -1.0;
-        assert!(KeyGenerator::new(KeyPattern::Gaussian, &bad, 0, 1).is_err());
+        assert!(KeyGenerator::new(KeyPattern::Gaussian, &bad, 0, 1, Coverage::EachClient).is_err());
         let mut bad = k.clone();
         bad.median = f64::NAN;
-        assert!(KeyGenerator::new(KeyPattern::Gaussian, &bad, 0, 1).is_err());
+        assert!(KeyGenerator::new(KeyPattern::Gaussian, &bad, 0, 1, Coverage::EachClient).is_err());
         let mut bad = k.clone();
         bad.zipf_exp = -0.5;
-        assert!(KeyGenerator::new(KeyPattern::Zipf, &bad, 0, 1).is_err());
+        assert!(KeyGenerator::new(KeyPattern::Zipf, &bad, 0, 1, Coverage::EachClient).is_err());
         bad.zipf_exp = f64::INFINITY;
-        assert!(KeyGenerator::new(KeyPattern::Zipf, &bad, 0, 1).is_err());
+        assert!(KeyGenerator::new(KeyPattern::Zipf, &bad, 0, 1, Coverage::EachClient).is_err());
     }
 }

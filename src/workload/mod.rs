@@ -3,6 +3,7 @@
 pub mod commands;
 pub mod import;
 pub mod keys;
+pub mod request_template;
 pub mod sequence;
 pub mod values;
 pub mod verify;

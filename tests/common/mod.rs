@@ -1,8 +1,9 @@
-//! Integration-test harness: throwaway servers on free ports ([`server`]), a fake Redis
-//! that records requests ([`recorder`]), a test PKI ([`pki`]), python hdrh as an independent
-//! histogram reader ([`python`]), the built `kvbench` run
-//! with a hard timeout ([`run`]), and the small tools tests share (scratch directories,
-//! JSON reading, waiting for a condition).
+//! Integration-test harness: throwaway servers on free ports ([`server`]) and a
+//! three-master Redis Cluster of them ([`cluster`]), a fake Redis
+//! that records requests ([`recorder`]), a test PKI ([`pki`]), python hdrh as an
+//! independent histogram reader ([`python`]), the built `kvbench` run
+//! with a hard timeout ([`run`]), headless Chromium ([`browser`]), and the small tools
+//! tests share (scratch directories, JSON reading, waiting for a condition).
 //!
 //! Every server is started on 127.0.0.1 only, on a port the OS handed out, in its own
 //! temporary directory; `Drop` kills it by its PID and removes the directory, so a
@@ -11,12 +12,15 @@
 
 #![allow(dead_code, unused_imports)]
 
+pub mod browser;
+mod cluster;
 mod pki;
 pub mod python;
 mod recorder;
 mod run;
 mod server;
 
+pub use cluster::RedisCluster;
 pub use pki::TestPki;
 pub use recorder::{Recorder, first_word, next_request};
 pub use run::{KVBENCH_TIMEOUT, Kvbench, Run, kvbench, kvbench_at, kvbench_command};
@@ -256,6 +260,20 @@ impl Background {
     /// The child's PID (it is not reaped before [`Background::wait`], so the PID is its own).
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// What it printed on stdout so far.
+    pub fn stdout_so_far(&self) -> String {
+        self.stdout.as_ref().map(Drained::text).unwrap_or_default()
+    }
+
+    /// Waits until its stdout holds `needle`.
+    pub fn wait_for_stdout(&self, needle: &str) {
+        wait_until(
+            &format!("{needle:?} on the stdout of {}", self.desc),
+            CONDITION_TIMEOUT,
+            || self.stdout_so_far().contains(needle),
+        );
     }
 
     /// What it printed on stderr so far.

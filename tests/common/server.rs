@@ -34,6 +34,8 @@ pub struct RedisServer {
     password: Option<String>,
     /// Set for a TLS-only server: `cli` speaks TLS with the test PKI's client certificate.
     tls: Option<CliTls>,
+    /// The extra `redis-server` arguments it was started with, for [`RedisServer::restart`].
+    args: Vec<String>,
 }
 
 impl RedisServer {
@@ -67,8 +69,7 @@ impl RedisServer {
             let port = free_port();
             let dir = temp_dir(if tls.is_some() { "redis-tls" } else { "redis" });
             let log = dir.join("redis.log");
-            let log_file = File::create(&log).expect("create redis.log");
-            let mut cmd = Command::new("redis-server");
+            let mut cmd = redis_command(&dir, args, &log);
             match tls {
                 None => {
                     cmd.args(["--port", &port.to_string()]);
@@ -83,13 +84,6 @@ impl RedisServer {
                         .arg(pki.path("ca.pem"));
                 }
             }
-            cmd.args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-                .arg("--dir")
-                .arg(&dir)
-                .args(args)
-                .stdin(Stdio::null())
-                .stdout(Stdio::from(log_file.try_clone().expect("clone log handle")))
-                .stderr(Stdio::from(log_file));
             let child = spawn_or_explain(&mut cmd, "redis-server");
             let mut server = RedisServer {
                 port,
@@ -101,6 +95,7 @@ impl RedisServer {
                     cert: pki.file("client.pem"),
                     key: pki.file("client.key"),
                 }),
+                args: args.iter().map(|a| a.to_string()).collect(),
             };
             match server.wait_ready() {
                 Ok(()) => return server,
@@ -232,6 +227,44 @@ impl RedisServer {
     pub fn kill_now(&mut self) {
         kill_and_wait(&mut self.child);
     }
+
+    /// Kill the server now (as [`RedisServer::kill_now`]) and start it again on the same
+    /// port, in the same directory, with the same arguments (so it reloads what it
+    /// persisted there); returns once it answers. Plaintext servers only.
+    pub fn restart(&mut self) {
+        assert!(self.tls.is_none(), "restart: plaintext servers only");
+        self.kill_now();
+        let log = self.dir.join("redis.log");
+        let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        let mut cmd = redis_command(&self.dir, &args, &log);
+        cmd.args(["--port", &self.port.to_string()]);
+        self.child = spawn_or_explain(&mut cmd, "redis-server");
+        if let Err(why) = self.wait_ready() {
+            panic!(
+                "redis-server did not restart: {why}\n--- redis.log ---\n{}",
+                log_tail(&log, 20)
+            );
+        }
+    }
+}
+
+/// `redis-server` with the harness's settings (127.0.0.1 only, no persistence unless
+/// `args` ask for it, logging to `log`, appended), its port left for the caller to add.
+fn redis_command(dir: &Path, args: &[&str], log: &Path) -> Command {
+    let log_file = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .expect("open redis.log");
+    let mut cmd = Command::new("redis-server");
+    cmd.args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .arg("--dir")
+        .arg(dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(log_file.try_clone().expect("clone log handle")))
+        .stderr(Stdio::from(log_file));
+    cmd
 }
 
 impl Drop for RedisServer {

@@ -1,14 +1,19 @@
 //! One benchmark client: its connections (one, or one per cluster master) and what it
 //! does on each event or timer. The jobs are split by file:
 //!
-//! - `send`: what to send next, pacing, encoding into a connection;
+//! - `send`: what to send next, open-loop positions, encoding into a connection;
 //! - `record`: what a reply means (latency, hits, errors, SCAN cursors, verification);
 //! - `route`: which connection a key goes to, MOVED/ASK, the slot map's refresh;
+//! - `pinned`: a client pinned to one cluster master, its slots and slot tags;
 //! - `reconnect`: what a connection failure means: the end, or a back-off.
 //!
-//! Timers (start, pacing, back-off, connect timeout, a pending name lookup) are the
-//! worker's: the client only says when it next wants to be woken ([`Client::next_timer`]).
+//! Timers (start, its own schedule, back-off, connect timeout, a pending name lookup) are
+//! the worker's: the client only says when it next wants to be woken
+//! ([`Client::next_timer`]). Under a total rate the worker's schedule is shared: the
+//! worker hands a due position to a client with room ([`Client::on_due`]), and a client
+//! freed by a reply takes the positions that fell due meanwhile.
 
+mod pinned;
 mod reconnect;
 mod record;
 mod route;
@@ -21,21 +26,25 @@ use mio::event::Event;
 use mio::{Registry, Token};
 
 use crate::debug_log;
+use crate::engine::budget::RequestBudget;
 use crate::engine::cluster::Topology;
 use crate::engine::connection::{Connection, Failure, Phase};
 use crate::engine::error_log::ErrorLog;
-use crate::engine::generator::{Op, OpGenerator};
+use crate::engine::error_reply::FirstErrorReply;
+use crate::engine::generator::OpGenerator;
 use crate::engine::resolver::Resolver;
+use crate::engine::schedule::Schedule;
 use crate::engine::verify::VerifyJob;
-use crate::plan::{Plan, Reconnect};
+use crate::plan::{self, ClusterRouting, Plan, Reconnect, StopAt};
 use crate::protocol::KeyBatch;
-use crate::stats::{ClientSeries, OpStats};
+use crate::stats::{ClientSeries, OpStats, ScheduleStats};
 use crate::workload::commands::ScanState;
 use crate::workload::values::ValuePool;
 use crate::workload::verify::WrittenKeys;
 
+use pinned::Pinned;
 use route::Parked;
-use send::{Pacer, Resend};
+use send::{Held, Pacing, Resend};
 
 /// Most connections one client may hold (cluster masters, redirect targets): a worker
 /// token is `client slot × this + connection index`.
@@ -82,6 +91,18 @@ pub struct ClientContext<'a> {
     pub resolver: Option<&'a Resolver>,
     /// The run's current second (0-based), for per-client series.
     pub second: u32,
+    /// Requests intended before this are warm-up: recorded into `discard`, not `stats`.
+    pub measure_from: Instant,
+    /// Where warm-up requests are recorded (and forgotten); `None` without warm-up.
+    pub discard: Option<&'a mut [OpStats]>,
+    /// Open loop at a total rate: the worker's schedule.
+    pub shared: Option<&'a mut Schedule>,
+    /// Open loop: the schedule's health this second.
+    pub health: Option<&'a mut ScheduleStats>,
+    /// `StopAt::TotalRequests`: the budget every client takes its requests from.
+    pub budget: Option<&'a RequestBudget>,
+    /// Where the error reply that stops the run is kept (`ErrorReplies::Stop`).
+    pub error_reply: &'a FirstErrorReply,
 }
 
 /// One benchmark client.
@@ -94,13 +115,17 @@ pub struct Client {
     last_refresh: Option<Instant>,
     /// Cluster mode: redirections waiting for their target's name to be looked up.
     parked: Vec<Parked>,
+    /// Cluster mode, one master per client: that master's slots.
+    pinned: Option<Pinned>,
+    /// `StopAt::Idle`: connect, send nothing, never finish.
+    idle: bool,
     reconnect: Option<Reconnect>,
     reconnect_interval: Option<u64>,
     connection_timeout: Option<Duration>,
-    pacer: Option<Pacer>,
+    pacing: Pacing,
     ops: OpGenerator,
     /// A generated request waiting for its connection (not ready, or pipeline full).
-    held: Option<Op>,
+    held: Option<Held>,
     /// Requests to send again after a redirection.
     resends: VecDeque<Resend>,
     key_buf: Vec<u8>,
@@ -117,17 +142,31 @@ pub struct Client {
 }
 
 impl Client {
-    /// A client in worker slot `slot` that starts connecting at `start_at`; `requests`
-    /// is its share of the requests; `topology` is the cluster's, in cluster mode.
+    /// A client in worker slot `slot` (client `index` of all threads') that starts
+    /// connecting at `start_at`; `requests` is its share of the requests; `topology` is
+    /// the cluster's, in cluster mode.
+    #[allow(clippy::too_many_arguments)] // where it sits, what it sends, how much, and to whom
     pub fn new(
         slot: usize,
+        index: usize,
         ops: OpGenerator,
         requests: Option<u64>,
         start_at: Instant,
         plan: &Plan,
         topology: Option<&Topology>,
     ) -> Client {
+        let mut pinned = None;
         let (conns, slot_owner) = match topology {
+            Some(topo) if plan.server.cluster_routing == ClusterRouting::OneMasterPerClient => {
+                // One connection, to master `index mod masters`; no slot routing.
+                let master = index % topo.nodes.len().max(1);
+                pinned = Some(Pinned::new(topo, master));
+                let node = &topo.nodes[master];
+                (
+                    vec![Connection::new(node.endpoint(), node.name(), plan)],
+                    None,
+                )
+            }
             Some(topo) => {
                 let conns = topo
                     .nodes
@@ -153,10 +192,25 @@ impl Client {
             slot_owner,
             last_refresh: None,
             parked: Vec::new(),
+            pinned,
+            idle: plan.load.stop == StopAt::Idle,
             reconnect: shape.reconnect,
             reconnect_interval: shape.reconnect_interval,
             connection_timeout: shape.connection_timeout,
-            pacer: shape.rate_limit.map(|rate| Pacer::new(rate, start_at)),
+            pacing: match plan.load.pacing {
+                plan::Pacing::Closed => Pacing::Closed,
+                plan::Pacing::Total(_) => Pacing::Shared,
+                // Client `index` runs share `index` of the rate times the clients, so every
+                // connection sends at the rate and their sends interleave evenly.
+                plan::Pacing::PerConnection(rate) => {
+                    let clients = plan.total_clients() as u64;
+                    let all = plan::Rate {
+                        per_sec: rate.per_sec.saturating_mul(clients),
+                        ..rate
+                    };
+                    Pacing::Own(Schedule::new(all, start_at, index as u64, clients))
+                }
+            },
             ops,
             held: None,
             resends: VecDeque::new(),
@@ -207,8 +261,9 @@ impl Client {
         let could_send = self.remaining != Some(0)
             && self.held.is_none()
             && (0..self.conns.len()).any(|i| self.has_room(i));
-        let pace_timer = match self.pacer {
-            Some(pacer) if could_send => Some(pacer.next()),
+        let pace_timer = match &self.pacing {
+            // Held for a start time: nothing is due before it.
+            Pacing::Own(schedule) if could_send && self.hold.is_none() => Some(schedule.peek()),
             _ => None,
         };
         let lookup_timer = (!self.parked.is_empty()).then(|| Instant::now() + LOOKUP_POLL);
@@ -289,12 +344,65 @@ impl Client {
         if conn >= self.conns.len() {
             return Status::Active;
         }
+        if matches!(self.pacing, Pacing::Own(_))
+            && !(0..self.conns.len()).any(|i| self.has_room(i))
+            && let Pacing::Own(schedule) = &mut self.pacing
+        {
+            // Every connection is full: positions due now waited for a reply, not for
+            // the generator (cleared once the backlog is gone).
+            schedule.block();
+        }
         if let Err(failure) = self.drive(conn, event, plan, ctx)
             && let Some(status) = self.connection_failed(conn, failure, plan, ctx)
         {
             return status;
         }
         self.send_and_settle(plan, ctx)
+    }
+
+    /// Whether the client can send one more request now (open loop at a total rate: the
+    /// worker looks for a client that can take a due position).
+    pub fn can_take(&self) -> bool {
+        self.remaining != Some(0)
+            && self.held.is_none()
+            && (0..self.conns.len()).any(|i| self.has_room(i))
+    }
+
+    /// A position of the worker's schedule is due: send what is due.
+    pub fn on_due(&mut self, plan: &Plan, ctx: &mut ClientContext) -> Status {
+        self.send_and_settle(plan, ctx)
+    }
+
+    /// At the end of an open-loop run: counts what this client leaves unanswered into
+    /// `health`, with each request's age at `end` (requests intended before
+    /// `measure_from` are warm-up and left out): requests in flight, a request waiting
+    /// for its connection or a redirection, and its own schedule's backlog.
+    pub fn count_unfinished(
+        &mut self,
+        end: Instant,
+        measure_from: Instant,
+        health: &mut ScheduleStats,
+    ) {
+        let age_us = |t: Instant| end.saturating_duration_since(t).as_micros() as u64;
+        for conn in &self.conns {
+            for t in conn.intended_in_flight().filter(|&t| t >= measure_from) {
+                health.in_flight_at_end += 1;
+                health.unfinished_age.saturating_record(age_us(t));
+            }
+        }
+        let waiting = self
+            .held
+            .iter()
+            .filter_map(|h| h.due.map(|d| d.at))
+            .chain(self.resends.iter().filter_map(|r| r.intended));
+        for t in waiting.filter(|&t| t >= measure_from) {
+            health.unsent_at_end += 1;
+            health.unfinished_age.saturating_record(age_us(t));
+        }
+        if let Pacing::Own(schedule) = &mut self.pacing {
+            let left = self.remaining.unwrap_or(u64::MAX);
+            schedule.count_backlog(end, measure_from, left, health);
+        }
     }
 
     /// Fills and flushes every connection, then says whether the client is done.
@@ -310,22 +418,24 @@ impl Client {
                 return status;
             }
         }
-        if self.is_finished() {
+        if self.is_finished(ctx.budget) {
             Status::Finished
         } else {
             Status::Active
         }
     }
 
-    fn has_work(&self) -> bool {
+    fn has_work(&self, budget: Option<&RequestBudget>) -> bool {
         self.remaining != Some(0)
             || self.held.is_some()
             || !self.resends.is_empty()
             || !self.parked.is_empty()
+            || self.idle
+            || budget.is_some_and(RequestBudget::has_left)
     }
 
-    fn is_finished(&self) -> bool {
-        !self.has_work() && self.conns.iter().all(Connection::is_idle)
+    fn is_finished(&self, budget: Option<&RequestBudget>) -> bool {
+        !self.has_work(budget) && self.conns.iter().all(Connection::is_idle)
     }
 
     /// Opens connection `i`.
@@ -367,7 +477,7 @@ impl Client {
         let conn = &self.conns[i];
         if conn.is_ready()
             && conn.is_idle()
-            && self.has_work()
+            && self.has_work(ctx.budget)
             && self
                 .reconnect_interval
                 .is_some_and(|every| conn.sent_on_connection() >= every)
@@ -380,10 +490,8 @@ impl Client {
     }
 
     fn connection_ready(&mut self, i: usize) {
+        // In open loop the positions that fell due while the connection was down are
+        // sent now, late, and counted so: the schedule does not pause for a reconnect.
         debug_log!(1, "connection to {} ready", self.conns[i].peer());
-        if let Some(pacer) = self.pacer.as_mut() {
-            // After a (re)connect, pace from now rather than bursting to catch up.
-            pacer.resume(Instant::now());
-        }
     }
 }

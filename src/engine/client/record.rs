@@ -9,7 +9,7 @@ use crate::engine::client::{Client, ClientContext};
 use crate::engine::cluster::{self, Redirect};
 use crate::engine::connection::{Answer, Failure, Purpose, Request};
 use crate::engine::generator::Op;
-use crate::plan::{Endpoint, Plan};
+use crate::plan::{Endpoint, ErrorReplies, Plan};
 use crate::protocol::resp_value::{self, first_bulk};
 use crate::protocol::{Expect, ReplyKind};
 use crate::stats::{ClientSeries, rows};
@@ -28,6 +28,10 @@ impl Client {
             let request = match answer.pending.purpose {
                 Purpose::Work(request) => request,
                 Purpose::Asking => continue,
+                Purpose::Unsolicited => {
+                    let bytes = self.conns[i].reply_bytes(&answer);
+                    return Err(unsolicited(&answer, bytes, plan, ctx, self.conns[i].peer()));
+                }
                 Purpose::TopologyRefresh => {
                     // A node that reports no host name means the one this client reached
                     // it by.
@@ -56,11 +60,41 @@ impl Client {
                 self.conns[i].peer(),
             )?;
             if let Some(redirect) = redirect {
-                self.follow(i, redirect, request, plan, ctx)?;
+                let intended = ctx.health.is_some().then_some(answer.pending.intended);
+                self.follow(i, redirect, request, intended, plan, ctx)?;
             }
         }
         Ok(())
     }
+}
+
+/// A reply that answers no request (nothing was in flight): a server refusing the
+/// connection (`-ERR max number of clients reached`) or out of step with the client.
+/// Either way the connection cannot go on; under `ErrorReplies::Stop` an error reply is
+/// kept as the one that stopped the run.
+fn unsolicited(
+    answer: &Answer,
+    bytes: &[u8],
+    plan: &Plan,
+    ctx: &mut ClientContext,
+    peer: &str,
+) -> Failure {
+    let reply = answer.reply;
+    let text = reply.text(bytes);
+    if reply.kind != ReplyKind::Error {
+        return Failure::Broken(format!(
+            "unexpected reply from {peer} with no request in flight"
+        ));
+    }
+    let message = format!(
+        "server {peer} sent an error with no request in flight: {}",
+        String::from_utf8_lossy(text)
+    );
+    if plan.load.error_replies == ErrorReplies::Stop {
+        ctx.error_reply.keep(peer, text);
+        return Failure::Fatal(message);
+    }
+    Failure::Broken(message)
 }
 
 /// Records one reply to `request`: latency, bytes, hits and misses, errors, the client's
@@ -82,8 +116,16 @@ fn record_answer(
     let reply = answer.reply;
     let text = reply.text(bytes);
     let row = usize::from(request.row);
-    let latency_us = received.saturating_duration_since(pending.sent).as_micros() as u64;
-    let stats = &mut ctx.stats[row];
+    // Response time: from when the request should have gone out (closed loop: when it did).
+    let latency_us = received
+        .saturating_duration_since(pending.intended)
+        .as_micros() as u64;
+    // A warm-up request is recorded where nothing reads it.
+    let counted = pending.intended >= ctx.measure_from;
+    let stats = match ctx.discard.as_deref_mut() {
+        Some(discard) if !counted => &mut discard[row],
+        _ => &mut ctx.stats[row],
+    };
     if reply.kind == ReplyKind::Error && plan.server.cluster_mode {
         let redirect = cluster::parse_redirect(text);
         match &redirect {
@@ -95,17 +137,29 @@ fn record_answer(
         if redirect.is_some()
             && matches!(
                 request.op,
-                Op::Set { .. } | Op::Get { .. } | Op::Verify { .. }
+                Op::Set { .. } | Op::Get { .. } | Op::Verify { .. } | Op::Template
             )
         {
             return Ok(redirect);
         }
     }
-    stats.record(latency_us, u64::from(pending.tx), reply.len as u64);
+    if stats.service.is_some() {
+        let service_us = received.saturating_duration_since(pending.sent).as_micros() as u64;
+        stats.record_paced(
+            latency_us,
+            service_us,
+            u64::from(pending.tx),
+            reply.len as u64,
+        );
+    } else {
+        stats.record(latency_us, u64::from(pending.tx), reply.len as u64);
+    }
     // The per-client files have SET/GET/WAIT columns only (as memtier's): arbitrary
     // command rows are reported in the table and JSON, not there.
     if let Some(series) = series.as_mut()
+        && counted
         && plan.workload.arbitrary.is_none()
+        && plan.workload.template.is_none()
     {
         series.record(
             ctx.second,
@@ -135,6 +189,13 @@ fn record_answer(
     let is_get = plan.workload.arbitrary.is_none() && row == rows::GET;
     let (hits, misses) = match reply.kind {
         ReplyKind::Error => {
+            if plan.load.error_replies == ErrorReplies::Stop {
+                ctx.error_reply.keep(peer, text);
+                return Err(Failure::Fatal(format!(
+                    "server {peer} replied with an error: {}",
+                    String::from_utf8_lossy(text)
+                )));
+            }
             // Redis NOAUTH, memcached -Y "unauthenticated", memcached SASL "Auth failure."
             if text.starts_with(b"NOAUTH")
                 || text.ends_with(b"unauthenticated")
@@ -175,6 +236,7 @@ fn record_answer(
     stats.hits += hits;
     stats.misses += misses;
     if let Some(series) = series.as_mut()
+        && counted
         && (hits > 0 || misses > 0)
     {
         series.hit(ctx.second, hits);

@@ -27,6 +27,8 @@ pub(super) struct Parked {
     slot: u16,
     ask: bool,
     request: Request,
+    /// Open loop: the request's intended send time, which its resend keeps.
+    intended: Option<Instant>,
 }
 
 impl Client {
@@ -46,15 +48,20 @@ impl Client {
     }
 
     /// Follows a MOVED (update the slot map, resend) or ASK (ASKING + resend, once) that
-    /// answered `request` on connection `source`.
+    /// answered `request` on connection `source`. In open loop the resend keeps the
+    /// request's `intended` send time, so the redirection counts in its response time.
     pub(super) fn follow(
         &mut self,
         source: usize,
         redirect: Redirect,
         request: Request,
+        intended: Option<Instant>,
         plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Result<(), Failure> {
+        if self.pinned.is_some() {
+            return self.follow_pinned(source, &redirect);
+        }
         let (slot, mut host, port, ask) = match redirect {
             Redirect::Moved { slot, host, port } => (slot, host, port, false),
             Redirect::Ask { slot, host, port } => (slot, host, port, true),
@@ -81,7 +88,7 @@ impl Client {
             self.refresh_topology(source);
         }
         match target {
-            Some(target) => self.resend(target, ask, request, ctx),
+            Some(target) => self.resend(target, ask, request, intended, ctx),
             None => self.parked.push(Parked {
                 source,
                 host,
@@ -89,6 +96,7 @@ impl Client {
                 slot,
                 ask,
                 request,
+                intended,
             }),
         }
         Ok(())
@@ -97,7 +105,14 @@ impl Client {
     /// Queues `request` again for connection `target`; a request is followed through at
     /// most two redirections (ASK then MOVED during a migration), and nodes that keep
     /// sending it on get an error counted instead.
-    fn resend(&mut self, target: usize, ask: bool, request: Request, ctx: &mut ClientContext) {
+    fn resend(
+        &mut self,
+        target: usize,
+        ask: bool,
+        request: Request,
+        intended: Option<Instant>,
+        ctx: &mut ClientContext,
+    ) {
         let resendable = matches!(
             request.op,
             Op::Set { .. } | Op::Get { .. } | Op::Verify { .. }
@@ -113,6 +128,7 @@ impl Client {
                 op: request.op,
                 asking: ask,
                 redirects,
+                intended,
             }),
             _ => {
                 let row = usize::from(request.row);
@@ -138,7 +154,7 @@ impl Client {
                     {
                         owner[usize::from(p.slot)] = target as u16;
                     }
-                    self.resend(target, p.ask, p.request, ctx);
+                    self.resend(target, p.ask, p.request, p.intended, ctx);
                 }
                 Err(failure) => {
                     self.parked.swap_remove(i);
@@ -154,7 +170,7 @@ impl Client {
     /// After a MOVED, asks the node that answered for the whole slot map again (at most
     /// once a second per client): a resharding moves many slots, and one MOVED each would
     /// cost a round trip per slot.
-    fn refresh_topology(&mut self, source: usize) {
+    pub(super) fn refresh_topology(&mut self, source: usize) {
         let now = Instant::now();
         if self
             .last_refresh
@@ -169,13 +185,18 @@ impl Client {
         }
         let started = conn.begin(now);
         resp::encode_command(conn.encoder().1, &[b"CLUSTER", b"SLOTS"]);
-        conn.finish(started, Purpose::TopologyRefresh, now);
+        conn.finish(started, Purpose::TopologyRefresh, now, now);
     }
 
     /// Routes every slot as a fresh `CLUSTER SLOTS` reply says, opening connections to
     /// masters this client does not know yet (a master whose name is still being looked
     /// up keeps its slots routed as before, until a later refresh or MOVED).
     pub(super) fn apply_slot_map(&mut self, map: &SlotMap, plan: &Plan, ctx: &mut ClientContext) {
+        if let Some(pinned) = self.pinned.as_mut() {
+            // A pinned client keeps its one master: only the slots it names change.
+            pinned.apply(map);
+            return;
+        }
         let mut index_of = Vec::with_capacity(map.nodes.len());
         for (host, port) in &map.nodes {
             let found = self.connection_to(host, *port, None, plan, ctx);

@@ -1,51 +1,49 @@
 //! What a client sends next and how: redirected requests first, then new ones from its
-//! generator (or the verification pass), paced when asked, each encoded into the
-//! connection its key routes to.
+//! generator (or the verification pass), each encoded into the connection its key
+//! routes to. In open loop a new request goes out only when a position of the schedule
+//! (the worker's, or the client's own) is due, and carries that position's intended
+//! send time. A client with a share of its own counts it down; under a shared budget it
+//! takes each new request from the budget.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
+
+use rand::Rng;
 
 use crate::debug_log;
 use crate::engine::client::{Client, ClientContext};
 use crate::engine::connection::{Phase, Purpose, Redirects, Request};
 use crate::engine::generator::Op;
+use crate::engine::schedule::Schedule;
 use crate::plan::Plan;
 use crate::protocol::{Expect, resp};
 use crate::stats::rows;
 use crate::workload::commands::ScanState;
 use crate::workload::keys::write_key;
 
-/// Paces a client to a rate of requests per second. Each request has an intended send
-/// time; latency counts from it, so a slow server cannot hide queueing.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Pacer {
-    interval: Duration,
-    next: Instant,
+/// How a client paces its requests.
+pub(super) enum Pacing {
+    /// Closed loop: send whenever a connection has room.
+    Closed,
+    /// Open loop at a total rate: take due positions from the worker's schedule.
+    Shared,
+    /// Open loop at a rate per connection: this client's own schedule.
+    Own(Schedule),
 }
 
-impl Pacer {
-    pub(super) fn new(rate: u32, start: Instant) -> Pacer {
-        Pacer {
-            interval: Duration::from_secs(1) / rate,
-            next: start,
-        }
-    }
+/// A scheduled position taken: its intended send time, and whether it waited for a
+/// connection with room (rather than for the generator).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Due {
+    pub at: Instant,
+    pub blocked: bool,
+}
 
-    /// When the next request is due.
-    pub(super) fn next(&self) -> Instant {
-        self.next
-    }
-
-    /// After a (re)connect: pace from `now` rather than bursting to catch up.
-    pub(super) fn resume(&mut self, now: Instant) {
-        self.next = self.next.max(now);
-    }
-
-    /// The due time of the request going out now; the next one is due an interval later.
-    fn take(&mut self) -> Instant {
-        let due = self.next;
-        self.next += self.interval;
-        due
-    }
+/// A generated request waiting for its connection (not ready, or pipeline full).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Held {
+    pub op: Op,
+    /// Open loop: the position it was generated for.
+    pub due: Option<Due>,
 }
 
 /// A request to send again after a cluster redirection.
@@ -57,12 +55,26 @@ pub(super) struct Resend {
     /// An ASK: send `ASKING` before it.
     pub asking: bool,
     pub redirects: Redirects,
+    /// Open loop: the intended send time of the request, kept through redirections.
+    pub intended: Option<Instant>,
+}
+
+/// Records how late a scheduled request went out (not for warm-up requests).
+fn note_lag(due: Due, sent: Instant, ctx: &mut ClientContext) {
+    if due.at < ctx.measure_from {
+        return;
+    }
+    if let Some(health) = ctx.health.as_deref_mut() {
+        let lag_us = sent.saturating_duration_since(due.at).as_micros() as u64;
+        health.record_send(lag_us, due.blocked);
+    }
 }
 
 /// The stats row an operation is counted in.
 fn row_of(op: &Op) -> usize {
     match op {
-        Op::Set { .. } => rows::SET,
+        // A template's requests have one row.
+        Op::Set { .. } | Op::Template => rows::SET,
         Op::Wait { .. } => rows::WAIT,
         _ => rows::GET,
     }
@@ -75,19 +87,23 @@ impl Client {
     }
 
     /// Sends redirected requests first, then new ones, until connections are full, the
-    /// client's share is sent, or (when paced) the next request is not due yet.
+    /// client's share is sent, or (open loop) no position of the schedule is due.
     pub(super) fn fill(&mut self, plan: &Plan, ctx: &mut ClientContext) {
         if let Some(at) = self.hold {
             if Instant::now() < at {
                 return;
             }
             self.hold = None;
-            if let Some(pacer) = self.pacer.as_mut() {
-                // Paced from the start time, not from when the connection came up.
-                pacer.resume(at);
+            if let Pacing::Own(schedule) = &mut self.pacing {
+                // Its own schedule runs from the start time, not from the first moment
+                // after it that the client was woken.
+                schedule.start_at(at);
             }
         }
         let mut batch_time = None;
+        if let Some(pinned) = self.pinned.as_mut() {
+            pinned.start_batch();
+        }
         while let Some(&resend) = self.resends.front() {
             if !self.has_room(resend.conn) {
                 break;
@@ -99,24 +115,33 @@ impl Client {
                 resend.op,
                 resend.asking,
                 resend.redirects,
+                resend.intended.unwrap_or(sent),
                 sent,
                 plan,
                 ctx,
             );
         }
         loop {
-            let op = match self.held.take() {
-                Some(op) => op,
+            let (op, due) = match self.held.take() {
+                Some(held) => (held.op, held.due),
                 None => {
                     if self.remaining == Some(0) {
-                        break;
-                    }
-                    if let Some(pacer) = self.pacer.as_ref() {
-                        let now = *batch_time.get_or_insert_with(Instant::now);
-                        if pacer.next() > now {
-                            break;
+                        // Under a shared budget, one more request if any is left.
+                        match ctx.budget {
+                            Some(budget) if budget.take() => self.remaining = Some(1),
+                            _ => break,
                         }
                     }
+                    let due = match self.pacing {
+                        Pacing::Closed => None,
+                        Pacing::Shared | Pacing::Own(_) => {
+                            let now = *batch_time.get_or_insert_with(Instant::now);
+                            match self.take_due(now, ctx) {
+                                Some(due) => Some(due),
+                                None => break,
+                            }
+                        }
+                    };
                     let op = match ctx.verify {
                         Some(job) => match job.take() {
                             Some(index) => Op::Verify { index },
@@ -130,7 +155,7 @@ impl Client {
                     if let Some(left) = self.remaining.as_mut() {
                         *left -= 1;
                     }
-                    op
+                    (op, due)
                 }
             };
             let i = if self.slot_owner.is_some() {
@@ -148,16 +173,40 @@ impl Client {
                     }
                     continue;
                 }
-                self.held = Some(op);
+                // It waits for its connection: if late, that is why.
+                let due = due.map(|d| Due { blocked: true, ..d });
+                self.held = Some(Held { op, due });
                 break;
             }
-            let sent = match self.pacer.as_mut() {
-                Some(pacer) => pacer.take(),
-                // One clock read per batch: every request in it goes out in the same write.
-                None => *batch_time.get_or_insert_with(Instant::now),
+            // One clock read per batch: every request in it goes out in the same write.
+            let sent = *batch_time.get_or_insert_with(Instant::now);
+            let intended = match due {
+                Some(due) => {
+                    note_lag(due, sent, ctx);
+                    due.at
+                }
+                None => sent,
             };
-            self.send_op(i, op, false, Redirects::None, sent, plan, ctx);
+            self.send_op(i, op, false, Redirects::None, intended, sent, plan, ctx);
         }
+    }
+
+    /// Open loop: takes the schedule's next position if it is due by `now` and, when
+    /// the connection is known before the key is (no cluster routing), that connection
+    /// has room; a full connection leaves the position to another client.
+    fn take_due(&mut self, now: Instant, ctx: &mut ClientContext) -> Option<Due> {
+        if self.slot_owner.is_none() && !self.has_room(0) {
+            return None;
+        }
+        let schedule = match &mut self.pacing {
+            Pacing::Own(schedule) => schedule,
+            Pacing::Shared => ctx.shared.as_deref_mut()?,
+            Pacing::Closed => return None,
+        };
+        // The first request that can go out starts the schedule (not the connects).
+        schedule.start_at(now);
+        let (at, blocked) = schedule.take_due(now)?;
+        Some(Due { at, blocked })
     }
 
     /// Puts the key of `op` into `key_buf` (for routing).
@@ -175,12 +224,12 @@ impl Client {
                 Some(&id) => write_key(&mut self.key_buf, &plan.workload.keys.prefix, id),
                 None => self.key_buf.clear(),
             },
-            Op::MultiGet | Op::Wait { .. } => self.key_buf.clear(),
+            Op::MultiGet | Op::Wait { .. } | Op::Template => self.key_buf.clear(),
         }
     }
 
     /// Encodes `op` on connection `i` (after `ASKING` when `asking`) and puts it in
-    /// flight.
+    /// flight, intended for `intended` and sent at `sent`.
     #[allow(clippy::too_many_arguments)] // the request, its redirection state, and its context
     fn send_op(
         &mut self,
@@ -188,6 +237,7 @@ impl Client {
         op: Op,
         asking: bool,
         redirects: Redirects,
+        intended: Instant,
         sent: Instant,
         plan: &Plan,
         ctx: &mut ClientContext,
@@ -196,7 +246,7 @@ impl Client {
             let conn = &mut self.conns[i];
             let started = conn.begin(sent);
             resp::encode_command(conn.encoder().1, &[b"ASKING"]);
-            conn.finish(started, Purpose::Asking, sent);
+            conn.finish(started, Purpose::Asking, sent, sent);
         }
         let started = self.conns[i].begin(sent);
         let (row, expect, scan) = self.encode_op(i, op, started.opaque, plan, ctx);
@@ -214,7 +264,7 @@ impl Client {
             redirects,
             scan,
         };
-        conn.finish(started, Purpose::Work(request), sent);
+        conn.finish(started, Purpose::Work(request), intended, sent);
     }
 
     /// Puts the key of `key_id` in `key_buf`: an imported item's key, or prefix + id.
@@ -322,6 +372,10 @@ impl Client {
                 codec.encode_wait(out, replicas, timeout_ms);
                 (rows::WAIT, Expect::Store, false)
             }
+            Op::Template => {
+                self.encode_template(i, plan);
+                (rows::SET, Expect::Store, false)
+            }
             Op::Command { index, value_size } => {
                 let (row, scan) = self.encode_command(i, plan, ctx, index, value_size);
                 // Arbitrary commands speak RESP, whose decoder reads any reply alike; the
@@ -334,6 +388,35 @@ impl Client {
                 (row, expect, scan)
             }
         }
+    }
+
+    /// Encodes the plan's request template on connection `i`: each random field a fresh
+    /// number, each `{tag}` field the batch's slot (pinned cluster clients).
+    fn encode_template(&mut self, i: usize, plan: &Plan) {
+        let Some(templated) = plan.workload.template.as_deref() else {
+            return;
+        };
+        let template = &templated.template;
+        let tag = match (self.pinned.as_mut(), templated.slot_tags.as_deref()) {
+            (Some(pinned), Some(tags)) if !template.tag_positions().is_empty() => {
+                Some(pinned.tag(tags, self.ops.rng()))
+            }
+            _ => None,
+        };
+        let below = templated.random_below;
+        let rng = self.ops.rng();
+        let out = self.conns[i].encoder().1;
+        template.write_request(
+            out,
+            || {
+                if below == 0 {
+                    0
+                } else {
+                    rng.random_range(0..below)
+                }
+            },
+            tag.as_ref(),
+        );
     }
 
     /// Encodes arbitrary command `index` with fresh keys and data on connection `i`;

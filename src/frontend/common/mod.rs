@@ -2,14 +2,15 @@
 //! in memtier's spellings, that a front end flattens into its own) and their conversion
 //! into the plan's server and TLS parts; the `--print-percentiles` list ([`percentiles`]);
 //! the live Prometheus endpoint's flags ([`prometheus`]); `--shard` and `--start-at`
-//! ([`distributed`]); a clap error as one usage line
-//! ([`usage`]).
+//! ([`distributed`]); a clap error as one usage line ([`usage`]); the open-file check
+//! ([`open_files`]) for the connections a front end asks for.
 //!
 //! The conversion has two phases, so a front end can check its own flags in between:
 //! [`ConnectionArgs::target`] parses the flags and the URI (no I/O), and
 //! [`Target::connect`] resolves the host and reads the TLS files.
 
 pub mod distributed;
+pub mod open_files;
 pub mod percentiles;
 pub mod prometheus;
 pub mod tls;
@@ -377,6 +378,8 @@ fn tls_settings(
         skip_verify: args.tls_skip_verify,
         sni: args.sni.as_deref(),
         protocols: args.tls_protocols.as_deref(),
+        cacertdir: None,
+        cipher_suites: None,
     };
     tls::build(&flags)
         .map(|settings| Some(Arc::new(settings)))

@@ -1,6 +1,8 @@
 //! TLS set-up from the shared connection flags: `--tls`, `--cert`, `--key`, `--cacert`,
 //! `--tls-skip-verify`, `--sni` and `--tls-protocols` into one ready rustls configuration
-//! (the plan's [`TlsSettings`]).
+//! (the plan's [`TlsSettings`]); front ends that have them add a CA directory
+//! (`--cacertdir`) and the cipher suites to offer (`--tls-ciphers`, mapped by
+//! [`super::tls_ciphers`]).
 //!
 //! Everything that can be wrong with the files or flags is found here, while the plan is
 //! built, so a bad PEM file is a usage error before any connection.
@@ -16,7 +18,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::sign::CertifiedKey;
 use rustls::{
     ClientConfig, DigitallySignedStruct, Error as TlsError, InconsistentKeys, RootCertStore,
-    SignatureScheme, SupportedProtocolVersion,
+    SignatureScheme, SupportedCipherSuite, SupportedProtocolVersion,
 };
 
 use crate::plan::tls::{ClientIdentity, TlsSettings};
@@ -40,12 +42,21 @@ pub struct TlsFlags<'a> {
     pub skip_verify: bool,
     pub sni: Option<&'a str>,
     pub protocols: Option<&'a str>,
+    /// A directory whose certificate files are all trusted too (redis-benchmark's
+    /// `--cacertdir`).
+    pub cacertdir: Option<&'a str>,
+    /// The suites to offer, in order; `None`: rustls's own.
+    pub cipher_suites: Option<&'a [SupportedCipherSuite]>,
 }
 
 /// Validates the TLS flags and builds the shared rustls configuration. Every error is one
 /// line that names the flag or file at fault.
 pub fn build(flags: &TlsFlags) -> Result<TlsSettings, String> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut provider = rustls::crypto::ring::default_provider();
+    if let Some(suites) = flags.cipher_suites {
+        provider.cipher_suites = suites.to_vec();
+    }
+    let provider = Arc::new(provider);
     let (versions, versions_text) = parse_versions(flags.protocols)?;
     let name_text = flags.sni.unwrap_or(flags.host);
     let server_name = server_name(name_text, flags.sni.is_some())?;
@@ -74,7 +85,7 @@ pub fn build(flags: &TlsFlags) -> Result<TlsSettings, String> {
                 algorithms: provider.signature_verification_algorithms,
             }))
     } else {
-        let roots = Arc::new(root_store(flags.cacert)?);
+        let roots = Arc::new(root_store(flags.cacert, flags.cacertdir)?);
         let verifier = WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
             .build()
             .map_err(|e| format!("cannot set up TLS verification: {e}"))?;
@@ -264,8 +275,9 @@ fn load_identity(
     })
 }
 
-/// The CAs to verify the server with: `--cacert`, else the system bundle.
-fn root_store(cacert: Option<&str>) -> Result<RootCertStore, String> {
+/// The CAs to verify the server with: `--cacert` and/or every certificate file in
+/// `--cacertdir`, else the system bundle.
+fn root_store(cacert: Option<&str>, cacertdir: Option<&str>) -> Result<RootCertStore, String> {
     let mut roots = RootCertStore::empty();
     if let Some(path) = cacert {
         let (added, _ignored) = roots.add_parsable_certificates(load_certs("--cacert", path)?);
@@ -274,6 +286,16 @@ fn root_store(cacert: Option<&str>) -> Result<RootCertStore, String> {
                 "no usable CA certificate in --cacert file '{path}' (none parsed as X.509)"
             ));
         }
+    }
+    if let Some(dir) = cacertdir {
+        let added = add_cert_dir(&mut roots, dir)?;
+        if added == 0 {
+            return Err(format!(
+                "no usable CA certificate in --cacertdir directory '{dir}' (no file holds a                  PEM certificate)"
+            ));
+        }
+    }
+    if cacert.is_some() || cacertdir.is_some() {
         return Ok(roots);
     }
     let from_env = std::env::var("SSL_CERT_FILE")
@@ -299,6 +321,26 @@ fn root_store(cacert: Option<&str>) -> Result<RootCertStore, String> {
          with --cacert or use --tls-skip-verify",
         candidates.join(", ")
     ))
+}
+
+/// Adds the certificates of every regular file in `dir` (OpenSSL's hashed names or any
+/// other); files that hold none are skipped. Returns how many were added.
+fn add_cert_dir(roots: &mut RootCertStore, dir: &str) -> Result<usize, String> {
+    let entries = fs::read_dir(dir)
+        .map_err(|e| format!("cannot read --cacertdir directory '{dir}': {}", os_text(&e)))?;
+    let mut added = 0;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if !path.is_file() {
+            continue;
+        }
+        let Ok(bytes) = fs::read(&path) else {
+            continue;
+        };
+        let certs = CertificateDer::pem_slice_iter(&bytes).filter_map(|c| c.ok());
+        added += roots.add_parsable_certificates(certs).0;
+    }
+    Ok(added)
 }
 
 #[cfg(test)]

@@ -200,6 +200,11 @@ impl Options {
     }
 }
 
+/// The clap command, for `--help`, completions, the man page and the flag-walk test.
+pub fn command() -> clap::Command {
+    Flags::command()
+}
+
 /// Parses `kvbench latency`'s argv (the first item is the program name, ignored).
 pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
     let matches = match Flags::command().try_get_matches_from(args) {

@@ -1,7 +1,7 @@
 //! memtier_benchmark's command line as typed: one clap struct, every flag exactly as
 //! memtier spells it (the connection flags flattened from the shared
-//! [`ConnectionArgs`]), plus kvbench's own (`--config`, `--reply-timeout`, `--hdr-log`,
-//! `--shard`, `--start-at`).
+//! [`ConnectionArgs`] and the Prometheus flags from [`PrometheusArgs`]), plus kvbench's
+//! own (`--config`, `--reply-timeout`, `--hdr-log`, `--shard`, `--start-at`).
 //!
 //! This module only reads what the user typed: every value stays a raw string (or a
 //! bool / count for switches) so that [`super::settings`] can tell "given" from
@@ -10,6 +10,7 @@
 
 use clap::{ArgAction, ColorChoice, Parser};
 
+use crate::frontend::common::prometheus::PrometheusArgs;
 use crate::frontend::common::{self, ConnectionArgs};
 use crate::frontend::memtier::commands::CommandSpec;
 
@@ -21,6 +22,7 @@ const H_OBJECT: &str = "Object Options";
 const H_IMPORT: &str = "Imported Data Options";
 const H_KEY: &str = "Key Options";
 const H_WAIT: &str = "WAIT Options";
+const H_OPEN_LOOP: &str = "Open Loop Options (kvbench)";
 const H_KVBENCH: &str = "kvbench Options";
 
 /// Every memtier_benchmark flag, as typed. Build it with [`super::parse::parse_args`], which also
@@ -176,7 +178,8 @@ pub struct Cli {
     #[arg(long, value_name = "NUMBER", allow_hyphen_values = true, help_heading = H_TEST)]
     pub clients_step: Option<String>,
 
-    /// Duration in seconds of each step before adding more clients.
+    /// Duration in seconds of each step before adding more clients (or, with
+    /// --rate-sweep, of each rate step).
     #[arg(long, value_name = "SECS", allow_hyphen_values = true, help_heading = H_TEST)]
     pub step_duration: Option<String>,
 
@@ -404,6 +407,36 @@ pub struct Cli {
           verbatim_doc_comment)]
     pub wait_timeout: Option<String>,
 
+    // ---- Open loop (kvbench's own) ----
+    /// Send OPS requests per second in all (every thread and connection together), each
+    /// at its scheduled time whatever the replies do; latency counts from that time
+    /// (no coordinated omission). --rate-limiting sets a rate per connection instead
+    #[arg(long, value_name = "OPS", allow_hyphen_values = true, help_heading = H_OPEN_LOOP)]
+    pub rate: Option<String>,
+
+    /// How --rate, --rate-limiting and --rate-sweep spread send times: uniform (evenly)
+    /// or poisson (exponential gaps, seeded; --randomize seeds from the clock)
+    /// (default: uniform)
+    #[arg(long, value_name = "uniform|poisson", allow_hyphen_values = true,
+          help_heading = H_OPEN_LOOP)]
+    pub arrival: Option<String>,
+
+    /// Send load for SECS before --test-time starts (the run lasts SECS + test time);
+    /// the warm-up is left out of every result and file (default: 0)
+    #[arg(long, value_name = "SECS", allow_hyphen_values = true, help_heading = H_OPEN_LOOP)]
+    pub warmup: Option<String>,
+
+    /// Run open-loop rates START, START+STEP, ... up to END in turn, each for
+    /// --step-duration seconds, and print the latency-throughput curve
+    #[arg(long, value_name = "START:END:STEP", allow_hyphen_values = true,
+          help_heading = H_OPEN_LOOP, verbatim_doc_comment)]
+    pub rate_sweep: Option<String>,
+
+    /// With --rate-sweep: stop at the first step whose response time at the percentile
+    /// exceeds MS milliseconds, and report the highest rate that held it (e.g. p99:5)
+    #[arg(long, value_name = "pPCT:MS", allow_hyphen_values = true, help_heading = H_OPEN_LOOP)]
+    pub slo: Option<String>,
+
     // ---- kvbench's own ----
     /// Load flags from a JSON file: an object whose keys are long flag names without
     /// dashes, e.g. {"ratio": "3:2", "test-time": 60, "hide-histogram": true}.
@@ -436,6 +469,11 @@ pub struct Cli {
     /// that followed each; filled by [`super::parse::parse_args`] from the flags' positions.
     #[arg(skip)]
     pub commands: Vec<CommandSpec>,
+
+    // ---- Prometheus (memtier's flags, shared with other front ends) ----
+    /// `--prometheus-port` and its companions: the live `/metrics` endpoint.
+    #[command(flatten)]
+    pub prometheus: PrometheusArgs,
 }
 
 /// What the command line asks for.

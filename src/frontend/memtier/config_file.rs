@@ -37,6 +37,8 @@ const OVERRIDES: &[(&str, &[&str])] = &[
         "uri",
         &["host", "port", "authenticate", "select_db", "unix_socket"],
     ),
+    ("rate", &["rate_limiting"]),
+    ("rate_limiting", &["rate"]),
     ("ipv4", &["ipv6"]),
     ("ipv6", &["ipv4"]),
     // A command list replaces the file's list rather than appending to it.

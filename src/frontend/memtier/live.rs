@@ -4,7 +4,7 @@
 use std::io::Write as _;
 use std::time::Duration;
 
-use crate::engine::{RunEnd, RunObserver, Second};
+use crate::engine::{RunEnd, RunObserver, RunStart, Second};
 use crate::frontend::memtier::progress::{Progress, progress_line};
 use crate::report::client_stats;
 
@@ -25,6 +25,20 @@ impl RunObserver for Live {
     fn run_starting(&mut self, run: u32) {
         eprintln!("[RUN #{run}] Preparing benchmark client...");
         eprintln!("[RUN #{run}] Launching threads now...");
+    }
+
+    fn run_started(&mut self, start: &RunStart) -> Result<(), String> {
+        let run = start.run;
+        if let Some(rate) = start.target_rate {
+            eprintln!("[RUN #{run}] Open loop at {rate} requests/s in all...");
+        }
+        if !start.warmup.is_zero() {
+            eprintln!(
+                "[RUN #{run}] Warming up for {} secs (left out of the results)...",
+                start.warmup.as_secs()
+            );
+        }
+        Ok(())
     }
 
     fn second(&mut self, second: &Second<'_>) {

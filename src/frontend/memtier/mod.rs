@@ -8,6 +8,7 @@ pub mod commands;
 pub mod config_file;
 pub mod dataset;
 pub mod live;
+pub mod open_loop;
 pub mod outputs;
 pub mod parse;
 pub mod progress;
@@ -26,6 +27,7 @@ use crate::plan::{Plan, StopAt};
 use crate::report::{self, ClientRamp, Destinations, Limit, Rendering, RunInfo, hdr_log};
 use crate::results::Results;
 use crate::signals;
+use crate::sinks::prometheus::PrometheusObserver;
 use crate::sinks::statsd::StatsdObserver;
 pub use cli::{Cli, Parsed};
 pub use parse::parse_args;
@@ -70,13 +72,28 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         .statsd
         .clone()
         .map(|c| StatsdObserver::new(c, out.print_percentiles.clone()));
+    // Up before the run (a port in use fails before any connection), down once it ended.
+    let mut prometheus = match &out.prometheus {
+        Some(settings) => Some(PrometheusObserver::start(
+            settings,
+            plan.row_names().into_iter().map(|r| r.hist).collect(),
+            plan.load.run_count,
+        )?),
+        None => None,
+    };
     let mut observers: Vec<&mut dyn RunObserver> = Vec::new();
     if let Some(statsd) = statsd.as_mut() {
         observers.push(statsd);
     }
+    if let Some(prometheus) = prometheus.as_mut() {
+        observers.push(prometheus);
+    }
     observers.push(&mut live);
     let mut outcome = engine::run(&plan, &mut Fanout(observers));
-    name_runs(&mut outcome.runs, plan.load.run_count);
+    if let Some(prometheus) = prometheus {
+        prometheus.stop();
+    }
+    name_runs(&mut outcome.runs, &plan);
 
     let anything_measured = outcome
         .runs
@@ -96,6 +113,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
             hide_histogram: out.hide_histogram,
             print_all_runs: out.print_all_runs,
             configuration: &shown,
+            sweep: outcome.sweep.as_ref(),
         };
         let written = report::write_reports(
             &destinations,
@@ -147,13 +165,18 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     Ok(0)
 }
 
-/// memtier's block titles: `ALL STATS` for a single run, `RUN #n RESULTS` with `-x`.
-fn name_runs(runs: &mut [Results], run_count: u32) {
+/// memtier's block titles: `ALL STATS` for a single run, `RUN #n RESULTS` with `-x`;
+/// a rate sweep's steps are `STEP #n RESULTS (R requests/s)`.
+fn name_runs(runs: &mut [Results], plan: &Plan) {
     for run in runs {
-        run.title = if run_count > 1 {
-            format!("RUN #{} RESULTS", run.run_number)
-        } else {
-            "ALL STATS".to_string()
+        run.title = match (plan.load.sweep, plan.load.run_count) {
+            (Some(sweep), _) => {
+                let index = run.run_number.saturating_sub(1) as usize;
+                let rate = sweep.rates().nth(index).unwrap_or(0);
+                format!("STEP #{} RESULTS ({rate} requests/s)", run.run_number)
+            }
+            (None, count) if count > 1 => format!("RUN #{} RESULTS", run.run_number),
+            (None, _) => "ALL STATS".to_string(),
         };
     }
 }
@@ -167,7 +190,11 @@ fn run_info(plan: &Plan) -> RunInfo {
             plan.shard_key_count()
                 .div_ceil(plan.total_clients().max(1) as u64),
         ),
+        StopAt::TotalRequests(n) => {
+            Limit::RequestsPerClient(n.div_ceil(plan.total_clients().max(1) as u64))
+        }
         StopAt::Time(d) => Limit::Seconds(d.as_secs()),
+        StopAt::Idle => Limit::Seconds(0),
     };
     RunInfo {
         threads: plan.load.threads,

@@ -1,11 +1,12 @@
 //! memtier's output options: the result files, `--show-config`, the table's percentiles,
-//! `--statsd-host` and friends, `--client-stats`, `-D`.
+//! `--statsd-host` and friends, `--prometheus-port` and friends, `--client-stats`, `-D`.
 
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
 use crate::frontend::common::{parse_port, percentiles};
 use crate::frontend::memtier::cli::Cli;
+use crate::sinks::prometheus::PrometheusSettings;
 use crate::sinks::statsd::StatsdConfig;
 
 const DEFAULT_PERCENTILES: [f64; 3] = [50.0, 99.0, 99.9];
@@ -29,6 +30,8 @@ pub struct OutputConfig {
     pub print_all_runs: bool,
     /// `--statsd-host` and its companions; `None` when no StatsD host is given.
     pub statsd: Option<StatsdConfig>,
+    /// `--prometheus-port` and its companions; `None` when the endpoint is off.
+    pub prometheus: Option<PrometheusSettings>,
     /// `--client-stats=PREFIX`: one CSV file per client, `PREFIX-<run>-<thread>-<client>.csv`.
     pub client_stats: Option<String>,
     /// `-D/--debug` level: how many times the flag was given (0 = off).
@@ -48,6 +51,7 @@ pub fn parse_outputs(cli: &Cli) -> Result<OutputConfig> {
         print_percentiles: parse_percentiles(cli.print_percentiles.as_deref())?,
         print_all_runs: cli.print_all_runs,
         statsd: parse_statsd(cli)?,
+        prometheus: cli.prometheus.settings()?,
         client_stats: parse_client_stats(cli.client_stats.as_deref())?,
         debug: cli.debug,
     })

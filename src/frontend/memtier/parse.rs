@@ -195,4 +195,19 @@ mod tests {
         assert_eq!(specs[1].ratio.as_deref(), Some("5"));
         assert_eq!(specs[1].key_pattern.as_deref(), Some("G"));
     }
+
+    /// Found by the `config` fuzz target: a word holding line breaks, echoed by clap's
+    /// "unexpected argument", made the error several lines long.
+    #[test]
+    fn an_argument_with_line_breaks_is_refused_on_one_line() {
+        let Err(e) = parse_args(argv(&["pipeline\": 4,\n  \"clients\": 10\n}\n"])) else {
+            panic!("a stray word parsed");
+        };
+        let shown = e.to_string();
+        assert!(!shown.contains(['\n', '\r']), "{shown:?}");
+        assert!(
+            shown.contains(r#"unexpected argument 'pipeline": 4,\n  "clients""#),
+            "{shown}"
+        );
+    }
 }

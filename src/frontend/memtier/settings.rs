@@ -6,12 +6,14 @@ use std::time::{Duration, SystemTime};
 
 use crate::error::{Error, Result};
 use crate::frontend::common::distributed::{parse_shard, parse_start_at};
+use crate::frontend::common::open_files;
 use crate::frontend::memtier::cli::Cli;
 use crate::frontend::memtier::outputs::{OutputConfig, parse_outputs};
 use crate::frontend::memtier::show_config::shown_options;
-use crate::frontend::memtier::{arbitrary, dataset, shape};
+use crate::frontend::memtier::{arbitrary, dataset, open_loop, shape};
 use crate::plan::{
-    Endpoint, FlagNames, Load, Outputs, Plan, Seeding, Server, Shard, StopAt, Workload,
+    ClusterRouting, Endpoint, ErrorReplies, FlagNames, Load, Outputs, Plan, Seeding, Server, Setup,
+    Shard, StopAt, Workload,
 };
 use crate::protocol::Protocol;
 use crate::workload::keys::{KeyConfig, KeyPattern};
@@ -109,6 +111,18 @@ impl Settings {
             DEFAULT_CLIENTS,
             "clients must be greater than zero.",
         )?;
+        if threads > MAX_THREADS {
+            return Err(usage(format!("threads must be at most {MAX_THREADS}.")));
+        }
+        // Every connection needs an open file: a count no limit allows is refused here,
+        // before a client is built for it (cluster mode multiplies it by the masters,
+        // which are only known once the run asks; the engine reports running out then).
+        let per_connection = if connect.tls.is_some() { 2 } else { 1 };
+        let connections = u64::from(threads) * u64::from(clients);
+        open_files::ensure(
+            open_files::needed(connections, u64::from(threads), per_connection),
+            &format!("--threads={threads} x --clients={clients}"),
+        )?;
         let pipeline = positive_u32(
             cli.pipeline.as_deref(),
             1,
@@ -124,7 +138,7 @@ impl Settings {
             1,
             "run count must be greater than zero.",
         )?;
-        let stop = parse_stop(cli.requests.as_deref(), cli.test_time.as_deref())?;
+        let mut stop = parse_stop(cli.requests.as_deref(), cli.test_time.as_deref())?;
         let shard = cli.shard.as_deref().map_or(Ok(Shard::WHOLE), parse_shard)?;
         // Clients of all shards are numbered together; the numbers must be countable.
         if (threads as usize)
@@ -210,6 +224,11 @@ impl Settings {
 
         let dataset = dataset::from_cli(cli, &mut keys, &data_size, protocol)?;
         let shape = shape::from_cli(cli, clients as usize, memcache)?;
+        let open = open_loop::from_cli(cli)?;
+        if let Some(sweep) = open.sweep {
+            // Each step is a timed run.
+            stop = StopAt::Time(sweep.step_duration);
+        }
         let arbitrary = arbitrary::from_cli(cli, protocol, pipeline as usize)?;
         let plan = Plan {
             server: Server {
@@ -219,14 +238,21 @@ impl Settings {
                 select_db,
                 tls: connect.tls,
                 cluster_mode: cli.cluster_mode,
+                cluster_routing: ClusterRouting::ByKey,
+                setup: Setup::default(),
             },
             load: Load {
                 threads: threads as usize,
                 clients: clients as usize,
                 pipeline: pipeline as usize,
+                total_clients: None,
                 run_count,
                 stop,
                 shape,
+                pacing: open.pacing,
+                warmup: open.warmup,
+                sweep: open.sweep,
+                error_replies: ErrorReplies::Count,
                 shard,
                 start_at,
             },
@@ -238,13 +264,16 @@ impl Settings {
                 seeding: Seeding {
                     distinct_per_client: cli.distinct_client_seed,
                     randomize: cli.randomize,
+                    base: None,
                 },
                 arbitrary,
+                template: None,
                 dataset,
             },
             outputs: Outputs {
                 percentiles: output.print_percentiles.clone(),
                 client_series: output.client_stats.is_some(),
+                progress_every: None,
             },
             names: &MEMTIER_NAMES,
         };
@@ -298,6 +327,11 @@ fn check_cluster_mode(plan: &Plan) -> Result<()> {
 /// Most requests in flight per connection: beyond it the per-connection queues alone
 /// would take gigabytes.
 const MAX_PIPELINE: u32 = 65_536;
+/// Most worker threads: one per core is the useful most, and no machine has this many.
+const MAX_THREADS: u32 = 1024;
+/// Largest value: the largest bulk string Redis accepts (its `proto-max-bulk-len` at most),
+/// and the largest the RESP decoder reads back. Values are cut from one buffer this big.
+const MAX_DATA_SIZE: u32 = crate::protocol::resp::MAX_BULK_LEN as u32;
 /// Longest `--test-time`: a year (larger values overflow clock arithmetic).
 const MAX_TEST_TIME_SECS: u64 = 365 * 86_400;
 
@@ -425,6 +459,12 @@ fn parse_data_size(cli: &Cli) -> Result<DataSize> {
                 "data-size-range minimum ({min}) must not be greater than its maximum ({max})."
             )));
         }
+        if max > MAX_DATA_SIZE {
+            return Err(usage(format!(
+                "data-size-range maximum ({max}) must be at most {MAX_DATA_SIZE} bytes (512 MB, \
+                 the largest value Redis accepts)."
+            )));
+        }
         return Ok(DataSize::Range {
             min: min as usize,
             max: max as usize,
@@ -442,6 +482,12 @@ fn parse_data_size(cli: &Cli) -> Result<DataSize> {
                     "data-size-list item '{item}': size and weight must both be greater than zero."
                 )));
             }
+            if size > MAX_DATA_SIZE {
+                return Err(usage(format!(
+                    "data-size-list item '{item}': size must be at most {MAX_DATA_SIZE} bytes \
+                     (512 MB, the largest value Redis accepts)."
+                )));
+            }
             list.push((size as usize, weight));
         }
         return Ok(DataSize::List(list));
@@ -451,5 +497,10 @@ fn parse_data_size(cli: &Cli) -> Result<DataSize> {
         DEFAULT_DATA_SIZE,
         "data-size must be greater than zero.",
     )?;
+    if size > MAX_DATA_SIZE {
+        return Err(usage(format!(
+            "data-size must be at most {MAX_DATA_SIZE} bytes (512 MB, the largest value Redis accepts)."
+        )));
+    }
     Ok(DataSize::Fixed(size as usize))
 }

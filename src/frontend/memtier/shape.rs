@@ -1,5 +1,5 @@
-//! memtier's load-shape flags validated: pacing, reconnects, ramp-up, WAIT, expiry,
-//! multi-key gets, data offset, timeouts and start jitter.
+//! memtier's load-shape flags validated: reconnects, ramp-up, WAIT, expiry, multi-key
+//! gets, data offset, timeouts and start jitter (rates are `open_loop.rs`'s).
 
 use std::time::Duration;
 
@@ -13,6 +13,9 @@ pub const DEFAULT_REPLY_TIMEOUT: Duration = Duration::from_secs(60);
 /// Longest duration any flag may ask for (a day): larger values are typos, and would
 /// overflow clock arithmetic.
 pub const MAX_FLAG_SECS: u64 = 86_400;
+
+/// Most keys in one multi-key get: each client keeps room for that many key ids.
+pub const MAX_MULTI_KEY_GET: u32 = 10_000;
 
 /// Seconds from a flag, at most [`MAX_FLAG_SECS`].
 fn seconds(raw: &str, flag: &str) -> Result<u64> {
@@ -59,6 +62,12 @@ pub fn from_cli(cli: &Cli, clients: usize, memcache: bool) -> Result<LoadShape> 
     let mut shape = LoadShape::default();
     if let Some(raw) = cli.multi_key_get.as_deref() {
         shape.multi_key_get = number(raw, "--multi-key-get", "a number of keys")?;
+        if shape.multi_key_get > MAX_MULTI_KEY_GET {
+            return Err(usage(format!(
+                "--multi-key-get must be at most {MAX_MULTI_KEY_GET} keys, got {}.",
+                shape.multi_key_get
+            )));
+        }
     }
     if let Some(raw) = cli.expiry_range.as_deref() {
         let (min, max) = range(raw, '-', "--expiry-range")?;
@@ -80,12 +89,6 @@ pub fn from_cli(cli: &Cli, clients: usize, memcache: bool) -> Result<LoadShape> 
         ));
     }
     shape.wait = wait_config(cli, memcache)?;
-    if let Some(raw) = cli.rate_limiting.as_deref() {
-        let rate: u32 = number(raw, "--rate-limiting", "a number of requests per second")?;
-        if rate > 0 {
-            shape.rate_limit = Some(rate);
-        }
-    }
     if let Some(raw) = cli.reconnect_interval.as_deref() {
         let n: u64 = number(raw, "--reconnect-interval", "a number of requests")?;
         if n > 0 {
@@ -142,6 +145,17 @@ pub fn from_cli(cli: &Cli, clients: usize, memcache: bool) -> Result<LoadShape> 
         .map(|raw| number::<u64>(raw, "--thread-conn-start-max-jitter-micros", "microseconds"))
         .transpose()?
         .unwrap_or(jitter_min);
+    for (flag, micros) in [
+        ("--thread-conn-start-min-jitter-micros", jitter_min),
+        ("--thread-conn-start-max-jitter-micros", jitter_max),
+    ] {
+        if micros > MAX_FLAG_SECS * 1_000_000 {
+            return Err(usage(format!(
+                "{flag} must be at most {} microseconds (a day), got {micros}.",
+                MAX_FLAG_SECS * 1_000_000
+            )));
+        }
+    }
     if jitter_max < jitter_min {
         return Err(usage(
             "--thread-conn-start-max-jitter-micros must be >= --thread-conn-start-min-jitter-micros.",
@@ -200,10 +214,11 @@ fn wait_config(cli: &Cli, memcache: bool) -> Result<Option<WaitConfig>> {
 }
 
 fn ramp(cli: &Cli, clients: usize) -> Result<Option<Ramp>> {
+    // With --rate-sweep, --step-duration is the sweep's.
     let given = [
         cli.clients_start.is_some(),
         cli.clients_step.is_some(),
-        cli.step_duration.is_some(),
+        cli.step_duration.is_some() && cli.rate_sweep.is_none(),
     ];
     if given.iter().all(|g| !g) {
         return Ok(None);

@@ -8,7 +8,7 @@ use crate::frontend::common::distributed::epoch_seconds_text;
 use crate::frontend::common::uri::masked_uri;
 use crate::frontend::memtier::cli::Cli;
 use crate::frontend::memtier::outputs::OutputConfig;
-use crate::plan::{Endpoint, Plan, StopAt};
+use crate::plan::{Endpoint, Pacing, Plan, StopAt};
 use crate::protocol::Credentials;
 use crate::workload::values::DataSize;
 
@@ -60,7 +60,8 @@ pub fn shown_options(
         StopAt::RequestsPerClient(n) => n,
         // kvbench shares one pass over the keys between all clients: show one client's share.
         StopAt::AllKeys => plan.shard_key_count().div_ceil(plan.total_clients() as u64),
-        StopAt::Time(_) => 0,
+        StopAt::TotalRequests(n) => n.div_ceil(plan.total_clients().max(1) as u64),
+        StopAt::Time(_) | StopAt::Idle => 0,
     };
     let test_time = match plan.load.stop {
         StopAt::Time(d) => d.as_secs(),
@@ -114,7 +115,11 @@ pub fn shown_options(
         ("requests", requests.to_string()),
         (
             "rate_limit",
-            plan.load.shape.rate_limit.unwrap_or(0).to_string(),
+            match plan.load.pacing {
+                Pacing::PerConnection(rate) => rate.per_sec,
+                _ => 0,
+            }
+            .to_string(),
         ),
         ("clients", plan.load.clients.to_string()),
         ("threads", plan.load.threads.to_string()),
@@ -218,8 +223,20 @@ pub fn shown_options(
         ),
         ("print-all-runs", json_bool(output.print_all_runs)),
     ];
-    // kvbench's own, only when given, so files of runs without them match memtier's
-    // key for key.
+    shown.extend(ramp_options(plan));
+    shown.extend(open_loop_options(plan));
+    shown.extend(distributed_options(cli, plan, output));
+    shown
+}
+
+/// kvbench's `--shard`, `--start-at` and `--hdr-log`, last and only when given, so files
+/// of runs without them match memtier's key for key.
+fn distributed_options(
+    cli: &Cli,
+    plan: &Plan,
+    output: &OutputConfig,
+) -> Vec<(&'static str, String)> {
+    let mut shown = Vec::new();
     if cli.shard.is_some() {
         let shard = plan.load.shard;
         shown.push((
@@ -232,6 +249,48 @@ pub fn shown_options(
     }
     if let Some(path) = &output.hdr_log {
         shown.push(("hdr_log", json_path(Some(path))));
+    }
+    shown
+}
+
+/// The staircase ramp-up, after memtier's other options and only with one, as memtier
+/// writes them: `clients_start`, `clients_step` (clients per thread) and `step_duration`
+/// (seconds), as bare numbers.
+fn ramp_options(plan: &Plan) -> Vec<(&'static str, String)> {
+    match plan.load.shape.ramp {
+        Some(ramp) => vec![
+            ("clients_start", ramp.start.to_string()),
+            ("clients_step", ramp.step.to_string()),
+            ("step_duration", ramp.step_duration.as_secs().to_string()),
+        ],
+        None => Vec::new(),
+    }
+}
+
+/// kvbench's open-loop options, after memtier's (only when open loop or a warm-up is
+/// used, so closed-loop files stay memtier's byte for byte): `rate` (in all), `arrival`,
+/// `warmup` (seconds left out of every result), `rate_sweep`, `step_duration`, `slo`.
+fn open_loop_options(plan: &Plan) -> Vec<(&'static str, String)> {
+    let mut shown = Vec::new();
+    let load = &plan.load;
+    if let Some(sweep) = load.sweep {
+        shown.push((
+            "rate_sweep",
+            json_str(&format!("{}:{}:{}", sweep.start, sweep.end, sweep.step)),
+        ));
+        shown.push(("step_duration", sweep.step_duration.as_secs().to_string()));
+        let slo = sweep
+            .slo
+            .map_or_else(String::new, |s| format!("p{}:{}", s.percentile, s.max_ms));
+        shown.push(("slo", json_str(&slo)));
+    } else if let Pacing::Total(rate) = load.pacing {
+        shown.push(("rate", rate.per_sec.to_string()));
+    }
+    if let Some(rate) = load.pacing.rate() {
+        shown.push(("arrival", json_str(rate.arrival.name())));
+    }
+    if load.pacing.is_open() || !load.warmup.is_zero() {
+        shown.push(("warmup", load.warmup.as_secs().to_string()));
     }
     shown
 }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 use crate::frontend::common::percentiles;
 use crate::merge::MergeOptions;
@@ -46,6 +46,11 @@ pub struct MergeFlags {
     /// Leave the latency distribution out of the table and the JSON.
     #[arg(long = "hide-histogram")]
     pub hide_histogram: bool,
+}
+
+/// The clap command, for `--help`, completions and the man page.
+pub fn command() -> clap::Command {
+    MergeFlags::command()
 }
 
 /// A `--print-percentiles` list: `50,99,99.9`.

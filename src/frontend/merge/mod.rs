@@ -65,6 +65,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         hide_histogram: flags.hide_histogram || merged.hide_histogram,
         print_all_runs: false,
         configuration: &shown,
+        sweep: None,
     };
     let destinations = Destinations {
         out_file: flags.out_file.clone(),

@@ -240,6 +240,12 @@ pub enum Parsed {
     Run(Box<BenchmarkSpec>),
 }
 
+/// The clap command (flag names only: `--help` prints [`super::help::help_text`]), for
+/// completions, the man page and the flag-walk test.
+pub fn command() -> clap::Command {
+    RawFlags::command()
+}
+
 /// Parse a redis-benchmark command line. `args` starts with the program name (ignored),
 /// as `std::env::args_os` does.
 pub fn parse<I, T>(args: I) -> Result<Parsed, Error>
@@ -522,7 +528,7 @@ fn validate(raw: RawFlags, matches: &ArgMatches) -> Result<BenchmarkSpec, Error>
         Some(t) => {
             let selection = TestSelection::parse(t).map_err(usage)?;
             if command.is_some() {
-                warnings.push("-t is ignored: a command was given".to_string());
+                warnings.push("WARNING: Option -t is ignored.".to_string());
             }
             selection
         }

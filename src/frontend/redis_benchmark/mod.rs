@@ -3,26 +3,39 @@
 //!
 //! ```text
 //! argv -> flags (clap, validated) -> BenchmarkSpec
-//! BenchmarkSpec -> suite (tests as command templates with __rand_int__ / {tag} fields)
+//! BenchmarkSpec -> suite (tests as request templates with __rand_int__ / {tag} fields)
+//!               -> plan (one engine plan per test: a shared -n budget over -c clients)
 //! engine results per test -> render (normal block, -q, --csv, live line)
 //!                              latency (redis-benchmark's histogram walks and rounding)
 //! ```
 //!
 //! | module | its one job |
 //! | --- | --- |
+//! | [`run`] | `main`: the servers asked, the tests run one by one, output, exit status |
 //! | [`flags`] | every redis-benchmark flag (and kvbench's additions) into a [`flags::BenchmarkSpec`] |
 //! | [`uri`] | the `-u redis://` / `rediss://` URI |
 //! | [`help`] | the `--help` and `--version` texts |
 //! | [`suite`] | the default suite, `-t`, arbitrary commands, placeholders and cluster slot tags |
+//! | [`plan`] | the spec and a test into the engine's plan (server part, load, template) |
+//! | [`server_info`] | `CONFIG GET save/appendonly` and the masters' node IDs, before the tests |
+//! | [`live`] | the live line and `-I`'s `clients:` status, as the engine's observer |
 //! | [`latency`] | redis-benchmark's histogram layout, walks and summary figures |
 //! | [`render`] | redis-benchmark's text: blocks, `-q` lines, CSV, live line, banners |
+//! | [`outputs`] | `--json-out-file` and `--hdr-file-prefix`: the tests as rows of one block |
 
 pub mod flags;
 pub mod help;
 pub mod latency;
+pub mod live;
+pub mod outputs;
+pub mod plan;
 pub mod render;
+pub mod run;
+pub mod server_info;
 pub mod suite;
 pub mod uri;
+
+pub use run::main;
 
 use flags::BenchmarkSpec;
 use suite::{PayloadGenerator, SuiteParams, Test, arbitrary_test, default_suite};

@@ -2,7 +2,7 @@
 //! arbitrary command as a test, and the placeholders (`__rand_int__`, the cluster
 //! `{tag}`) the engine fills in on every request.
 //!
-//! A test is a title and one [`CommandTemplate`]: the request's bytes, exactly as
+//! A test is a title and one [`RequestTemplate`]: the request's bytes, exactly as
 //! redis-benchmark sends them, with the offsets of the fields to overwrite per request.
 //! Filling a field never changes the request's length, so the engine copies the template
 //! into its write buffer and patches it in place: no allocation per request.
@@ -15,14 +15,10 @@
 //! ```
 
 use crate::engine::cluster::shortest_slot_tags;
-use crate::protocol::resp::{encode_array_header, encode_bulk};
+pub use crate::workload::request_template::{RAND_PLACEHOLDER, RequestTemplate, TAG_PLACEHOLDER};
 
-/// The 12-byte field `-r` replaces with 12 zero-padded digits on every request.
-pub const RAND_PLACEHOLDER: &[u8] = b"__rand_int__";
-/// The 5-byte field `--cluster` replaces with `{` + a 3-byte slot tag + `}`.
-pub const TAG_PLACEHOLDER: &[u8] = b"{tag}";
 /// Largest `-r`: 12 digits hold numbers below 10^12.
-pub const MAX_KEYSPACE: u64 = 1_000_000_000_000;
+pub const MAX_KEYSPACE: u64 = crate::workload::request_template::RAND_LIMIT;
 
 /// One test of the default suite, as `-t` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -240,120 +236,13 @@ pub fn known_names() -> String {
     names.join(", ")
 }
 
-/// One request's bytes with the offsets of the fields to fill on every request.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CommandTemplate {
-    bytes: Vec<u8>,
-    rand_at: Vec<usize>,
-    tag_at: Vec<usize>,
-}
-
-impl CommandTemplate {
-    /// An inline command (`PING\r\n`), sent as is.
-    pub fn inline(line: &[u8]) -> Self {
-        let mut bytes = line.to_vec();
-        bytes.extend_from_slice(b"\r\n");
-        CommandTemplate {
-            bytes,
-            rand_at: Vec::new(),
-            tag_at: Vec::new(),
-        }
-    }
-
-    /// A RESP multi-bulk command. With `randomize` (`-r` given) every `__rand_int__`
-    /// inside an argument becomes a field; with `cluster` every `{tag}` does.
-    pub fn from_args<A: AsRef<[u8]>>(args: &[A], randomize: bool, cluster: bool) -> Self {
-        let mut bytes = Vec::new();
-        let mut rand_at = Vec::new();
-        let mut tag_at = Vec::new();
-        encode_array_header(&mut bytes, args.len());
-        for arg in args {
-            let arg = arg.as_ref();
-            encode_bulk(&mut bytes, arg);
-            // The argument sits just before its closing CRLF.
-            let start = bytes.len() - arg.len() - 2;
-            if randomize {
-                rand_at.extend(find_all(arg, RAND_PLACEHOLDER).map(|at| start + at));
-            }
-            if cluster {
-                tag_at.extend(find_all(arg, TAG_PLACEHOLDER).map(|at| start + at));
-            }
-        }
-        CommandTemplate {
-            bytes,
-            rand_at,
-            tag_at,
-        }
-    }
-
-    /// The request as redis-benchmark sends it, placeholders unfilled.
-    pub fn bytes(&self) -> &[u8] {
-        &self.bytes
-    }
-
-    /// Offsets in [`bytes`](Self::bytes) of each 12-byte `__rand_int__` field.
-    pub fn rand_positions(&self) -> &[usize] {
-        &self.rand_at
-    }
-
-    /// Offsets in [`bytes`](Self::bytes) of each 5-byte `{tag}` field.
-    pub fn tag_positions(&self) -> &[usize] {
-        &self.tag_at
-    }
-
-    /// Append one request to `out`: each `__rand_int__` field gets its own `next_rand()`
-    /// (a number below `-r`), each `{tag}` field gets `tag`. Allocates nothing once `out`
-    /// has the capacity.
-    pub fn write_request(
-        &self,
-        out: &mut Vec<u8>,
-        mut next_rand: impl FnMut() -> u64,
-        tag: Option<&[u8; 3]>,
-    ) {
-        let base = out.len();
-        out.extend_from_slice(&self.bytes);
-        let request = &mut out[base..];
-        for &at in &self.rand_at {
-            write_rand_field(&mut request[at..at + RAND_PLACEHOLDER.len()], next_rand());
-        }
-        if let Some(tag) = tag {
-            for &at in &self.tag_at {
-                request[at + 1..at + 4].copy_from_slice(tag);
-            }
-        }
-    }
-}
-
-/// Write `n` as 12 zero-padded decimal digits into `field` (12 bytes): the last 12
-/// digits, as redis-benchmark does.
-pub fn write_rand_field(field: &mut [u8], mut n: u64) {
-    for byte in field.iter_mut().rev() {
-        *byte = b'0' + (n % 10) as u8;
-        n /= 10;
-    }
-}
-
-/// Non-overlapping occurrences of `needle` in `hay`, left to right.
-fn find_all<'a>(hay: &'a [u8], needle: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
-    let mut from = 0;
-    std::iter::from_fn(move || {
-        let at = hay
-            .get(from..)?
-            .windows(needle.len())
-            .position(|w| w == needle)?
-            + from;
-        from = at + needle.len();
-        Some(at)
-    })
-}
-
 /// One test to run: what the report calls it and what it sends.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Test {
     /// `SET`, `LPUSH (needed to benchmark LRANGE)`, or an arbitrary command's words.
     pub title: String,
     /// The request, sent `-n` times.
-    pub command: CommandTemplate,
+    pub command: RequestTemplate,
     /// The "N bytes payload" figure: `-d` for the default suite, the encoded request's
     /// length for an arbitrary command (as redis-benchmark prints them).
     pub payload_bytes: usize,
@@ -384,7 +273,7 @@ pub fn default_suite(params: SuiteParams, payload: &[u8]) -> Vec<Test> {
             TestId::PingInline => {
                 tests.push(Test {
                     title: def.title.to_string(),
-                    command: CommandTemplate::inline(b"PING"),
+                    command: RequestTemplate::inline(b"PING"),
                     payload_bytes: payload.len(),
                 });
                 continue;
@@ -439,7 +328,7 @@ pub fn default_suite(params: SuiteParams, payload: &[u8]) -> Vec<Test> {
         };
         tests.push(Test {
             title: def.title.to_string(),
-            command: CommandTemplate::from_args(&args, params.randomize, params.cluster),
+            command: RequestTemplate::from_args(&args, params.randomize, params.cluster),
             payload_bytes: payload.len(),
         });
     }
@@ -469,7 +358,7 @@ pub fn arbitrary_test(
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect::<Vec<_>>()
         .join(" ");
-    let command = CommandTemplate::from_args(args, randomize, cluster);
+    let command = RequestTemplate::from_args(args, randomize, cluster);
     Test {
         title,
         payload_bytes: command.bytes().len(),
@@ -689,15 +578,6 @@ mod tests {
         zadd.command
             .write_request(&mut out, || 999_999_999_999, None);
         assert!(out.ends_with(b"$12\r\n999999999999\r\n$20\r\nelement:999999999999\r\n"));
-    }
-
-    #[test]
-    fn write_rand_field_keeps_the_last_twelve_digits() {
-        let mut field = [0u8; 12];
-        write_rand_field(&mut field, 42);
-        assert_eq!(&field, b"000000000042");
-        write_rand_field(&mut field, 1_234_567_890_123);
-        assert_eq!(&field, b"234567890123");
     }
 
     #[test]

@@ -1,0 +1,124 @@
+//! Result files (`merge`, the HTML report) on any text: what the `resultfile` fuzz target
+//! asserts.
+//!
+//! - The order-keeping JSON reader: a document it reads, written back as a literal, reads
+//!   back the same.
+//! - [`read_str`] never panics; a refusal is one line that starts with the file's name.
+//! - A file that reads merges, alone and with itself, without a panic (a refusal is one
+//!   line); merged with itself its counts are twice its own.
+//! - The merge written back (as JSON, or as an interval log for a log) reads and merges
+//!   again to the same rows and counts (a log that recorded nothing is written without
+//!   intervals, and reading that back may be refused, on one line).
+//!
+//! Included by path from the main suite's `tests/fuzz_properties.rs`.
+
+use kvbench::merge::{MergeOptions, MergedResult, merge};
+use kvbench::report::hdr_log::render_hdr_log;
+use kvbench::report::json::render_json;
+use kvbench::resultfile::{Content, ordered, read_str};
+
+/// Checks one fuzz input: the file's text (bytes that are not UTF-8 are not a result
+/// file, and `read_file` refuses them before any parser runs).
+pub fn check(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data) {
+        check_text(text);
+    }
+}
+
+/// Checks the readers on the text of one result file.
+pub fn check_text(text: &str) {
+    if let Ok(doc) = ordered::parse(text) {
+        let literal = doc.to_literal();
+        assert_eq!(ordered::parse(&literal), Ok(doc), "{literal}");
+    }
+    let file = match read_str("fuzz.json", text) {
+        Ok(file) => file,
+        Err(e) => {
+            one_line(&e.to_string());
+            assert!(e.to_string().starts_with("fuzz.json: "), "{e}");
+            return;
+        }
+    };
+    let options = MergeOptions::default();
+    let Some(alone) = merged(merge(std::slice::from_ref(&file), &options)) else {
+        return;
+    };
+    if let Some(twice) = merged(merge(&[file.clone(), file.clone()], &options)) {
+        let doubled: Vec<(String, Option<u64>)> = counts(&alone)
+            .into_iter()
+            .map(|(row, n)| (row, n.checked_mul(2)))
+            .collect();
+        let twice: Vec<(String, Option<u64>)> = counts(&twice)
+            .into_iter()
+            .map(|(row, n)| (row, Some(n)))
+            .collect();
+        assert_eq!(twice, doubled, "a file merged with itself");
+    }
+    let written = match &file.content {
+        Content::Json(_) => render_json(
+            &alone.shown(),
+            &alone.run_info,
+            &[&alone.results],
+            &alone.percentiles,
+            alone.hide_histogram,
+        ),
+        Content::IntervalLog(_) => render_hdr_log(std::slice::from_ref(&alone.results)),
+    };
+    // A log holds only the seconds that recorded something, so a log of a merge that
+    // recorded nothing has no intervals; reading it back may refuse that, on one line.
+    let empty_log = matches!(file.content, Content::IntervalLog(_))
+        && alone.results.totals().is_none_or(|t| t.count == 0);
+    let again = match read_str("again", &written) {
+        Ok(again) => again,
+        Err(e) if empty_log => return one_line(&e.to_string()),
+        Err(e) => panic!("the merge written back does not read: {e}\n{written}"),
+    };
+    let options = MergeOptions {
+        percentiles: Some(alone.percentiles.clone()),
+    };
+    let again = match merge(&[again], &options) {
+        Ok(again) => again,
+        Err(e) if empty_log => return one_line(&e.to_string()),
+        Err(e) => panic!("the merge written back does not merge: {e}\n{written}"),
+    };
+    // A log's tags cannot hold spaces, commas or line breaks: the writer turns them into
+    // `_` (documented), so names are compared as a tag would hold them.
+    let as_tags = |m: &MergedResult| -> Vec<(String, u64)> {
+        counts(m)
+            .into_iter()
+            .map(|(row, n)| (row.replace([' ', ',', '\r', '\n'], "_"), n))
+            .collect()
+    };
+    assert_eq!(
+        as_tags(&again),
+        as_tags(&alone),
+        "merged, written, read, merged"
+    );
+}
+
+/// The merge, or `None` after checking its refusal is one line.
+fn merged(result: Result<MergedResult, kvbench::error::Error>) -> Option<MergedResult> {
+    match result {
+        Ok(m) => Some(m),
+        Err(e) => {
+            one_line(&e.to_string());
+            None
+        }
+    }
+}
+
+fn one_line(message: &str) {
+    assert!(
+        !message.is_empty() && !message.contains(['\n', '\r']),
+        "{message:?}"
+    );
+}
+
+/// Each row's name (table and histogram) and count.
+fn counts(m: &MergedResult) -> Vec<(String, u64)> {
+    m.results
+        .rows
+        .iter()
+        .map(|row| (format!("{}/{}", row.name.row, row.name.hist), row.count))
+        .collect()
+}

@@ -1,0 +1,72 @@
+//! A request budget shared by every client of a run (`StopAt::TotalRequests`): a client
+//! takes one request at a time, whichever client is free, so a slow connection never
+//! holds back requests a fast one could send.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// `total` requests for all clients, handed out one at a time.
+#[derive(Debug)]
+pub struct RequestBudget {
+    total: u64,
+    /// Requests taken so far; may pass `total` (each take past it is a refusal), which a
+    /// `u64` cannot overflow in any real run.
+    taken: AtomicU64,
+}
+
+impl RequestBudget {
+    /// A budget of `total` requests.
+    pub fn new(total: u64) -> Self {
+        RequestBudget {
+            total,
+            taken: AtomicU64::new(0),
+        }
+    }
+
+    /// Takes one request; `false` once the budget is spent. One atomic add per request,
+    /// with no retry loop, so clients on several threads never spin on it.
+    #[inline]
+    pub fn take(&self) -> bool {
+        self.taken.fetch_add(1, Ordering::Relaxed) < self.total
+    }
+
+    /// Whether any request is left to take.
+    #[inline]
+    pub fn has_left(&self) -> bool {
+        self.taken.load(Ordering::Relaxed) < self.total
+    }
+
+    /// The budget's size.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn hands_out_exactly_the_total_across_threads() {
+        let budget = Arc::new(RequestBudget::new(10_000));
+        let taken: u64 = (0..4)
+            .map(|_| {
+                let budget = Arc::clone(&budget);
+                std::thread::spawn(move || {
+                    let mut mine = 0;
+                    while budget.take() {
+                        mine += 1;
+                    }
+                    mine
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .sum();
+        assert_eq!(taken, 10_000);
+        assert!(!budget.has_left());
+        assert!(!budget.take());
+        assert_eq!(budget.total(), 10_000);
+    }
+}

@@ -1,0 +1,183 @@
+//! One-shot questions to a server before (or between) runs: a blocking connection over
+//! the plan's transport (TCP, Unix socket or TLS) that authenticates as the plan says,
+//! sends a few commands in one write and returns each reply's bytes, e.g. the
+//! `CONFIG GET save` a report quotes. Never used on the hot path.
+//!
+//! ```text
+//! connect (5 s) -> [AUTH ...] CONFIG GET save, CONFIG GET appendonly  (one write)
+//!               <- +OK  *2 $4 save $0 ...  *2 $10 appendonly $2 no   (each reply checked
+//!                  whole by the one RESP decoder, handed back as bytes)
+//! ```
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::plan::{Endpoint, Plan};
+use crate::protocol::resp::RespDecoder;
+use crate::protocol::resp_value::{Value, value};
+use crate::protocol::{Decode, Protocol, encode_auth, resp};
+
+/// How long a query may wait to connect, and for each read or write.
+const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Sends `commands` (each a list of arguments) to `endpoint`, after AUTH when the plan
+/// has credentials, and returns the reply to each command as RESP bytes (an error reply
+/// is returned as such; a refused AUTH is an `Err`). `Err` is one line naming the server.
+pub fn query(
+    plan: &Plan,
+    endpoint: &Endpoint,
+    commands: &[&[&[u8]]],
+) -> Result<Vec<Vec<u8>>, String> {
+    let peer = endpoint.name();
+    let mut request = Vec::new();
+    let auth = plan.server.credentials.is_some();
+    if let Some(credentials) = &plan.server.credentials {
+        encode_auth(&mut request, Protocol::Redis, credentials);
+    }
+    for command in commands {
+        resp::encode_command(&mut request, command);
+    }
+    let replies = commands.len() + usize::from(auth);
+    let connect_failed = |e: std::io::Error| format!("cannot connect to {peer}: {e}");
+    let buf = match endpoint {
+        Endpoint::Unix(path) => {
+            let mut stream = UnixStream::connect(path).map_err(connect_failed)?;
+            let _ = stream.set_read_timeout(Some(QUERY_TIMEOUT));
+            let _ = stream.set_write_timeout(Some(QUERY_TIMEOUT));
+            exchange(&mut stream, &request, replies, &peer)?
+        }
+        Endpoint::Tcp { addr, .. } => {
+            let stream = TcpStream::connect_timeout(addr, QUERY_TIMEOUT).map_err(connect_failed)?;
+            let _ = stream.set_read_timeout(Some(QUERY_TIMEOUT));
+            let _ = stream.set_write_timeout(Some(QUERY_TIMEOUT));
+            let _ = stream.set_nodelay(true);
+            match &plan.server.tls {
+                Some(tls) => {
+                    let session = rustls::ClientConnection::new(
+                        Arc::clone(&tls.client_config),
+                        tls.server_name.clone(),
+                    )
+                    .map_err(|e| format!("TLS with {peer} failed: {e}"))?;
+                    let mut stream = rustls::StreamOwned::new(session, stream);
+                    exchange(&mut stream, &request, replies, &peer)?
+                }
+                None => {
+                    let mut stream = stream;
+                    exchange(&mut stream, &request, replies, &peer)?
+                }
+            }
+        }
+    };
+    let mut out = buf;
+    if auth {
+        let first = out.remove(0);
+        if let Some((Value::Error(e), _)) = value(&first) {
+            return Err(format!(
+                "authentication with {peer} failed: {}",
+                String::from_utf8_lossy(e)
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Writes `request` and reads until `replies` whole replies have arrived; returns each.
+fn exchange(
+    stream: &mut (impl Read + Write),
+    request: &[u8],
+    replies: usize,
+    peer: &str,
+) -> Result<Vec<Vec<u8>>, String> {
+    stream
+        .write_all(request)
+        .and_then(|()| stream.flush())
+        .map_err(|e| format!("cannot send to {peer}: {e}"))?;
+    let mut buf = Vec::with_capacity(4096);
+    let mut chunk = [0u8; 4096];
+    let mut decoder = RespDecoder::new();
+    let mut out = Vec::with_capacity(replies);
+    let mut start = 0;
+    while out.len() < replies {
+        match decoder.decode(&buf[start..]) {
+            Decode::Complete(reply) => {
+                out.push(buf[start..start + reply.len].to_vec());
+                start += reply.len;
+                continue;
+            }
+            Decode::Incomplete => {}
+            Decode::Invalid(why) => return Err(format!("invalid reply from {peer}: {why}")),
+        }
+        let n = stream
+            .read(&mut chunk)
+            .map_err(|e| format!("no answer from {peer}: {e}"))?;
+        if n == 0 {
+            return Err(format!("{peer} closed the connection"));
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{SocketAddr, TcpListener};
+
+    /// A one-connection fake server answering with `answer` once it has read `expect`
+    /// bytes.
+    fn fake(answer: &'static [u8], expect: usize) -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut got = Vec::new();
+            let mut chunk = [0u8; 256];
+            while got.len() < expect {
+                let n = s.read(&mut chunk).unwrap();
+                if n == 0 {
+                    return;
+                }
+                got.extend_from_slice(&chunk[..n]);
+            }
+            // Split the answer to check replies are reassembled.
+            let (a, b) = answer.split_at(answer.len() / 2);
+            s.write_all(a).unwrap();
+            s.flush().unwrap();
+            s.write_all(b).unwrap();
+        });
+        addr
+    }
+
+    #[test]
+    fn replies_come_back_whole_and_auth_is_checked() {
+        let mut plan = Plan::example();
+        let get = b"*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$4\r\nsave\r\n".len();
+        let addr = fake(b"*2\r\n$4\r\nsave\r\n$0\r\n\r\n-ERR nope\r\n", get * 2);
+        let endpoint = Endpoint::Tcp {
+            host: "127.0.0.1".into(),
+            addr,
+        };
+        let cmd: &[&[u8]] = &[b"CONFIG", b"GET", b"save"];
+        let replies = query(&plan, &endpoint, &[cmd, cmd]).unwrap();
+        assert_eq!(replies[0], b"*2\r\n$4\r\nsave\r\n$0\r\n\r\n");
+        assert_eq!(replies[1], b"-ERR nope\r\n");
+
+        plan.server.credentials = Some(crate::protocol::Credentials {
+            user: None,
+            password: "pw".into(),
+        });
+        let addr = fake(b"-WRONGPASS bad\r\n:1\r\n", 10);
+        let endpoint = Endpoint::Tcp {
+            host: "127.0.0.1".into(),
+            addr,
+        };
+        let err = query(&plan, &endpoint, &[&[b"PING"]]).unwrap_err();
+        assert!(
+            err.contains("authentication with 127.0.0.1:") && err.contains("WRONGPASS"),
+            "{err}"
+        );
+    }
+}

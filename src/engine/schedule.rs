@@ -1,0 +1,478 @@
+//! The open-loop schedule: a lazy sequence of intended send times, the engine's only
+//! pacing implementation.
+//!
+//! A schedule is one *share* of a rate: share `s` of `n` takes positions `s, s + n,
+//! s + 2n, ...` of the rate's sequence. A `--rate` run gives each of its `n` workers one
+//! share (the workers' sequences interleave into exactly the total rate); a
+//! `--rate-limiting=r` run gives each of its `n` connections one share of `r × n`, so
+//! every connection runs at `r` and the connections' sends are spread evenly.
+//!
+//! ```text
+//! uniform   position k of share s:  start + (k·n + s) / rate      computed from k, never summed
+//! poisson   start + sum of k exponential gaps of mean n / rate    seeded per share, summed in f64 ns
+//! ```
+//!
+//! Nothing is stored per pending request: the backlog is "positions whose time has
+//! passed and that were not taken yet". Whoever sends takes the next position and its
+//! intended time; a request that waited for a connection keeps that time, so its latency
+//! counts the wait.
+
+use std::time::{Duration, Instant};
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use rand_distr::Exp1;
+
+use crate::plan::{Arrival, Rate};
+use crate::stats::ScheduleStats;
+
+/// The most backlog positions walked one by one when a run ends (each one's age goes into
+/// the health's histogram); beyond it they are counted, at age 0 (a lower bound).
+pub const BACKLOG_WALK_LIMIT: u64 = 1_000_000;
+
+/// Intended send times, taken one by one.
+#[derive(Clone, Debug)]
+pub struct Schedule {
+    start: Instant,
+    gaps: Gaps,
+    /// Positions taken so far.
+    taken: u64,
+    /// The intended time of the next position.
+    next: Instant,
+    /// Due positions are waiting because no connection had room for them; cleared once
+    /// the backlog is gone. Requests sent late while it is set were late for want of a
+    /// connection, not for want of the generator's CPU.
+    blocked: bool,
+    /// [`start_at`](Self::start_at) has fixed the start.
+    anchored: bool,
+}
+
+#[derive(Clone, Debug)]
+enum Gaps {
+    Uniform {
+        /// Shares of the rate (positions between two of this schedule's).
+        shares: u64,
+        share: u64,
+        rate: u64,
+    },
+    Poisson {
+        rng: SmallRng,
+        mean_gap_ns: f64,
+        /// Nanoseconds from `start` to the next position, summed unrounded.
+        at_ns: f64,
+    },
+}
+
+const NANOS_PER_SEC: u128 = 1_000_000_000;
+
+impl Schedule {
+    /// Share `share` (0-based) of `shares` of `rate`, from `start`.
+    pub fn new(rate: Rate, start: Instant, share: u64, shares: u64) -> Schedule {
+        let shares = shares.max(1);
+        let per_sec = rate.per_sec.max(1);
+        let gaps = match rate.arrival {
+            Arrival::Uniform => Gaps::Uniform {
+                shares,
+                share: share % shares,
+                rate: per_sec,
+            },
+            Arrival::Poisson => {
+                let mut rng = SmallRng::seed_from_u64(
+                    rate.seed ^ share.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                );
+                let mean_gap_ns = 1e9 * shares as f64 / per_sec as f64;
+                let first: f64 = rng.sample(Exp1);
+                Gaps::Poisson {
+                    rng,
+                    mean_gap_ns,
+                    at_ns: first * mean_gap_ns,
+                }
+            }
+        };
+        let mut schedule = Schedule {
+            start,
+            gaps,
+            taken: 0,
+            next: start,
+            blocked: false,
+            anchored: false,
+        };
+        schedule.next = schedule.time_of_next();
+        schedule
+    }
+
+    /// Starts the schedule at `at` instead, the first time only (and only if no
+    /// position has been taken): the schedule begins when its first request can go out,
+    /// so connecting is not counted as the server's latency.
+    pub fn start_at(&mut self, at: Instant) {
+        if !self.anchored && self.taken == 0 {
+            self.start = at;
+            self.next = self.time_of_next();
+        }
+        self.anchored = true;
+    }
+
+    /// When the next position is due.
+    #[inline]
+    pub fn peek(&self) -> Instant {
+        self.next
+    }
+
+    /// Takes the next position; returns its intended time.
+    #[inline]
+    pub fn take(&mut self) -> Instant {
+        let due = self.next;
+        self.taken += 1;
+        if let Gaps::Poisson {
+            rng,
+            mean_gap_ns,
+            at_ns,
+        } = &mut self.gaps
+        {
+            let gap: f64 = rng.sample(Exp1);
+            *at_ns += gap * *mean_gap_ns;
+        }
+        self.next = self.time_of_next();
+        due
+    }
+
+    /// Takes the next position if it is due by `now`: its intended time, and whether it
+    /// waited for a connection with room (the schedule was [blocked](Self::block)). The
+    /// block lifts once nothing more is due.
+    #[inline]
+    pub fn take_due(&mut self, now: Instant) -> Option<(Instant, bool)> {
+        if self.next > now {
+            self.blocked = false;
+            return None;
+        }
+        let blocked = self.blocked;
+        let at = self.take();
+        if self.next > now {
+            self.blocked = false;
+        }
+        Some((at, blocked))
+    }
+
+    /// Due positions are waiting because no connection has room: until the backlog is
+    /// gone, whoever takes them took them late for want of a connection.
+    pub fn block(&mut self) {
+        self.blocked = true;
+    }
+
+    /// Whether due positions are waiting for a connection with room.
+    pub fn is_blocked(&self) -> bool {
+        self.blocked
+    }
+
+    /// Positions taken so far.
+    pub fn taken(&self) -> u64 {
+        self.taken
+    }
+
+    /// Takes the positions due before `until` (the backlog when a run ends at `until`),
+    /// handing each intended time to `each`, oldest first, for at most `limit` of them;
+    /// returns how many were due in all. Those beyond `limit` are counted, not walked (a
+    /// rate far beyond the server can leave millions): exactly for uniform arrivals, by
+    /// their expected number for Poisson ones. The schedule is not used after this.
+    pub fn drain_until(
+        &mut self,
+        until: Instant,
+        limit: u64,
+        mut each: impl FnMut(Instant),
+    ) -> u64 {
+        let mut n = 0;
+        while self.next < until {
+            if n == limit {
+                return n + self.count_due(until);
+            }
+            each(self.take());
+            n += 1;
+        }
+        n
+    }
+
+    /// At the end of a run: counts the positions due before `end` and never sent into
+    /// `health`, at most `cap` of them (what a `-n` client had left), each with its age at
+    /// `end` (positions intended before `measure_from` are warm-up and left out).
+    pub fn count_backlog(
+        &mut self,
+        end: Instant,
+        measure_from: Instant,
+        cap: u64,
+        health: &mut ScheduleStats,
+    ) {
+        let mut walked = 0;
+        let mut counted = 0;
+        let due = self.drain_until(end, BACKLOG_WALK_LIMIT.min(cap), |t| {
+            walked += 1;
+            if t >= measure_from {
+                counted += 1;
+                let age = end.saturating_duration_since(t).as_micros() as u64;
+                health.unfinished_age.saturating_record(age);
+            }
+        });
+        // The ones not walked are the youngest: after the warm-up, of unknown age.
+        let rest = due.min(cap) - walked;
+        if rest > 0 {
+            health.unfinished_age.saturating_record_n(0, rest);
+        }
+        health.unsent_at_end += counted + rest;
+    }
+
+    /// How many positions not taken yet are due before `until`.
+    fn count_due(&self, until: Instant) -> u64 {
+        if self.next >= until {
+            return 0;
+        }
+        let horizon_ns = until.saturating_duration_since(self.start).as_nanos();
+        match &self.gaps {
+            Gaps::Uniform {
+                shares,
+                share,
+                rate,
+            } => {
+                // Positions p = k·shares + share with floor(p / rate) < horizon (in ns, as
+                // `time_of_next` rounds), i.e. p < horizon · rate: the first `bound` ones.
+                let bound = (horizon_ns * u128::from(*rate)).div_ceil(NANOS_PER_SEC);
+                let of_share = bound
+                    .saturating_sub(u128::from(*share))
+                    .div_ceil(u128::from(*shares));
+                let due = of_share.saturating_sub(u128::from(self.taken));
+                u64::try_from(due).unwrap_or(u64::MAX)
+            }
+            Gaps::Poisson {
+                mean_gap_ns, at_ns, ..
+            } => 1 + ((horizon_ns as f64 - at_ns) / mean_gap_ns).max(0.0) as u64,
+        }
+    }
+
+    fn time_of_next(&self) -> Instant {
+        let ns = match &self.gaps {
+            Gaps::Uniform {
+                shares,
+                share,
+                rate,
+            } => {
+                // From the position number, so no rounding ever accumulates.
+                let position = u128::from(self.taken) * u128::from(*shares) + u128::from(*share);
+                let ns = position * NANOS_PER_SEC / u128::from(*rate);
+                u64::try_from(ns).unwrap_or(u64::MAX)
+            }
+            Gaps::Poisson { at_ns, .. } => *at_ns as u64,
+        };
+        self.start
+            .checked_add(Duration::from_nanos(ns))
+            .unwrap_or(self.start + Duration::from_secs(86_400 * 365 * 100))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rate(per_sec: u64, arrival: Arrival) -> Rate {
+        Rate {
+            per_sec,
+            arrival,
+            seed: 42,
+        }
+    }
+
+    #[test]
+    fn uniform_times_are_exact() {
+        let start = Instant::now();
+        let mut s = Schedule::new(rate(4, Arrival::Uniform), start, 0, 1);
+        let times: Vec<u128> = (0..5).map(|_| (s.take() - start).as_nanos()).collect();
+        assert_eq!(
+            times,
+            [0, 250_000_000, 500_000_000, 750_000_000, 1_000_000_000]
+        );
+        assert_eq!(s.taken(), 5);
+    }
+
+    #[test]
+    fn uniform_has_no_drift_over_ten_million_positions() {
+        let start = Instant::now();
+        // 3 per second: a period of 333 333 333.33 ns, which summing would round.
+        let mut s = Schedule::new(rate(3, Arrival::Uniform), start, 0, 1);
+        for _ in 0..10_000_000u64 {
+            s.take();
+        }
+        let expected = 10_000_000u128 * 1_000_000_000 / 3;
+        assert_eq!((s.peek() - start).as_nanos(), expected);
+        // 7 shares of 70 000/s: each share's k-th time is exact too.
+        let mut s = Schedule::new(rate(70_000, Arrival::Uniform), start, 3, 7);
+        for _ in 0..10_000_000u64 {
+            s.take();
+        }
+        let position = 10_000_000u128 * 7 + 3;
+        assert_eq!(
+            (s.peek() - start).as_nanos(),
+            position * 1_000_000_000 / 70_000
+        );
+    }
+
+    #[test]
+    fn shares_interleave_into_the_total_rate() {
+        let start = Instant::now();
+        let total = rate(20_000, Arrival::Uniform);
+        let mut workers: Vec<Schedule> =
+            (0..3).map(|w| Schedule::new(total, start, w, 3)).collect();
+        let mut merged: Vec<u128> = Vec::new();
+        for s in &mut workers {
+            for _ in 0..1000 {
+                merged.push((s.take() - start).as_nanos());
+            }
+        }
+        merged.sort_unstable();
+        for (j, t) in merged.iter().enumerate() {
+            assert_eq!(*t, j as u128 * 1_000_000_000 / 20_000, "position {j}");
+        }
+    }
+
+    /// Gaps of a Poisson schedule: mean, coefficient of variation and the exponential
+    /// distribution's quantiles.
+    fn check_exponential(gaps: &[f64], mean: f64) {
+        let n = gaps.len() as f64;
+        let m = gaps.iter().sum::<f64>() / n;
+        assert!((m / mean - 1.0).abs() < 0.01, "mean gap {m} vs {mean}");
+        let var = gaps.iter().map(|g| (g - m) * (g - m)).sum::<f64>() / n;
+        let cv = var.sqrt() / m;
+        assert!((cv - 1.0).abs() < 0.02, "coefficient of variation {cv}");
+        // P(gap > t) = exp(-t / mean) at a few points.
+        for t in [0.1, 0.5, 1.0, 2.0, 4.0] {
+            let above = gaps.iter().filter(|&&g| g > t * mean).count() as f64 / n;
+            let expected = (-t).exp();
+            assert!(
+                (above - expected).abs() < 0.005,
+                "P(gap > {t} mean) = {above}, expected {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn poisson_gaps_are_exponential() {
+        let start = Instant::now();
+        let mut s = Schedule::new(rate(20_000, Arrival::Poisson), start, 0, 1);
+        let mut last = s.take();
+        let gaps: Vec<f64> = (0..200_000)
+            .map(|_| {
+                let t = s.take();
+                let gap = (t - last).as_nanos() as f64;
+                last = t;
+                gap
+            })
+            .collect();
+        check_exponential(&gaps, 50_000.0);
+    }
+
+    #[test]
+    fn poisson_shares_differ_reproducibly_and_add_up_to_the_rate() {
+        let start = Instant::now();
+        let total = rate(30_000, Arrival::Poisson);
+        let run = |share| {
+            let mut s = Schedule::new(total, start, share, 3);
+            (0..1000).map(|_| s.take()).collect::<Vec<_>>()
+        };
+        assert_eq!(run(1), run(1), "same seed and share, same times");
+        assert_ne!(run(0), run(1), "shares differ");
+        // Over 10 s the three shares send about 300 000 requests.
+        let horizon = start + Duration::from_secs(10);
+        let sent: u64 = (0..3)
+            .map(|w| Schedule::new(total, start, w, 3).drain_until(horizon, u64::MAX, |_| {}))
+            .sum();
+        assert!((sent as f64 / 300_000.0 - 1.0).abs() < 0.01, "sent {sent}");
+    }
+
+    #[test]
+    fn poisson_has_no_drift_over_ten_million_positions() {
+        let start = Instant::now();
+        let mut s = Schedule::new(rate(1_000_000, Arrival::Poisson), start, 0, 1);
+        for _ in 0..10_000_000u64 {
+            s.take();
+        }
+        // Ten million gaps of mean 1 µs: 10 s, with a relative spread of 1/sqrt(1e7).
+        let elapsed = (s.peek() - start).as_secs_f64();
+        assert!((elapsed / 10.0 - 1.0).abs() < 0.002, "elapsed {elapsed}");
+    }
+
+    #[test]
+    fn a_block_lasts_until_the_backlog_is_gone() {
+        let start = Instant::now();
+        let ms = Duration::from_millis;
+        let mut s = Schedule::new(rate(1000, Arrival::Uniform), start, 0, 1);
+        assert_eq!(s.take_due(start), Some((start, false)));
+        assert_eq!(s.take_due(start), None);
+        // 3 ms later, with every connection full: positions at 1, 2, 3 ms wait.
+        s.block();
+        assert_eq!(s.take_due(start + ms(3)), Some((start + ms(1), true)));
+        assert_eq!(s.take_due(start + ms(3)), Some((start + ms(2), true)));
+        // The last of the backlog lifts the block.
+        assert_eq!(s.take_due(start + ms(3)), Some((start + ms(3), true)));
+        assert!(!s.is_blocked());
+        assert_eq!(s.take_due(start + ms(4)), Some((start + ms(4), false)));
+    }
+
+    #[test]
+    fn a_schedule_starts_when_its_first_request_can_go_out() {
+        let start = Instant::now();
+        let ms = Duration::from_millis;
+        let mut s = Schedule::new(rate(1000, Arrival::Uniform), start, 1, 2);
+        s.start_at(start + ms(5));
+        // Once only: a share whose first position is not due yet keeps its start.
+        s.start_at(start + ms(6));
+        assert_eq!(s.take(), start + ms(5) + ms(1));
+        s.start_at(start + ms(50));
+        assert_eq!(s.peek(), start + ms(5) + ms(3));
+    }
+
+    #[test]
+    fn drain_counts_the_backlog() {
+        let start = Instant::now();
+        let mut s = Schedule::new(rate(1000, Arrival::Uniform), start, 0, 1);
+        s.take();
+        let mut oldest = None;
+        let n = s.drain_until(start + Duration::from_millis(10), u64::MAX, |t| {
+            oldest.get_or_insert(t);
+        });
+        // Positions at 1, 2, ..., 9 ms: the one at 10 ms is the end's, not before it.
+        assert_eq!(n, 9);
+        assert_eq!(oldest, Some(start + Duration::from_millis(1)));
+        assert_eq!(s.peek(), start + Duration::from_millis(10));
+    }
+
+    #[test]
+    fn a_long_backlog_is_counted_beyond_the_limit() {
+        let start = Instant::now();
+        let until = start + Duration::from_secs(10);
+        // Uniform: exactly, whatever the shares.
+        for (rate, share, shares) in [(1000, 0, 1), (70_000, 3, 7), (3, 0, 1), (999_983, 5, 6)] {
+            let all = Schedule::new(rate_of(rate), start, share, shares).drain_until(
+                until,
+                u64::MAX,
+                |_| {},
+            );
+            let mut s = Schedule::new(rate_of(rate), start, share, shares);
+            s.take();
+            let mut walked = 0;
+            let counted = s.drain_until(until, 100, |_| walked += 1);
+            assert_eq!(
+                (walked, counted),
+                (100.min(all - 1), all - 1),
+                "rate {rate}"
+            );
+        }
+        // Poisson: about the expected number.
+        let poisson = rate(100_000, Arrival::Poisson);
+        let all = Schedule::new(poisson, start, 0, 1).drain_until(until, u64::MAX, |_| {});
+        let counted = Schedule::new(poisson, start, 0, 1).drain_until(until, 1000, |_| {});
+        assert!(
+            (counted as f64 / all as f64 - 1.0).abs() < 0.01,
+            "{counted} vs {all}"
+        );
+    }
+
+    fn rate_of(per_sec: u64) -> Rate {
+        rate(per_sec, Arrival::Uniform)
+    }
+}

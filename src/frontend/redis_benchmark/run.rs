@@ -1,0 +1,221 @@
+//! `kvbench redis-benchmark`: the command line parsed, the servers asked what the report
+//! quotes, then one engine run per test, each printed as redis-benchmark prints it, and
+//! kvbench's result files at the end.
+//!
+//! ```text
+//! flags -> spec (-x reads stdin) -> warnings on stderr
+//! server part (resolve, TLS) -> engine::prepare (cluster: masters, slot map)
+//! --cluster banner, CONFIG GET (warn and omit on failure), -k 0 warning
+//! -I: idle connections, `clients: N` until Ctrl-C
+//! else: CSV header; for each pass (-l: until Ctrl-C), for each test:
+//!         engine::run_prepared(test's plan, live line observer) -> block / -q / CSV row
+//!       an empty line after the default suite
+//! --json-out-file / --hdr-file-prefix: the tests run, one row each
+//! ```
+//!
+//! Exit status: 0; 1 for a bad flag, a failed connection or an error reply (`Error from
+//! server: ...` on stderr, as redis-benchmark); 128 + the signal after Ctrl-C.
+
+use std::ffi::OsString;
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::flags::{BenchmarkSpec, Parsed, parse};
+use super::live::{Live, Showing, print_now};
+use super::outputs::{self, Collected};
+use super::plan::{self as rb_plan, rb_threads, shows_live};
+use super::render::{
+    CSV_HEADER, KEEPALIVE_WARNING, OutputMode, RunInfo, TestResult, cluster_masters, idle_banner,
+    render_test, suite_footer,
+};
+use super::server_info;
+use super::suite::{PayloadGenerator, Test};
+use super::tests_for;
+use crate::engine::{self, Outcome, Prepared};
+use crate::error::Error;
+use crate::plan::Server;
+use crate::signals;
+
+/// Runs redis-benchmark's command line `args` (program name first); returns the exit
+/// status.
+pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
+    let mut spec = match parse(args)? {
+        Parsed::Print(text) => {
+            print!("{text}");
+            return Ok(0);
+        }
+        Parsed::Run(spec) => *spec,
+    };
+    spec.read_last_arg(std::io::stdin().lock())?;
+    for warning in &spec.warnings {
+        eprintln!("{warning}");
+    }
+    let server = rb_plan::server(&spec)?;
+    signals::install();
+    // The server part is the same for every plan: discovery and queries use the idle one.
+    let probe = rb_plan::test_plan(&spec, &server, 1, None, None, false);
+    let prepared = engine::prepare(&probe).map_err(|e| {
+        Error::run(if spec.cluster {
+            format!("Failed to fetch cluster configuration: {e}")
+        } else {
+            e
+        })
+    })?;
+    if spec.cluster {
+        print_now(&cluster_masters(&server_info::masters(&probe, &prepared)));
+    }
+    let server_info = server_info::read_server_info(&probe, &prepared);
+    let threads = rb_threads(&spec, prepared.masters().len());
+    if !spec.keep_alive {
+        eprint!("{KEEPALIVE_WARNING}");
+    }
+    let run = Runner {
+        live: shows_live(spec.output, std::io::stdout().is_terminal()),
+        info: RunInfo {
+            clients: spec.clients,
+            keep_alive: spec.keep_alive,
+            threads,
+            server: server_info,
+            precision: spec.precision,
+        },
+        slot_tags: rb_plan::slot_tags(&spec),
+        spec: &spec,
+        server: &server,
+        prepared: &prepared,
+    };
+    if spec.idle {
+        return run.idle();
+    }
+    if spec.output == OutputMode::Csv {
+        print_now(CSV_HEADER);
+    }
+    let mut collected = Collected::default();
+    let status = run.passes(&mut collected);
+    let written = outputs::write(&spec, &collected);
+    let status = status?;
+    written?;
+    Ok(status)
+}
+
+/// What every test of the invocation shares.
+struct Runner<'a> {
+    spec: &'a BenchmarkSpec,
+    server: &'a Server,
+    prepared: &'a Prepared,
+    info: RunInfo,
+    slot_tags: Option<Arc<[[u8; 3]]>>,
+    /// The live line is shown (a terminal, not `--csv`).
+    live: bool,
+}
+
+/// How a test ended when the invocation cannot go on.
+enum Stop {
+    /// Exit with this status (an error reply, Ctrl-C).
+    Exit(u8),
+    /// A failure, printed as `error: ...`.
+    Failed(Error),
+}
+
+impl Runner<'_> {
+    /// The passes over the tests (one, or until Ctrl-C with `-l`); the exit status.
+    fn passes(&self, collected: &mut Collected) -> Result<u8, Error> {
+        let mut payload = PayloadGenerator::default();
+        loop {
+            for test in tests_for(self.spec, &mut payload) {
+                match self.test(&test, collected) {
+                    Ok(()) => {}
+                    Err(Stop::Exit(status)) => return Ok(status),
+                    Err(Stop::Failed(err)) => return Err(err),
+                }
+            }
+            if self.spec.command.is_none() {
+                print_now(suite_footer(self.spec.output));
+            }
+            if !self.spec.loop_forever {
+                return Ok(0);
+            }
+            if let Some(signal) = signals::received() {
+                return Ok(signals::exit_code(signal) as u8);
+            }
+        }
+    }
+
+    /// Runs one test and prints its result.
+    fn test(&self, test: &Test, collected: &mut Collected) -> Result<(), Stop> {
+        let plan = rb_plan::test_plan(
+            self.spec,
+            self.server,
+            self.info.threads,
+            Some(test),
+            self.slot_tags.as_ref(),
+            self.live,
+        );
+        let showing = if self.live {
+            Showing::Test(test.title.clone())
+        } else {
+            Showing::Nothing
+        };
+        let mut live = Live::new(showing);
+        let outcome = engine::run_prepared(&Arc::new(plan), self.prepared, &mut live);
+        live.clear();
+        let mut outcome = self.check(outcome)?;
+        let Some(results) = outcome.runs.pop() else {
+            return Ok(());
+        };
+        if let Some(row) = results.rows.first() {
+            let elapsed = if row.ops_per_sec > 0.0 {
+                Duration::from_secs_f64(row.count as f64 / row.ops_per_sec)
+            } else {
+                Duration::from_millis(results.duration_ms)
+            };
+            let result = TestResult {
+                title: test.title.clone(),
+                requests: row.count,
+                elapsed,
+                payload_bytes: test.payload_bytes,
+                latency: row.histogram.clone(),
+            };
+            print_now(&render_test(&self.info, &result, self.spec.output));
+        }
+        // Kept only for the files that need them: a histogram each is memory.
+        if self.spec.json_out_file.is_some() || self.spec.hdr_file_prefix.is_some() {
+            collected.push(results);
+        }
+        Ok(())
+    }
+
+    /// `-I`: connections that send nothing, until Ctrl-C or a refusal.
+    fn idle(&self) -> Result<u8, Error> {
+        print_now(&idle_banner(self.spec.clients));
+        let plan = rb_plan::test_plan(self.spec, self.server, self.info.threads, None, None, true);
+        let mut live = Live::new(Showing::Idle);
+        let outcome = engine::run_prepared(&Arc::new(plan), self.prepared, &mut live);
+        match self.check(outcome) {
+            Ok(_) => Ok(0),
+            Err(Stop::Exit(status)) => Ok(status),
+            Err(Stop::Failed(err)) => Err(err),
+        }
+    }
+
+    /// Whether a run's outcome lets the invocation go on: an error reply is
+    /// redis-benchmark's `Error from server` and status 1, Ctrl-C ends it with 128 + the
+    /// signal, any other failure is an error.
+    fn check(&self, mut outcome: Outcome) -> Result<Outcome, Stop> {
+        if let Some((server, text)) = &outcome.error_reply {
+            if self.spec.cluster {
+                eprintln!("Error from server {server}: {text}");
+            } else {
+                eprintln!("Error from server: {text}");
+            }
+            return Err(Stop::Exit(1));
+        }
+        if let Some(err) = outcome.error.take() {
+            return Err(Stop::Failed(err));
+        }
+        if let Some(signal) = outcome.signal {
+            return Err(Stop::Exit(signals::exit_code(signal) as u8));
+        }
+        Ok(outcome)
+    }
+}

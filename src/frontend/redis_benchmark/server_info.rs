@@ -1,0 +1,124 @@
+//! What redis-benchmark reads from the servers before the tests, through the engine's
+//! one-shot queries: `CONFIG GET save` / `appendonly` for each block's "host
+//! configuration" lines (per master in cluster mode; a server that refuses is left out
+//! with a warning), and in cluster mode each master's node ID for the banner
+//! (`CLUSTER NODES`).
+
+use super::render::{HostConfig, MasterInfo, ServerInfo};
+use crate::engine::Prepared;
+use crate::engine::query::query;
+use crate::plan::{Endpoint, Plan};
+use crate::protocol::resp_value::{Value, value};
+
+/// The configuration of the server (or of each master), warning on stderr, in
+/// redis-benchmark's words, about any that could not be read.
+pub fn read_server_info(plan: &Plan, prepared: &Prepared) -> ServerInfo {
+    if !plan.server.cluster_mode {
+        let config = host_config(plan, &plan.server.endpoint);
+        if config.is_none() {
+            eprintln!("WARNING: Could not fetch server CONFIG");
+        }
+        return ServerInfo::Single(config);
+    }
+    let configs = prepared
+        .masters()
+        .iter()
+        .map(|node| {
+            let config = host_config(plan, &node.endpoint());
+            if config.is_none() {
+                eprintln!("WARNING: Could not fetch node CONFIG {}", node.name());
+            }
+            config
+        })
+        .collect();
+    ServerInfo::Cluster(configs)
+}
+
+/// `CONFIG GET save` and `CONFIG GET appendonly` from one server; `None` on any failure.
+fn host_config(plan: &Plan, endpoint: &Endpoint) -> Option<HostConfig> {
+    let replies = query(
+        plan,
+        endpoint,
+        &[
+            &[b"CONFIG", b"GET", b"save"],
+            &[b"CONFIG", b"GET", b"appendonly"],
+        ],
+    )
+    .ok()?;
+    Some(HostConfig {
+        save: config_value(replies.first()?)?,
+        appendonly: config_value(replies.get(1)?)?,
+    })
+}
+
+/// The value of a `CONFIG GET name` reply (`*2 name value`, or a RESP3 map).
+fn config_value(reply: &[u8]) -> Option<String> {
+    match value(reply)?.0 {
+        Value::Array(items) => match items.get(1)? {
+            Value::Bulk(v) | Value::Simple(v) => Some(String::from_utf8_lossy(v).into_owned()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The masters for the `--cluster` banner, with their node IDs when `CLUSTER NODES`
+/// names them.
+pub fn masters(plan: &Plan, prepared: &Prepared) -> Vec<MasterInfo> {
+    let nodes_text = query(plan, &plan.server.endpoint, &[&[b"CLUSTER", b"NODES"]])
+        .ok()
+        .and_then(|replies| {
+            replies.first().and_then(|r| match value(r)?.0 {
+                Value::Bulk(text) | Value::Other(text) => {
+                    Some(String::from_utf8_lossy(text).into_owned())
+                }
+                _ => None,
+            })
+        })
+        .unwrap_or_default();
+    prepared
+        .masters()
+        .iter()
+        .map(|node| MasterInfo {
+            name: node_id(&nodes_text, &node.host, node.port),
+            host: node.host.clone(),
+            port: node.port,
+        })
+        .collect()
+}
+
+/// The ID `CLUSTER NODES` gives the node at `host:port`
+/// (`<id> <ip:port@cport[,hostname]> <flags> ...`).
+fn node_id(nodes: &str, host: &str, port: u16) -> Option<String> {
+    let wanted = format!("{host}:{port}");
+    nodes.lines().find_map(|line| {
+        let mut fields = line.split_whitespace();
+        let id = fields.next()?;
+        let addr = fields.next()?;
+        let ip_port = addr.split(['@', ',']).next()?;
+        (ip_port == wanted).then(|| id.to_string())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_replies_and_node_ids() {
+        assert_eq!(
+            config_value(b"*2\r\n$4\r\nsave\r\n$0\r\n\r\n").as_deref(),
+            Some("")
+        );
+        assert_eq!(
+            config_value(b"%1\r\n$10\r\nappendonly\r\n$2\r\nno\r\n").as_deref(),
+            Some("no")
+        );
+        assert_eq!(config_value(b"-ERR unknown\r\n"), None);
+        let nodes = "b596 127.0.0.1:17103@27103 myself,master - 0 0 1 connected 0-5460\n\
+                     c1d2 127.0.0.1:17102@27102,host.example master - 0 0 2 connected 5461-10922\n";
+        assert_eq!(node_id(nodes, "127.0.0.1", 17102).as_deref(), Some("c1d2"));
+        assert_eq!(node_id(nodes, "127.0.0.1", 17103).as_deref(), Some("b596"));
+        assert_eq!(node_id(nodes, "127.0.0.1", 1), None);
+    }
+}

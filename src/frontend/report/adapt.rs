@@ -1,0 +1,388 @@
+//! One JSON result file (kvbench's, memtier_benchmark's or a merged one, as
+//! `resultfile` read it) into one run of the HTML report's model.
+//!
+//! What the page needs and where it comes from:
+//!
+//! | model | from the file |
+//! | --- | --- |
+//! | rows | the main block's rows ([`main_block`]): `ALL STATS`, else the `-x N` aggregate, else the best run, else the first block |
+//! | hits/misses | only for rows the table gives them to (`Gets`, `Totals` of SET/GET) |
+//! | average | `Average Latency`; memtier writes 0 in `Totals`: then the histogram's mean |
+//! | p50 / p99 / p99.9 | the row's compressed histogram when it holds every request, else `Percentile Latencies` (`p50.00`...) |
+//! | per second | `Time-Serie`: count over the second's length (the last second may be partial) |
+//! | spectrum | the row's `Compressed Histogram` (µs) |
+//! | rate sweep | kvbench's `Rate Steps` (a sweep's file shows the curve, not a table) |
+//! | configuration | `configuration`, then the run's facts (block, start, duration, run information, SLO) |
+
+use crate::date::civil_from_days;
+use crate::report::html::{RateSweep, Row, Run, SecondPoint, SweepStep};
+use crate::resultfile::ordered::Json;
+use crate::resultfile::{
+    Block, BlockKind, JsonResult, RateSteps, RowData, Runtime, Second, find_percentile,
+};
+use crate::results::latency_at_percentile_ms;
+
+/// A final partial second shorter than this (seconds) is left out of the per-second
+/// series: its rate is a few requests over a few milliseconds, noise that would plot as a
+/// plunge or a spike.
+const MIN_LAST_SECOND: f64 = 0.5;
+
+/// The run `json` describes, named `label`.
+pub fn run_from_json(label: String, json: &JsonResult) -> Run {
+    let block = main_block(json);
+    let mut config: Vec<(String, String)> = json
+        .configuration
+        .iter()
+        .map(|(key, value)| (key.clone(), value_text(value)))
+        .collect();
+    if let Some(block) = block {
+        config.extend(block_facts(block));
+    }
+    config.extend(run_information(json));
+
+    let sweep = json.rate_steps.as_ref().map(|steps| {
+        config.extend(sweep_facts(steps));
+        rate_sweep(steps)
+    });
+    // A sweep's file is its curve: its steps are separate runs at different rates, and no
+    // one of them stands for the file in a table.
+    let rows = match (block, &sweep) {
+        (Some(block), None) => block.rows.iter().map(|r| row(r, &block.runtime)).collect(),
+        _ => Vec::new(),
+    };
+    Run {
+        label,
+        config,
+        interrupted: json.blocks.iter().any(|b| b.runtime.interrupted),
+        rows,
+        sweep,
+    }
+}
+
+/// The block that stands for the whole file: `ALL STATS` (one run, or a merged result);
+/// for `-x N` the aggregate of the runs, else the best run; else the first block.
+pub fn main_block(json: &JsonResult) -> Option<&Block> {
+    let find = |wanted: fn(BlockKind) -> bool| json.blocks.iter().find(|b| wanted(b.kind));
+    find(|k| k == BlockKind::AllStats)
+        .or_else(|| find(|k| matches!(k, BlockKind::Aggregated(_))))
+        .or_else(|| find(|k| k == BlockKind::Best))
+        .or_else(|| json.blocks.first())
+}
+
+/// A configuration value as the page shows it: strings without their quotes, anything
+/// else (numbers, `null`, the arrays a merge writes where its inputs differ) as JSON.
+fn value_text(value: &Json) -> String {
+    match value {
+        Json::String(s) => s.clone(),
+        other => other.to_literal(),
+    }
+}
+
+/// The block's title (when the file has several), when it started (UTC) and how long it
+/// took.
+fn block_facts(block: &Block) -> Vec<(String, String)> {
+    let mut facts = Vec::new();
+    if block.kind != BlockKind::AllStats {
+        facts.push(("results".to_string(), block.title.clone()));
+    }
+    if block.runtime.start_epoch_ms > 0 {
+        facts.push((
+            "start time".to_string(),
+            utc_text(block.runtime.start_epoch_ms),
+        ));
+    }
+    if block.runtime.duration_ms > 0 {
+        facts.push((
+            "duration".to_string(),
+            format!("{:.3} s", block.runtime.duration_ms as f64 / 1000.0),
+        ));
+    }
+    facts
+}
+
+/// `2026-11-30 12:10:58 UTC` for milliseconds since the epoch.
+fn utc_text(epoch_ms: u64) -> String {
+    let secs = epoch_ms / 1000;
+    let (year, month, day) = civil_from_days((secs / 86_400) as i64);
+    let of_day = secs % 86_400;
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        of_day / 3600,
+        of_day / 60 % 60,
+        of_day % 60
+    )
+}
+
+/// The `"run information"` object's facts, named as the file names them.
+fn run_information(json: &JsonResult) -> Vec<(String, String)> {
+    let info = &json.run_info;
+    [
+        ("Threads", info.threads),
+        ("Connections per thread", info.connections_per_thread),
+        ("Requests per client", info.requests_per_client),
+        ("Seconds", info.seconds),
+    ]
+    .into_iter()
+    .filter_map(|(key, value)| value.map(|v| (key.to_string(), v.to_string())))
+    .collect()
+}
+
+/// The sweep's objective and verdict.
+fn sweep_facts(steps: &RateSteps) -> Vec<(String, String)> {
+    let mut facts = Vec::new();
+    if let Some(slo) = &steps.slo {
+        facts.push(("SLO".to_string(), slo.clone()));
+        facts.push((
+            "Highest Rate Held".to_string(),
+            steps
+                .highest_rate_held
+                .map_or_else(|| "none".to_string(), |r| r.to_string()),
+        ));
+    }
+    if let Some(planned) = steps.planned_steps {
+        facts.push(("Planned Steps".to_string(), planned.to_string()));
+    }
+    facts
+}
+
+fn rate_sweep(steps: &RateSteps) -> RateSweep {
+    RateSweep {
+        steps: steps
+            .steps
+            .iter()
+            .map(|s| SweepStep {
+                target_ops_per_sec: s.target_per_sec,
+                achieved_ops_per_sec: s.achieved_per_sec,
+                p50_ms: s.percentile_ms(50.0).unwrap_or(0.0),
+                p99_ms: s.percentile_ms(99.0).unwrap_or(0.0),
+                p999_ms: s.percentile_ms(99.9).unwrap_or(0.0),
+            })
+            .collect(),
+    }
+}
+
+fn row(data: &RowData, runtime: &Runtime) -> Row {
+    let ran = data.count > 0;
+    let histogram = data.histogram.as_ref().filter(|h| !h.is_empty());
+    // A histogram that holds every request gives the table's figures with the table's
+    // rank rule; it also stands in where memtier wrote nonsense (the Totals percentiles
+    // of its AGGREGATED block, computed from an empty histogram).
+    let complete = histogram.filter(|h| h.len() == data.count);
+    let percentile = |p: f64| {
+        complete
+            .map(|h| latency_at_percentile_ms(h, p))
+            .or_else(|| find_percentile(&data.percentiles, p))
+            .or_else(|| histogram.map(|h| latency_at_percentile_ms(h, p)))
+            .filter(|_| ran)
+    };
+    let mut row = Row::named(&data.name);
+    row.count = data.count;
+    row.ops_per_sec = data.ops_per_sec;
+    if data.has_hits {
+        row.hits_per_sec = Some(data.hits_per_sec);
+        row.misses_per_sec = Some(data.misses_per_sec);
+    }
+    row.avg_ms = ran.then(|| average_ms(data)).flatten();
+    row.p50_ms = percentile(50.0);
+    row.p99_ms = percentile(99.0);
+    row.p999_ms = percentile(99.9);
+    row.kb_per_sec = data.kb_per_sec;
+    row.per_second = per_second(&data.series, runtime.duration_ms);
+    row.histogram = histogram.cloned();
+    row
+}
+
+/// The row's mean latency: as written, except memtier's 0 in `Totals` (a bug of its
+/// writer), for which the histogram's mean stands in, or else the accumulated latency
+/// over the count.
+fn average_ms(data: &RowData) -> Option<f64> {
+    if data.average_latency_ms > 0.0 {
+        return Some(data.average_latency_ms);
+    }
+    if let Some(h) = data.histogram.as_ref().filter(|h| !h.is_empty()) {
+        return Some(h.mean() / 1000.0);
+    }
+    if data.accumulated_latency_ms > 0.0 {
+        return Some(data.accumulated_latency_ms / data.count as f64);
+    }
+    Some(data.average_latency_ms)
+}
+
+/// The per-second series: each second's count over its length (1 s, the last one what is
+/// left of the run's duration), a final sliver shorter than [`MIN_LAST_SECOND`] left out.
+fn per_second(series: &[Second], duration_ms: u64) -> Vec<SecondPoint> {
+    let run_secs = duration_ms as f64 / 1000.0;
+    let mut points = Vec::with_capacity(series.len());
+    for (i, second) in series.iter().enumerate() {
+        let last = i + 1 == series.len();
+        let left = run_secs - second.offset as f64;
+        let length = if last && duration_ms > 0 && left > 0.0 && left < 1.0 {
+            left
+        } else {
+            1.0
+        };
+        if last && length < MIN_LAST_SECOND && !points.is_empty() {
+            continue;
+        }
+        let percentile = |p: f64| {
+            find_percentile(&second.percentiles, p)
+                .or_else(|| {
+                    second
+                        .histogram
+                        .as_ref()
+                        .filter(|h| !h.is_empty())
+                        .map(|h| latency_at_percentile_ms(h, p))
+                })
+                .filter(|_| second.count > 0)
+        };
+        points.push(SecondPoint {
+            second: second.offset,
+            ops_per_sec: second.count as f64 / length,
+            p50_ms: percentile(50.0),
+            p99_ms: percentile(99.0),
+        });
+    }
+    points
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resultfile::{Content, read_str};
+
+    const MEMTIER_DEFAULT: &str = include_str!("../../results/testdata/default.json");
+    const MEMTIER_RUNS3: &str = include_str!("../../results/testdata/runs3.json");
+    const KV_SINGLE: &str = include_str!("../../resultfile/testdata/kvbench_single.json");
+
+    fn json(text: &str) -> JsonResult {
+        match read_str("t.json", text).unwrap().content {
+            Content::Json(j) => j,
+            Content::IntervalLog(_) => panic!("not JSON"),
+        }
+    }
+
+    fn row<'a>(run: &'a Run, name: &str) -> &'a Row {
+        run.rows.iter().find(|r| r.name == name).unwrap()
+    }
+
+    #[test]
+    fn memtier_json_fills_every_row_and_the_totals_average() {
+        let run = run_from_json("m".into(), &json(MEMTIER_DEFAULT));
+        let names: Vec<&str> = run.rows.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["Sets", "Gets", "Waits", "Totals"]);
+        let sets = row(&run, "Sets");
+        assert_eq!(sets.count, 400);
+        assert_eq!((sets.hits_per_sec, sets.misses_per_sec), (None, None));
+        assert_eq!(sets.p99_ms, Some(0.231));
+        let gets = row(&run, "Gets");
+        assert_eq!(gets.hits_per_sec, Some(2012.63));
+        // memtier writes 0 for Totals' average: the histogram's mean stands in.
+        let totals = row(&run, "Totals");
+        let avg = totals.avg_ms.unwrap();
+        assert!((avg - 0.0886).abs() < 0.002, "{avg}");
+        assert_eq!(totals.histogram.as_ref().map(|h| h.len()), Some(800));
+        // A row that never ran has no latency at all.
+        let waits = row(&run, "Waits");
+        assert_eq!(
+            (waits.avg_ms, waits.p50_ms, waits.p999_ms),
+            (None, None, None)
+        );
+        // A 17 ms run: its one (partial) second is kept, at its true rate.
+        assert_eq!(sets.per_second.len(), 1);
+        let rate = sets.per_second[0].ops_per_sec;
+        assert!((rate - 400.0 / 0.017).abs() < 1.0, "{rate}");
+        assert_eq!(sets.per_second[0].p50_ms, Some(0.095));
+        // Configuration in file order, strings unquoted, nulls as null, then the facts.
+        assert_eq!(run.config[0], ("server".into(), "127.0.0.1".into()));
+        assert!(run.config.contains(&("unix socket".into(), "null".into())));
+        assert!(run.config.contains(&("Threads".into(), "2".into())));
+        assert!(
+            run.config
+                .contains(&("start time".into(), "2026-11-29 19:06:20 UTC".into())),
+            "{:?}",
+            run.config
+        );
+        assert!(!run.interrupted);
+        assert!(run.sweep.is_none());
+    }
+
+    #[test]
+    fn a_run_count_file_shows_its_aggregate() {
+        let j = json(MEMTIER_RUNS3);
+        let block = main_block(&j).unwrap();
+        assert!(
+            matches!(block.kind, BlockKind::Aggregated(3)),
+            "{}",
+            block.title
+        );
+        let run = run_from_json("x3".into(), &j);
+        assert!(
+            run.config
+                .iter()
+                .any(|(k, v)| k == "results" && v.starts_with("AGGREGATED")),
+            "{:?}",
+            run.config
+        );
+        // memtier's text table, not the nonsense its JSON holds for the aggregate's Totals
+        // (0.007 for every percentile, from an empty histogram).
+        let totals = row(&run, "Totals");
+        assert!(totals.histogram.is_some());
+        assert_eq!(
+            (totals.p50_ms, totals.p99_ms, totals.p999_ms),
+            (Some(0.039), Some(0.175), Some(0.231))
+        );
+        let avg = totals.avg_ms.unwrap();
+        assert!((avg - 0.03413).abs() < 0.001, "{avg}");
+    }
+
+    #[test]
+    fn the_last_sliver_of_a_second_is_left_out() {
+        let j = json(KV_SINGLE);
+        let block = main_block(&j).unwrap();
+        let series = &block.rows.last().unwrap().series;
+        let duration = series.len() as u64 * 1000 - 900; // the last second lasts 0.1 s
+        let points = per_second(series, duration);
+        if series.len() > 1 {
+            assert_eq!(points.len(), series.len() - 1);
+        }
+        // Without a duration (an aggregate) every second is whole.
+        assert_eq!(per_second(series, 0).len(), series.len());
+        let whole = per_second(series, series.len() as u64 * 1000);
+        assert_eq!(whole.len(), series.len());
+        assert_eq!(whole[0].ops_per_sec, series[0].count as f64);
+    }
+
+    #[test]
+    fn a_sweep_is_its_curve() {
+        let text = KV_SINGLE;
+        let end = text.rfind('}').unwrap();
+        let doc = format!(
+            "{},\"Rate Steps\":{{\"SLO\":\"p99:5\",\"Highest Rate Held\":null,\"Planned Steps\":2,\"Steps\":[{{\"Target Rate\":1000,\"Achieved Rate\":990.5,\"p50.00\":0.1,\"p99.00\":6.0,\"p99.90\":9.0,\"Late\":0,\"Unfinished\":0,\"SLO Value\":6.0,\"Held\":\"false\"}}]}}}}",
+            &text[..end]
+        );
+        let run = run_from_json("sweep".into(), &json(&doc));
+        assert!(run.rows.is_empty());
+        let sweep = run.sweep.unwrap();
+        assert_eq!(
+            sweep.steps,
+            [SweepStep {
+                target_ops_per_sec: 1000.0,
+                achieved_ops_per_sec: 990.5,
+                p50_ms: 0.1,
+                p99_ms: 6.0,
+                p999_ms: 9.0,
+            }]
+        );
+        assert!(run.config.contains(&("SLO".into(), "p99:5".into())));
+        assert!(
+            run.config
+                .contains(&("Highest Rate Held".into(), "none".into()))
+        );
+    }
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc_text(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc_text(1_795_979_180_809), "2026-11-29 19:06:20 UTC");
+    }
+}

@@ -1,0 +1,340 @@
+//! An open-loop run's schedule as the reports show it: target and achieved rates, late
+//! sends, the send lag, what the run left unfinished, and, when the target was missed,
+//! why, judged from the evidence the run recorded.
+//!
+//! ```text
+//! achieved < 99 % of target?
+//!   late for want of the generator > late for want of a connection  -> Generator
+//!   connections x pipeline / service floor (p5) < target              -> ConnectionsBusy
+//!   otherwise (the service time rose with every connection full)     -> ServerTooSlow
+//! ```
+
+use hdrhistogram::Histogram;
+
+use crate::results::value_at_percentile_us;
+use crate::stats::ScheduleStats;
+
+/// The share of the target rate that counts as reached.
+pub const REACHED: f64 = 0.99;
+
+/// The service-time percentile taken as what a request costs the server when it is not
+/// queueing (a low one, but not the minimum, which one lucky request sets).
+const SERVICE_FLOOR_PERCENTILE: f64 = 5.0;
+
+/// How the load was spread, to judge why a target was missed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capacity {
+    /// Connections in all (clients, all threads).
+    pub connections: u64,
+    /// Requests in flight per connection at most.
+    pub pipeline: u64,
+}
+
+/// Why an open-loop run fell short of its target.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Behind {
+    /// Every connection was full and the service time rose well above its floor: the
+    /// server answers no faster.
+    ServerTooSlow {
+        service_p50_ms: f64,
+        service_floor_ms: f64,
+    },
+    /// Every connection was full while the service time stayed near its floor: these
+    /// connections cannot carry the target, however fast the server.
+    ConnectionsBusy {
+        slots: u64,
+        service_floor_ms: f64,
+        max_per_sec: f64,
+    },
+    /// Requests went out late although connections had room: the generator's own thread
+    /// (its CPU, or its wake-ups) is the limit.
+    Generator { late: u64, lag_p99_ms: f64 },
+}
+
+impl Behind {
+    /// The reason as one line, for the text report and the JSON.
+    pub fn reason(&self) -> String {
+        match *self {
+            Behind::ServerTooSlow {
+                service_p50_ms,
+                service_floor_ms,
+            } => format!(
+                "the server is too slow: with every connection full its service time rose \
+                 to {service_p50_ms:.3} ms (p50) from {service_floor_ms:.3} ms (p5)"
+            ),
+            Behind::ConnectionsBusy {
+                slots,
+                service_floor_ms,
+                max_per_sec,
+            } => format!(
+                "connections all busy: {slots} requests in flight at most (connections × \
+                 pipeline) at a service time of {service_floor_ms:.3} ms carry about \
+                 {max_per_sec:.0} requests/s; add connections (-c, -t) or --pipeline"
+            ),
+            Behind::Generator { late, lag_p99_ms } => format!(
+                "the generator's own CPU: {late} requests went out late while connections \
+                 had room (send lag p99 {lag_p99_ms:.3} ms); add threads (-t) or lower the rate"
+            ),
+        }
+    }
+}
+
+/// How an open-loop run kept its schedule.
+#[derive(Clone, Debug)]
+pub struct ScheduleResult {
+    /// Requests per second aimed at, all connections together.
+    pub target_per_sec: u64,
+    /// `uniform` or `poisson`.
+    pub arrival: &'static str,
+    /// The rate was set per connection (`--rate-limiting`).
+    pub per_connection: bool,
+    /// Requests answered per second of the run.
+    pub achieved_per_sec: f64,
+    pub health: ScheduleStats,
+    /// Why the target was missed, when it was.
+    pub behind: Option<Behind>,
+}
+
+impl ScheduleResult {
+    /// The result of a run that aimed at `target_per_sec` and answered
+    /// `achieved_per_sec`; `service` is its Totals' service-time histogram (µs).
+    pub fn new(
+        target_per_sec: u64,
+        arrival: &'static str,
+        per_connection: bool,
+        achieved_per_sec: f64,
+        health: ScheduleStats,
+        service: Option<&Histogram<u64>>,
+        capacity: Capacity,
+    ) -> ScheduleResult {
+        let behind = diagnose(
+            target_per_sec as f64,
+            achieved_per_sec,
+            &health,
+            service,
+            capacity,
+        );
+        ScheduleResult {
+            target_per_sec,
+            arrival,
+            per_connection,
+            achieved_per_sec,
+            health,
+            behind,
+        }
+    }
+
+    /// Achieved as a percentage of the target.
+    pub fn achieved_percent(&self) -> f64 {
+        percent(self.achieved_per_sec, self.target_per_sec as f64)
+    }
+
+    /// Late sends as a percentage of all scheduled sends.
+    pub fn late_percent(&self) -> f64 {
+        percent(self.health.late as f64, self.health.sent as f64)
+    }
+
+    /// Several runs' schedules as one (`-x N`): counts and histograms added, the
+    /// achieved rate averaged and, when that average misses the target, the first run's
+    /// reason that missed it too.
+    pub fn aggregate(all: &[&ScheduleResult]) -> Option<ScheduleResult> {
+        let first = all.first()?;
+        let mut health = ScheduleStats::new();
+        for s in all {
+            health.merge(&s.health);
+        }
+        let achieved_per_sec =
+            all.iter().map(|s| s.achieved_per_sec).sum::<f64>() / all.len() as f64;
+        let reached = achieved_per_sec >= first.target_per_sec as f64 * REACHED;
+        Some(ScheduleResult {
+            achieved_per_sec,
+            health,
+            behind: if reached {
+                None
+            } else {
+                all.iter().find_map(|s| s.behind)
+            },
+            ..(*first).clone()
+        })
+    }
+}
+
+fn percent(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 {
+        part / whole * 100.0
+    } else {
+        0.0
+    }
+}
+
+fn ms(us: u64) -> f64 {
+    us as f64 / 1000.0
+}
+
+/// Why `achieved` fell short of `target`, or `None` when it did not (or when nothing
+/// went out late and nothing was left unsent: a shortfall from the run's edges alone).
+fn diagnose(
+    target: f64,
+    achieved: f64,
+    health: &ScheduleStats,
+    service: Option<&Histogram<u64>>,
+    capacity: Capacity,
+) -> Option<Behind> {
+    if achieved >= target * REACHED || (health.late == 0 && health.unsent_at_end == 0) {
+        return None;
+    }
+    if health.late_generator() > health.late_blocked {
+        return Some(Behind::Generator {
+            late: health.late_generator(),
+            lag_p99_ms: ms(value_at_percentile_us(&health.lag, 99.0)),
+        });
+    }
+    let (floor_us, p50_us) = match service {
+        Some(h) if !h.is_empty() => (
+            value_at_percentile_us(h, SERVICE_FLOOR_PERCENTILE).max(1),
+            value_at_percentile_us(h, 50.0),
+        ),
+        _ => (1, 1),
+    };
+    let slots = capacity.connections.max(1) * capacity.pipeline.max(1);
+    // Little's law: with every slot busy, requests per second = slots / service time.
+    let max_per_sec = slots as f64 * 1e6 / floor_us as f64;
+    if max_per_sec < target {
+        Some(Behind::ConnectionsBusy {
+            slots,
+            service_floor_ms: ms(floor_us),
+            max_per_sec,
+        })
+    } else {
+        Some(Behind::ServerTooSlow {
+            service_p50_ms: ms(p50_us),
+            service_floor_ms: ms(floor_us),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::new_histogram;
+
+    fn health(late_blocked: u64, late_generator: u64) -> ScheduleStats {
+        let mut h = ScheduleStats::new();
+        for _ in 0..late_blocked {
+            h.record_send(5000, true);
+        }
+        for _ in 0..late_generator {
+            h.record_send(3000, false);
+        }
+        for _ in 0..1000 {
+            h.record_send(10, false);
+        }
+        h
+    }
+
+    fn service(values_us: &[(u64, u64)]) -> Histogram<u64> {
+        let mut h = new_histogram();
+        for &(v, n) in values_us {
+            h.record_n(v, n).unwrap();
+        }
+        h
+    }
+
+    const CAP: Capacity = Capacity {
+        connections: 10,
+        pipeline: 1,
+    };
+
+    #[test]
+    fn a_reached_target_has_no_reason() {
+        let r = ScheduleResult::new(1000, "uniform", false, 995.0, health(500, 0), None, CAP);
+        assert_eq!(r.behind, None);
+        assert!((r.achieved_percent() - 99.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn late_with_room_is_the_generator() {
+        let r = ScheduleResult::new(1000, "uniform", false, 500.0, health(10, 400), None, CAP);
+        assert!(matches!(
+            r.behind,
+            Some(Behind::Generator { late: 400, .. })
+        ));
+        assert!(
+            r.behind
+                .unwrap()
+                .reason()
+                .starts_with("the generator's own CPU")
+        );
+    }
+
+    #[test]
+    fn full_connections_at_a_low_service_time_are_too_few() {
+        // 10 connections at 50 µs carry 200 000/s at most: a 1 000 000/s target needs more.
+        let s = service(&[(50, 1000)]);
+        let r = ScheduleResult::new(
+            1_000_000,
+            "uniform",
+            false,
+            190_000.0,
+            health(400, 0),
+            Some(&s),
+            CAP,
+        );
+        match r.behind {
+            Some(Behind::ConnectionsBusy {
+                slots, max_per_sec, ..
+            }) => {
+                assert_eq!(slots, 10);
+                assert!((max_per_sec - 200_000.0).abs() < 1000.0, "{max_per_sec}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn full_connections_at_a_risen_service_time_mean_a_slow_server() {
+        // A floor of 50 µs would carry 200 000/s, but the service time rose to 2 ms.
+        let s = service(&[(50, 100), (2000, 900)]);
+        let r = ScheduleResult::new(
+            100_000,
+            "uniform",
+            false,
+            5_000.0,
+            health(400, 0),
+            Some(&s),
+            CAP,
+        );
+        assert!(
+            matches!(r.behind, Some(Behind::ServerTooSlow { .. })),
+            "{:?}",
+            r.behind
+        );
+        assert!(
+            r.behind
+                .unwrap()
+                .reason()
+                .starts_with("the server is too slow")
+        );
+    }
+
+    #[test]
+    fn aggregate_adds_counts_and_averages_rates() {
+        let a = ScheduleResult::new(1000, "poisson", false, 1000.0, health(0, 0), None, CAP);
+        let b = ScheduleResult::new(1000, "poisson", false, 500.0, health(0, 400), None, CAP);
+        let agg = ScheduleResult::aggregate(&[&a, &b]).unwrap();
+        assert_eq!(agg.health.sent, 2400);
+        assert_eq!(agg.achieved_per_sec, 750.0);
+        assert!(agg.behind.is_some());
+        assert_eq!(agg.arrival, "poisson");
+        // A run behind in an average that reached the target gives no reason.
+        let c = ScheduleResult::new(1000, "poisson", false, 985.0, health(0, 400), None, CAP);
+        let d = ScheduleResult::new(1000, "poisson", false, 999.0, health(0, 0), None, CAP);
+        assert!(c.behind.is_some());
+        assert!(
+            ScheduleResult::aggregate(&[&c, &d])
+                .unwrap()
+                .behind
+                .is_none()
+        );
+    }
+}

@@ -1,0 +1,91 @@
+//! A throwaway Redis Cluster: three cluster-enabled redis-servers on free ports joined
+//! with `redis-cli --cluster create` (no replicas), ready once every node says
+//! `cluster_state:ok`. Dropping it stops the servers.
+
+use std::collections::HashMap;
+use std::process::Command;
+
+use super::{CONDITION_TIMEOUT, RedisServer, free_port, wait_until};
+
+/// Three masters sharing the 16384 slots.
+pub struct RedisCluster {
+    pub nodes: Vec<RedisServer>,
+}
+
+impl RedisCluster {
+    /// Starts three nodes and joins them; panics with redis-cli's output if that fails.
+    pub fn start() -> RedisCluster {
+        let nodes: Vec<RedisServer> = (0..3)
+            .map(|_| {
+                // The bus port would be port + 10000, past 65535 for a high free port.
+                let bus = free_port().to_string();
+                RedisServer::start_with(&[
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--cluster-node-timeout",
+                    "5000",
+                    "--cluster-port",
+                    &bus,
+                ])
+            })
+            .collect();
+        let addrs: Vec<String> = nodes.iter().map(|n| n.addr()).collect();
+        let out = Command::new("redis-cli")
+            .arg("--cluster")
+            .arg("create")
+            .args(&addrs)
+            .arg("--cluster-yes")
+            .output()
+            .expect("redis-cli runs");
+        assert!(
+            out.status.success(),
+            "cluster create failed: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        wait_until("cluster_state:ok", CONDITION_TIMEOUT, || {
+            nodes
+                .iter()
+                .all(|n| n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"))
+        });
+        RedisCluster { nodes }
+    }
+
+    /// Calls of `command` summed over the masters (`INFO commandstats`).
+    pub fn calls(&self, command: &str) -> u64 {
+        self.per_node(command).iter().sum()
+    }
+
+    /// Calls of `command` on each master, in node order.
+    pub fn per_node(&self, command: &str) -> Vec<u64> {
+        self.nodes
+            .iter()
+            .map(|n| n.commandstats().get(command).copied().unwrap_or(0))
+            .collect()
+    }
+
+    /// Every command's calls summed over the masters.
+    pub fn commandstats(&self) -> HashMap<String, u64> {
+        let mut all = HashMap::new();
+        for node in &self.nodes {
+            for (command, calls) in node.commandstats() {
+                *all.entry(command).or_insert(0) += calls;
+            }
+        }
+        all
+    }
+
+    /// Zeroes every master's statistics and empties its keyspace.
+    pub fn reset(&self) {
+        for node in &self.nodes {
+            node.flushall();
+            node.config_resetstat();
+        }
+    }
+
+    /// Keys summed over the masters.
+    pub fn dbsize(&self) -> u64 {
+        self.nodes.iter().map(RedisServer::dbsize).sum()
+    }
+}

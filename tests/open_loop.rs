@@ -1,0 +1,286 @@
+//! Open-loop load against a real redis-server: a server stall shows in the response
+//! times (the true open-loop values) and not in the service times, with `--rate` and with
+//! memtier's `--rate-limiting`; a total rate is held (uniform and Poisson); the warm-up
+//! is left out; a rate far beyond the server is reported as behind; a sweep stops at its
+//! objective. Each test checks what the server saw, not only what kvbench printed.
+
+mod common;
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use common::{CONDITION_TIMEOUT, RedisServer, TestDir, kvbench, kvbench_at, wait_until};
+
+/// SET and GET calls the server counted.
+fn set_get_calls(server: &RedisServer) -> u64 {
+    let stats = server.commandstats();
+    stats.get("set").copied().unwrap_or(0) + stats.get("get").copied().unwrap_or(0)
+}
+
+fn f64_at(v: &Value, path: &[&str]) -> f64 {
+    let mut at = v;
+    for key in path {
+        at = &at[*key];
+    }
+    at.as_f64()
+        .unwrap_or_else(|| panic!("{path:?} is not a number: {at}"))
+}
+
+/// A 10 s run at 2000 requests/s on 10 connections (`pacing` sets the rate), with the
+/// server asleep for one second from 4 s in (when it has counted 8000 requests). Every
+/// request due during the stall waits for it, so 2000 of the 20000 requests (10%) have
+/// response times spread evenly over 0-1000 ms: p95 about 500 ms and p99 about 900 ms.
+/// Their service times, from when each actually went out, stay low.
+fn stall_run(pacing: &[&str]) -> Value {
+    let server = RedisServer::start_with(&["--enable-debug-command", "yes"]);
+    let run = kvbench_at(server.port, &["-t", "1", "-c", "10", "--test-time=10"])
+        .args(pacing)
+        .args(&["--hide-histogram", "--print-percentiles=50,90,95,99"])
+        .with_json()
+        .spawn();
+    wait_until("8000 requests answered", CONDITION_TIMEOUT, || {
+        set_get_calls(&server) >= 8000
+    });
+    // Blocks this thread for the second the server sleeps.
+    assert_eq!(server.cli(&["DEBUG", "SLEEP", "1"]), "OK");
+    let out = run.wait(Duration::from_secs(60));
+    assert!(out.status.success(), "{}", out.describe());
+    let json = out.json();
+    let totals = &json["ALL STATS"]["Totals"];
+    let count = totals["Count"].as_u64().unwrap();
+    // The stall did not lower the rate: every request due was sent, late.
+    assert!((19_700..=20_010).contains(&count), "count {count}");
+    let served = set_get_calls(&server);
+    assert!(
+        served >= count && served <= count + 20,
+        "server {served}, kvbench {count}"
+    );
+    let p = |key: &str| f64_at(totals, &["Percentile Latencies", key]);
+    let (p95, p99) = (p("p95.00"), p("p99.00"));
+    assert!((380.0..=620.0).contains(&p95), "response p95 {p95} ms");
+    assert!((800.0..=1050.0).contains(&p99), "response p99 {p99} ms");
+    let s = |key: &str| f64_at(totals, &["Service Latency", "Percentile Latencies", key]);
+    let (s90, s99) = (s("p90.00"), s("p99.00"));
+    // Sub-millisecond while the machine is quiet; a loaded 2-core box adds scheduling
+    // delays of a few milliseconds, still two orders below the response times.
+    assert!(s90 < 1.0, "service p90 {s90} ms");
+    assert!(s99 < 50.0, "service p99 {s99} ms");
+    let schedule = &json["ALL STATS"]["Schedule"];
+    // The requests due during the stall went out late, waiting for a connection.
+    assert!(
+        schedule["Late Waiting For Connection"].as_u64().unwrap() >= 1500,
+        "{schedule}"
+    );
+    json
+}
+
+#[test]
+fn a_stall_shows_in_response_time_with_a_total_rate() {
+    let json = stall_run(&["--rate=2000"]);
+    let schedule = &json["ALL STATS"]["Schedule"];
+    assert_eq!(schedule["Target Rate"], 2000);
+    assert_eq!(schedule["Rate Set"], "in all");
+    assert_eq!(json["configuration"]["rate"], 2000);
+    assert_eq!(json["configuration"]["arrival"], "uniform");
+}
+
+#[test]
+fn a_stall_shows_in_response_time_with_a_rate_per_connection() {
+    let json = stall_run(&["--rate-limiting=200"]);
+    let schedule = &json["ALL STATS"]["Schedule"];
+    assert_eq!(schedule["Target Rate"], 2000);
+    assert_eq!(schedule["Rate Set"], "per connection");
+    assert_eq!(json["configuration"]["rate_limit"], 200);
+}
+
+/// A total rate the server sustains, held within `tolerance` (a fraction) by what the
+/// server counted over the measured seconds and by what kvbench reports.
+fn holds_rate(arrival: &str, tolerance: f64) {
+    let server = RedisServer::start();
+    let out = kvbench_at(server.port, &["-t", "2", "-c", "5", "--test-time=3"])
+        .args(&[
+            "--rate=20000",
+            &format!("--arrival={arrival}"),
+            "--hide-histogram",
+        ])
+        .with_json()
+        .ok();
+    let json = out.json();
+    let schedule = &json["ALL STATS"]["Schedule"];
+    let achieved = f64_at(schedule, &["Achieved Rate"]);
+    assert!(
+        (achieved / 20_000.0 - 1.0).abs() <= tolerance,
+        "achieved {achieved}/s ({arrival})"
+    );
+    let served = set_get_calls(&server) as f64;
+    assert!(
+        (served / 60_000.0 - 1.0).abs() <= tolerance,
+        "the server counted {served} requests in 3 s ({arrival})"
+    );
+    assert_eq!(schedule["Arrival"], arrival);
+}
+
+#[test]
+fn a_uniform_rate_is_held() {
+    holds_rate("uniform", 0.02);
+}
+
+#[test]
+fn a_poisson_rate_is_held() {
+    holds_rate("poisson", 0.03);
+}
+
+#[test]
+fn the_warmup_is_left_out_of_every_result_and_file() {
+    let server = RedisServer::start();
+    let dir = TestDir::new("warmup");
+    let prefix = dir.file_arg("lat");
+    let out = kvbench_at(server.port, &["-t", "1", "-c", "4", "--rate=2000"])
+        .args(&["--warmup=2", "--test-time=2", "--hide-histogram"])
+        .args(&[format!("--hdr-file-prefix={prefix}")])
+        .with_json()
+        .ok();
+    let json = out.json();
+    let count = json["ALL STATS"]["Totals"]["Count"].as_u64().unwrap();
+    let served = set_get_calls(&server);
+    // 4 s at 2000/s reach the server; kvbench reports the last 2 s only.
+    assert!((3_900..=4_010).contains(&count), "kvbench counted {count}");
+    let warmup_share = served - count;
+    assert!(
+        (3_900..=4_100).contains(&warmup_share),
+        "server {served} - kvbench {count} = {warmup_share}, not the warm-up's 4000"
+    );
+    assert_eq!(json["configuration"]["warmup"], 2);
+    // Seconds 0 and 1 of the measured part (and a last partial one, when replies came
+    // in as the deadline passed): none of the warm-up.
+    let series = json["ALL STATS"]["Totals"]["Time-Serie"]
+        .as_object()
+        .unwrap();
+    assert!(
+        (2..=3).contains(&series.len()),
+        "seconds reported: {series:?}"
+    );
+    let in_series: u64 = series.values().map(|s| s["Count"].as_u64().unwrap()).sum();
+    assert_eq!(in_series, count);
+    assert!(f64_at(&json, &["ALL STATS", "Runtime", "Total duration"]) < 2_200.0);
+    // The HDR files hold the measured requests only, service times tagged.
+    let hgrm = std::fs::read_to_string(dir.file("lat_FULL_RUN_1.hgrm")).unwrap();
+    let tagged = hgrm
+        .lines()
+        .filter(|l| l.starts_with("Tag=service,"))
+        .count();
+    let plain = hgrm
+        .lines()
+        .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))
+        .count();
+    assert!(plain == tagged && (2..=3).contains(&plain), "{hgrm}");
+    let service_txt = std::fs::read_to_string(dir.file("lat_FULL_RUN_1_service.txt")).unwrap();
+    let total_count: u64 = service_txt
+        .lines()
+        .find_map(|l| l.split("Total count    =").nth(1))
+        .and_then(|v| v.trim().trim_end_matches(']').trim().parse().ok())
+        .unwrap();
+    assert_eq!(total_count, count);
+}
+
+#[test]
+fn a_rate_far_beyond_the_server_is_reported_behind() {
+    let server = RedisServer::start();
+    let out = kvbench_at(server.port, &["-t", "1", "-c", "1", "--test-time=2"])
+        .args(&["--rate=1000000", "--hide-histogram"])
+        .with_json()
+        .ok();
+    let json = out.json();
+    let schedule = &json["ALL STATS"]["Schedule"];
+    // The target stays what was asked; what was achieved and why not are said.
+    assert_eq!(schedule["Target Rate"], 1_000_000);
+    assert!(f64_at(schedule, &["Achieved Percent"]) < 50.0, "{schedule}");
+    assert!(f64_at(schedule, &["Late Percent"]) > 50.0, "{schedule}");
+    let behind = schedule["Behind"].as_str().unwrap_or_default();
+    assert!(behind.starts_with("connections all busy"), "{schedule}");
+    assert!(
+        schedule["Unsent At End"].as_u64().unwrap() > 100_000,
+        "{schedule}"
+    );
+    let text = out.stdout_text();
+    assert!(
+        text.contains("\nBehind target connections all busy"),
+        "{text}"
+    );
+    // The server saw what kvbench says it answered, no more.
+    let count = json["ALL STATS"]["Totals"]["Count"].as_u64().unwrap();
+    let served = set_get_calls(&server);
+    assert!(
+        served >= count && served <= count + 2,
+        "{served} vs {count}"
+    );
+}
+
+#[test]
+fn a_sweep_stops_at_the_first_step_that_breaks_the_objective() {
+    let server = RedisServer::start();
+    // 2000/s holds p99 <= 100 ms; 502000/s on one connection cannot (its backlog grows
+    // by the second); the third step must never run.
+    let out = kvbench_at(server.port, &["-t", "1", "-c", "1", "--hide-histogram"])
+        .args(&[
+            "--rate-sweep=2000:1002000:500000",
+            "--step-duration=1",
+            "--slo=p99:100",
+        ])
+        .with_json()
+        .ok();
+    let json = out.json();
+    let steps = &json["Rate Steps"];
+    assert_eq!(steps["SLO"], "p99:100");
+    assert_eq!(steps["Highest Rate Held"], 2000);
+    let list = steps["Steps"].as_array().unwrap();
+    assert_eq!(list.len(), 2, "{steps}");
+    assert_eq!(list[0]["Held"], "true");
+    assert_eq!(list[1]["Held"], "false");
+    assert_eq!(list[1]["Target Rate"], 502_000);
+    assert!(json.get("STEP #3 RESULTS (1002000 requests/s)").is_none());
+    let text = out.stdout_text();
+    assert!(text.contains("STEP #1 RESULTS (2000 requests/s)"), "{text}");
+    assert!(
+        text.contains(
+            "Highest rate that held p99 <= 100 ms: 2000 requests/s (stopped at 502000 requests/s"
+        ),
+        "{text}"
+    );
+    // The server saw the two steps only: 2000 plus what one connection carried in 1 s.
+    let first = json["STEP #1 RESULTS (2000 requests/s)"]["Totals"]["Count"]
+        .as_u64()
+        .unwrap();
+    let second = json["STEP #2 RESULTS (502000 requests/s)"]["Totals"]["Count"]
+        .as_u64()
+        .unwrap();
+    let served = set_get_calls(&server);
+    assert!(served >= first + second && served <= first + second + 2);
+}
+
+#[test]
+fn bad_open_loop_flags_are_one_line_errors() {
+    for (args, wanted) in [
+        (
+            &["--rate=0"][..],
+            "--rate must be a number of requests per second",
+        ),
+        (
+            &["--rate=10", "--rate-limiting=10"],
+            "cannot be used together",
+        ),
+        (&["--warmup=3"], "--warmup needs --test-time"),
+        (
+            &["--rate-sweep=1:10:1"],
+            "--rate-sweep needs --step-duration",
+        ),
+        (&["--slo=p99:1"], "--slo needs --rate-sweep"),
+    ] {
+        let out = kvbench(args).run();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", out.describe());
+        let stderr = out.stderr_text();
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(wanted), "{args:?}: {stderr}");
+    }
+}

@@ -1,0 +1,539 @@
+//! `kvbench redis-benchmark` against a real redis-server started by each test, side by
+//! side with the real redis-benchmark where the two must agree: what the server executed
+//! (`INFO commandstats`, `DBSIZE`, connections received), what each prints on stderr and
+//! its exit status. Output layout is compared in `redis_benchmark_output.rs`; cluster and
+//! TLS runs in `redis_benchmark_cluster.rs` and `redis_benchmark_tls.rs`.
+
+mod common;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::{
+    CONDITION_TIMEOUT, KVBENCH_TIMEOUT, RedisServer, TestDir, describe, kvbench, kvbench_command,
+    run_with_timeout, wait_until,
+};
+
+/// `kvbench redis-benchmark -h 127.0.0.1 -p PORT ARGS...`.
+fn kv(port: u16, args: &[&str]) -> common::Kvbench {
+    let port = port.to_string();
+    kvbench(&["redis-benchmark", "-h", "127.0.0.1", "-p", &port]).args(args)
+}
+
+/// The real redis-benchmark with the same arguments, run to completion.
+fn real(port: u16, args: &[&str]) -> std::process::Output {
+    let mut cmd = Command::new("redis-benchmark");
+    cmd.args(["-h", "127.0.0.1", "-p", &port.to_string()])
+        .args(args);
+    run_with_timeout(cmd, KVBENCH_TIMEOUT)
+}
+
+/// What the server executed since the last reset, without the harness's own calls.
+fn executed(server: &RedisServer) -> HashMap<String, u64> {
+    let mut stats = server.commandstats();
+    stats.remove("info");
+    stats.remove("config|resetstat");
+    stats.remove("flushall");
+    stats
+}
+
+/// `total_connections_received` from `INFO stats`.
+fn connections_received(server: &RedisServer) -> u64 {
+    let info = server.cli(&["INFO", "stats"]);
+    info.lines()
+        .find_map(|l| l.trim().strip_prefix("total_connections_received:"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no total_connections_received in {info:?}"))
+}
+
+/// What a run of `run` made the server execute, from an empty database and zeroed
+/// statistics, and how many connections it opened (the harness's own `redis-cli` calls
+/// left out).
+fn footprint(server: &RedisServer, run: impl FnOnce()) -> (HashMap<String, u64>, u64) {
+    server.flushall();
+    server.config_resetstat();
+    let before = connections_received(server);
+    run();
+    // Each `redis-cli` call of the harness is one connection: the INFO below is one.
+    let opened = connections_received(server) - before - 1;
+    (executed(server), opened)
+}
+
+#[test]
+fn full_suite_executes_what_redis_benchmark_executes() {
+    let server = RedisServer::start();
+    let args = ["-n", "100", "-c", "5", "-q"];
+    let (mine, _) = footprint(&server, || {
+        kv(server.port, &args).ok();
+    });
+    let (theirs, _) = footprint(&server, || {
+        let out = real(server.port, &args);
+        assert!(out.status.success(), "{}", describe(&out));
+    });
+    // The issue's figures for -n 100 (XADD is redis-benchmark 7.2's last test; the 7.0
+    // installed here ends at MSET).
+    for (command, calls) in [("ping", 200), ("lpush", 200), ("lrange", 400), ("set", 100)] {
+        assert_eq!(mine.get(command), Some(&calls), "{command}: {mine:?}");
+    }
+    assert_eq!(mine.get("xadd"), Some(&100));
+    let mut without_xadd = mine.clone();
+    without_xadd.remove("xadd");
+    let mut theirs = theirs;
+    theirs.remove("xadd");
+    assert_eq!(without_xadd, theirs, "kvbench vs redis-benchmark");
+    assert_eq!(
+        mine.get("config|get"),
+        Some(&2),
+        "CONFIG GET save/appendonly once"
+    );
+}
+
+#[test]
+fn random_keys_fill_exactly_the_keyspace() {
+    let server = RedisServer::start();
+    server.flushall();
+    kv(
+        server.port,
+        &["-t", "set", "-r", "50", "-n", "3000", "-c", "4", "-q"],
+    )
+    .ok();
+    assert_eq!(server.dbsize(), 50, "-r 50 fills keys 0..49");
+    let keys = server.cli(&["KEYS", "*"]);
+    for key in keys.lines() {
+        let digits = key.strip_prefix("key:").unwrap_or_else(|| panic!("{key}"));
+        assert_eq!(digits.len(), 12, "{key}");
+        assert!(digits.parse::<u64>().unwrap() < 50, "{key}");
+    }
+    server.flushall();
+    let out = real(
+        server.port,
+        &["-t", "set", "-r", "50", "-n", "3000", "-c", "4", "-q"],
+    );
+    assert!(out.status.success());
+    assert_eq!(server.dbsize(), 50, "redis-benchmark agrees");
+    // Without -r every request uses the one key, placeholder and all.
+    server.flushall();
+    kv(server.port, &["-t", "set", "-n", "200", "-q"]).ok();
+    assert_eq!(server.cli(&["KEYS", "*"]), "key:__rand_int__");
+}
+
+#[test]
+fn seed_makes_the_keys_repeatable() {
+    let server = RedisServer::start();
+    let keys = |seed: &str| {
+        server.flushall();
+        kv(
+            server.port,
+            &[
+                "-t",
+                "set",
+                "-r",
+                "1000000000",
+                "-n",
+                "30",
+                "-c",
+                "1",
+                "--seed",
+                seed,
+                "-q",
+            ],
+        )
+        .ok();
+        let mut keys: Vec<String> = server
+            .cli(&["KEYS", "*"])
+            .lines()
+            .map(str::to_string)
+            .collect();
+        keys.sort();
+        keys
+    };
+    let first = keys("7");
+    assert_eq!(first.len(), 30);
+    assert_eq!(keys("7"), first);
+    assert_ne!(keys("8"), first);
+}
+
+#[test]
+fn threads_spread_the_clients_and_share_the_requests() {
+    let server = RedisServer::start();
+    let (stats, opened) = footprint(&server, || {
+        let run = kv(
+            server.port,
+            &["-t", "set", "-n", "3001", "-c", "10", "--threads", "3"],
+        )
+        .ok();
+        let text = run.stdout_text();
+        assert!(
+            text.contains("  multi-thread: yes\n  threads: 3\n"),
+            "{text}"
+        );
+        assert!(text.contains("  3001 requests completed in "), "{text}");
+    });
+    assert_eq!(stats.get("set"), Some(&3001));
+    assert_eq!(opened, 10 + 1, "10 clients and the CONFIG GET connection");
+}
+
+#[test]
+fn pipelining_sends_exactly_n() {
+    let server = RedisServer::start();
+    let args = ["-t", "get,incr", "-n", "1000", "-P", "5", "-c", "3", "-q"];
+    let (mine, _) = footprint(&server, || {
+        kv(server.port, &args).ok();
+    });
+    let (theirs, _) = footprint(&server, || {
+        assert!(real(server.port, &args).status.success());
+    });
+    assert_eq!(mine, theirs);
+    assert_eq!(mine.get("get"), Some(&1000));
+    // kvbench sends exactly -n; redis-benchmark sends whole pipelines (102 here).
+    let (mine, _) = footprint(&server, || {
+        kv(
+            server.port,
+            &["-t", "get", "-n", "100", "-P", "3", "-c", "1", "-q"],
+        )
+        .ok();
+    });
+    assert_eq!(mine.get("get"), Some(&100));
+}
+
+#[test]
+fn no_keepalive_opens_a_connection_per_batch() {
+    let server = RedisServer::start();
+    for args in [
+        &["-t", "ping_mbulk", "-n", "60", "-c", "3", "-k", "0", "-q"][..],
+        &[
+            "-t",
+            "ping_mbulk",
+            "-n",
+            "60",
+            "-c",
+            "3",
+            "-k",
+            "0",
+            "-P",
+            "4",
+            "-q",
+        ][..],
+    ] {
+        let (mine, opened_mine) = footprint(&server, || {
+            let run = kv(server.port, args).ok();
+            assert!(
+                run.stderr_text()
+                    .starts_with("WARNING: Keepalive disabled."),
+                "{}",
+                run.describe()
+            );
+        });
+        let (theirs, opened_theirs) = footprint(&server, || {
+            assert!(real(server.port, args).status.success());
+        });
+        assert_eq!(mine, theirs, "{args:?}");
+        // One connection per batch, and CONFIG GET's; like redis-benchmark, a client
+        // whose batch is done reconnects while requests are left, and may then find them
+        // all taken by the others (it writes nothing on that connection).
+        let batch = if args.contains(&"-P") { 4 } else { 1 };
+        let needed = 60 / batch + 1;
+        for opened in [opened_mine, opened_theirs] {
+            assert!(
+                (needed..=needed + 3).contains(&opened),
+                "{args:?}: {opened_mine} and {opened_theirs} connections, {needed} needed"
+            );
+        }
+    }
+}
+
+#[test]
+fn arbitrary_command_and_its_title() {
+    let server = RedisServer::start();
+    server.flushall();
+    let run = kv(
+        server.port,
+        &["-n", "150", "-c", "4", "INCRBYFLOAT", "mykey", "10.0"],
+    )
+    .ok();
+    assert_eq!(server.cli(&["GET", "mykey"]), "1500");
+    let text = run.stdout_text();
+    assert!(
+        text.starts_with("====== INCRBYFLOAT mykey 10.0 ======\n"),
+        "{text}"
+    );
+    assert!(text.contains("  150 requests completed in "), "{text}");
+    // The payload figure is the encoded request's length, as redis-benchmark prints it.
+    assert!(text.contains("  43 bytes payload\n"), "{text}");
+    assert!(
+        !text.ends_with("\n\n"),
+        "no empty line after a command: {text:?}"
+    );
+    // -t is ignored with a command, with redis-benchmark's warning.
+    let run = kv(server.port, &["-n", "5", "-q", "-t", "get", "ping"]).ok();
+    assert_eq!(run.stderr_text(), "WARNING: Option -t is ignored.\n");
+    assert!(run.stdout_text().starts_with("ping: "));
+}
+
+#[test]
+fn x_reads_the_last_argument_from_stdin() {
+    let server = RedisServer::start();
+    server.flushall();
+    let port = server.port.to_string();
+    let mut child = kvbench_command()
+        .args([
+            "redis-benchmark",
+            "-p",
+            &port,
+            "-n",
+            "10",
+            "-c",
+            "2",
+            "-q",
+            "-x",
+        ])
+        .args(["set", "foo"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kvbench starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(b"hello\nworld\n")
+        .expect("stdin written");
+    let out = child.wait_with_output().expect("kvbench ends");
+    assert!(out.status.success(), "{}", describe(&out));
+    assert_eq!(server.cli(&["GET", "foo"]), "hello\nworld");
+    assert_eq!(server.cli(&["STRLEN", "foo"]), "12");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("set foo: "),
+        "the stdin argument stays out of the title: {text}"
+    );
+}
+
+#[test]
+fn uri_with_auth_and_setup_commands_as_redis_benchmark_sends_them() {
+    let server = RedisServer::start_with(&["--requirepass", "s3cret"]);
+    let port = server.port;
+    let uri = format!("redis://default:s3cret@127.0.0.1:{port}/2");
+    let args = [
+        "-u",
+        &uri,
+        "-t",
+        "set,get",
+        "-n",
+        "200",
+        "-c",
+        "4",
+        "-q",
+        "-3",
+        "--enable-tracking",
+    ];
+    let run_mine = || {
+        let mut cmd = kvbench_command();
+        cmd.arg("redis-benchmark").args(args);
+        let out = run_with_timeout(cmd, KVBENCH_TIMEOUT);
+        assert!(out.status.success(), "{}", describe(&out));
+    };
+    let run_theirs = || {
+        let mut cmd = Command::new("redis-benchmark");
+        cmd.args(args);
+        let out = run_with_timeout(cmd, KVBENCH_TIMEOUT);
+        assert!(out.status.success(), "{}", describe(&out));
+    };
+    let (mine, opened) = footprint(&server, run_mine);
+    let (theirs, _) = footprint(&server, run_theirs);
+    assert_eq!(mine, theirs);
+    // AUTH on each of 4 connections per test, and on the CONFIG GET one (and 3 from the
+    // harness's own redis-cli calls after the reset); the rest per connection: CLIENT
+    // TRACKING, SELECT 2, HELLO 3.
+    assert_eq!(mine.get("auth"), Some(&(9 + 3)), "{mine:?}");
+    assert_eq!(mine.get("client|tracking"), Some(&8));
+    assert_eq!(mine.get("select"), Some(&8));
+    assert_eq!(mine.get("hello"), Some(&8));
+    assert_eq!(opened, 9);
+    assert_eq!(
+        server.cli(&["-n", "2", "DBSIZE"]),
+        "1",
+        "keys went to database 2"
+    );
+    // A wrong password is refused, status 1.
+    let bad = format!("redis://default:wrong@127.0.0.1:{port}");
+    let run = kvbench(&[
+        "redis-benchmark",
+        "-u",
+        &bad,
+        "-t",
+        "ping_mbulk",
+        "-n",
+        "10",
+        "-q",
+    ])
+    .run();
+    assert_eq!(run.status.code(), Some(1), "{}", run.describe());
+    assert!(
+        run.stderr_text().contains("WRONGPASS"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        run.stderr_text()
+            .contains("WARNING: Could not fetch server CONFIG"),
+        "{}",
+        run.describe()
+    );
+}
+
+#[test]
+fn an_error_reply_stops_the_run_as_redis_benchmark_does() {
+    let server = RedisServer::start();
+    server.cli(&["RPUSH", "alist", "x"]);
+    let args = ["-n", "100", "-c", "2", "-q", "incr", "alist"];
+    let mine = kv(server.port, &args).run();
+    let theirs = real(server.port, &args);
+    assert_eq!(mine.status.code(), Some(1), "{}", mine.describe());
+    assert_eq!(theirs.status.code(), Some(1));
+    let line =
+        "Error from server: WRONGTYPE Operation against a key holding the wrong kind of value\n";
+    assert_eq!(mine.stderr_text(), line);
+    assert_eq!(String::from_utf8_lossy(&theirs.stderr), line);
+}
+
+#[test]
+fn idle_mode_holds_connections_until_ctrl_c() {
+    let server = RedisServer::start();
+    let before = server.connected_clients();
+    let idle = kv(server.port, &["-I", "-c", "7"]).spawn();
+    wait_until("7 idle connections", CONDITION_TIMEOUT, || {
+        server.connected_clients() >= before + 7
+    });
+    idle.wait_for_stdout("clients: 7\r");
+    // Idle connections send nothing at all.
+    server.config_resetstat();
+    // SAFETY: kill(2) on the PID of a child this test started and has not reaped.
+    unsafe { libc::kill(idle.pid() as i32, libc::SIGINT) };
+    let run = idle.wait(KVBENCH_TIMEOUT);
+    assert_eq!(run.status.code(), Some(130), "{}", run.describe());
+    let text = run.stdout_text();
+    assert!(
+        text.starts_with("Creating 7 idle connections and waiting forever (Ctrl+C when done)\n"),
+        "{text:?}"
+    );
+    assert!(text.contains("clients: 7\r"), "{text:?}");
+    assert!(executed(&server).is_empty(), "{:?}", executed(&server));
+}
+
+#[test]
+fn idle_mode_past_maxclients_is_refused() {
+    let server = RedisServer::start_with(&["--maxclients", "3"]);
+    let mine = kv(server.port, &["-I", "-c", "6"])
+        .timeout(Duration::from_secs(60))
+        .run();
+    assert_eq!(mine.status.code(), Some(1), "{}", mine.describe());
+    assert!(
+        mine.stderr_text()
+            .ends_with("Error from server: ERR max number of clients reached\n"),
+        "{}",
+        mine.describe()
+    );
+}
+
+#[test]
+fn loop_runs_until_ctrl_c() {
+    let server = RedisServer::start();
+    let looping = kv(server.port, &["-l", "-t", "ping_mbulk", "-n", "200", "-q"]).spawn();
+    wait_until("three passes", CONDITION_TIMEOUT, || {
+        server
+            .commandstats()
+            .get("ping")
+            .is_some_and(|&calls| calls >= 600)
+    });
+    // SAFETY: kill(2) on the PID of a child this test started and has not reaped.
+    unsafe { libc::kill(looping.pid() as i32, libc::SIGINT) };
+    let run = looping.wait(KVBENCH_TIMEOUT);
+    assert_eq!(run.status.code(), Some(130), "{}", run.describe());
+    let passes = run.stdout_text().matches("PING_MBULK: ").count();
+    assert!(passes >= 3, "{}", run.describe());
+}
+
+#[test]
+fn json_and_hdr_files_hold_one_row_per_test() {
+    let server = RedisServer::start();
+    let dir = TestDir::new("rb-json");
+    let json = dir.file_arg("rb.json");
+    let prefix = dir.file_arg("lat");
+    kv(
+        server.port,
+        &[
+            "-t",
+            "set,get,lrange_100",
+            "-n",
+            "300",
+            "-c",
+            "3",
+            "-q",
+            "--json-out-file",
+            &json,
+            "--hdr-file-prefix",
+            &prefix,
+        ],
+    )
+    .ok();
+    let file = kvbench::resultfile::read_file(std::path::Path::new(&json))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let kvbench::resultfile::Content::Json(doc) = file.content else {
+        panic!("not a JSON result");
+    };
+    let block = &doc.blocks[0];
+    let names: Vec<&str> = block.rows.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "SET",
+            "GET",
+            "LPUSH (needed to benchmark LRANGE)",
+            "LRANGE_100 (first 100 elements)",
+            "Totals"
+        ]
+    );
+    for row in &block.rows[..4] {
+        assert_eq!(row.count, 300, "{}", row.name);
+    }
+    assert_eq!(block.rows[4].count, 1200);
+    // Rows and distribution arrays have keys of their own.
+    let raw = common::read_json(std::path::Path::new(&json));
+    assert_eq!(raw["ALL STATS"]["SET"]["Count"].as_u64(), Some(300));
+    assert!(raw["ALL STATS"]["SET_latency"].is_array());
+    assert_eq!(
+        raw["configuration"]["tool"].as_str(),
+        Some("redis-benchmark")
+    );
+    for name in [
+        "lat_FULL_RUN_1.hgrm",
+        "lat_SET_latency_command_run_1.txt",
+        "lat_GET_latency_command_run_1.hgrm",
+    ] {
+        assert!(dir.file(name).exists(), "{name} written");
+    }
+}
+
+#[test]
+fn unreachable_server_and_bad_flags_are_one_line_errors() {
+    let port = common::closed_port();
+    let run = kv(port, &["-n", "10", "-q"]).run();
+    assert_eq!(run.status.code(), Some(1), "{}", run.describe());
+    let last = run.stderr_text();
+    assert!(
+        last.lines()
+            .last()
+            .is_some_and(|l| l.starts_with("error: cannot connect to 127.0.0.1:")),
+        "{last}"
+    );
+    let run = kvbench(&["redis-benchmark", "-c", "0"]).run();
+    assert_eq!(run.status.code(), Some(1));
+    assert_eq!(
+        run.stderr_text(),
+        "error: -c 0: the number of clients must be at least 1\n"
+    );
+}

@@ -1,0 +1,230 @@
+//! `kvbench redis-benchmark --cluster` against a 3-master Redis Cluster started by the
+//! test, beside the real redis-benchmark: the banner and blocks, every request executed
+//! once on the master that owns its key (no redirection), the same commands as the real
+//! tool, the tutorial's cluster line through the `redis-benchmark` link, and a resharding
+//! in mid-run followed.
+
+mod common;
+#[path = "common/rb_output.rs"]
+mod rb_output;
+
+use std::collections::HashMap;
+use std::process::Command;
+use std::time::Duration;
+
+use common::{
+    CONDITION_TIMEOUT, KVBENCH_TIMEOUT, RedisCluster, TestDir, describe, kvbench, run_with_timeout,
+    wait_until,
+};
+use rb_output::{BlockServer, parse_normal, parse_quiet};
+
+const KVBENCH: &str = env!("CARGO_BIN_EXE_kvbench");
+
+fn seed_args(cluster: &RedisCluster, args: &[&str]) -> Vec<String> {
+    let mut full = vec![
+        "-h".to_string(),
+        "127.0.0.1".to_string(),
+        "-p".to_string(),
+        cluster.nodes[0].port.to_string(),
+    ];
+    full.extend(args.iter().map(|a| a.to_string()));
+    full
+}
+
+fn run_ok(program: &str, args: &[String]) -> String {
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    let out = run_with_timeout(cmd, KVBENCH_TIMEOUT);
+    assert!(
+        out.status.success(),
+        "{program} {args:?}: {}",
+        describe(&out)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// What the run made the masters execute, the discovery and harness commands left out.
+fn benchmarked(cluster: &RedisCluster) -> HashMap<String, u64> {
+    let mut stats = cluster.commandstats();
+    stats.retain(|command, _| {
+        !command.starts_with("cluster|")
+            && !matches!(
+                command.as_str(),
+                "info"
+                    | "config|resetstat"
+                    | "config|get"
+                    | "flushall"
+                    | "command"
+                    | "command|docs"
+            )
+    });
+    stats
+}
+
+#[test]
+fn cluster_runs_land_every_request_on_its_master() {
+    let cluster = RedisCluster::start();
+    let args = [
+        "--cluster",
+        "-t",
+        "set,get,incr,lpush,sadd,mset",
+        "-n",
+        "600",
+        "-c",
+        "6",
+        "-r",
+        "1000",
+    ];
+    cluster.reset();
+    let dir = TestDir::new("rb-cluster");
+    let json = dir.file_arg("c.json");
+    let mut mine_args = vec!["redis-benchmark".to_string()];
+    mine_args.extend(seed_args(&cluster, &args));
+    mine_args.extend(["--json-out-file".to_string(), json.clone()]);
+    let mine = run_ok(KVBENCH, &mine_args);
+    let mine_stats = benchmarked(&cluster);
+    // Every master did its share of every test.
+    for command in ["set", "get", "incr", "lpush", "sadd", "mset"] {
+        let per_node = cluster.per_node(command);
+        assert_eq!(per_node.iter().sum::<u64>(), 600, "{command}: {per_node:?}");
+        assert!(per_node.iter().all(|&n| n > 0), "{command}: {per_node:?}");
+    }
+    // No request was sent to a master that does not own its key.
+    let doc = common::read_json(std::path::Path::new(&json));
+    for row in ["SET", "GET", "MSET (10 keys)", "Totals"] {
+        let r = &doc["ALL STATS"][row];
+        assert_eq!(r["MOVED/sec"].as_f64(), Some(0.0), "{row}: {r}");
+        assert_eq!(r["ASK/sec"].as_f64(), Some(0.0), "{row}: {r}");
+    }
+    cluster.reset();
+    run_ok("redis-benchmark", &seed_args(&cluster, &args));
+    assert_eq!(
+        mine_stats,
+        benchmarked(&cluster),
+        "kvbench vs redis-benchmark"
+    );
+
+    let out = parse_normal(&mine).unwrap_or_else(|e| panic!("{e}\n{mine}"));
+    let masters = out.masters.expect("the cluster banner");
+    assert_eq!(masters.len(), 3);
+    let mut ports: Vec<String> = masters.iter().map(|(_, addr)| addr.clone()).collect();
+    ports.sort();
+    let mut expected: Vec<String> = cluster.nodes.iter().map(|n| n.addr()).collect();
+    expected.sort();
+    assert_eq!(ports, expected);
+    for (id, _) in &masters {
+        assert_eq!(
+            id.as_deref().map(str::len),
+            Some(40),
+            "node IDs: {masters:?}"
+        );
+    }
+    for block in &out.blocks {
+        assert!(
+            matches!(&block.server, BlockServer::Cluster { masters: 3, nodes } if nodes.len() == 3),
+            "{block:?}"
+        );
+        assert_eq!((block.multi_thread, block.threads), (true, Some(3)));
+    }
+}
+
+#[test]
+fn the_tutorial_cluster_line_through_the_link() {
+    let cluster = RedisCluster::start();
+    let dir = TestDir::new("rb-cluster-link");
+    let link = dir.file("redis-benchmark");
+    std::os::unix::fs::symlink(KVBENCH, &link).expect("link to kvbench");
+    // `redis-benchmark -q -p 17001 -h 192.168.56.105 -d 1024 --cluster`, -n scaled down.
+    let args: Vec<String> = [
+        "-q",
+        "-p",
+        &cluster.nodes[0].port.to_string(),
+        "-h",
+        "127.0.0.1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain(["-d", "1024", "--cluster", "-n", "300"].map(String::from))
+    .collect();
+    let theirs = run_ok("redis-benchmark", &args);
+    let mine = run_ok(&link.to_string_lossy(), &args);
+    let titles = |raw: &str| -> Vec<String> {
+        // Both print the banner first; -q lines follow it.
+        let body = raw.split("\n\n").skip(2).collect::<Vec<_>>().join("\n\n");
+        parse_quiet(&body)
+            .unwrap_or_else(|e| panic!("{e}\n{raw}"))
+            .into_iter()
+            .map(|l| l.title)
+            .filter(|t| t != "XADD")
+            .collect()
+    };
+    assert_eq!(titles(&mine), titles(&theirs));
+    assert!(
+        mine.starts_with("Cluster has 3 master nodes:\n\nMaster 0: "),
+        "{mine}"
+    );
+}
+
+#[test]
+fn a_resharding_in_mid_run_is_followed() {
+    let cluster = RedisCluster::start();
+    cluster.reset();
+    let port = cluster.nodes[0].port.to_string();
+    let run = kvbench(&[
+        "redis-benchmark",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--cluster",
+        "-t",
+        "set",
+        "-r",
+        "500",
+        "-n",
+        "300000",
+        "-c",
+        "6",
+        "-q",
+    ])
+    .with_json()
+    .spawn();
+    wait_until("load on the cluster", CONDITION_TIMEOUT, || {
+        cluster.calls("set") > 3000
+    });
+    let from = cluster.nodes[0].cli(&["CLUSTER", "MYID"]);
+    let to = cluster.nodes[1].cli(&["CLUSTER", "MYID"]);
+    let reshard = Command::new("redis-cli")
+        .args(["--cluster", "reshard", &format!("127.0.0.1:{port}")])
+        .args([
+            "--cluster-from",
+            &from,
+            "--cluster-to",
+            &to,
+            "--cluster-slots",
+            "1000",
+            "--cluster-yes",
+        ])
+        .output()
+        .expect("redis-cli runs");
+    assert!(
+        reshard.status.success(),
+        "{}",
+        String::from_utf8_lossy(&reshard.stdout)
+    );
+    let out = run.wait(Duration::from_secs(180));
+    assert!(out.status.success(), "{}", out.describe());
+    let doc = out.json();
+    let totals = &doc["ALL STATS"]["Totals"];
+    let redirects = totals["MOVED/sec"].as_f64().unwrap() + totals["ASK/sec"].as_f64().unwrap();
+    assert!(
+        redirects > 0.0,
+        "the run ended before the resharding: {totals}"
+    );
+    // Every redirected request was sent again: the masters executed exactly -n.
+    assert_eq!(cluster.calls("set"), 300_000);
+    assert!(
+        cluster.calls("cluster|slots") >= 2,
+        "the slot map was read again"
+    );
+}

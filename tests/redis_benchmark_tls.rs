@@ -1,0 +1,265 @@
+//! `kvbench redis-benchmark --tls` against a TLS-only redis-server started by the test
+//! (certificates from the test PKI, client certificates required): requests executed
+//! as with the real redis-benchmark, `rediss://`, `--cacertdir`, `--insecure`, and
+//! `--tls-ciphers` / `--tls-ciphersuites` deciding which servers a handshake succeeds
+//! with, the same way OpenSSL's redis-benchmark decides it.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{
+    KVBENCH_TIMEOUT, RedisServer, TestDir, TestPki, describe, kvbench, run_with_timeout, wait_until,
+};
+
+/// `--tls` and the PKI's files: the CA and the client certificate.
+fn tls_args(pki: &TestPki) -> Vec<String> {
+    vec![
+        "--tls".into(),
+        "--cacert".into(),
+        pki.file("ca.pem"),
+        "--cert".into(),
+        pki.file("client.pem"),
+        "--key".into(),
+        pki.file("client.key"),
+    ]
+}
+
+fn args_for(server: &RedisServer, tls: &[String], rest: &[&str]) -> Vec<String> {
+    let mut args = vec![
+        "-h".to_string(),
+        "127.0.0.1".to_string(),
+        "-p".to_string(),
+        server.port.to_string(),
+    ];
+    args.extend(tls.iter().cloned());
+    args.extend(rest.iter().map(|s| s.to_string()));
+    args
+}
+
+fn mine(args: &[String]) -> common::Run {
+    kvbench(&["redis-benchmark"]).args(args).run()
+}
+
+fn theirs(args: &[String]) -> std::process::Output {
+    let mut cmd = Command::new("redis-benchmark");
+    cmd.args(args);
+    run_with_timeout(cmd, KVBENCH_TIMEOUT)
+}
+
+#[test]
+fn tls_runs_execute_what_redis_benchmark_executes() {
+    let pki = TestPki::generate();
+    let server = RedisServer::start_tls(&pki, "server", &[]);
+    let args = args_for(
+        &server,
+        &tls_args(&pki),
+        &["-t", "set,get", "-n", "300", "-c", "3", "-q"],
+    );
+    server.config_resetstat();
+    let run = mine(&args);
+    assert!(run.status.success(), "{}", run.describe());
+    let stats = server.commandstats();
+    assert_eq!(
+        (stats.get("set"), stats.get("get")),
+        (Some(&300), Some(&300))
+    );
+    server.config_resetstat();
+    let out = theirs(&args);
+    assert!(out.status.success(), "{}", describe(&out));
+    let real = server.commandstats();
+    assert_eq!((real.get("set"), real.get("get")), (Some(&300), Some(&300)));
+
+    // rediss:// turns TLS on; --cacertdir trusts a directory's certificates.
+    let dir = TestDir::new("rb-cacertdir");
+    std::fs::copy(pki.path("ca.pem"), dir.file("ca.pem")).expect("copy the CA");
+    let uri = format!("rediss://127.0.0.1:{}", server.port);
+    let run = kvbench(&[
+        "redis-benchmark",
+        "-u",
+        &uri,
+        "--cacertdir",
+        &dir.path().to_string_lossy(),
+        "--cert",
+        &pki.file("client.pem"),
+        "--key",
+        &pki.file("client.key"),
+        "-t",
+        "ping_mbulk",
+        "-n",
+        "100",
+        "-q",
+    ])
+    .run();
+    assert!(run.status.success(), "{}", run.describe());
+}
+
+#[test]
+fn an_unknown_ca_fails_unless_insecure() {
+    let pki = TestPki::generate();
+    let server = RedisServer::start_tls(&pki, "server", &[]);
+    let client = [
+        "--tls".to_string(),
+        "--cert".to_string(),
+        pki.file("client.pem"),
+        "--key".to_string(),
+        pki.file("client.key"),
+    ];
+    let mut other_ca = client.to_vec();
+    other_ca.extend(["--cacert".to_string(), pki.file("other-ca.pem")]);
+    let run = mine(&args_for(
+        &server,
+        &other_ca,
+        &["-t", "ping_mbulk", "-n", "50", "-q"],
+    ));
+    assert_eq!(run.status.code(), Some(1), "{}", run.describe());
+    let err = run.stderr_text();
+    assert!(
+        err.contains("certificate") && err.contains("--insecure"),
+        "{err}"
+    );
+    let mut insecure = client.to_vec();
+    insecure.push("--insecure".to_string());
+    let run = mine(&args_for(
+        &server,
+        &insecure,
+        &["-t", "ping_mbulk", "-n", "50", "-q"],
+    ));
+    assert!(run.status.success(), "{}", run.describe());
+}
+
+/// Whether a run with `extra` TLS flags against `server` gets through, for both tools.
+fn handshakes(server: &RedisServer, pki: &TestPki, extra: &[&str]) -> (bool, bool) {
+    let mut tls = tls_args(pki);
+    tls.extend(extra.iter().map(|s| s.to_string()));
+    let args = args_for(
+        server,
+        &tls,
+        &["-t", "ping_mbulk", "-n", "20", "-c", "1", "-q"],
+    );
+    let run = mine(&args);
+    if !run.status.success() {
+        assert!(
+            run.stderr_text().contains("TLS"),
+            "a failed handshake says so: {}",
+            run.describe()
+        );
+    }
+    (run.status.success(), theirs_succeeds(&args))
+}
+
+/// Whether the real redis-benchmark completes with `args`. After a failed handshake it
+/// keeps retrying instead of exiting: a run still going after 10 s has failed (and is
+/// killed, by its PID).
+fn theirs_succeeds(args: &[String]) -> bool {
+    let mut child = Command::new("redis-benchmark")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("redis-benchmark starts");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut status = None;
+    wait_until(
+        "redis-benchmark to end or give up",
+        Duration::from_secs(30),
+        || {
+            status = child.try_wait().ok().flatten();
+            status.is_some() || Instant::now() >= deadline
+        },
+    );
+    match status {
+        Some(status) => status.success(),
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            false
+        }
+    }
+}
+
+#[test]
+fn tls13_suites_choose_the_servers_a_handshake_works_with() {
+    let pki = TestPki::generate();
+    let server = RedisServer::start_tls(
+        &pki,
+        "server",
+        &[
+            "--tls-protocols",
+            "TLSv1.3",
+            "--tls-ciphersuites",
+            "TLS_AES_256_GCM_SHA384",
+        ],
+    );
+    assert_eq!(
+        handshakes(
+            &server,
+            &pki,
+            &["--tls-ciphersuites", "TLS_AES_256_GCM_SHA384"]
+        ),
+        (true, true)
+    );
+    assert_eq!(
+        handshakes(
+            &server,
+            &pki,
+            &["--tls-ciphersuites", "TLS_AES_128_GCM_SHA256"]
+        ),
+        (false, false)
+    );
+    assert_eq!(
+        handshakes(
+            &server,
+            &pki,
+            &[
+                "--tls-ciphersuites",
+                "TLS_CHACHA20_POLY1305_SHA256:TLS_AES_256_GCM_SHA384"
+            ]
+        ),
+        (true, true)
+    );
+}
+
+#[test]
+fn tls12_ciphers_choose_the_servers_a_handshake_works_with() {
+    let pki = TestPki::generate();
+    let server = RedisServer::start_tls(
+        &pki,
+        "server",
+        &[
+            "--tls-protocols",
+            "TLSv1.2",
+            "--tls-ciphers",
+            "ECDHE-ECDSA-AES256-GCM-SHA384",
+        ],
+    );
+    assert_eq!(
+        handshakes(&server, &pki, &["--tls-ciphers", "HIGH:!AES128"]),
+        (true, true)
+    );
+    assert_eq!(
+        handshakes(&server, &pki, &["--tls-ciphers", "DEFAULT:-AES256"]),
+        (false, false)
+    );
+    assert_eq!(
+        handshakes(
+            &server,
+            &pki,
+            &["--tls-ciphers", "ECDHE-ECDSA-AES256-GCM-SHA384"]
+        ),
+        (true, true)
+    );
+    // A list that leaves nothing rustls offers is a usage error before any connection.
+    let mut tls = tls_args(&pki);
+    tls.extend(["--tls-ciphers".to_string(), "AES128-SHA256".to_string()]);
+    let run = mine(&args_for(&server, &tls, &["-n", "10"]));
+    assert_eq!(run.status.code(), Some(1));
+    assert!(
+        run.stderr_text()
+            .starts_with("error: --tls-ciphers 'AES128-SHA256' leaves no TLS 1.2 cipher"),
+        "{}",
+        run.describe()
+    );
+}
