@@ -258,3 +258,113 @@ fn bad_shards_and_start_times_are_usage_errors() {
         assert!(began.elapsed() < KVBENCH_TIMEOUT);
     }
 }
+
+/// Starts `shards` shards of `args` at one `--start-at` a few seconds ahead; returns
+/// the start time (epoch ms) and their JSON files once every one has finished.
+fn run_shards_together(
+    server: &RedisServer,
+    dir: &TestDir,
+    shards: u32,
+    args: &[&str],
+) -> (u64, Vec<PathBuf>) {
+    let start_ms = epoch_ms(SystemTime::now() + Duration::from_secs(4));
+    let start_arg = format!("--start-at={}.{:03}", start_ms / 1000, start_ms % 1000);
+    let jsons: Vec<PathBuf> = (0..shards)
+        .map(|i| dir.file(&format!("shard{i}.json")))
+        .collect();
+    let running: Vec<_> = jsons
+        .iter()
+        .enumerate()
+        .map(|(i, json)| {
+            let shard = format!("--shard={i}/{shards}");
+            let out = format!("--json-out-file={}", json.display());
+            let mut all = args.to_vec();
+            all.extend([shard.as_str(), start_arg.as_str(), out.as_str()]);
+            kvbench_at(server.port, &all).spawn()
+        })
+        .collect();
+    for shard in running {
+        let run = shard.wait(KVBENCH_TIMEOUT);
+        assert!(run.status.success(), "{}", run.describe());
+    }
+    (start_ms, jsons)
+}
+
+/// `--rate` is the whole workload's: two shards of `--rate=2000` each send about 1000/s
+/// (the shards' rates add up to 2000 exactly), their merge about 2000/s with exact
+/// response-time percentiles. With `--warmup` the warm-up starts at the start time and
+/// the measured part (the JSON's Start time) after it.
+#[test]
+fn shards_divide_a_total_rate_and_merge_to_it() {
+    let server = RedisServer::start();
+    server.config_resetstat();
+    let dir = TestDir::new("shard-rate");
+    let (start_ms, jsons) = run_shards_together(
+        &server,
+        &dir,
+        2,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "4",
+            "--rate=2000",
+            "--warmup=1",
+            "--test-time=3",
+            "--ratio=1:1",
+            "--key-maximum=1000",
+        ],
+    );
+    let docs: Vec<serde_json::Value> = jsons.iter().map(|p| common::read_json(p)).collect();
+    let mut measured = 0;
+    for d in &docs {
+        assert_eq!(d["configuration"]["rate"], 2000, "the rate as given");
+        let schedule = &d["ALL STATS"]["Schedule"];
+        assert_eq!(schedule["Target Rate"], 1000, "{schedule}");
+        let achieved = schedule["Achieved Rate"].as_f64().expect("Achieved Rate");
+        assert!((700.0..=1100.0).contains(&achieved), "{schedule}");
+        // Measuring starts once the second of warm-up after the start time is over.
+        let start = d["ALL STATS"]["Runtime"]["Start time"]
+            .as_u64()
+            .expect("Start time");
+        assert!(
+            start.abs_diff(start_ms + 1000) <= 5,
+            "{start} vs {start_ms} + 1000"
+        );
+        measured += d["ALL STATS"]["Totals"]["Count"].as_u64().expect("Count");
+    }
+    // The server saw the measured requests and the warm-up's (about 2000 in all).
+    let stats = server.commandstats();
+    let calls = stats.get("set").copied().unwrap_or(0) + stats.get("get").copied().unwrap_or(0);
+    assert!(
+        calls >= measured + 1000 && calls <= measured + 3000,
+        "server {calls}, measured {measured}"
+    );
+
+    let merged_path = dir.file("merged.json");
+    let merged_arg = format!("--json-out-file={}", merged_path.display());
+    let mut args = vec!["merge", merged_arg.as_str()];
+    let names: Vec<String> = jsons.iter().map(|p| p.display().to_string()).collect();
+    args.extend(names.iter().map(String::as_str));
+    let table = kvbench(&args).ok().stdout_text();
+    assert_eq!(table.matches("ALL STATS").count(), 1, "{table}");
+    let merged = common::read_json(&merged_path);
+    let totals = &merged["ALL STATS"]["Totals"];
+    assert_eq!(totals["Count"].as_u64(), Some(measured));
+    let ops = totals["Ops/sec"].as_f64().expect("Ops/sec");
+    assert!((1400.0..=2200.0).contains(&ops), "merged {ops}/s");
+
+    if !python_hdrh() {
+        return;
+    }
+    let refs: Vec<&Path> = jsons.iter().map(PathBuf::as_path).collect();
+    let union = python(PY_UNION, &refs);
+    let all = &merged["ALL STATS"];
+    for row in ["Sets", "Gets", "Totals"] {
+        assert_eq!(
+            json_figures(&all[row], &all[row]["Percentile Latencies"]),
+            figures(&union, row),
+            "{row}: count, p50, p99, p99.9 (response time)"
+        );
+    }
+}

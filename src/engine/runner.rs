@@ -162,8 +162,8 @@ pub fn run_prepared(
                 sweep.slo.map(|slo| (slo.percentile, slo.max_ms)),
                 sweep.steps() as usize,
             ));
-            sweep
-                .rates()
+            plan.sweep_rates()
+                .into_iter()
                 .enumerate()
                 .map(|(i, rate)| (Arc::new(plan.sweep_step(i, rate)), Some(rate)))
                 .collect()

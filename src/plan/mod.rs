@@ -145,7 +145,8 @@ pub struct Load {
     /// Load sent before the measured part of each run (before `StopAt::Time` starts
     /// counting) and left out of every result.
     pub warmup: Duration,
-    /// Run these open-loop rates in turn instead of `run_count` runs.
+    /// Run these open-loop rates in turn instead of `run_count` runs. The rates are the
+    /// whole workload's: a shard runs its share of each ([`Plan::sweep_rates`]).
     pub sweep: Option<RateSweep>,
     /// Count error replies, or stop at the first one.
     pub error_replies: ErrorReplies,
@@ -291,6 +292,17 @@ impl Plan {
         plan.load.sweep = None;
         plan.load.run_count = 1;
         plan
+    }
+
+    /// The rates of the sweep's steps that this process runs: each step's rate, or with
+    /// a split workload this shard's share of it (the shards' rates add up to it).
+    pub fn sweep_rates(&self) -> Vec<u64> {
+        self.load.sweep.map_or_else(Vec::new, |sweep| {
+            sweep
+                .rates()
+                .map(|rate| self.load.shard.share(rate).max(1))
+                .collect()
+        })
     }
 
     /// Requests per second the run aims at in open loop, all connections together.

@@ -9,6 +9,7 @@
 //! ([`crate::workload::keys::partition`]). Random patterns (R, G, Z) draw from the whole
 //! range; each shard seeds them differently, and reproducibly.
 
+use crate::plan::Rate;
 use crate::workload::keys::partition;
 
 /// Most shards of one workload: far beyond any fleet of generators, and small enough
@@ -61,6 +62,19 @@ impl Shard {
         self.key_slice(0, total).1
     }
 
+    /// This shard's part of a total rate: its [`share`](Self::share) of the requests
+    /// per second (the shards' rates add up to the total), with a Poisson seed of its
+    /// own so the shards' arrivals do not fall in lock step. `None` when the total is
+    /// below the number of shards (a shard would get no rate at all).
+    pub fn rate(&self, total: Rate) -> Option<Rate> {
+        let per_sec = self.share(total.per_sec);
+        (per_sec > 0).then(|| Rate {
+            per_sec,
+            seed: self.seed(total.seed),
+            ..total
+        })
+    }
+
     /// The base seed of this shard: `base` itself for a lone process, else a seed of the
     /// shard's own derived from it (the same for the same shard every time).
     pub fn seed(&self, base: u64) -> u64 {
@@ -94,6 +108,29 @@ mod tests {
             }
             assert_eq!(next, 3010);
         }
+    }
+
+    #[test]
+    fn shard_rates_add_up_to_the_total() {
+        use crate::plan::Arrival;
+        let total = Rate {
+            per_sec: 2001,
+            arrival: Arrival::Poisson,
+            seed: 7,
+        };
+        let rates: Vec<Rate> = (0..2)
+            .map(|index| Shard { index, count: 2 }.rate(total).unwrap())
+            .collect();
+        assert_eq!(rates[0].per_sec + rates[1].per_sec, 2001);
+        assert!(rates[0].per_sec.abs_diff(rates[1].per_sec) <= 1);
+        assert_ne!(rates[0].seed, rates[1].seed, "arrivals not in lock step");
+        assert_eq!(rates[0].arrival, Arrival::Poisson);
+        assert_eq!(Shard::WHOLE.rate(total), Some(total));
+        let small = Rate {
+            per_sec: 2,
+            ..total
+        };
+        assert_eq!(Shard { index: 0, count: 3 }.rate(small), None);
     }
 
     #[test]

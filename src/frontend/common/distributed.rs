@@ -7,8 +7,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::date::{days_from_civil, days_in_month};
 use crate::error::{Error, Result};
-use crate::plan::Shard;
 use crate::plan::shard::MAX_SHARDS;
+use crate::plan::{Pacing, RateSweep, Shard};
 
 /// How far ahead `--start-at` may lie: a mistyped date should not leave processes
 /// waiting for years.
@@ -50,6 +50,29 @@ pub fn parse_shard(raw: &str) -> Result<Shard> {
         )));
     }
     Ok(Shard { index, count })
+}
+
+/// This shard's pacing: a total rate (`--rate`, and each step of a `--rate-sweep`) is
+/// divided among the shards so their rates add up to it; a rate per connection
+/// (`--rate-limiting`) is not divided, as each shard's connections are connections of
+/// their own. A total too small to give every shard a request per second is an error.
+pub fn shard_pacing(pacing: Pacing, sweep: Option<&RateSweep>, shard: Shard) -> Result<Pacing> {
+    let Pacing::Total(total) = pacing else {
+        return Ok(pacing);
+    };
+    let lowest = sweep.map_or(total.per_sec, |s| s.start);
+    let (flag, what) = if sweep.is_some() {
+        ("--rate-sweep", "its first rate")
+    } else {
+        ("--rate", "the rate")
+    };
+    match shard.rate(total) {
+        Some(rate) if lowest >= u64::from(shard.count) => Ok(Pacing::Total(rate)),
+        _ => Err(Error::usage(format!(
+            "{flag}: {what} ({lowest}/s in all) is below the number of shards ({}): every shard needs at least 1 request/s",
+            shard.count
+        ))),
+    }
 }
 
 /// `--start-at=TIME`: seconds since the Unix epoch (`1767225600`, `1767225600.250`) or an
@@ -195,6 +218,47 @@ mod tests {
 
     /// 2026-01-01T00:00:00Z.
     const NEW_YEAR: u64 = 1_767_225_600;
+
+    #[test]
+    fn a_total_rate_is_divided_and_a_per_connection_rate_is_not() {
+        use crate::plan::{Arrival, Rate};
+        let rate = |per_sec| Rate {
+            per_sec,
+            arrival: Arrival::Uniform,
+            seed: 1,
+        };
+        let half = Shard { index: 1, count: 2 };
+        let per_sec = |p: Pacing| p.rate().map(|r| r.per_sec);
+        let total = shard_pacing(Pacing::Total(rate(2001)), None, half).unwrap();
+        assert_eq!(per_sec(total), Some(1001), "shard 0 has the other 1000");
+        let own = shard_pacing(Pacing::PerConnection(rate(50)), None, half).unwrap();
+        assert_eq!(own, Pacing::PerConnection(rate(50)));
+        assert_eq!(
+            shard_pacing(Pacing::Closed, None, half).unwrap(),
+            Pacing::Closed
+        );
+        let e =
+            shard_pacing(Pacing::Total(rate(2)), None, Shard { index: 0, count: 3 }).unwrap_err();
+        assert!(
+            e.message().starts_with("--rate: the rate (2/s"),
+            "{}",
+            e.message()
+        );
+        let sweep = RateSweep {
+            start: 2,
+            end: 10,
+            step: 2,
+            step_duration: Duration::from_secs(1),
+            slo: None,
+        };
+        let e = shard_pacing(
+            Pacing::Total(rate(2)),
+            Some(&sweep),
+            Shard { index: 0, count: 3 },
+        )
+        .unwrap_err();
+        assert!(e.message().starts_with("--rate-sweep:"), "{}", e.message());
+    }
 
     #[test]
     fn shards() {

@@ -5,7 +5,7 @@
 use std::time::{Duration, SystemTime};
 
 use crate::error::{Error, Result};
-use crate::frontend::common::distributed::{parse_shard, parse_start_at};
+use crate::frontend::common::distributed::{parse_shard, parse_start_at, shard_pacing};
 use crate::frontend::common::open_files;
 use crate::frontend::memtier::cli::Cli;
 use crate::frontend::memtier::outputs::{OutputConfig, parse_outputs};
@@ -287,6 +287,10 @@ impl Settings {
             &pattern_text,
             [given_stddev, given_median, given_zipf],
         );
+        // The configuration shows the rates as given (the whole workload's); the plan
+        // holds this shard's.
+        let mut plan = plan;
+        plan.load.pacing = shard_pacing(plan.load.pacing, plan.load.sweep.as_ref(), shard)?;
         Ok(Settings {
             plan,
             output,
