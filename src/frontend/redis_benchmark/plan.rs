@@ -26,7 +26,7 @@ use crate::error::Error;
 use crate::frontend::common::tls::{self, TlsFlags};
 use crate::plan::{
     Arrival, ClusterRouting, DataSet, Endpoint, ErrorReplies, FlagNames, Load, LoadShape, Outputs,
-    Pacing, Plan, Rate, Seeding, Server, Setup, SetupStyle, StopAt, Templated, TlsSettings,
+    Pacing, Plan, Rate, Seeding, Server, Setup, SetupStyle, Shard, StopAt, Templated, TlsSettings,
     Workload,
 };
 use crate::protocol::Protocol;
@@ -183,6 +183,8 @@ pub fn test_plan(
                 None => Duration::ZERO,
             },
             sweep: None,
+            shard: Shard::WHOLE,
+            start_at: None,
             error_replies: ErrorReplies::Stop,
         },
         workload: Workload {
