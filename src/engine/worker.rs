@@ -406,6 +406,7 @@ impl Worker {
             }
             self.fire_timers(now, *second, slots, tally, &mut errors)?;
             self.dispatch(now, *second, slots, tally, &mut errors, &mut cursor)?;
+            self.settle_spent(slots)?;
             let mut wake_at = next_tick;
             if let Some(deadline) = self.deadline {
                 wake_at = wake_at.min(deadline);
@@ -472,7 +473,7 @@ impl Worker {
             let Some(client) = slots.clients[slot].as_mut() else {
                 continue;
             };
-            if !client.can_take() {
+            if !client.can_take(self.budget.as_deref()) {
                 continue;
             }
             let mut ctx = self.context(tally, errors, second);
@@ -485,6 +486,26 @@ impl Worker {
         }
         if let Some(shared) = tally.shared.as_mut() {
             shared.block();
+        }
+        Ok(())
+    }
+
+    /// A shared budget spent: clients with nothing in flight are done. In closed loop
+    /// each finds that out itself when it fails to take a request; in open loop a client
+    /// may have sent its last request while the budget still had some left, and no
+    /// event of its own will come to tell it.
+    fn settle_spent(&self, slots: &mut Slots) -> Result<(), String> {
+        let budget = self.budget.as_deref();
+        if !self.plan.load.pacing.is_open() || budget.is_none_or(RequestBudget::has_left) {
+            return Ok(());
+        }
+        for slot in 0..slots.clients.len() {
+            if slots.clients[slot]
+                .as_ref()
+                .is_some_and(|client| client.is_finished(budget))
+            {
+                self.settle(slots, slot, Status::Finished)?;
+            }
         }
         Ok(())
     }

@@ -361,9 +361,10 @@ impl Client {
     }
 
     /// Whether the client can send one more request now (open loop at a total rate: the
-    /// worker looks for a client that can take a due position).
-    pub fn can_take(&self) -> bool {
-        self.remaining != Some(0)
+    /// worker looks for a client that can take a due position): it has a share left,
+    /// or the run's shared budget has.
+    pub fn can_take(&self, budget: Option<&RequestBudget>) -> bool {
+        (self.remaining != Some(0) || budget.is_some_and(RequestBudget::has_left))
             && self.held.is_none()
             && (0..self.conns.len()).any(|i| self.has_room(i))
     }
@@ -434,7 +435,8 @@ impl Client {
             || budget.is_some_and(RequestBudget::has_left)
     }
 
-    fn is_finished(&self, budget: Option<&RequestBudget>) -> bool {
+    /// Whether the client has nothing left to send and nothing in flight.
+    pub fn is_finished(&self, budget: Option<&RequestBudget>) -> bool {
         !self.has_work(budget) && self.conns.iter().all(Connection::is_idle)
     }
 
