@@ -46,6 +46,8 @@ pub enum Op {
     },
     /// The plan's request template, its fields filled as it is encoded.
     Template,
+    /// The protocol's liveness probe (`PING`, memcached `version`).
+    Probe,
 }
 
 /// The `--command` sequence and one key generator per command (each has its own pattern).
@@ -70,6 +72,8 @@ pub struct OpGenerator {
     commands: Option<CommandOps>,
     /// Every request is the plan's template.
     template: bool,
+    /// Every request is the liveness probe.
+    probe: bool,
     /// SETs since the last WAIT burst, and WAITs still owed in the current burst.
     sets_since_wait: u32,
     waits_due: u32,
@@ -152,6 +156,7 @@ impl OpGenerator {
         Ok(OpGenerator {
             commands,
             template: plan.workload.template.is_some(),
+            probe: plan.workload.probe,
             sequence: RatioSequence::new(plan.workload.ratio.0, plan.workload.ratio.1),
             set_keys,
             get_keys,
@@ -170,6 +175,9 @@ impl OpGenerator {
     /// The next operation to send.
     #[inline]
     pub fn next_op(&mut self) -> Op {
+        if self.probe {
+            return Op::Probe;
+        }
         if self.template {
             return Op::Template;
         }

@@ -96,6 +96,9 @@ pub enum Expect {
     Auth,
     /// Anything else during the handshake (HELLO, SELECT): any reply, errors reported.
     Setup,
+    /// The liveness probe ([`Codec::encode_probe`]): `+PONG`, `VERSION <text>`, or the
+    /// binary VERSION response.
+    Probe,
 }
 
 /// Encoder and decoder state for one connection.
@@ -175,6 +178,16 @@ impl Codec {
         }
     }
 
+    /// Appends the protocol's cheapest request, the liveness probe: Redis `PING`,
+    /// memcached `version` (text) or VERSION (binary). Decode with [`Expect::Probe`].
+    pub fn encode_probe(&self, out: &mut Vec<u8>, opaque: u32) {
+        match self {
+            Codec::Resp(_) => resp::encode_command(out, &[b"PING"]),
+            Codec::MemcacheText(_) => memcache_text::encode_version(out),
+            Codec::MemcacheBinary(_) => memcache_binary::encode_version(out, opaque),
+        }
+    }
+
     /// Redis `SETRANGE key offset value` (`--data-offset`; Redis protocols only).
     pub fn encode_setrange(&self, out: &mut Vec<u8>, key: &[u8], offset: u64, value: &[u8]) {
         let mut digits = itoa::Buffer::new();
@@ -219,6 +232,7 @@ impl Codec {
                     Expect::Get => TextExpect::Get,
                     Expect::MultiGet(n) => TextExpect::MultiGet(n),
                     Expect::Store | Expect::Auth | Expect::Setup => TextExpect::Store,
+                    Expect::Probe => TextExpect::Version,
                 },
             ),
             Codec::MemcacheBinary(decoder) => decoder.decode(
@@ -228,6 +242,7 @@ impl Codec {
                     Expect::MultiGet(n) => BinExpect::MultiGet(n),
                     Expect::Auth => BinExpect::Auth,
                     Expect::Store | Expect::Setup => BinExpect::Store,
+                    Expect::Probe => BinExpect::Version,
                 },
             ),
         }
