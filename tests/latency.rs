@@ -1,8 +1,9 @@
 //! `kvbench latency` end to end against real servers started here: every output format
-//! parsed, and compared field by field with `redis-cli --latency` run beside it; `--history
-//! -i 1` prints a line a second; a 300 ms DEBUG SLEEP shows in max (once by default, in
-//! every held probe with --open-loop); memcached text and binary; `--dist`; `--hdr-file`;
-//! and the connection errors, one line and exit 1.
+//! parsed, and compared field by field with `redis-cli --latency` (raw, CSV, JSON) and
+//! `redis-cli --latency-history --no-raw` run beside it; `--history -i 1` prints a line a
+//! second; a 300 ms DEBUG SLEEP shows in max (once by default, in every held probe with
+//! --open-loop); memcached text, binary and SASL; `--dist`; `--hdr-file`; `--no-raw`
+//! redraws; and the connection errors, one line and exit 1.
 
 mod common;
 
@@ -420,4 +421,95 @@ fn no_raw_redraws_redis_cli_human_lines_until_ctrl_c() {
         .parse()
         .expect("seconds");
     assert!((0.5..0.8).contains(&seconds), "{line:?}");
+}
+
+/// `min: 0, max: 1, avg: 0.18 (99 samples) -- 1.00 seconds range`: the figures and the range.
+fn human_window(line: &str) -> (Figures, f64) {
+    let (figures, range) = line
+        .split_once(" -- ")
+        .unwrap_or_else(|| panic!("a window line: {line:?}"));
+    let seconds: f64 = range
+        .strip_suffix(" seconds range")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("a range: {line:?}"));
+    let rest = figures
+        .strip_prefix("min: ")
+        .unwrap_or_else(|| panic!("min: {line:?}"));
+    let (min, rest) = rest.split_once(", max: ").expect("max");
+    let (max, rest) = rest.split_once(", avg: ").expect("avg");
+    let (avg, rest) = rest.split_once(" (").expect("count");
+    let count = rest.strip_suffix(" samples)").expect("samples");
+    let raw = format!("{min} {max} {avg} {count}");
+    (parse_figures(&raw), seconds)
+}
+
+/// The finished windows of a `--history` capture in the human format (each redrawn in
+/// place, then ended by its range).
+fn human_windows(capture: &str) -> Vec<(Figures, f64)> {
+    capture
+        .split('\n')
+        .filter(|l| l.contains("seconds range"))
+        .map(|l| human_window(l.rsplit("\x1b[0G\x1b[2K").next().unwrap_or(l)))
+        .collect()
+}
+
+#[test]
+fn history_matches_redis_cli_latency_history_run_beside_it() {
+    let server = RedisServer::start();
+    let port = server.port.to_string();
+    let dir = TestDir::new("latency-history");
+    let cli_out = dir.file("redis-cli.txt");
+    let mut cli = Command::new("redis-cli")
+        .args(["-p", &port, "--latency-history", "-i", "1", "--no-raw"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&cli_out).expect("capture file"))
+        .spawn()
+        .expect("redis-cli runs");
+    let kv = kvbench(&["latency", "-p", &port, "--history", "-i", "1", "--no-raw"]).spawn();
+    let windows = |text: &str| text.matches("seconds range").count();
+    wait_until("three windows from both", CONDITION_TIMEOUT, || {
+        windows(&kv.stdout_so_far()) >= 3
+            && windows(&std::fs::read_to_string(&cli_out).unwrap_or_default()) >= 3
+    });
+    interrupt(kv.pid());
+    interrupt(cli.id());
+    let _ = cli.wait();
+    let run = kv.wait(TIMEOUT);
+    let ours = human_windows(&run.stdout_text());
+    let theirs = human_windows(&std::fs::read_to_string(&cli_out).expect("capture"));
+    assert!(ours.len() >= 3 && theirs.len() >= 3, "{ours:?} {theirs:?}");
+    // Window by window, field by field: the same server over the same seconds.
+    for ((k, k_s), (c, c_s)) in ours.iter().zip(&theirs).take(3) {
+        assert!(
+            (1.0..1.3).contains(k_s) && (1.0..1.3).contains(c_s),
+            "{k_s} {c_s}"
+        );
+        plausible_count(k, "kvbench window");
+        plausible_count(c, "redis-cli window");
+        assert!(k.min <= 1 && c.min <= 1, "{k:?} {c:?}");
+        assert!((k.avg - c.avg).abs() < 1.0, "{k:?} vs {c:?}");
+        let ratio = k.count as f64 / c.count as f64;
+        assert!((0.7..1.4).contains(&ratio), "{k:?} vs {c:?}");
+    }
+}
+
+#[test]
+fn memcached_sasl_credentials_probe_and_a_wrong_password_is_refused() {
+    let server = Memcached::start_sasl("bench", "s3cret");
+    let port = server.port.to_string();
+    let args = ["-P", "memcache_binary", "-h", "127.0.0.1", "-p", &port];
+    let run = kvbench(
+        &[
+            &["latency"],
+            &args[..],
+            &["-a", "bench:s3cret", "-i", "0.3"],
+        ]
+        .concat(),
+    )
+    .timeout(TIMEOUT)
+    .ok();
+    let f = parse_figures(&run.stdout_text());
+    assert!(f.count >= 10, "{f:?}");
+    let err = one_line_error(&[&args[..], &["-a", "bench:wrong"]].concat());
+    assert!(err.contains("auth") || err.contains("Auth"), "{err}");
 }
