@@ -513,3 +513,34 @@ fn memcached_sasl_credentials_probe_and_a_wrong_password_is_refused() {
     let err = one_line_error(&[&args[..], &["-a", "bench:wrong"]].concat());
     assert!(err.contains("auth") || err.contains("Auth"), "{err}");
 }
+
+#[test]
+fn unix_socket_and_uri_reach_the_server() {
+    let dir = TestDir::new("latency-unix");
+    let socket = dir.file("redis.sock").to_string_lossy().into_owned();
+    let server = RedisServer::start_with(&["--unixsocket", &socket, "--requirepass", "pw"]);
+    wait_until("the Unix socket", CONDITION_TIMEOUT, || {
+        std::path::Path::new(&socket).exists()
+    });
+    server.config_resetstat();
+    let run = kvbench(&["latency", "-S", &socket, "-a", "pw", "--json", "-i", "0.3"])
+        .timeout(TIMEOUT)
+        .ok();
+    let unix = parse_figures(&run.stdout_text());
+    let uri = format!("redis://:pw@127.0.0.1:{}/2", server.port);
+    let run = kvbench(&["latency", "-u", &uri, "--raw", "-i", "0.3"])
+        .timeout(TIMEOUT)
+        .ok();
+    let tcp = parse_figures(&run.stdout_text());
+    let stats = server.commandstats();
+    let pings = stats.get("ping").copied().unwrap_or(0);
+    assert!(
+        pings >= unix.count + tcp.count,
+        "{pings} PINGs: {unix:?} {tcp:?}"
+    );
+    assert_eq!(
+        stats.get("select").copied(),
+        Some(1),
+        "the URI's database: {stats:?}"
+    );
+}
