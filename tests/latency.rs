@@ -1,6 +1,6 @@
 //! `kvbench latency` end to end against real servers started here: every output format
 //! parsed, and compared field by field with `redis-cli --latency` (raw, CSV, JSON) and
-//! `redis-cli --latency-history --no-raw` run beside it; `--history -i 1` prints a line a
+//! `redis-cli --latency-history --no-raw` and `--latency-dist` run beside it; `--history -i 1` prints a line a
 //! second; a 300 ms DEBUG SLEEP shows in max (once by default, in every held probe with
 //! --open-loop); memcached text, binary and SASL; `--dist`; `--hdr-file`; `--no-raw`
 //! redraws; and the connection errors, one line and exit 1.
@@ -543,4 +543,56 @@ fn unix_socket_and_uri_reach_the_server() {
         Some(1),
         "the URI's database: {stats:?}"
     );
+}
+
+/// A line without its ANSI colour sequences (`ESC [ ... m`).
+fn strip_colours(line: &str) -> String {
+    let mut out = String::new();
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[test]
+fn dist_legend_and_spectra_match_redis_cli_latency_dist_run_beside_it() {
+    let server = RedisServer::start();
+    let port = server.port.to_string();
+    let dir = TestDir::new("latency-dist");
+    let cli_out = dir.file("redis-cli.txt");
+    let mut cli = Command::new("redis-cli")
+        .args(["-p", &port, "--latency-dist", "-i", "1"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&cli_out).expect("capture file"))
+        .spawn()
+        .expect("redis-cli runs");
+    let kv = kvbench(&["latency", "-p", &port, "--dist", "-i", "1"]).spawn();
+    // The legend is 8 lines; then one spectrum line a window.
+    let lines = |text: &str| text.matches('\n').count();
+    wait_until("two spectra from both", CONDITION_TIMEOUT, || {
+        lines(&kv.stdout_so_far()) >= 10
+            && lines(&std::fs::read_to_string(&cli_out).unwrap_or_default()) >= 10
+    });
+    interrupt(kv.pid());
+    interrupt(cli.id());
+    let _ = cli.wait();
+    let ours = kv.wait(TIMEOUT).stdout_text();
+    let theirs = std::fs::read_to_string(&cli_out).expect("capture");
+    let (ours, theirs): (Vec<&str>, Vec<&str>) = (ours.lines().collect(), theirs.lines().collect());
+    assert_eq!(ours[..8], theirs[..8], "the legend, byte for byte");
+    for (k, c) in ours[8..10].iter().zip(&theirs[8..10]) {
+        // The same buckets in the same order; the shades are each window's shares.
+        assert_eq!(strip_colours(k), strip_colours(c), "{k:?}\n{c:?}");
+        assert_eq!(strip_colours(k), ".-*#123456789ABCDEFGHIJKLMNOPQ?", "{k:?}");
+        assert!(k.ends_with("\x1b[0m"), "{k:?}");
+    }
 }
