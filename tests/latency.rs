@@ -1,9 +1,9 @@
 //! `kvbench latency` end to end against real servers started here: every output format
-//! parsed, and compared field by field with `redis-cli --latency` (raw, CSV, JSON) and
-//! `redis-cli --latency-history --no-raw` and `--latency-dist` run beside it; `--history -i 1` prints a line a
-//! second; a 300 ms DEBUG SLEEP shows in max (once by default, in every held probe with
-//! --open-loop); memcached text, binary and SASL; `--dist`; `--hdr-file`; `--no-raw`
-//! redraws; and the connection errors, one line and exit 1.
+//! parsed, and compared field by field with `redis-cli --latency` (raw, CSV, JSON),
+//! `--latency-history --no-raw` and `--latency-dist` run beside it; `--history -i 1`
+//! prints a line a second; a 300 ms DEBUG SLEEP shows in max (once by default, in every
+//! held probe with --open-loop); memcached text, binary and SASL; a Unix socket and a URI;
+//! `--dist`; `--hdr-file`; `--no-raw` redraws; and the errors, one line and exit 1.
 
 mod common;
 

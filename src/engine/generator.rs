@@ -361,4 +361,14 @@ mod tests {
         assert_eq!(ops.multi_keys().len(), 1);
         assert!(ops.multi_keys().iter().all(|k| *k <= 100));
     }
+
+    #[test]
+    fn a_probe_plan_sends_only_probes_in_one_row() {
+        let mut cfg = plan((1, 10), LoadShape::default());
+        cfg.workload.probe = true;
+        let mut ops = OpGenerator::new(&cfg, 0, 1).unwrap();
+        assert!((0..20).all(|_| ops.next_op() == Op::Probe));
+        assert_eq!(cfg.row_names().len(), 1);
+        assert!(!cfg.verification_plan().workload.probe);
+    }
 }

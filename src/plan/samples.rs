@@ -34,3 +34,27 @@ impl Sample {
 /// never blocks on it: a full bounded channel drops the sample, so give an unbounded one
 /// (or one the receiver keeps up with) when every sample matters.
 pub type SampleSink = crossbeam_channel::Sender<Sample>;
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn response_counts_from_the_intended_time_service_from_the_send() {
+        let intended = Instant::now();
+        let sample = Sample {
+            intended,
+            sent: intended + Duration::from_micros(300),
+            received: intended + Duration::from_micros(450),
+        };
+        assert_eq!((sample.response_us(), sample.service_us()), (450, 150));
+        // A clock read out of order is 0, never a wrap.
+        let odd = Sample {
+            received: intended,
+            ..sample
+        };
+        assert_eq!((odd.response_us(), odd.service_us()), (0, 0));
+    }
+}

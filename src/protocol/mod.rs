@@ -272,6 +272,43 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_probe_is_each_protocols_cheapest_request() {
+        let probe = |protocol| {
+            let mut out = Vec::new();
+            Codec::new(protocol).encode_probe(&mut out, 7);
+            out
+        };
+        assert_eq!(probe(Protocol::Redis), b"*1\r\n$4\r\nPING\r\n");
+        assert_eq!(probe(Protocol::Resp3), b"*1\r\n$4\r\nPING\r\n");
+        assert_eq!(probe(Protocol::MemcacheText), b"version\r\n");
+        let binary = probe(Protocol::MemcacheBinary);
+        assert_eq!(binary.len(), memcache_binary::HEADER_LEN);
+        assert_eq!(
+            (binary[0], binary[1]),
+            (
+                memcache_binary::MAGIC_REQUEST,
+                memcache_binary::opcode::VERSION
+            )
+        );
+        assert_eq!(binary[12..16], 7u32.to_be_bytes());
+        // Each decodes its own protocol's answer as a simple reply.
+        let mut text = Codec::new(Protocol::MemcacheText);
+        match text.decode(b"VERSION 1.6.21\r\n", Expect::Probe) {
+            Decode::Complete(reply) => assert_eq!(reply.kind, ReplyKind::Simple),
+            other => panic!("{other:?}"),
+        }
+        match text.decode(b"STORED\r\n", Expect::Probe) {
+            Decode::Invalid(_) => {}
+            other => panic!("a store line is no answer to version: {other:?}"),
+        }
+        let mut resp = Codec::new(Protocol::Redis);
+        match resp.decode(b"+PONG\r\n", Expect::Probe) {
+            Decode::Complete(reply) => assert_eq!(reply.kind, ReplyKind::Simple),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn protocol_names_read_back() {
         for p in Protocol::ALL {
             assert_eq!(Protocol::from_name(p.name()), Some(p));
