@@ -141,6 +141,8 @@ pub struct Client {
     pipeline: usize,
     /// This client's own per-second figures, when the plan asks for them.
     series: Option<Box<ClientSeries>>,
+    /// Connected early for a start time: no request goes out before it.
+    hold: Option<Instant>,
 }
 
 impl Client {
@@ -233,11 +235,18 @@ impl Client {
                 .outputs
                 .client_series
                 .then(|| Box::new(ClientSeries::new())),
+            hold: None,
         };
         for conn in &mut client.conns {
             conn.start_at(start_at);
         }
         client
+    }
+
+    /// Sends nothing before `at` (a start time): the client connects and authenticates
+    /// as usual, then waits.
+    pub fn hold_until(&mut self, at: Instant) {
+        self.hold = Some(at);
     }
 
     /// This client's per-client series, taken at the end of the run.
@@ -258,13 +267,14 @@ impl Client {
         let room = (0..self.conns.len()).any(|i| self.has_room(i));
         let could_send = self.remaining != Some(0) && self.held.is_none() && room;
         let pace_timer = match &self.pacing {
-            Pacing::Own(schedule) if could_send => Some(schedule.peek()),
+            // Held for a start time: nothing is due before it.
+            Pacing::Own(schedule) if could_send && self.hold.is_none() => Some(schedule.peek()),
             // A think time holds back a held request too: wake for it as for a new one.
             Pacing::Closed if room => self.resume_at,
             _ => None,
         };
         let lookup_timer = (!self.parked.is_empty()).then(|| Instant::now() + LOOKUP_POLL);
-        [conn_timer, pace_timer, lookup_timer]
+        [conn_timer, pace_timer, lookup_timer, self.hold]
             .into_iter()
             .flatten()
             .min()

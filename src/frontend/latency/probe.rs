@@ -16,7 +16,7 @@ use super::flags::{Options, SAMPLE_PERIOD_US};
 use crate::error::{Error, Result};
 use crate::plan::{
     Arrival, ClusterRouting, DataSet, ErrorReplies, FlagNames, Load, LoadShape, Outputs, Pacing,
-    Plan, Rate, SampleSink, Seeding, Server, Setup, StopAt, Workload,
+    Plan, Rate, SampleSink, Seeding, Server, Setup, Shard, StopAt, Workload,
 };
 use crate::protocol::Credentials;
 use crate::workload::keys::{KeyConfig, KeyPattern};
@@ -100,6 +100,8 @@ pub fn probe_plan(options: &Options, sink: SampleSink) -> Result<Plan> {
             sweep: None,
             // An error reply is no latency figure: say what the server said and stop.
             error_replies: ErrorReplies::Stop,
+            shard: Shard::WHOLE,
+            start_at: None,
         },
         workload: Workload {
             ratio: (1, 0),
