@@ -123,7 +123,11 @@ fn latency_parse(argv: Vec<String>) -> Result<(), String> {
         Parsed::Run(options) => {
             options.resolve(false);
             options.resolve(true);
-            Ok(())
+            // The connection flags are checked where the probe's plan is built.
+            let (tx, _rx) = crossbeam_channel::unbounded();
+            kvbench::frontend::latency::probe::probe_plan(&options, tx)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
         }
     }
 }

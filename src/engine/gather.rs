@@ -134,10 +134,15 @@ impl<'a> Gatherer<'a> {
                 let _ = waker.wake();
             }
         };
+        let mut stop_asked = false;
         while self.next_second.iter().any(Option::is_some) {
             if signals::received().is_some() && !self.interrupted {
                 self.interrupted = true;
                 observer.interrupted(self.run_number, self.run_start.elapsed());
+                stop_all(stop);
+            }
+            if !stop_asked && observer.stop_requested() {
+                stop_asked = true;
                 stop_all(stop);
             }
             let wait = self.tick_progress(observer);

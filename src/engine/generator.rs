@@ -46,6 +46,8 @@ pub enum Op {
     },
     /// The plan's request template, its fields filled as it is encoded.
     Template,
+    /// The protocol's liveness probe (`PING`, memcached `version`).
+    Probe,
 }
 
 /// The `--command` sequence and one key generator per command (each has its own pattern).
@@ -70,6 +72,8 @@ pub struct OpGenerator {
     commands: Option<CommandOps>,
     /// Every request is the plan's template.
     template: bool,
+    /// Every request is the liveness probe.
+    probe: bool,
     /// SETs since the last WAIT burst, and WAITs still owed in the current burst.
     sets_since_wait: u32,
     waits_due: u32,
@@ -154,6 +158,7 @@ impl OpGenerator {
         Ok(OpGenerator {
             commands,
             template: plan.workload.template.is_some(),
+            probe: plan.workload.probe,
             sequence: RatioSequence::new(plan.workload.ratio.0, plan.workload.ratio.1),
             set_keys,
             get_keys,
@@ -172,6 +177,9 @@ impl OpGenerator {
     /// The next operation to send.
     #[inline]
     pub fn next_op(&mut self) -> Op {
+        if self.probe {
+            return Op::Probe;
+        }
         if self.template {
             return Op::Template;
         }
@@ -410,5 +418,15 @@ mod tests {
         // 0:1 has one GET per cycle, so a multi-key GET takes only that one.
         assert_eq!(ops.multi_keys().len(), 1);
         assert!(ops.multi_keys().iter().all(|k| *k <= 100));
+    }
+
+    #[test]
+    fn a_probe_plan_sends_only_probes_in_one_row() {
+        let mut cfg = plan((1, 10), LoadShape::default());
+        cfg.workload.probe = true;
+        let mut ops = OpGenerator::new(&cfg, 0, 1).unwrap();
+        assert!((0..20).all(|_| ops.next_op() == Op::Probe));
+        assert_eq!(cfg.row_names().len(), 1);
+        assert!(!cfg.verification_plan().workload.probe);
     }
 }

@@ -27,10 +27,11 @@ pub type Entry = fn(Vec<OsString>) -> Result<u8, Error>;
 /// Every front end by the name that selects it. Adding a tool is one line here and its
 /// folder beside `memtier/`.
 ///
-/// Not in the table yet, built as library modules with their tests: `latency` (its
-/// probe connection) and `zbench` (the engine features it needs).
+/// Not in the table yet, built as library modules with their tests: `zbench` (the
+/// engine features it needs).
 pub const FRONT_ENDS: &[(&str, Entry)] = &[
     ("memtier_benchmark", memtier::main),
+    ("latency", latency::main),
     ("intrinsic-latency", intrinsic_latency::main),
     ("merge", merge::main),
     ("report", report::main),

@@ -20,6 +20,7 @@
 pub mod names;
 pub mod pacing;
 pub mod replies;
+pub mod samples;
 pub mod setup;
 pub mod shape;
 pub mod shard;
@@ -35,6 +36,7 @@ use std::time::{Duration, SystemTime};
 pub use names::FlagNames;
 pub use pacing::{Arrival, Pacing, Rate, RateSweep, Slo};
 pub use replies::ErrorReplies;
+pub use samples::{Sample, SampleSink};
 pub use setup::{ClusterRouting, Setup, SetupStyle};
 pub use shape::{LoadShape, Ramp, Reconnect, WaitConfig};
 pub use shard::Shard;
@@ -184,6 +186,9 @@ pub struct Workload {
     pub arbitrary: Option<Arc<Arbitrary>>,
     /// One request template, replacing SET/GET (and arbitrary commands) when present.
     pub template: Option<Arc<Templated>>,
+    /// Every request is the protocol's liveness probe (Redis `PING`, memcached
+    /// `version`), replacing everything above; reported in one row, `Probes`.
+    pub probe: bool,
     /// Imported values and data verification.
     pub dataset: DataSet,
 }
@@ -198,6 +203,9 @@ pub struct Outputs {
     /// Tell the observer how the run is going this often
     /// ([`crate::engine::RunObserver::progress`]), besides each second.
     pub progress_every: Option<Duration>,
+    /// Hand every answered request's times to this channel as the reply is read (warm-up
+    /// ones too); `None` costs one branch per reply.
+    pub samples: Option<SampleSink>,
 }
 
 impl Plan {
@@ -248,6 +256,9 @@ impl Plan {
 
     /// The rows a run reports, in table order: SET/GET/WAIT, or one per command row.
     pub fn row_names(&self) -> Vec<RowName> {
+        if self.workload.probe {
+            return vec![RowName::new("Probes", "PROBE", false)];
+        }
         if let Some(templated) = &self.workload.template {
             return vec![templated.row.clone()];
         }
@@ -275,6 +286,7 @@ impl Plan {
         plan.load.sweep = None;
         plan.workload.arbitrary = None;
         plan.workload.template = None;
+        plan.workload.probe = false;
         plan
     }
 
@@ -377,6 +389,7 @@ impl Plan {
                 seeding: Seeding::default(),
                 arbitrary: None,
                 template: None,
+                probe: false,
                 dataset: DataSet::default(),
             },
             outputs: Outputs::default(),

@@ -123,6 +123,10 @@ pub struct Client {
     reconnect_interval: Option<u64>,
     connection_timeout: Option<Duration>,
     pacing: Pacing,
+    /// Closed loop with a think time: how long to wait after each reply.
+    think_time: Option<Duration>,
+    /// No new request before this (the last reply plus the think time).
+    resume_at: Option<Instant>,
     ops: OpGenerator,
     /// A generated request waiting for its connection (not ready, or pipeline full).
     held: Option<Held>,
@@ -211,6 +215,8 @@ impl Client {
                     Pacing::Own(Schedule::new(all, start_at, index as u64, clients))
                 }
             },
+            think_time: shape.think_time,
+            resume_at: None,
             ops,
             held: None,
             resends: VecDeque::new(),
@@ -258,12 +264,13 @@ impl Client {
         let conn_timer = self.conns.iter().filter_map(Connection::timer).min();
         // Only when a request could go out at that time: a full pipeline waits for a
         // reply instead (a timer now would fire again and again).
-        let could_send = self.remaining != Some(0)
-            && self.held.is_none()
-            && (0..self.conns.len()).any(|i| self.has_room(i));
+        let room = (0..self.conns.len()).any(|i| self.has_room(i));
+        let could_send = self.remaining != Some(0) && self.held.is_none() && room;
         let pace_timer = match &self.pacing {
             // Held for a start time: nothing is due before it.
             Pacing::Own(schedule) if could_send && self.hold.is_none() => Some(schedule.peek()),
+            // A think time holds back a held request too: wake for it as for a new one.
+            Pacing::Closed if room => self.resume_at,
             _ => None,
         };
         let lookup_timer = (!self.parked.is_empty()).then(|| Instant::now() + LOOKUP_POLL);

@@ -91,7 +91,7 @@ fn warm_up(due: Option<Due>, batch_time: &mut Option<Instant>, ctx: &ClientConte
 fn row_of(op: &Op) -> usize {
     match op {
         // A template's requests have one row.
-        Op::Set { .. } | Op::Template => rows::SET,
+        Op::Set { .. } | Op::Template | Op::Probe => rows::SET,
         Op::Wait { .. } => rows::WAIT,
         _ => rows::GET,
     }
@@ -139,6 +139,15 @@ impl Client {
             );
         }
         loop {
+            // A think time holds the next request (new, or held for room) back after a
+            // reply.
+            if let Some(at) = self.resume_at {
+                let now = *batch_time.get_or_insert_with(Instant::now);
+                if now < at {
+                    break;
+                }
+                self.resume_at = None;
+            }
             let (op, due) = match self.held.take() {
                 Some(held) => (held.op, held.due),
                 None => {
@@ -248,7 +257,7 @@ impl Client {
                 Some(&id) => write_key(&mut self.key_buf, &plan.workload.keys.prefix, id),
                 None => self.key_buf.clear(),
             },
-            Op::MultiGet | Op::Wait { .. } | Op::Template => self.key_buf.clear(),
+            Op::MultiGet | Op::Wait { .. } | Op::Template | Op::Probe => self.key_buf.clear(),
         }
     }
 
@@ -399,6 +408,11 @@ impl Client {
             Op::Template => {
                 self.encode_template(i, plan);
                 (rows::SET, Expect::Store, false)
+            }
+            Op::Probe => {
+                let (codec, out) = self.conns[i].encoder();
+                codec.encode_probe(out, opaque);
+                (rows::SET, Expect::Probe, false)
             }
             Op::Command { index, value_size } => {
                 let (row, scan) = self.encode_command(i, plan, ctx, index, value_size);

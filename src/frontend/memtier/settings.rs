@@ -268,12 +268,14 @@ impl Settings {
                 },
                 arbitrary,
                 template: None,
+                probe: false,
                 dataset,
             },
             outputs: Outputs {
                 percentiles: output.print_percentiles.clone(),
                 client_series: output.client_stats.is_some(),
                 progress_every: None,
+                samples: None,
             },
             names: &MEMTIER_NAMES,
         };

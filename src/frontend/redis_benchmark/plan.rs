@@ -208,12 +208,14 @@ pub fn test_plan(
             },
             arbitrary: None,
             template,
+            probe: false,
             dataset: DataSet::default(),
         },
         outputs: Outputs {
             percentiles: vec![50.0, 99.0, 99.9],
             client_series: false,
             progress_every: live.then_some(LIVE_EVERY),
+            samples: None,
         },
         names: &RB_NAMES,
     }
