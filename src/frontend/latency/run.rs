@@ -142,7 +142,16 @@ fn probe<W: Write>(
                 Some(s) => s.tick(us(Instant::now()))?,
                 None => Flow::Continue,
             },
-            Err(RecvTimeoutError::Disconnected) => break Ended::RunStopped,
+            // The engine saw a Ctrl-C first: still end the line as Ctrl-C does.
+            Err(RecvTimeoutError::Disconnected) => match signals::received() {
+                Some(signal) => {
+                    if let Some(s) = session.as_mut() {
+                        s.interrupt(us(Instant::now()))?;
+                    }
+                    break Ended::Signal(signal);
+                }
+                None => break Ended::RunStopped,
+            },
         };
         if flow == Flow::Stop {
             break Ended::Done;
