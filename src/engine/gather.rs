@@ -36,6 +36,11 @@ pub struct Gatherer<'a> {
     /// Seconds already summarized.
     done_seconds: u32,
     totals: Vec<OpStats>,
+    /// A pool: each member's `host:port`; its stats rows follow the command rows.
+    servers: Vec<String>,
+    /// A pool: each member's figures over the run and per second.
+    server_totals: Vec<OpStats>,
+    server_series: Vec<Vec<IntervalSummary>>,
     /// Open loop: the schedule's health over the whole run.
     health: Option<ScheduleStats>,
     series: Vec<Vec<IntervalSummary>>,
@@ -61,7 +66,15 @@ impl<'a> Gatherer<'a> {
         run_start: Instant,
         live: bool,
     ) -> Self {
+        let servers = plan
+            .server
+            .pool
+            .as_ref()
+            .map_or_else(Vec::new, |p| p.names());
         Gatherer {
+            server_totals: servers.iter().map(|_| OpStats::new()).collect(),
+            server_series: vec![Vec::new(); servers.len()],
+            servers,
             plan,
             run_number,
             start_epoch_ms,
@@ -265,6 +278,14 @@ impl<'a> Gatherer<'a> {
         };
         let percentiles = &self.plan.outputs.percentiles;
         let mut second_total = OpStats::new();
+        let (stats, server_stats) = stats.split_at(self.names.len().min(stats.len()));
+        for (server, server_stats) in server_stats.iter().enumerate() {
+            if server < self.servers.len() {
+                let summary = summarize_interval(server_stats, start, end, percentiles);
+                self.server_series[server].push(summary);
+                self.server_totals[server].merge(server_stats);
+            }
+        }
         for (row, row_stats) in stats.iter().enumerate() {
             self.series[row].push(summarize_interval(row_stats, start, end, percentiles));
             self.totals[row].merge(row_stats);
@@ -327,6 +348,15 @@ impl<'a> Gatherer<'a> {
         // Arbitrary commands have no hits or misses, so neither has their total.
         let totals = RowName::totals(any_hits);
         let totals = build_row(totals, &all, duration, self.totals_series);
+        let servers = self
+            .servers
+            .iter()
+            .zip(&self.server_totals)
+            .zip(self.server_series)
+            .map(|((name, stats), series)| {
+                build_row(RowName::new(name, name, false), stats, duration, series)
+            })
+            .collect();
         let plan = self.plan;
         let schedule = match (self.health, plan.load.pacing.rate(), plan.target_rate()) {
             (Some(health), Some(rate), Some(target)) => Some(ScheduleResult::new(
@@ -353,6 +383,7 @@ impl<'a> Gatherer<'a> {
             interrupted: self.interrupted,
             cluster: plan.server.cluster_mode,
             rows: result_rows,
+            servers,
             schedule,
         }
     }

@@ -400,6 +400,7 @@ pub fn merge(
             .any(|r| r.block.rows.iter().any(|row| row.moved_per_sec.is_some())),
         rows,
         // An open-loop run's "Schedule" is not read back yet.
+        servers: Vec::new(),
         schedule: None,
     };
     Ok(MergedResult {

@@ -161,6 +161,7 @@ pub fn merge(
             interrupted: false,
             cluster: false,
             rows,
+            servers: Vec::new(),
             schedule: None,
         },
         configuration: vec![("merged_from".to_string(), Json::Array(names).to_literal())],

@@ -18,6 +18,7 @@
 
 pub mod names;
 pub mod pacing;
+pub mod pool;
 pub mod replies;
 pub mod setup;
 pub mod shape;
@@ -32,6 +33,7 @@ use std::time::Duration;
 
 pub use names::FlagNames;
 pub use pacing::{Arrival, Pacing, Rate, RateSweep, Slo};
+pub use pool::{Distribution, Member, Pool};
 pub use replies::ErrorReplies;
 pub use setup::{ClusterRouting, Setup, SetupStyle};
 pub use shape::{LoadShape, Ramp, Reconnect, WaitConfig};
@@ -99,6 +101,9 @@ pub struct Server {
     pub cluster_routing: ClusterRouting,
     /// CLIENT TRACKING, and whether set-up commands wait for their replies.
     pub setup: Setup,
+    /// A pool of servers, each key sent to its member (`endpoint` is then the first
+    /// member's); `None`: one server.
+    pub pool: Option<Arc<Pool>>,
 }
 
 /// When a run stops.
@@ -214,6 +219,12 @@ impl Plan {
         (0..thread).map(|t| self.clients_on_thread(t)).sum()
     }
 
+    /// Stats rows kept per pool member (after the command rows): one each, or none
+    /// without a pool.
+    pub fn server_rows(&self) -> usize {
+        self.server.pool.as_ref().map_or(0, |p| p.members.len())
+    }
+
     /// Number of keys in the key range.
     pub fn key_range(&self) -> u64 {
         self.workload.keys.range_len()
@@ -306,6 +317,7 @@ impl Plan {
                 cluster_mode: false,
                 cluster_routing: ClusterRouting::ByKey,
                 setup: Setup::default(),
+                pool: None,
             },
             load: Load {
                 threads: 1,

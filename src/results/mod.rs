@@ -125,6 +125,9 @@ pub struct Results {
     pub cluster: bool,
     /// Command rows in display order, `Totals` last.
     pub rows: Vec<Row>,
+    /// A pool: one row per member (`host:port`, every command together), in the order
+    /// given; empty otherwise.
+    pub servers: Vec<Row>,
     /// Open loop: how the schedule was kept.
     pub schedule: Option<ScheduleResult>,
 }
@@ -421,6 +424,7 @@ pub fn best_worst_aggregate(runs: &[Results]) -> (Results, Results, Results) {
         interrupted: false,
         cluster: false,
         rows: Vec::new(),
+        servers: Vec::new(),
         schedule: None,
     };
     let Some(first) = runs.first() else {
@@ -463,6 +467,7 @@ pub fn best_worst_aggregate(runs: &[Results]) -> (Results, Results, Results) {
         interrupted: runs.iter().any(|r| r.interrupted),
         cluster: runs.iter().any(|r| r.cluster),
         rows: names.iter().map(|n| aggregate_row(n, runs)).collect(),
+        servers: Vec::new(),
         schedule: ScheduleResult::aggregate(
             &runs
                 .iter()
@@ -628,6 +633,7 @@ mod tests {
             interrupted: n == 2,
             cluster: false,
             rows: vec![sets, totals],
+            servers: Vec::new(),
             schedule: None,
         }
     }

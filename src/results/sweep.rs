@@ -146,6 +146,7 @@ mod tests {
             interrupted: false,
             cluster: false,
             rows: vec![totals],
+            servers: Vec::new(),
             schedule: Some(ScheduleResult::new(
                 1000, "uniform", false, 1000.0, health, None, cap,
             )),

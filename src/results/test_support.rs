@@ -184,6 +184,7 @@ pub(crate) fn default_results() -> Results {
         interrupted: false,
         cluster: false,
         rows: vec![sets, gets, waits, totals],
+        servers: Vec::new(),
         schedule: None,
     }
 }
@@ -235,6 +236,7 @@ pub(crate) fn runs3_results() -> Vec<Results> {
                     ),
                     row(name("Totals", "FULL_RUN", true), 200, f[2], h("Totals")),
                 ],
+                servers: Vec::new(),
                 schedule: None,
             }
         })
@@ -274,6 +276,7 @@ pub(crate) fn arbitrary_results() -> Results {
                 h("Totals"),
             ),
         ],
+        servers: Vec::new(),
         schedule: None,
     }
 }

@@ -17,9 +17,11 @@ mod pinned;
 mod reconnect;
 mod record;
 mod route;
+mod router;
 mod send;
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mio::event::Event;
@@ -44,6 +46,7 @@ use crate::workload::verify::WrittenKeys;
 
 use pinned::Pinned;
 use route::Parked;
+use router::Router;
 use send::{Held, Pacing, Resend};
 
 /// Most connections one client may hold (cluster masters, redirect targets): a worker
@@ -109,8 +112,10 @@ pub struct ClientContext<'a> {
 pub struct Client {
     slot: usize,
     conns: Vec<Connection>,
-    /// Cluster mode: the connection serving each hash slot (`u16::MAX`: none).
-    slot_owner: Option<Vec<u16>>,
+    /// Which connection a key goes to: one server, cluster slots, or a pool.
+    router: Router,
+    /// A pool: the stats row of member 0 (members' rows follow the command rows).
+    server_rows: Option<usize>,
     /// Cluster mode: when the topology was last asked for again after a MOVED.
     last_refresh: Option<Instant>,
     /// Cluster mode: redirections waiting for their target's name to be looked up.
@@ -154,7 +159,7 @@ impl Client {
         topology: Option<&Topology>,
     ) -> Client {
         let mut pinned = None;
-        let (conns, slot_owner) = match topology {
+        let (conns, router) = match topology {
             Some(topo) if plan.server.cluster_routing == ClusterRouting::OneMasterPerClient => {
                 // One connection, to master `index mod masters`; no slot routing.
                 let master = index % topo.nodes.len().max(1);
@@ -162,7 +167,7 @@ impl Client {
                 let node = &topo.nodes[master];
                 (
                     vec![Connection::new(node.endpoint(), node.name(), plan)],
-                    None,
+                    Router::Single,
                 )
             }
             Some(topo) => {
@@ -172,22 +177,34 @@ impl Client {
                     .take(MAX_CONNECTIONS_PER_CLIENT)
                     .map(|node| Connection::new(node.endpoint(), node.name(), plan))
                     .collect();
-                (conns, Some(topo.slot_owner.clone()))
+                (conns, Router::Slots(topo.slot_owner.clone()))
             }
-            None => (
-                vec![Connection::new(
-                    plan.server.endpoint.clone(),
-                    plan.server.endpoint.name(),
-                    plan,
-                )],
-                None,
-            ),
+            None => match &plan.server.pool {
+                Some(pool) => (
+                    pool.members
+                        .iter()
+                        .take(MAX_CONNECTIONS_PER_CLIENT)
+                        .map(|m| Connection::new(m.endpoint.clone(), m.endpoint.name(), plan))
+                        .collect(),
+                    Router::Pool(Arc::clone(pool)),
+                ),
+                None => (
+                    vec![Connection::new(
+                        plan.server.endpoint.clone(),
+                        plan.server.endpoint.name(),
+                        plan,
+                    )],
+                    Router::Single,
+                ),
+            },
         };
+        let server_rows = router.pool().map(|_| plan.row_names().len());
         let shape = &plan.load.shape;
         let mut client = Client {
             slot,
             conns,
-            slot_owner,
+            router,
+            server_rows,
             last_refresh: None,
             parked: Vec::new(),
             pinned,

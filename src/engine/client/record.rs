@@ -48,6 +48,9 @@ impl Client {
                 }
             };
             let bytes = self.conns[i].reply_bytes(&answer);
+            if let Some(row) = self.server_rows.map(|first| first + i) {
+                record_server(&answer, row, received, ctx);
+            }
             let redirect = record_answer(
                 &answer,
                 request,
@@ -65,6 +68,29 @@ impl Client {
             }
         }
         Ok(())
+    }
+}
+
+/// A pool: records a reply in its member's row (`row`): count, latency, bytes, and an
+/// error reply as an error; warm-up requests are left out.
+fn record_server(answer: &Answer, row: usize, received: Instant, ctx: &mut ClientContext) {
+    let pending = answer.pending;
+    if pending.intended < ctx.measure_from || row >= ctx.stats.len() {
+        return;
+    }
+    let stats = &mut ctx.stats[row];
+    let latency_us = received
+        .saturating_duration_since(pending.intended)
+        .as_micros() as u64;
+    if stats.service.is_some() {
+        let service_us = received.saturating_duration_since(pending.sent).as_micros() as u64;
+        let len = answer.reply.len as u64;
+        stats.record_paced(latency_us, service_us, u64::from(pending.tx), len);
+    } else {
+        stats.record(latency_us, u64::from(pending.tx), answer.reply.len as u64);
+    }
+    if answer.reply.kind == ReplyKind::Error {
+        stats.errors += 1;
     }
 }
 

@@ -8,7 +8,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use crate::engine::client::{Client, ClientContext, MAX_CONNECTIONS_PER_CLIENT, Status};
-use crate::engine::cluster::{self, Redirect, SlotMap};
+use crate::engine::cluster::{Redirect, SlotMap};
 use crate::engine::connection::{Connection, Failure, Purpose, Redirects, Request};
 use crate::engine::generator::Op;
 use crate::engine::resolver::Lookup;
@@ -34,17 +34,7 @@ pub(super) struct Parked {
 impl Client {
     /// The connection a request for the key in `key_buf` goes to.
     pub(super) fn route(&self) -> usize {
-        match &self.slot_owner {
-            Some(owner) => {
-                let slot = cluster::key_slot(&self.key_buf);
-                match usize::from(owner[usize::from(slot)]) {
-                    // Unserved, or a master beyond the connections this client holds.
-                    i if i >= self.conns.len() => 0,
-                    i => i,
-                }
-            }
-            None => 0,
-        }
+        self.router.route(&self.key_buf, self.conns.len())
     }
 
     /// Follows a MOVED (update the slot map, resend) or ASK (ASKING + resend, once) that
@@ -81,7 +71,7 @@ impl Client {
         if !ask {
             // Asked after the target is known, as the slot map's owner is updated first.
             if let Some(target) = target
-                && let Some(owner) = self.slot_owner.as_mut()
+                && let Some(owner) = self.router.slots_mut()
             {
                 owner[usize::from(slot)] = target as u16;
             }
@@ -150,7 +140,7 @@ impl Client {
                 Ok(Some(target)) => {
                     self.parked.swap_remove(i);
                     if !p.ask
-                        && let Some(owner) = self.slot_owner.as_mut()
+                        && let Some(owner) = self.router.slots_mut()
                     {
                         owner[usize::from(p.slot)] = target as u16;
                     }
@@ -202,7 +192,7 @@ impl Client {
             let found = self.connection_to(host, *port, None, plan, ctx);
             index_of.push(found.ok().flatten());
         }
-        if let Some(owner) = self.slot_owner.as_mut() {
+        if let Some(owner) = self.router.slots_mut() {
             for (slot, node) in map.slot_owner.iter().enumerate() {
                 if let Some(Some(i)) = index_of.get(usize::from(*node)) {
                     owner[slot] = *i as u16;

@@ -81,6 +81,15 @@ fn row_of(op: &Op) -> usize {
 }
 
 impl Client {
+    /// A pool: counts a connection error in member `i`'s row.
+    pub(super) fn count_server_connection_error(&self, i: usize, ctx: &mut ClientContext) {
+        if let Some(row) = self.server_rows.map(|first| first + i)
+            && row < ctx.stats.len()
+        {
+            ctx.stats[row].connection_errors += 1;
+        }
+    }
+
     /// Whether connection `i` can take one more request now.
     pub(super) fn has_room(&self, i: usize) -> bool {
         self.conns[i].has_room(self.pipeline, self.reconnect_interval)
@@ -147,19 +156,20 @@ impl Client {
                     (op, due)
                 }
             };
-            let i = if self.slot_owner.is_some() {
+            let i = if self.router.by_key() {
                 self.prepare_key(op, plan, ctx);
                 self.route()
             } else {
                 0
             };
             if !self.has_room(i) {
-                if self.slot_owner.is_some() && self.conns[i].phase() == Phase::Backoff {
+                if self.router.by_key() && self.conns[i].phase() == Phase::Backoff {
                     // The node is down: this request cannot be sent, and counts as failed.
                     let row = row_of(&op);
                     if row < ctx.stats.len() {
                         ctx.stats[row].connection_errors += 1;
                     }
+                    self.count_server_connection_error(i, ctx);
                     continue;
                 }
                 // It waits for its connection: if late, that is why.
@@ -184,7 +194,7 @@ impl Client {
     /// the connection is known before the key is (no cluster routing), that connection
     /// has room; a full connection leaves the position to another client.
     fn take_due(&mut self, now: Instant, ctx: &mut ClientContext) -> Option<Due> {
-        if self.slot_owner.is_none() && !self.has_room(0) {
+        if !self.router.by_key() && !self.has_room(0) {
             return None;
         }
         let schedule = match &mut self.pacing {

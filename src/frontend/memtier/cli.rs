@@ -10,6 +10,7 @@
 
 use clap::{ArgAction, ColorChoice, Parser};
 
+use crate::frontend::common::pool::PoolArgs;
 use crate::frontend::common::prometheus::PrometheusArgs;
 use crate::frontend::common::{self, ConnectionArgs};
 use crate::frontend::memtier::commands::CommandSpec;
@@ -450,6 +451,10 @@ pub struct Cli {
     /// that followed each; filled by [`super::parse::parse_args`] from the flags' positions.
     #[arg(skip)]
     pub commands: Vec<CommandSpec>,
+
+    /// `--servers` and `--distribution`: a pool of servers.
+    #[command(flatten)]
+    pub pool: PoolArgs,
 
     // ---- Prometheus (memtier's flags, shared with other front ends) ----
     /// `--prometheus-port` and its companions: the live `/metrics` endpoint.

@@ -2,6 +2,7 @@
 //! outputs need (files, `--show-config`, the JSON "configuration" list). Every user
 //! error is found here, before anything is sent, in memtier's own words.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -97,7 +98,25 @@ impl Settings {
             ));
         }
         // The host resolved and the TLS files read and checked, before any connection.
-        let connect = target.connect(&cli.conn)?;
+        let pool = cli.pool.pool(&cli.conn, &target)?.map(Arc::new);
+        let first_member = pool.as_ref().and_then(|p| p.members.first());
+        let connect = match first_member.map(|m| &m.endpoint) {
+            // A pool: messages, TLS names and the "configuration" list take the first
+            // member's host (each member is reached at its own address).
+            Some(Endpoint::Tcp { host, addr }) => {
+                let mut conn = cli.conn.clone();
+                conn.host = vec![host.clone()];
+                let mut connect = target.connect(&conn)?;
+                connect.endpoint = Endpoint::Tcp {
+                    host: host.clone(),
+                    addr: *addr,
+                };
+                connect.port = addr.port();
+                connect
+            }
+            _ => target.connect(&cli.conn)?,
+        };
+        let members = pool.as_ref().map_or(1, |p| p.members.len() as u64);
 
         // ---- how much load ----
         let threads = positive_u32(
@@ -117,7 +136,7 @@ impl Settings {
         // before a client is built for it (cluster mode multiplies it by the masters,
         // which are only known once the run asks; the engine reports running out then).
         let per_connection = if connect.tls.is_some() { 2 } else { 1 };
-        let connections = u64::from(threads) * u64::from(clients);
+        let connections = u64::from(threads) * u64::from(clients) * members;
         open_files::ensure(
             open_files::needed(connections, u64::from(threads), per_connection),
             &format!("--threads={threads} x --clients={clients}"),
@@ -223,6 +242,7 @@ impl Settings {
                 cluster_mode: cli.cluster_mode,
                 cluster_routing: ClusterRouting::ByKey,
                 setup: Setup::default(),
+                pool,
             },
             load: Load {
                 threads: threads as usize,
@@ -259,6 +279,7 @@ impl Settings {
             names: &MEMTIER_NAMES,
         };
         check_cluster_mode(&plan)?;
+        check_pool(&plan)?;
         let shown = shown_options(
             &plan,
             &output,
@@ -276,6 +297,28 @@ impl Settings {
             port: connect.port,
         })
     }
+}
+
+/// What a pool of servers cannot be combined with.
+fn check_pool(plan: &Plan) -> Result<()> {
+    if plan.server.pool.is_none() {
+        return Ok(());
+    }
+    let refuse = |what: &str| {
+        Err(usage(format!(
+            "a pool of servers cannot be used with {what}."
+        )))
+    };
+    if plan.server.cluster_mode {
+        return refuse("--cluster-mode (a cluster routes by its own slot map)");
+    }
+    if plan.load.shape.multi_key_get > 1 {
+        return refuse("--multi-key-get (the keys of one multi-get may live on different servers)");
+    }
+    if plan.load.shape.wait.is_some() {
+        return refuse("--wait-ratio");
+    }
+    Ok(())
 }
 
 /// What `--cluster-mode` cannot be combined with, as in memtier.

@@ -78,6 +78,7 @@ impl Collected {
             interrupted: self.tests.iter().any(|t| t.interrupted),
             cluster: first.cluster,
             rows: out,
+            servers: Vec::new(),
             schedule: None,
         })
     }
@@ -225,6 +226,7 @@ mod tests {
             interrupted: false,
             cluster: false,
             rows: vec![row, totals],
+            servers: Vec::new(),
             schedule: None,
         }
     }

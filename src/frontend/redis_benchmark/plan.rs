@@ -90,6 +90,7 @@ pub fn server(spec: &BenchmarkSpec) -> Result<Server, Error> {
             style: SetupStyle::Prefix,
             client_tracking: spec.enable_tracking,
         },
+        pool: None,
     })
 }
 
