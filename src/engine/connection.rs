@@ -112,6 +112,8 @@ pub struct Request {
     /// What its reply looks like (a multi-key read carries its key count).
     pub expect: Expect,
     pub redirects: Redirects,
+    /// Times it was sent again after `-TRYAGAIN` (cluster mode).
+    pub tries: u8,
     /// A SCAN whose reply carries the cursor to follow.
     pub scan: bool,
 }

@@ -301,6 +301,8 @@ fn push_row_with(w: &mut JsonWriter, row: &Row, cluster: bool, percentiles: &[f6
     if cluster {
         w.fixed("MOVED/sec", row.moved_per_sec, 2);
         w.fixed("ASK/sec", row.ask_per_sec, 2);
+        w.fixed("TRYAGAIN/sec", row.tryagain_per_sec, 2);
+        w.uint("TRYAGAIN", row.tryagain);
     }
     w.fixed("Connection Errors/sec", row.connection_errors_per_sec, 2);
     w.uint("Connection Errors", row.connection_errors);

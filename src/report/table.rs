@@ -99,6 +99,7 @@ pub fn render_results(results: &Results, percentiles: &[f64], hide_histogram: bo
     if results.cluster {
         let _ = write!(header, "{:>RATE_WIDTH$} ", "MOVED/sec");
         let _ = write!(header, "{:>RATE_WIDTH$} ", "ASK/sec");
+        let _ = write!(header, "{:>RATE_WIDTH$} ", "TRYAGAIN/sec");
     }
     let _ = write!(header, "{:>LATENCY_WIDTH$} ", "Avg. Latency");
     for &p in percentiles {
@@ -168,6 +169,7 @@ fn push_row(
     if cluster {
         rate(out, row.moved_per_sec);
         rate(out, row.ask_per_sec);
+        rate(out, row.tryagain_per_sec);
     }
     if ran {
         latency(out, row.avg_latency_ms);

@@ -92,6 +92,9 @@ pub struct Row {
     /// Cluster `MOVED` / `ASK` redirections per second (cluster mode only).
     pub moved_per_sec: f64,
     pub ask_per_sec: f64,
+    /// Cluster `-TRYAGAIN` replies (each retried after a back-off), and per second.
+    pub tryagain: u64,
+    pub tryagain_per_sec: f64,
     pub connection_errors: u64,
     pub connection_errors_per_sec: f64,
     /// Error replies received.
@@ -310,6 +313,8 @@ pub fn build_row(
         misses_per_sec: rate(stats.misses as f64, secs),
         moved_per_sec: rate(stats.moved as f64, secs),
         ask_per_sec: rate(stats.ask as f64, secs),
+        tryagain: stats.tryagain,
+        tryagain_per_sec: rate(stats.tryagain as f64, secs),
         connection_errors: stats.connection_errors,
         connection_errors_per_sec: rate(stats.connection_errors as f64, secs),
         errors: stats.errors,
@@ -379,6 +384,8 @@ fn aggregate_row(name: &RowName, runs: &[Results]) -> Row {
         misses_per_sec: mean(|r| r.misses_per_sec),
         moved_per_sec: mean(|r| r.moved_per_sec),
         ask_per_sec: mean(|r| r.ask_per_sec),
+        tryagain: rows.iter().map(|r| r.tryagain).sum(),
+        tryagain_per_sec: mean(|r| r.tryagain_per_sec),
         connection_errors: rows.iter().map(|r| r.connection_errors).sum(),
         connection_errors_per_sec: mean(|r| r.connection_errors_per_sec),
         errors: rows.iter().map(|r| r.errors).sum(),

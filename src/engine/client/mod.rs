@@ -47,7 +47,7 @@ use crate::workload::verify::WrittenKeys;
 use pinned::Pinned;
 use route::Parked;
 use router::Router;
-use send::{Held, Pacing, Resend};
+use send::{Held, Pacing, Resend, Retry};
 
 /// Most connections one client may hold (cluster masters, redirect targets): a worker
 /// token is `client slot × this + connection index`.
@@ -133,6 +133,8 @@ pub struct Client {
     held: Option<Held>,
     /// Requests to send again after a redirection.
     resends: VecDeque<Resend>,
+    /// Requests answered `-TRYAGAIN`, waiting out their back-off.
+    retries: Vec<Retry>,
     key_buf: Vec<u8>,
     multi_keys: KeyBatch,
     command_keys: KeyBatch,
@@ -229,6 +231,7 @@ impl Client {
             ops,
             held: None,
             resends: VecDeque::new(),
+            retries: Vec::new(),
             key_buf: Vec::with_capacity(plan.workload.keys.prefix.len() + 20),
             multi_keys: KeyBatch::new(),
             command_keys: KeyBatch::new(),
@@ -274,7 +277,8 @@ impl Client {
             _ => None,
         };
         let lookup_timer = (!self.parked.is_empty()).then(|| Instant::now() + LOOKUP_POLL);
-        [conn_timer, pace_timer, lookup_timer]
+        let retry_timer = self.retries.iter().map(|r| r.at).min();
+        [conn_timer, pace_timer, lookup_timer, retry_timer]
             .into_iter()
             .flatten()
             .min()
@@ -401,7 +405,8 @@ impl Client {
             .held
             .iter()
             .filter_map(|h| h.due.map(|d| d.at))
-            .chain(self.resends.iter().filter_map(|r| r.intended));
+            .chain(self.resends.iter().filter_map(|r| r.intended))
+            .chain(self.retries.iter().filter_map(|r| r.intended));
         for t in waiting.filter(|&t| t >= measure_from) {
             health.unsent_at_end += 1;
             health.unfinished_age.saturating_record(age_us(t));
@@ -437,6 +442,7 @@ impl Client {
             || self.held.is_some()
             || !self.resends.is_empty()
             || !self.parked.is_empty()
+            || !self.retries.is_empty()
             || self.idle
             || budget.is_some_and(RequestBudget::has_left)
     }

@@ -157,13 +157,14 @@ fn record_answer(
         match &redirect {
             Some(Redirect::Moved { .. }) => stats.moved += 1,
             Some(Redirect::Ask { .. }) => stats.ask += 1,
+            Some(Redirect::TryAgain) => stats.tryagain += 1,
             None => {}
         }
         // A request that will be resent is recorded once, when its real answer comes.
         if redirect.is_some()
             && matches!(
                 request.op,
-                Op::Set { .. } | Op::Get { .. } | Op::Verify { .. } | Op::Template
+                Op::Set { .. } | Op::Get { .. } | Op::Verify { .. } | Op::Template | Op::MultiGet
             )
         {
             return Ok(redirect);

@@ -15,7 +15,14 @@ use crate::engine::resolver::Lookup;
 use crate::plan::{Endpoint, Plan};
 use crate::protocol::resp;
 
-use super::send::Resend;
+use super::send::{Resend, Retry};
+
+/// The first pause before a request answered `-TRYAGAIN` is sent again.
+const TRYAGAIN_FIRST: Duration = Duration::from_millis(2);
+/// The longest pause between tries.
+const TRYAGAIN_MAX: Duration = Duration::from_millis(100);
+/// Tries before a request answered `-TRYAGAIN` counts as an error (about 6 s in all).
+const TRYAGAIN_TRIES: u8 = 64;
 
 /// A redirected request waiting for its target's name to be looked up.
 #[derive(Clone, Debug)]
@@ -49,12 +56,17 @@ impl Client {
         plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Result<(), Failure> {
+        if matches!(redirect, Redirect::TryAgain) {
+            self.retry_later(request, intended, ctx);
+            return Ok(());
+        }
         if self.pinned.is_some() {
             return self.follow_pinned(source, &redirect);
         }
         let (slot, mut host, port, ask) = match redirect {
             Redirect::Moved { slot, host, port } => (slot, host, port, false),
             Redirect::Ask { slot, host, port } => (slot, host, port, true),
+            Redirect::TryAgain => return Ok(()),
         };
         // Redis sends an empty host for "the address you reached me by".
         let mut reached_by = None;
@@ -92,6 +104,46 @@ impl Client {
         Ok(())
     }
 
+    /// `-TRYAGAIN` (a multi-key request during a slot migration): the request is sent
+    /// again after a back-off that doubles with each try, routed by its key then; after
+    /// [`TRYAGAIN_TRIES`] it counts as an error. Never a success, never dropped.
+    fn retry_later(
+        &mut self,
+        request: Request,
+        intended: Option<Instant>,
+        ctx: &mut ClientContext,
+    ) {
+        let resendable = matches!(
+            request.op,
+            Op::Set { .. } | Op::Get { .. } | Op::Verify { .. } | Op::MultiGet | Op::Template
+        );
+        if !resendable || request.tries >= TRYAGAIN_TRIES {
+            let row = usize::from(request.row);
+            if row < ctx.stats.len() {
+                ctx.stats[row].errors += 1;
+            }
+            ctx.errors.report(format_args!(
+                "a request got -TRYAGAIN {} times: counted as an error",
+                request.tries + 1
+            ));
+            return;
+        }
+        let tries = request.tries + 1;
+        let pause = TRYAGAIN_FIRST
+            .saturating_mul(1 << (tries - 1).min(16))
+            .min(TRYAGAIN_MAX);
+        self.retries.push(Retry {
+            at: Instant::now() + pause,
+            op: request.op,
+            // A retry is not a first send (it does not count toward -n again), and it
+            // may be redirected afresh (the owner sends ASK again while migrating):
+            // the tries bound the loop.
+            redirects: Redirects::Once,
+            tries,
+            intended,
+        });
+    }
+
     /// Queues `request` again for connection `target`; a request is followed through at
     /// most two redirections (ASK then MOVED during a migration), and nodes that keep
     /// sending it on get an error counted instead.
@@ -105,7 +157,7 @@ impl Client {
     ) {
         let resendable = matches!(
             request.op,
-            Op::Set { .. } | Op::Get { .. } | Op::Verify { .. }
+            Op::Set { .. } | Op::Get { .. } | Op::Verify { .. } | Op::MultiGet
         );
         let redirects = match request.redirects {
             Redirects::None => Some(Redirects::Once),
@@ -118,6 +170,7 @@ impl Client {
                 op: request.op,
                 asking: ask,
                 redirects,
+                tries: request.tries,
                 intended,
             }),
             _ => {

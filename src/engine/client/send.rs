@@ -55,7 +55,20 @@ pub(super) struct Resend {
     /// An ASK: send `ASKING` before it.
     pub asking: bool,
     pub redirects: Redirects,
+    /// Times it was sent again after `-TRYAGAIN`.
+    pub tries: u8,
     /// Open loop: the intended send time of the request, kept through redirections.
+    pub intended: Option<Instant>,
+}
+
+/// A request answered `-TRYAGAIN`, waiting for its back-off to end; it is routed by its
+/// key again then (the slot may have moved meanwhile).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Retry {
+    pub at: Instant,
+    pub op: Op,
+    pub redirects: Redirects,
+    pub tries: u8,
     pub intended: Option<Instant>,
 }
 
@@ -102,6 +115,9 @@ impl Client {
         if let Some(pinned) = self.pinned.as_mut() {
             pinned.start_batch();
         }
+        if !self.retries.is_empty() {
+            self.take_due_retries(plan, ctx);
+        }
         while let Some(&resend) = self.resends.front() {
             if !self.has_room(resend.conn) {
                 break;
@@ -113,6 +129,7 @@ impl Client {
                 resend.op,
                 resend.asking,
                 resend.redirects,
+                resend.tries,
                 resend.intended.unwrap_or(sent),
                 sent,
                 plan,
@@ -186,7 +203,31 @@ impl Client {
                 }
                 None => sent,
             };
-            self.send_op(i, op, false, Redirects::None, intended, sent, plan, ctx);
+            self.send_op(i, op, false, Redirects::None, 0, intended, sent, plan, ctx);
+        }
+    }
+
+    /// Moves the `-TRYAGAIN` retries whose back-off ended to the resends, each routed by
+    /// its key as the slot map says now.
+    fn take_due_retries(&mut self, plan: &Plan, ctx: &mut ClientContext) {
+        let now = Instant::now();
+        let mut i = 0;
+        while i < self.retries.len() {
+            if self.retries[i].at > now {
+                i += 1;
+                continue;
+            }
+            let retry = self.retries.swap_remove(i);
+            self.prepare_key(retry.op, plan, ctx);
+            let conn = self.route();
+            self.resends.push_back(Resend {
+                conn,
+                op: retry.op,
+                asking: false,
+                redirects: retry.redirects,
+                tries: retry.tries,
+                intended: retry.intended,
+            });
         }
     }
 
@@ -223,7 +264,13 @@ impl Client {
                 Some(&id) => write_key(&mut self.key_buf, &plan.workload.keys.prefix, id),
                 None => self.key_buf.clear(),
             },
-            Op::MultiGet | Op::Wait { .. } | Op::Template => self.key_buf.clear(),
+            // The keys of one multi-get share a hash tag in cluster mode: the first one
+            // routes them all.
+            Op::MultiGet => match self.ops.multi_keys().first() {
+                Some(&id) => write_key(&mut self.key_buf, &plan.workload.keys.prefix, id),
+                None => self.key_buf.clear(),
+            },
+            Op::Wait { .. } | Op::Template => self.key_buf.clear(),
         }
     }
 
@@ -236,6 +283,7 @@ impl Client {
         op: Op,
         asking: bool,
         redirects: Redirects,
+        tries: u8,
         intended: Instant,
         sent: Instant,
         plan: &Plan,
@@ -261,6 +309,7 @@ impl Client {
             row: row as u8,
             expect,
             redirects,
+            tries,
             scan,
         };
         conn.finish(started, Purpose::Work(request), intended, sent);

@@ -321,6 +321,15 @@ fn check_pool(plan: &Plan) -> Result<()> {
     Ok(())
 }
 
+/// Whether `prefix` holds a Redis Cluster hash tag (`{...}`, non-empty), so every key
+/// made from it hashes to one slot.
+fn has_hash_tag(prefix: &str) -> bool {
+    prefix
+        .split_once('{')
+        .and_then(|(_, rest)| rest.find('}'))
+        .is_some_and(|len| len > 0)
+}
+
 /// What `--cluster-mode` cannot be combined with, as in memtier.
 fn check_cluster_mode(plan: &Plan) -> Result<()> {
     if !plan.server.cluster_mode {
@@ -333,8 +342,10 @@ fn check_cluster_mode(plan: &Plan) -> Result<()> {
     if matches!(plan.server.endpoint, Endpoint::Unix(_)) {
         return refuse("--unix-socket (cluster nodes are reached over TCP)");
     }
-    if plan.load.shape.multi_key_get > 1 {
-        return refuse("--multi-key-get (the keys of one MGET may live on different masters)");
+    if plan.load.shape.multi_key_get > 1 && !has_hash_tag(&plan.workload.keys.prefix) {
+        return refuse(
+            "--multi-key-get unless --key-prefix holds a {hash tag} (the keys of one MGET may live on different masters)",
+        );
     }
     if plan.load.shape.wait.is_some() {
         return refuse("--wait-ratio");
