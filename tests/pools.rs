@@ -138,8 +138,10 @@ fn modula_places_every_key_where_libmemcached_does() {
 fn a_redis_pool_shards_by_key_and_reports_each_server() {
     let servers = [RedisServer::start(), RedisServer::start()];
     let ports: Vec<u16> = servers.iter().map(|s| s.port).collect();
-    // --server given once per member makes the same pool as --servers.
+    // --server given once per member with --distribution makes the same pool as
+    // --servers (without it, memtier's rule: the last --server wins).
     let json = kvbench(&[
+        "--distribution=ketama",
         "--server",
         &format!("127.0.0.1:{}", ports[0]),
         "--server",

@@ -116,6 +116,8 @@ pub struct Request {
     pub tries: u8,
     /// A SCAN whose reply carries the cursor to follow.
     pub scan: bool,
+    /// A write tracked for replica visibility: its sequence number in the value stamp.
+    pub stamp: Option<u64>,
 }
 
 /// What a request on the wire is for.
@@ -127,6 +129,9 @@ pub enum Purpose {
     Asking,
     /// `CLUSTER SLOTS` to refresh the slot map: its reply is read, not recorded.
     TopologyRefresh,
+    /// A replica-visibility poll of tracked write `slot`: its reply is compared, not
+    /// recorded as load.
+    Visibility(u32),
     /// Nothing: a reply that came with no request in flight (a server refusing the
     /// connection says why this way). Never in flight itself.
     Unsolicited,
@@ -137,6 +142,7 @@ impl Purpose {
     fn expect(&self) -> Expect {
         match self {
             Purpose::Work(request) => request.expect,
+            Purpose::Visibility(_) => Expect::Get,
             Purpose::Asking | Purpose::TopologyRefresh | Purpose::Unsolicited => Expect::Store,
         }
     }

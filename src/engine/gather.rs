@@ -14,7 +14,8 @@ use crate::engine::progress::{Progress, WorkerProgress};
 use crate::engine::worker::WorkerMsg;
 use crate::plan::{Pacing, Plan, StopAt};
 use crate::results::{
-    Capacity, IntervalSummary, Results, Row, ScheduleResult, build_row, summarize_interval,
+    Capacity, IntervalSummary, Results, Row, ScheduleResult, VisibilityResult, build_row,
+    summarize_interval,
 };
 use crate::signals;
 use crate::stats::{ClientSeries, OpStats, RowName, ScheduleStats};
@@ -41,6 +42,8 @@ pub struct Gatherer<'a> {
     /// A pool: each member's figures over the run and per second.
     server_totals: Vec<OpStats>,
     server_series: Vec<Vec<IntervalSummary>>,
+    /// `--visibility-from`: the lag row's figures over the run and per second.
+    visibility: Option<(OpStats, Vec<IntervalSummary>)>,
     /// Open loop: the schedule's health over the whole run.
     health: Option<ScheduleStats>,
     series: Vec<Vec<IntervalSummary>>,
@@ -74,6 +77,11 @@ impl<'a> Gatherer<'a> {
         Gatherer {
             server_totals: servers.iter().map(|_| OpStats::new()).collect(),
             server_series: vec![Vec::new(); servers.len()],
+            visibility: plan
+                .server
+                .visibility
+                .as_ref()
+                .map(|_| (OpStats::new(), Vec::new())),
             servers,
             plan,
             run_number,
@@ -278,7 +286,12 @@ impl<'a> Gatherer<'a> {
         };
         let percentiles = &self.plan.outputs.percentiles;
         let mut second_total = OpStats::new();
-        let (stats, server_stats) = stats.split_at(self.names.len().min(stats.len()));
+        let (stats, extra) = stats.split_at(self.names.len().min(stats.len()));
+        let (server_stats, vis_stats) = extra.split_at(self.servers.len().min(extra.len()));
+        if let (Some((total, series)), Some(vis)) = (self.visibility.as_mut(), vis_stats.first()) {
+            series.push(summarize_interval(vis, start, end, percentiles));
+            total.merge(vis);
+        }
         for (server, server_stats) in server_stats.iter().enumerate() {
             if server < self.servers.len() {
                 let summary = summarize_interval(server_stats, start, end, percentiles);
@@ -357,6 +370,14 @@ impl<'a> Gatherer<'a> {
                 build_row(RowName::new(name, name, false), stats, duration, series)
             })
             .collect();
+        let visibility = self.visibility.map(|(stats, series)| {
+            let name = RowName::new("Lag", "VISIBILITY", false);
+            Box::new(VisibilityResult {
+                lag: build_row(name, &stats, duration, series),
+                timeouts: stats.errors,
+                untracked: stats.misses,
+            })
+        });
         let plan = self.plan;
         let schedule = match (self.health, plan.load.pacing.rate(), plan.target_rate()) {
             (Some(health), Some(rate), Some(target)) => Some(ScheduleResult::new(
@@ -384,6 +405,7 @@ impl<'a> Gatherer<'a> {
             cluster: plan.server.cluster_mode,
             rows: result_rows,
             servers,
+            visibility,
             schedule,
         }
     }

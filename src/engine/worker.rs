@@ -274,7 +274,7 @@ impl Worker {
     /// Runs the thread's clients to completion, deadline or stop; always ends with `Finished`.
     pub fn run(mut self) {
         // A pool's members each have a row after the command rows.
-        let rows = self.rows + self.plan.server_rows();
+        let rows = self.rows + self.plan.extra_rows();
         let mut tally = Tally::new(&self.plan, rows, self.thread, self.run_start);
         let mut second: u32 = 0;
         let mut connected = 0;

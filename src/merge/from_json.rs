@@ -401,6 +401,7 @@ pub fn merge(
         rows,
         // An open-loop run's "Schedule" is not read back yet.
         servers: Vec::new(),
+        visibility: None,
         schedule: None,
     };
     Ok(MergedResult {

@@ -162,6 +162,7 @@ pub fn merge(
             cluster: false,
             rows,
             servers: Vec::new(),
+            visibility: None,
             schedule: None,
         },
         configuration: vec![("merged_from".to_string(), Json::Array(names).to_literal())],

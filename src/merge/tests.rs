@@ -422,6 +422,7 @@ fn synthetic_json(start_ms: u64, sets: &[u64], gets: &[u64], per_second: usize) 
         cluster: false,
         rows,
         servers: Vec::new(),
+        visibility: None,
         schedule: None,
     };
     let info = crate::report::RunInfo {

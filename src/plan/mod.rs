@@ -24,6 +24,7 @@ pub mod setup;
 pub mod shape;
 pub mod templated;
 pub mod tls;
+pub mod visibility;
 pub mod workload;
 
 use std::net::SocketAddr;
@@ -39,6 +40,7 @@ pub use setup::{ClusterRouting, Setup, SetupStyle};
 pub use shape::{LoadShape, Ramp, Reconnect, WaitConfig};
 pub use templated::Templated;
 pub use tls::TlsSettings;
+pub use visibility::VisibilityProbe;
 pub use workload::{Arbitrary, DataSet};
 
 use crate::protocol::{Credentials, Protocol};
@@ -104,6 +106,8 @@ pub struct Server {
     /// A pool of servers, each key sent to its member (`endpoint` is then the first
     /// member's); `None`: one server.
     pub pool: Option<Arc<Pool>>,
+    /// Replica visibility: poll tracked writes on another endpoint.
+    pub visibility: Option<VisibilityProbe>,
 }
 
 /// When a run stops.
@@ -225,6 +229,12 @@ impl Plan {
         self.server.pool.as_ref().map_or(0, |p| p.members.len())
     }
 
+    /// Stats rows after the command rows: the pool members', then the visibility lag's
+    /// (one, with `--visibility-from`).
+    pub fn extra_rows(&self) -> usize {
+        self.server_rows() + usize::from(self.server.visibility.is_some())
+    }
+
     /// Number of keys in the key range.
     pub fn key_range(&self) -> u64 {
         self.workload.keys.range_len()
@@ -318,6 +328,7 @@ impl Plan {
                 cluster_routing: ClusterRouting::ByKey,
                 setup: Setup::default(),
                 pool: None,
+                visibility: None,
             },
             load: Load {
                 threads: 1,

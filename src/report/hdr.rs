@@ -522,6 +522,7 @@ mod tests {
                 row("Totals", "FULL_RUN", 10),
             ],
             servers: Vec::new(),
+            visibility: None,
             schedule: None,
         };
         write_run_files(&prefix, &run).unwrap();

@@ -238,6 +238,15 @@ fn push_block(
     if let Some(schedule) = &r.schedule {
         push_schedule(w, schedule, percentiles);
     }
+    if let Some(vis) = r.visibility.as_deref() {
+        // Nested, so readers that take every object with a "Count" as a command row
+        // do not take the lag for one.
+        w.open_object("Replica Visibility");
+        w.uint("Timeouts", vis.timeouts);
+        w.uint("Untracked", vis.untracked);
+        push_row_with(w, &vis.lag, false, percentiles, false);
+        w.close('}');
+    }
     if !r.servers.is_empty() {
         // A pool: each member's row, keyed by host:port, with its error counts.
         w.open_object("Servers");

@@ -129,6 +129,7 @@ pub fn render_results(results: &Results, percentiles: &[f64], hide_histogram: bo
     }
     out.push_str(&render_open_loop(results, percentiles));
     out.push_str(&render_servers(results, percentiles));
+    out.push_str(&render_visibility(results, percentiles));
 
     if !hide_histogram {
         out.push_str("\n\n");
@@ -245,6 +246,36 @@ pub fn render_servers(results: &Results, percentiles: &[f64]) -> String {
             let _ = write!(out, "{NOT_APPLICABLE:>RATE_WIDTH$} ");
         }
         out.push('\n');
+    }
+    out
+}
+
+/// `--visibility-from`: one block after the table, the lag from a tracked write's
+/// acknowledgement until the other endpoint showed it (empty otherwise):
+///
+/// ```text
+/// REPLICA VISIBILITY
+/// Visible writes: 1520   Never seen (timeout): 0   Not tracked (too many waiting): 0
+/// Lag (msec): avg 0.41200   p50 0.35100   p99 1.20700   p99.9 2.01500   max 2.30300
+/// ```
+pub fn render_visibility(results: &Results, percentiles: &[f64]) -> String {
+    let Some(vis) = results.visibility.as_deref() else {
+        return String::new();
+    };
+    let row = &vis.lag;
+    let mut out = String::from("\n\nREPLICA VISIBILITY\n");
+    let _ = writeln!(
+        out,
+        "Visible writes: {}   Never seen (timeout): {}   Not tracked (too many waiting): {}",
+        row.count, vis.timeouts, vis.untracked
+    );
+    if row.count > 0 {
+        let _ = write!(out, "Lag (msec): avg {:.5}", finite(row.avg_latency_ms));
+        for &p in percentiles {
+            let ms = latency_at_percentile_ms(&row.histogram, p);
+            let _ = write!(out, "   p{} {:.5}", finite(p), finite(ms));
+        }
+        let _ = writeln!(out, "   max {:.5}", finite(row.max_latency_ms));
     }
     out
 }

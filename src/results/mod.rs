@@ -114,6 +114,18 @@ pub struct Row {
     pub service: Option<Box<ServiceRow>>,
 }
 
+/// Replica visibility over a run.
+#[derive(Clone, Debug)]
+pub struct VisibilityResult {
+    /// The lag from a tracked write's acknowledgement until the other endpoint showed
+    /// it: count (visible writes), latencies, per-second series, histogram.
+    pub lag: Row,
+    /// Tracked writes never seen within the timeout.
+    pub timeouts: u64,
+    /// Writes that would have been tracked but found too many waiting already.
+    pub untracked: u64,
+}
+
 /// One titled block of results: `ALL STATS`, `RUN #2 RESULTS`, `BEST RUN RESULTS`, ...
 #[derive(Clone, Debug)]
 pub struct Results {
@@ -131,6 +143,8 @@ pub struct Results {
     /// A pool: one row per member (`host:port`, every command together), in the order
     /// given; empty otherwise.
     pub servers: Vec<Row>,
+    /// `--visibility-from`: the replica visibility lag.
+    pub visibility: Option<Box<VisibilityResult>>,
     /// Open loop: how the schedule was kept.
     pub schedule: Option<ScheduleResult>,
 }
@@ -432,6 +446,7 @@ pub fn best_worst_aggregate(runs: &[Results]) -> (Results, Results, Results) {
         cluster: false,
         rows: Vec::new(),
         servers: Vec::new(),
+        visibility: None,
         schedule: None,
     };
     let Some(first) = runs.first() else {
@@ -475,6 +490,7 @@ pub fn best_worst_aggregate(runs: &[Results]) -> (Results, Results, Results) {
         cluster: runs.iter().any(|r| r.cluster),
         rows: names.iter().map(|n| aggregate_row(n, runs)).collect(),
         servers: Vec::new(),
+        visibility: None,
         schedule: ScheduleResult::aggregate(
             &runs
                 .iter()
@@ -641,6 +657,7 @@ mod tests {
             cluster: false,
             rows: vec![sets, totals],
             servers: Vec::new(),
+            visibility: None,
             schedule: None,
         }
     }

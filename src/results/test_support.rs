@@ -189,6 +189,7 @@ pub(crate) fn default_results() -> Results {
         cluster: false,
         rows: vec![sets, gets, waits, totals],
         servers: Vec::new(),
+        visibility: None,
         schedule: None,
     }
 }
@@ -241,6 +242,7 @@ pub(crate) fn runs3_results() -> Vec<Results> {
                     row(name("Totals", "FULL_RUN", true), 200, f[2], h("Totals")),
                 ],
                 servers: Vec::new(),
+                visibility: None,
                 schedule: None,
             }
         })
@@ -281,6 +283,7 @@ pub(crate) fn arbitrary_results() -> Results {
             ),
         ],
         servers: Vec::new(),
+        visibility: None,
         schedule: None,
     }
 }

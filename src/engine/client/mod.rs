@@ -19,6 +19,7 @@ mod record;
 mod route;
 mod router;
 mod send;
+mod visibility;
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -48,6 +49,7 @@ use pinned::Pinned;
 use route::Parked;
 use router::Router;
 use send::{Held, Pacing, Resend, Retry};
+use visibility::Visibility;
 
 /// Most connections one client may hold (cluster masters, redirect targets): a worker
 /// token is `client slot × this + connection index`.
@@ -144,6 +146,8 @@ pub struct Client {
     pipeline: usize,
     /// This client's own per-second figures, when the plan asks for them.
     series: Option<Box<ClientSeries>>,
+    /// Replica visibility: tracked writes, polled over the last connection.
+    visibility: Option<Box<Visibility>>,
 }
 
 impl Client {
@@ -201,6 +205,16 @@ impl Client {
             },
         };
         let server_rows = router.pool().map(|_| plan.row_names().len());
+        let mut conns: Vec<Connection> = conns;
+        let visibility = plan.server.visibility.as_ref().map(|probe| {
+            conns.push(Connection::new(
+                probe.endpoint.clone(),
+                probe.endpoint.name(),
+                plan,
+            ));
+            let row = plan.row_names().len() + plan.server_rows();
+            Box::new(Visibility::new(probe, conns.len() - 1, row))
+        });
         let shape = &plan.load.shape;
         let mut client = Client {
             slot,
@@ -247,6 +261,7 @@ impl Client {
                 .outputs
                 .client_series
                 .then(|| Box::new(ClientSeries::new())),
+            visibility,
         };
         for conn in &mut client.conns {
             conn.start_at(start_at);
@@ -271,17 +286,28 @@ impl Client {
         // reply instead (a timer now would fire again and again).
         let could_send = self.remaining != Some(0)
             && self.held.is_none()
-            && (0..self.conns.len()).any(|i| self.has_room(i));
+            && (0..self.work_conns()).any(|i| self.has_room(i));
         let pace_timer = match &self.pacing {
             Pacing::Own(schedule) if could_send => Some(schedule.peek()),
             _ => None,
         };
         let lookup_timer = (!self.parked.is_empty()).then(|| Instant::now() + LOOKUP_POLL);
         let retry_timer = self.retries.iter().map(|r| r.at).min();
-        [conn_timer, pace_timer, lookup_timer, retry_timer]
-            .into_iter()
-            .flatten()
-            .min()
+        let poll_timer = self
+            .visibility
+            .as_ref()
+            .filter(|v| self.conns[v.conn].is_ready())
+            .and_then(|v| v.next_poll());
+        [
+            conn_timer,
+            pace_timer,
+            lookup_timer,
+            retry_timer,
+            poll_timer,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Closes every connection for good (end of run or of this client).
@@ -356,7 +382,7 @@ impl Client {
             return Status::Active;
         }
         if matches!(self.pacing, Pacing::Own(_))
-            && !(0..self.conns.len()).any(|i| self.has_room(i))
+            && !(0..self.work_conns()).any(|i| self.has_room(i))
             && let Pacing::Own(schedule) = &mut self.pacing
         {
             // Every connection is full: positions due now waited for a reply, not for
@@ -376,7 +402,12 @@ impl Client {
     pub fn can_take(&self) -> bool {
         self.remaining != Some(0)
             && self.held.is_none()
-            && (0..self.conns.len()).any(|i| self.has_room(i))
+            && (0..self.work_conns()).any(|i| self.has_room(i))
+    }
+
+    /// The connections that carry the workload (all but the visibility one).
+    fn work_conns(&self) -> usize {
+        self.conns.len() - usize::from(self.visibility.is_some())
     }
 
     /// A position of the worker's schedule is due: send what is due.
@@ -420,6 +451,9 @@ impl Client {
     /// Fills and flushes every connection, then says whether the client is done.
     fn send_and_settle(&mut self, plan: &Plan, ctx: &mut ClientContext) -> Status {
         self.fill(plan, ctx);
+        if self.visibility.is_some() {
+            self.poll_visibility(plan);
+        }
         for i in 0..self.conns.len() {
             if !self.conns[i].has_output() {
                 continue;
@@ -443,6 +477,7 @@ impl Client {
             || !self.resends.is_empty()
             || !self.parked.is_empty()
             || !self.retries.is_empty()
+            || self.visibility.as_ref().is_some_and(|v| v.is_waiting())
             || self.idle
             || budget.is_some_and(RequestBudget::has_left)
     }

@@ -28,6 +28,13 @@ impl Client {
             let request = match answer.pending.purpose {
                 Purpose::Work(request) => request,
                 Purpose::Asking => continue,
+                Purpose::Visibility(slot) => {
+                    let value = answer.reply.text(self.conns[i].reply_bytes(&answer));
+                    if let Some(vis) = self.visibility.as_mut() {
+                        vis.answered(slot, value, received, ctx);
+                    }
+                    continue;
+                }
                 Purpose::Unsolicited => {
                     let bytes = self.conns[i].reply_bytes(&answer);
                     return Err(unsolicited(&answer, bytes, plan, ctx, self.conns[i].peer()));
@@ -62,6 +69,13 @@ impl Client {
                 &mut self.scan,
                 self.conns[i].peer(),
             )?;
+            if let (Some(seq), Op::Set { key_id, .. }, Some(vis)) =
+                (request.stamp, request.op, self.visibility.as_mut())
+                && redirect.is_none()
+                && answer.reply.kind != ReplyKind::Error
+            {
+                vis.acknowledged(key_id, seq, received, ctx);
+            }
             if let Some(redirect) = redirect {
                 let intended = ctx.health.is_some().then_some(answer.pending.intended);
                 self.follow(i, redirect, request, intended, plan, ctx)?;

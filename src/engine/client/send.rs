@@ -296,7 +296,7 @@ impl Client {
             conn.finish(started, Purpose::Asking, sent, sent);
         }
         let started = self.conns[i].begin(sent);
-        let (row, expect, scan) = self.encode_op(i, op, started.opaque, plan, ctx);
+        let (row, expect, scan, stamp) = self.encode_op(i, op, started.opaque, plan, ctx);
         let conn = &mut self.conns[i];
         debug_log!(
             2,
@@ -311,12 +311,13 @@ impl Client {
             redirects,
             tries,
             scan,
+            stamp,
         };
         conn.finish(started, Purpose::Work(request), intended, sent);
     }
 
     /// Puts the key of `key_id` in `key_buf`: an imported item's key, or prefix + id.
-    fn load_key(&mut self, plan: &Plan, key_id: u64) -> Option<usize> {
+    pub(super) fn load_key(&mut self, plan: &Plan, key_id: u64) -> Option<usize> {
         let dataset = &plan.workload.dataset;
         let item = dataset.item_index(key_id, &plan.workload.keys);
         match (item, &dataset.import) {
@@ -341,8 +342,8 @@ impl Client {
         }
     }
 
-    /// Encodes `op` on connection `i`; returns its stats row, what its reply looks like
-    /// and whether it is a SCAN to follow.
+    /// Encodes `op` on connection `i`; returns its stats row, what its reply looks like,
+    /// whether it is a SCAN to follow, and a tracked write's stamp.
     fn encode_op(
         &mut self,
         i: usize,
@@ -350,7 +351,7 @@ impl Client {
         opaque: u32,
         plan: &Plan,
         ctx: &mut ClientContext,
-    ) -> (usize, Expect, bool) {
+    ) -> (usize, Expect, bool, Option<u64>) {
         let prefix = &plan.workload.keys.prefix;
         let shape = &plan.load.shape;
         let dataset = &plan.workload.dataset;
@@ -374,6 +375,14 @@ impl Client {
                     }
                     _ => (ctx.values.value(value_size, self.ops.rng()), expiry_secs),
                 };
+                let stamp = self.visibility.as_mut().and_then(|v| v.next_write());
+                let value = match (stamp, self.visibility.as_mut()) {
+                    (Some(seq), Some(vis)) => {
+                        vis.stamp(value, seq);
+                        &vis.value[..]
+                    }
+                    _ => value,
+                };
                 let (codec, out) = self.conns[i].encoder();
                 if shape.data_offset > 0 {
                     codec.encode_setrange(out, &self.key_buf, shape.data_offset, value);
@@ -383,19 +392,19 @@ impl Client {
                 if let Some(written) = ctx.written {
                     written.mark(item.map_or(key_id, |index| index as u64));
                 }
-                (rows::SET, Expect::Store, false)
+                (rows::SET, Expect::Store, false, stamp)
             }
             Op::Get { key_id } => {
                 self.load_key(plan, key_id);
                 self.encode_read(i, plan, opaque);
-                (rows::GET, Expect::Get, false)
+                (rows::GET, Expect::Get, false, None)
             }
             Op::Verify { index } => {
                 if let Some(job) = ctx.verify {
                     job.verifier.write_key(index, &mut self.key_buf);
                 }
                 self.encode_read(i, plan, opaque);
-                (rows::GET, Expect::Get, false)
+                (rows::GET, Expect::Get, false, None)
             }
             Op::MultiGet => {
                 self.multi_keys.clear();
@@ -410,7 +419,7 @@ impl Client {
                 let (codec, out) = self.conns[i].encoder();
                 codec.encode_multi_get(out, &self.multi_keys, opaque);
                 let keys = self.multi_keys.len() as u32;
-                (rows::GET, Expect::MultiGet(keys), false)
+                (rows::GET, Expect::MultiGet(keys), false, None)
             }
             Op::Wait {
                 replicas,
@@ -418,11 +427,11 @@ impl Client {
             } => {
                 let (codec, out) = self.conns[i].encoder();
                 codec.encode_wait(out, replicas, timeout_ms);
-                (rows::WAIT, Expect::Store, false)
+                (rows::WAIT, Expect::Store, false, None)
             }
             Op::Template => {
                 self.encode_template(i, plan);
-                (rows::SET, Expect::Store, false)
+                (rows::SET, Expect::Store, false, None)
             }
             Op::Command { index, value_size } => {
                 let (row, scan) = self.encode_command(i, plan, ctx, index, value_size);
@@ -433,7 +442,7 @@ impl Client {
                 } else {
                     Expect::Store
                 };
-                (row, expect, scan)
+                (row, expect, scan, None)
             }
         }
     }

@@ -17,6 +17,7 @@ pub mod tls;
 pub mod tls_ciphers;
 pub mod uri;
 pub mod usage;
+pub mod visibility;
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -42,8 +43,8 @@ pub const DEFAULT_PORT: u16 = 6379;
 /// and TLS, exactly as memtier spells them.
 #[derive(Args, Clone, Debug, Default)]
 pub struct ConnectionArgs {
-    /// Server address (default: localhost); given more than once, a pool of servers
-    /// (each HOST[:PORT[:WEIGHT]], see --distribution)
+    /// Server address (default: localhost); given once per member with --distribution,
+    /// a pool of servers (each HOST[:PORT[:WEIGHT]])
     #[arg(short = 'h', long = "host", visible_short_alias = 's', visible_alias = "server",
           value_name = "ADDR", allow_hyphen_values = true, action = clap::ArgAction::Append,
           help_heading = HEADING)]

@@ -19,6 +19,7 @@ const HEADING: &str = "Pools of servers";
 pub struct PoolArgs {
     /// A pool of servers, comma-separated HOST[:PORT[:WEIGHT]]; each request goes to its
     /// key's server (see --distribution). The same as --server given once per member
+    /// with --distribution
     #[arg(long, value_name = "LIST", allow_hyphen_values = true, help_heading = HEADING)]
     pub servers: Option<String>,
 
@@ -95,11 +96,14 @@ impl PoolArgs {
                 }
                 list.split(',').collect()
             }
-            None if conn.host.len() > 1 => conn.host.iter().map(String::as_str).collect(),
+            // memtier's rule (the last --server wins) unless a distribution asks for a pool.
+            None if conn.host.len() > 1 && self.distribution.is_some() => {
+                conn.host.iter().map(String::as_str).collect()
+            }
             None => {
                 if self.distribution.is_some() {
                     return Err(usage(
-                        "--distribution applies to a pool: give --servers=H1:P1,H2:P2 or --server more than once.",
+                        "--distribution applies to a pool: give --servers=H1:P1,H2:P2 or --server once per member.",
                     ));
                 }
                 return Ok(None);

@@ -12,6 +12,7 @@ use clap::{ArgAction, ColorChoice, Parser};
 
 use crate::frontend::common::pool::PoolArgs;
 use crate::frontend::common::prometheus::PrometheusArgs;
+use crate::frontend::common::visibility::VisibilityArgs;
 use crate::frontend::common::{self, ConnectionArgs};
 use crate::frontend::memtier::commands::CommandSpec;
 
@@ -455,6 +456,10 @@ pub struct Cli {
     /// `--servers` and `--distribution`: a pool of servers.
     #[command(flatten)]
     pub pool: PoolArgs,
+
+    /// `--visibility-from` and its companions: replica visibility lag.
+    #[command(flatten)]
+    pub visibility: VisibilityArgs,
 
     // ---- Prometheus (memtier's flags, shared with other front ends) ----
     /// `--prometheus-port` and its companions: the live `/metrics` endpoint.

@@ -116,7 +116,9 @@ impl Settings {
             }
             _ => target.connect(&cli.conn)?,
         };
-        let members = pool.as_ref().map_or(1, |p| p.members.len() as u64);
+        let visibility = cli.visibility.probe(&target)?;
+        let members =
+            pool.as_ref().map_or(1, |p| p.members.len() as u64) + u64::from(visibility.is_some());
 
         // ---- how much load ----
         let threads = positive_u32(
@@ -243,6 +245,7 @@ impl Settings {
                 cluster_routing: ClusterRouting::ByKey,
                 setup: Setup::default(),
                 pool,
+                visibility,
             },
             load: Load {
                 threads: threads as usize,
@@ -280,6 +283,7 @@ impl Settings {
         };
         check_cluster_mode(&plan)?;
         check_pool(&plan)?;
+        check_visibility(&plan)?;
         let shown = shown_options(
             &plan,
             &output,
@@ -297,6 +301,44 @@ impl Settings {
             port: connect.port,
         })
     }
+}
+
+/// What `--visibility-from` cannot be combined with: tracked writes carry a stamp at
+/// the start of their value, so values must hold it and nothing else may check them.
+fn check_visibility(plan: &Plan) -> Result<()> {
+    if plan.server.visibility.is_none() {
+        return Ok(());
+    }
+    let refuse = |what: &str| {
+        Err(usage(format!(
+            "--visibility-from cannot be used with {what}."
+        )))
+    };
+    if plan.server.cluster_mode || plan.server.pool.is_some() {
+        return refuse("--cluster-mode or a pool of servers (one primary, one other endpoint)");
+    }
+    let dataset = &plan.workload.dataset;
+    if dataset.import.is_some() || dataset.verifier.is_some() {
+        return refuse("--data-import or --data-verify (tracked values carry a stamp)");
+    }
+    if plan.load.shape.data_offset > 0 {
+        return refuse("--data-offset");
+    }
+    if plan.workload.arbitrary.is_some() {
+        return refuse("--command (it tracks kvbench's own SETs)");
+    }
+    let smallest = match &plan.workload.data_size {
+        DataSize::Fixed(n) => *n,
+        DataSize::Range { min, .. } => *min,
+        DataSize::List(sizes) => sizes.iter().map(|(n, _)| *n).min().unwrap_or(0),
+    };
+    if smallest < crate::plan::visibility::STAMP_LEN {
+        return Err(usage(format!(
+            "--visibility-from needs values of at least {} bytes (they carry a stamp): raise --data-size.",
+            crate::plan::visibility::STAMP_LEN
+        )));
+    }
+    Ok(())
 }
 
 /// What a pool of servers cannot be combined with.

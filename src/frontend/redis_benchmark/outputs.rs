@@ -79,6 +79,7 @@ impl Collected {
             cluster: first.cluster,
             rows: out,
             servers: Vec::new(),
+            visibility: None,
             schedule: None,
         })
     }
@@ -227,6 +228,7 @@ mod tests {
             cluster: false,
             rows: vec![row, totals],
             servers: Vec::new(),
+            visibility: None,
             schedule: None,
         }
     }

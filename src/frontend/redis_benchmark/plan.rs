@@ -91,6 +91,7 @@ pub fn server(spec: &BenchmarkSpec) -> Result<Server, Error> {
             client_tracking: spec.enable_tracking,
         },
         pool: None,
+        visibility: None,
     })
 }
 

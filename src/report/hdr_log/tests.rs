@@ -84,6 +84,7 @@ fn run(number: u32, start_ms: u64, seconds: u64, rng: &mut SmallRng) -> Results 
         cluster: false,
         rows: out,
         servers: Vec::new(),
+        visibility: None,
         schedule: None,
     }
 }
