@@ -108,6 +108,7 @@ fn request_kind() -> impl Strategy<Value = Expect> {
         (0u32..6).prop_map(Expect::MultiGet),
         Just(Expect::Auth),
         Just(Expect::Setup),
+        Just(Expect::Probe),
     ]
 }
 
@@ -250,6 +251,11 @@ fn text_reply(expect: Expect) -> BoxedStrategy<Vec<u8>> {
             ]
             .boxed()
         }
+        Expect::Probe => prop_oneof![
+            text_line().prop_map(|s| format!("VERSION {s}\r\n").into_bytes()),
+            text_error(),
+        ]
+        .boxed(),
         _ => prop_oneof![
             Just(b"STORED\r\n".to_vec()),
             Just(b"NOT_STORED\r\n".to_vec()),
@@ -319,6 +325,7 @@ fn binary_reply(expect: Expect) -> BoxedStrategy<Vec<u8>> {
         Expect::Store | Expect::Setup => binary_one(vec![0x01, 0x02, 0x03]).boxed(),
         Expect::Get => binary_one(vec![0x00, 0x0c]).boxed(),
         Expect::Auth => binary_one(vec![0x20, 0x21, 0x22]).boxed(),
+        Expect::Probe => binary_one(vec![0x0b]).boxed(),
         Expect::MultiGet(n) => (
             vec(binary_one(vec![0x0d, 0x09]), 0..=n as usize),
             binary_status(),

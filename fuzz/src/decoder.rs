@@ -29,8 +29,8 @@ use kvbench::protocol::{Codec, Decode, Expect, Protocol, Reply, ReplyKind};
 /// One fuzz input for a decoder: the request kind, where to cut, and the reply bytes.
 ///
 /// ```text
-/// byte 0      expect: 0 Store, 1 Get, 2 MultiGet(n), 3 Auth, 4 Setup (byte 0 % 5);
-///             n = byte 0 / 5 % 8
+/// byte 0      expect: 0 Store, 1 Get, 2 MultiGet(n), 3 Auth, 4 Probe, 5 Setup
+///             (byte 0 % 6); n = byte 0 / 6 % 8
 /// byte 1      k = byte 1 % 8 cut points
 /// 2k bytes    the cut points, u16 little endian, each taken modulo (stream length + 1)
 /// the rest    the stream of replies
@@ -46,11 +46,12 @@ impl<'a> Input<'a> {
     /// Reads the layout above; any bytes are an input (short ones are an empty stream).
     pub fn parse(data: &'a [u8]) -> Input<'a> {
         let selector = data.first().copied().unwrap_or(0);
-        let expect = match selector % 5 {
+        let expect = match selector % 6 {
             0 => Expect::Store,
             1 => Expect::Get,
-            2 => Expect::MultiGet(u32::from(selector / 5 % 8)),
+            2 => Expect::MultiGet(u32::from(selector / 6 % 8)),
             3 => Expect::Auth,
+            4 => Expect::Probe,
             _ => Expect::Setup,
         };
         let k = usize::from(data.get(1).copied().unwrap_or(0) % 8);
@@ -292,7 +293,7 @@ fn check_meaning(protocol: Protocol, expect: Expect, bytes: &[u8], reply: &Reply
         Protocol::Redis | Protocol::Resp2 | Protocol::Resp3 => resp_meaning(bytes, reply),
         Protocol::MemcacheText | Protocol::MemcacheBinary => {
             let kinds: &[ReplyKind] = match expect {
-                Expect::Store | Expect::Setup | Expect::Auth => {
+                Expect::Store | Expect::Setup | Expect::Auth | Expect::Probe => {
                     &[ReplyKind::Simple, ReplyKind::Error]
                 }
                 Expect::Get => &[ReplyKind::Bulk, ReplyKind::Nil, ReplyKind::Error],

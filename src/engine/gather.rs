@@ -155,10 +155,15 @@ impl<'a> Gatherer<'a> {
                 let _ = waker.wake();
             }
         };
+        let mut stop_asked = false;
         while self.next_second.iter().any(Option::is_some) {
             if signals::received().is_some() && !self.interrupted {
                 self.interrupted = true;
                 observer.interrupted(self.run_number, self.run_start.elapsed());
+                stop_all(stop);
+            }
+            if !stop_asked && observer.stop_requested() {
+                stop_asked = true;
                 stop_all(stop);
             }
             let wait = self.tick_progress(observer);
@@ -329,7 +334,9 @@ impl<'a> Gatherer<'a> {
             StopAt::RequestsPerClient(n) => {
                 so_far.count as f64 / (n as f64 * self.plan.total_clients() as f64) * 100.0
             }
-            StopAt::AllKeys => so_far.count as f64 / self.plan.key_range() as f64 * 100.0,
+            StopAt::AllKeys => {
+                so_far.count as f64 / self.plan.shard_key_count().max(1) as f64 * 100.0
+            }
             StopAt::TotalRequests(n) => so_far.count as f64 / n.max(1) as f64 * 100.0,
             StopAt::Idle => 0.0,
         };

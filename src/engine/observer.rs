@@ -7,6 +7,7 @@
 //! second(s) x N              each second once every running thread reported it
 //! progress(p) x N            every `Outputs::progress_every`, when the plan asks
 //! interrupted(run, after)    Ctrl-C / SIGTERM seen (also during the verification pass)
+//! stop_requested() x N       polled between events: `true` ends the run as a deadline would
 //! run_finished(&mut end)     threads joined: per-client series handed over
 //! ```
 //!
@@ -38,6 +39,14 @@ pub trait RunObserver {
 
     /// A stop signal arrived `after` the run started; the run is being stopped.
     fn interrupted(&mut self, _run: u32, _after: Duration) {}
+
+    /// Polled by the run's gathering loop (after each worker message, at least every
+    /// 100 ms): `true` stops the run's threads as a deadline would, so an observer that
+    /// has seen enough (a latency probe's last window) ends the run. Not a signal: the
+    /// outcome carries none.
+    fn stop_requested(&mut self) -> bool {
+        false
+    }
 
     /// The run's threads are done. `end.client_series` holds each client's own figures
     /// when the plan asked for them; an observer that keeps them takes them out.
@@ -126,6 +135,15 @@ impl RunObserver for Fanout<'_> {
         for o in &mut self.0 {
             o.interrupted(run, after);
         }
+    }
+
+    fn stop_requested(&mut self) -> bool {
+        // Every observer is asked, so none misses the poll it may count on.
+        let mut any = false;
+        for o in &mut self.0 {
+            any |= o.stop_requested();
+        }
+        any
     }
 
     fn run_finished(&mut self, end: &mut RunEnd) -> Result<(), String> {

@@ -27,11 +27,13 @@ pub type Entry = fn(Vec<OsString>) -> Result<u8, Error>;
 /// Every front end by the name that selects it. Adding a tool is one line here and its
 /// folder beside `memtier/`.
 ///
-/// Not in the table yet, built as library modules with their tests: `latency` (its
-/// probe connection), `zbench` (the engine features it needs) and `merge` (its `main`).
+/// Not in the table yet, built as library modules with their tests: `zbench` (the
+/// engine features it needs).
 pub const FRONT_ENDS: &[(&str, Entry)] = &[
     ("memtier_benchmark", memtier::main),
+    ("latency", latency::main),
     ("intrinsic-latency", intrinsic_latency::main),
+    ("merge", merge::main),
     ("report", report::main),
     ("completions", manual::completions::main),
     ("man", manual::man::main),

@@ -55,4 +55,7 @@ pub struct LoadShape {
     /// Jitter between connection starts within a thread, microseconds.
     pub conn_jitter_us: (u64, u64),
     pub ramp: Option<Ramp>,
+    /// Closed loop: after each reply the client waits this long before its next request
+    /// (redis-cli's latency probe: send, reply, wait 10 ms).
+    pub think_time: Option<std::time::Duration>,
 }

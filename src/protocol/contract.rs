@@ -167,6 +167,7 @@ fn garbage(protocol: Protocol, cases: &[Case], alphabet: &[u8], first: Option<u8
         Expect::MultiGet(1),
         Expect::MultiGet(3),
         Expect::Auth,
+        Expect::Probe,
     ];
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let (mut invalid, mut complete) = (0, 0);

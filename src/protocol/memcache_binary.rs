@@ -52,6 +52,8 @@ pub mod opcode {
     pub const GETQ: u8 = 0x09;
     /// No-op: always answered; ends a batch of quiet requests.
     pub const NOOP: u8 = 0x0a;
+    /// Version: the response's value is the server's version text (the liveness probe).
+    pub const VERSION: u8 = 0x0b;
     /// Get that echoes the key (accepted in get replies).
     pub const GETK: u8 = 0x0c;
     /// Quiet get that echoes the key: what multi-get sends for each key.
@@ -242,6 +244,12 @@ pub fn encode_noop(out: &mut Vec<u8>, opaque: u32) {
     encode_request(out, opcode::NOOP, &[], &[], &[], opaque);
 }
 
+/// Appends a VERSION (opcode 0x0b): a bare header, the liveness probe. Decode with
+/// [`BinExpect::Version`].
+pub fn encode_version(out: &mut Vec<u8>, opaque: u32) {
+    encode_request(out, opcode::VERSION, &[], &[], &[], opaque);
+}
+
 /// Appends a SASL PLAIN authentication (opcode 0x21). Decode with [`BinExpect::Auth`].
 ///
 /// ```text
@@ -280,6 +288,8 @@ pub enum BinExpect {
     MultiGet(u32),
     /// A SASL list-mechanisms, auth or step request.
     Auth,
+    /// A VERSION request.
+    Version,
 }
 
 impl BinExpect {
@@ -292,6 +302,7 @@ impl BinExpect {
                 op,
                 opcode::SASL_LIST_MECHS | opcode::SASL_AUTH | opcode::SASL_STEP
             ),
+            BinExpect::Version => op == opcode::VERSION,
         }
     }
 }
@@ -425,12 +436,14 @@ impl BinaryDecoder {
             let value = (packet.value_start, packet.end - packet.value_start);
             let ok = packet.status == status::NO_ERROR;
             let kind = match expect {
-                BinExpect::Store | BinExpect::Auth if ok => ReplyKind::Simple,
+                BinExpect::Store | BinExpect::Auth | BinExpect::Version if ok => ReplyKind::Simple,
                 BinExpect::Get if ok => ReplyKind::Bulk,
                 BinExpect::Get if packet.status == status::KEY_NOT_FOUND => {
                     return complete(packet.end, ReplyKind::Nil, (0, 0), 0, 0);
                 }
-                BinExpect::Store | BinExpect::Get | BinExpect::Auth => ReplyKind::Error,
+                BinExpect::Store | BinExpect::Get | BinExpect::Auth | BinExpect::Version => {
+                    ReplyKind::Error
+                }
                 BinExpect::MultiGet(n) => {
                     // A quiet get sends no "not found", but a server that
                     // does is answering, not failing.
@@ -614,6 +627,7 @@ pub(crate) mod tests {
                     BinExpect::Get => Expect::Get,
                     BinExpect::MultiGet(n) => Expect::MultiGet(n),
                     BinExpect::Auth => Expect::Auth,
+                    BinExpect::Version => Expect::Probe,
                 };
                 (bytes, expect, want)
             })
@@ -642,6 +656,12 @@ pub(crate) mod tests {
             getk,
             BinExpect::Get,
             reply(38, ReplyKind::Bulk, (33, 5), 0, 0),
+        ));
+        let version = response(opcode::VERSION, 0, &[], &[], b"1.6.21", 7);
+        cases.push((
+            version,
+            BinExpect::Version,
+            reply(30, ReplyKind::Simple, (24, 6), 0, 0),
         ));
         let empty = response(opcode::GET, 0, &[0, 0, 0, 0], b"", b"", 5);
         cases.push((

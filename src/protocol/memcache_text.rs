@@ -77,6 +77,16 @@ pub fn encode_get(out: &mut Vec<u8>, key: &[u8]) {
     out.extend_from_slice(b"\r\n");
 }
 
+/// Appends a `version` request to `out` (the liveness probe). Decode the reply with
+/// [`Expect::Version`].
+///
+/// ```text
+/// version\r\n
+/// ```
+pub fn encode_version(out: &mut Vec<u8>) {
+    out.extend_from_slice(b"version\r\n");
+}
+
 /// Appends one `get` naming every key of `keys` to `out`.
 ///
 /// ```text
@@ -108,6 +118,8 @@ pub enum Expect {
     Get,
     /// A `get` naming this many keys: at most that many `VALUE` blocks, then `END`.
     MultiGet(u32),
+    /// A `version`: one `VERSION <text>` line.
+    Version,
 }
 
 /// The lines a reply can be made of.
@@ -120,6 +132,7 @@ enum Line {
     Error,
     Value,
     End,
+    Version,
 }
 
 /// Whether a keyword is followed by ` <arguments>`.
@@ -144,6 +157,7 @@ const STORE_LINES: [(&[u8], Args, Line); 4] = [
     (b"EXISTS", Args::Never, Line::Exists),
     (b"NOT_FOUND", Args::Never, Line::NotFound),
 ];
+const VERSION_LINES: [(&[u8], Args, Line); 1] = [(b"VERSION", Args::Required, Line::Version)];
 const GET_LINES: [(&[u8], Args, Line); 2] = [
     (b"VALUE", Args::Required, Line::Value),
     (b"END", Args::Never, Line::End),
@@ -158,6 +172,7 @@ fn lines_for(expect: Expect) -> &'static [(&'static [u8], Args, Line)] {
     match expect {
         Expect::Store => &STORE_LINES,
         Expect::Get | Expect::MultiGet(_) => &GET_LINES,
+        Expect::Version => &VERSION_LINES,
     }
 }
 
@@ -353,6 +368,7 @@ impl TextDecoder {
                 return Decode::Invalid(match expect {
                     Expect::Store => "unexpected reply line to a set",
                     Expect::Get | Expect::MultiGet(_) => "unexpected reply line to a get",
+                    Expect::Version => "unexpected reply line to a version",
                 });
             };
             let whole_line = (start, cr - start);
@@ -363,6 +379,7 @@ impl TextDecoder {
                     complete(line_end, ReplyKind::Simple, whole_line, 0, 0)
                 }
                 Line::Error => complete(line_end, ReplyKind::Error, whole_line, 0, 0),
+                Line::Version => complete(line_end, ReplyKind::Simple, whole_line, 0, 0),
                 Line::End => match expect {
                     Expect::MultiGet(n) => complete(
                         line_end,
@@ -371,19 +388,20 @@ impl TextDecoder {
                         self.values,
                         n - self.values,
                     ),
-                    // `Store` never gets here (END is not a store line); it
-                    // shares the arm only to keep the match exhaustive.
-                    Expect::Store | Expect::Get if self.values == 0 => {
+                    // `Store` and `Version` never get here (END is not one of
+                    // their lines); they share the arm only to keep the match
+                    // exhaustive.
+                    Expect::Store | Expect::Get | Expect::Version if self.values == 0 => {
                         complete(line_end, ReplyKind::Nil, (0, 0), 0, 0)
                     }
-                    Expect::Store | Expect::Get => {
+                    Expect::Store | Expect::Get | Expect::Version => {
                         complete(line_end, ReplyKind::Bulk, self.payload, 0, 0)
                     }
                 },
                 Line::Value => {
                     let limit = match expect {
                         Expect::MultiGet(n) => n,
-                        Expect::Store | Expect::Get => 1,
+                        Expect::Store | Expect::Get | Expect::Version => 1,
                     };
                     if self.values >= limit {
                         return Decode::Invalid("more VALUE blocks than keys requested");
@@ -442,6 +460,7 @@ impl TextDecoder {
                         return Err(match expect {
                             Expect::Store => "unexpected reply line to a set",
                             Expect::Get | Expect::MultiGet(_) => "unexpected reply line to a get",
+                            Expect::Version => "unexpected reply line to a version",
                         });
                     }
                 }
@@ -524,6 +543,7 @@ pub(crate) mod tests {
                     Expect::Store => ProtocolExpect::Store,
                     Expect::Get => ProtocolExpect::Get,
                     Expect::MultiGet(n) => ProtocolExpect::MultiGet(n),
+                    Expect::Version => ProtocolExpect::Probe,
                 };
                 (bytes, expect, want)
             })
@@ -552,6 +572,19 @@ pub(crate) mod tests {
             cases.push((line.to_vec(), GET, error(line)));
             cases.push((line.to_vec(), Expect::MultiGet(3), error(line)));
         }
+        let version = b"VERSION 1.6.21\r\n";
+        cases.push((
+            version.to_vec(),
+            Expect::Version,
+            reply(
+                version.len(),
+                ReplyKind::Simple,
+                (0, version.len() - 2),
+                0,
+                0,
+            ),
+        ));
+        cases.push((b"ERROR\r\n".to_vec(), Expect::Version, error(b"ERROR\r\n")));
         cases.push((
             b"END\r\n".to_vec(),
             GET,

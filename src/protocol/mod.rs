@@ -96,6 +96,9 @@ pub enum Expect {
     Auth,
     /// Anything else during the handshake (HELLO, SELECT): any reply, errors reported.
     Setup,
+    /// The liveness probe ([`Codec::encode_probe`]): `+PONG`, `VERSION <text>`, or the
+    /// binary VERSION response.
+    Probe,
 }
 
 /// Encoder and decoder state for one connection.
@@ -175,6 +178,16 @@ impl Codec {
         }
     }
 
+    /// Appends the protocol's cheapest request, the liveness probe: Redis `PING`,
+    /// memcached `version` (text) or VERSION (binary). Decode with [`Expect::Probe`].
+    pub fn encode_probe(&self, out: &mut Vec<u8>, opaque: u32) {
+        match self {
+            Codec::Resp(_) => resp::encode_command(out, &[b"PING"]),
+            Codec::MemcacheText(_) => memcache_text::encode_version(out),
+            Codec::MemcacheBinary(_) => memcache_binary::encode_version(out, opaque),
+        }
+    }
+
     /// Redis `SETRANGE key offset value` (`--data-offset`; Redis protocols only).
     pub fn encode_setrange(&self, out: &mut Vec<u8>, key: &[u8], offset: u64, value: &[u8]) {
         let mut digits = itoa::Buffer::new();
@@ -219,6 +232,7 @@ impl Codec {
                     Expect::Get => TextExpect::Get,
                     Expect::MultiGet(n) => TextExpect::MultiGet(n),
                     Expect::Store | Expect::Auth | Expect::Setup => TextExpect::Store,
+                    Expect::Probe => TextExpect::Version,
                 },
             ),
             Codec::MemcacheBinary(decoder) => decoder.decode(
@@ -228,6 +242,7 @@ impl Codec {
                     Expect::MultiGet(n) => BinExpect::MultiGet(n),
                     Expect::Auth => BinExpect::Auth,
                     Expect::Store | Expect::Setup => BinExpect::Store,
+                    Expect::Probe => BinExpect::Version,
                 },
             ),
         }
@@ -255,6 +270,43 @@ impl Codec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_probe_is_each_protocols_cheapest_request() {
+        let probe = |protocol| {
+            let mut out = Vec::new();
+            Codec::new(protocol).encode_probe(&mut out, 7);
+            out
+        };
+        assert_eq!(probe(Protocol::Redis), b"*1\r\n$4\r\nPING\r\n");
+        assert_eq!(probe(Protocol::Resp3), b"*1\r\n$4\r\nPING\r\n");
+        assert_eq!(probe(Protocol::MemcacheText), b"version\r\n");
+        let binary = probe(Protocol::MemcacheBinary);
+        assert_eq!(binary.len(), memcache_binary::HEADER_LEN);
+        assert_eq!(
+            (binary[0], binary[1]),
+            (
+                memcache_binary::MAGIC_REQUEST,
+                memcache_binary::opcode::VERSION
+            )
+        );
+        assert_eq!(binary[12..16], 7u32.to_be_bytes());
+        // Each decodes its own protocol's answer as a simple reply.
+        let mut text = Codec::new(Protocol::MemcacheText);
+        match text.decode(b"VERSION 1.6.21\r\n", Expect::Probe) {
+            Decode::Complete(reply) => assert_eq!(reply.kind, ReplyKind::Simple),
+            other => panic!("{other:?}"),
+        }
+        match text.decode(b"STORED\r\n", Expect::Probe) {
+            Decode::Invalid(_) => {}
+            other => panic!("a store line is no answer to version: {other:?}"),
+        }
+        let mut resp = Codec::new(Protocol::Redis);
+        match resp.decode(b"+PONG\r\n", Expect::Probe) {
+            Decode::Complete(reply) => assert_eq!(reply.kind, ReplyKind::Simple),
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn protocol_names_read_back() {

@@ -130,6 +130,10 @@ pub struct Client {
     reconnect_interval: Option<u64>,
     connection_timeout: Option<Duration>,
     pacing: Pacing,
+    /// Closed loop with a think time: how long to wait after each reply.
+    think_time: Option<Duration>,
+    /// No new request before this (the last reply plus the think time).
+    resume_at: Option<Instant>,
     ops: OpGenerator,
     /// A generated request waiting for its connection (not ready, or pipeline full).
     held: Option<Held>,
@@ -148,6 +152,8 @@ pub struct Client {
     series: Option<Box<ClientSeries>>,
     /// Replica visibility: tracked writes, polled over the last connection.
     visibility: Option<Box<Visibility>>,
+    /// Connected early for a start time: no request goes out before it.
+    hold: Option<Instant>,
 }
 
 impl Client {
@@ -242,6 +248,8 @@ impl Client {
                     Pacing::Own(Schedule::new(all, start_at, index as u64, clients))
                 }
             },
+            think_time: shape.think_time,
+            resume_at: None,
             ops,
             held: None,
             resends: VecDeque::new(),
@@ -262,11 +270,18 @@ impl Client {
                 .client_series
                 .then(|| Box::new(ClientSeries::new())),
             visibility,
+            hold: None,
         };
         for conn in &mut client.conns {
             conn.start_at(start_at);
         }
         client
+    }
+
+    /// Sends nothing before `at` (a start time): the client connects and authenticates
+    /// as usual, then waits.
+    pub fn hold_until(&mut self, at: Instant) {
+        self.hold = Some(at);
     }
 
     /// This client's per-client series, taken at the end of the run.
@@ -284,11 +299,13 @@ impl Client {
         let conn_timer = self.conns.iter().filter_map(Connection::timer).min();
         // Only when a request could go out at that time: a full pipeline waits for a
         // reply instead (a timer now would fire again and again).
-        let could_send = self.remaining != Some(0)
-            && self.held.is_none()
-            && (0..self.work_conns()).any(|i| self.has_room(i));
+        let room = (0..self.work_conns()).any(|i| self.has_room(i));
+        let could_send = self.remaining != Some(0) && self.held.is_none() && room;
         let pace_timer = match &self.pacing {
-            Pacing::Own(schedule) if could_send => Some(schedule.peek()),
+            // Held for a start time: nothing is due before it.
+            Pacing::Own(schedule) if could_send && self.hold.is_none() => Some(schedule.peek()),
+            // A think time holds back a held request too: wake for it as for a new one.
+            Pacing::Closed if room => self.resume_at,
             _ => None,
         };
         let lookup_timer = (!self.parked.is_empty()).then(|| Instant::now() + LOOKUP_POLL);
@@ -304,6 +321,7 @@ impl Client {
             lookup_timer,
             retry_timer,
             poll_timer,
+            self.hold,
         ]
         .into_iter()
         .flatten()
@@ -398,9 +416,10 @@ impl Client {
     }
 
     /// Whether the client can send one more request now (open loop at a total rate: the
-    /// worker looks for a client that can take a due position).
-    pub fn can_take(&self) -> bool {
-        self.remaining != Some(0)
+    /// worker looks for a client that can take a due position): it has a share left,
+    /// or the run's shared budget has.
+    pub fn can_take(&self, budget: Option<&RequestBudget>) -> bool {
+        (self.remaining != Some(0) || budget.is_some_and(RequestBudget::has_left))
             && self.held.is_none()
             && (0..self.work_conns()).any(|i| self.has_room(i))
     }
@@ -482,7 +501,8 @@ impl Client {
             || budget.is_some_and(RequestBudget::has_left)
     }
 
-    fn is_finished(&self, budget: Option<&RequestBudget>) -> bool {
+    /// Whether the client has nothing left to send and nothing in flight.
+    pub fn is_finished(&self, budget: Option<&RequestBudget>) -> bool {
         !self.has_work(budget) && self.conns.iter().all(Connection::is_idle)
     }
 

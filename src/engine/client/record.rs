@@ -9,7 +9,7 @@ use crate::engine::client::{Client, ClientContext};
 use crate::engine::cluster::{self, Redirect};
 use crate::engine::connection::{Answer, Failure, Purpose, Request};
 use crate::engine::generator::Op;
-use crate::plan::{Endpoint, ErrorReplies, Plan};
+use crate::plan::{Endpoint, ErrorReplies, Plan, Sample};
 use crate::protocol::resp_value::{self, first_bulk};
 use crate::protocol::{Expect, ReplyKind};
 use crate::stats::{ClientSeries, rows};
@@ -54,6 +54,9 @@ impl Client {
                     continue;
                 }
             };
+            if let Some(think) = self.think_time {
+                self.resume_at = Some(received + think);
+            }
             let bytes = self.conns[i].reply_bytes(&answer);
             if let Some(row) = self.server_rows.map(|first| first + i) {
                 record_server(&answer, row, received, ctx);
@@ -178,7 +181,12 @@ fn record_answer(
         if redirect.is_some()
             && matches!(
                 request.op,
-                Op::Set { .. } | Op::Get { .. } | Op::Verify { .. } | Op::Template | Op::MultiGet
+                Op::Set { .. }
+                    | Op::Get { .. }
+                    | Op::Verify { .. }
+                    | Op::Template
+                    | Op::Probe
+                    | Op::MultiGet
             )
         {
             return Ok(redirect);
@@ -194,6 +202,14 @@ fn record_answer(
         );
     } else {
         stats.record(latency_us, u64::from(pending.tx), reply.len as u64);
+    }
+    if let Some(sink) = &plan.outputs.samples {
+        // Never blocks the worker: a full channel loses the sample (see `SampleSink`).
+        let _ = sink.try_send(Sample {
+            intended: pending.intended,
+            sent: pending.sent,
+            received,
+        });
     }
     // The per-client files have SET/GET/WAIT columns only (as memtier's): arbitrary
     // command rows are reported in the table and JSON, not there.

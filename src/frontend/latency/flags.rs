@@ -1,19 +1,20 @@
 //! `kvbench latency`'s own flags, parsed as typed (clap) and validated into [`Options`]
 //! that cannot hold a bad value; every usage error is one line found here.
 //!
-//! The connection flags (host, port, unix socket, `-a`, `--user`, `-u`, TLS) are not here:
-//! they come from the shared connection flags the front ends flatten.
+//! The connection flags (host, port, unix socket, `-a`, `-u`, TLS) are the shared
+//! [`ConnectionArgs`], flattened in; `--user` (redis-cli's) is this front end's own.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::error::ErrorKind;
-use clap::{CommandFactory, FromArgMatches, Parser};
+use clap::{ArgAction, CommandFactory, FromArgMatches, Parser};
 
 use super::render::{Format, Precision, Style};
 use super::spectrum::Palette;
 use super::windows::Mode;
 use crate::error::Error;
+use crate::frontend::common::ConnectionArgs;
 use crate::frontend::common::usage::one_line;
 use crate::protocol::Protocol;
 
@@ -36,13 +37,35 @@ pub const SAMPLE_PERIOD_US: u64 = 10_000;
              redis-cli --latency does: PING for Redis, version for memcached.",
     long_about = None,
     disable_version_flag = true,
+    // -h is the host, as in every kvbench front end (and redis-cli).
+    disable_help_flag = true,
     after_help = "On a terminal the figures are redrawn in place until Ctrl-C. With --raw, \
                   --csv or --json, or when stdout is not a terminal, one window is sampled \
                   (1 s, or -i), one line printed, and the probe ends.\n\
                   Figures are whole milliseconds unless --precision=us (min rounded down, \
-                  max up; avg is the exact mean)."
+                  max up; avg is the exact mean). As redis-cli, the probe waits 10 ms after \
+                  each reply; --open-loop sends on a fixed 10 ms schedule instead and times \
+                  each request from when it was due."
 )]
 struct Flags {
+    /// Server, socket, credentials, URI and TLS, as the other front ends spell them.
+    #[command(flatten)]
+    conn: ConnectionArgs,
+
+    /// ACL user name for -a PASSWORD (redis-cli's --user).
+    #[arg(long, value_name = "USER", allow_hyphen_values = true)]
+    user: Option<String>,
+
+    /// Send a probe every 10 ms on a fixed schedule and time each from when it was due,
+    /// so a stall shows in every probe it delayed (default: redis-cli's send, reply,
+    /// wait 10 ms).
+    #[arg(long)]
+    open_loop: bool,
+
+    /// Print help.
+    #[arg(long, action = ArgAction::Help)]
+    help: Option<bool>,
+
     /// Window length in seconds (decimals allowed): the one-shot window (default 1), each
     /// --history line (default 15) or each --dist line (default 1).
     #[arg(
@@ -120,9 +143,16 @@ pub enum Probe {
     Version,
 }
 
-/// Validated `kvbench latency` options.
-#[derive(Clone, Debug, PartialEq)]
+/// Validated `kvbench latency` options (the connection flags checked when the probe's
+/// plan is built).
+#[derive(Clone, Debug)]
 pub struct Options {
+    /// Where to connect, as given.
+    pub conn: ConnectionArgs,
+    /// `--user`: the ACL user `-a`'s password belongs to.
+    pub user: Option<String>,
+    /// `--open-loop`: a fixed schedule, latency from each probe's due time.
+    pub open_loop: bool,
     /// `-i` in microseconds, if given.
     pub interval_us: Option<u64>,
     pub history: bool,
@@ -149,7 +179,7 @@ pub struct Resolved {
 #[derive(Debug)]
 pub enum Parsed {
     /// Probe with these options.
-    Run(Options),
+    Run(Box<Options>),
     /// Print this text to stdout and exit 0 (`--help`).
     Print(String),
 }
@@ -224,7 +254,10 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
     } else {
         None
     };
-    Ok(Parsed::Run(Options {
+    Ok(Parsed::Run(Box::new(Options {
+        conn: flags.conn,
+        user: flags.user,
+        open_loop: flags.open_loop,
         interval_us: flags.interval,
         history: flags.history,
         dist: flags.dist,
@@ -242,7 +275,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
         },
         hdr_file: flags.hdr_file,
         protocol: flags.protocol,
-    }))
+    })))
 }
 
 /// `-i SECONDS` (decimals allowed) into microseconds.
@@ -296,7 +329,7 @@ mod tests {
             .map(OsString::from)
             .collect();
         match parse(argv) {
-            Ok(Parsed::Run(o)) => o,
+            Ok(Parsed::Run(o)) => *o,
             other => panic!("{args:?}: {other:?}"),
         }
     }

@@ -1,12 +1,13 @@
 //! `kvbench latency`: redis-cli's `--latency`, `--latency-history` and `--latency-dist`
 //! for Redis and memcached, with microsecond figures and percentiles on request.
 //!
-//! This front end owns everything that needs no socket:
+//! The probe itself is an engine run (one connection, the probe request every 10 ms);
+//! everything else here needs no socket:
 //!
 //! ```text
 //! argv -> flags (clap, validated Options) -> Options::resolve(stdout is a TTY)
 //!      -> Session { windows (pure state machine) -> render (redis-cli's text) -> stdout }
-//! samples (µs) and clock ticks from the engine's probe connection -> Session
+//! Options -> probe plan -> engine thread -> every reply's times (a channel) -> Session
 //! ```
 //!
 //! | module | its one job |
@@ -17,13 +18,18 @@
 //! | [`spectrum`] | `--dist` buckets, shades and legend |
 //! | [`render`] | redis-cli's lines in each format, plus `--precision=us` and `--percentiles` |
 //! | [`session`] | samples and ticks in, flushed lines out, `--hdr-file` at the end |
+//! | [`probe`] | the options into the engine's plan: one connection, the probe request |
+//! | [`run`] | `main`: the engine on its own thread, its samples into the session |
 
 pub mod flags;
+pub mod probe;
 pub mod render;
+pub mod run;
 pub mod session;
 pub mod spectrum;
 pub mod window_stats;
 pub mod windows;
 
 pub use flags::{Options, Parsed, Probe, Resolved, SAMPLE_PERIOD_US, parse};
+pub use run::main;
 pub use session::{Flow, Session};

@@ -134,7 +134,7 @@ mod tests {
             .map(OsString::from)
             .collect();
         match parse(argv) {
-            Ok(Parsed::Run(o)) => o,
+            Ok(Parsed::Run(o)) => *o,
             other => panic!("{other:?}"),
         }
     }

@@ -1,0 +1,228 @@
+//! `kvbench latency`'s options into the engine's plan: one thread, one connection, the
+//! protocol's probe request (PING, memcached `version`) every 10 ms, and every reply's
+//! times handed back over a channel.
+//!
+//! ```text
+//! -h/-p/-S/-u, -a/--user, TLS, -P   -> Server (resolved, TLS built, before any socket)
+//! default                           -> closed loop, a 10 ms think time after each reply
+//!                                      (redis-cli: send, reply, wait 10 ms)
+//! --open-loop                       -> 100 probes a second on a fixed schedule
+//! the sample sink                   -> Outputs::samples
+//! ```
+
+use std::time::Duration;
+
+use super::flags::{Options, SAMPLE_PERIOD_US};
+use crate::error::{Error, Result};
+use crate::plan::{
+    Arrival, ClusterRouting, DataSet, ErrorReplies, FlagNames, Load, LoadShape, Outputs, Pacing,
+    Plan, Rate, SampleSink, Seeding, Server, Setup, Shard, StopAt, Workload,
+};
+use crate::protocol::Credentials;
+use crate::workload::keys::{KeyConfig, KeyPattern};
+use crate::workload::values::DataSize;
+
+/// How `kvbench latency` spells the flags the engine's messages point to.
+pub static LATENCY_NAMES: FlagNames = FlagNames {
+    tls: "--tls",
+    tls_any: "--tls (or use a rediss:// URI)",
+    cacert: "--cacert",
+    cert: "--cert",
+    key: "--key",
+    sni: "--sni",
+    tls_skip_verify: "--tls-skip-verify",
+    tls_protocols: "--tls-protocols",
+    connection_timeout: "the connect timeout",
+    reply_timeout: "the reply timeout",
+    authenticate: "-a PASSWORD (with --user USER for an ACL user)",
+    cluster_mode: "--cluster-mode",
+};
+
+/// A probe connects within this (redis-cli gives up at once on a refused connection; a
+/// silent host should not hang the probe either).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The plan that probes the server `options` name, handing every reply's times to `sink`.
+/// Resolves the host and reads the TLS files: every usage error is found here.
+pub fn probe_plan(options: &Options, sink: SampleSink) -> Result<Plan> {
+    let target = options.conn.target()?;
+    let credentials = credentials(target.credentials.clone(), options.user.as_deref())?;
+    let memcache = options.protocol.is_memcache();
+    if memcache && target.uri_db.is_some() {
+        return Err(Error::usage(
+            "a URI database applies to Redis only: memcached has no numbered databases.",
+        ));
+    }
+    if memcache && credentials.as_ref().is_some_and(|c| c.user.is_none()) {
+        return Err(Error::usage(
+            "memcached authentication needs -a USER:PASSWORD (SASL PLAIN for memcache_binary, \
+             memcached -Y for memcache_text).",
+        ));
+    }
+    let connect = target.connect(&options.conn)?;
+    let period = Duration::from_micros(SAMPLE_PERIOD_US);
+    let (pacing, think_time) = if options.open_loop {
+        let rate = Rate {
+            per_sec: 1_000_000 / SAMPLE_PERIOD_US,
+            arrival: Arrival::Uniform,
+            seed: 0,
+        };
+        (Pacing::PerConnection(rate), None)
+    } else {
+        (Pacing::Closed, Some(period))
+    };
+    Ok(Plan {
+        server: Server {
+            endpoint: connect.endpoint,
+            protocol: options.protocol,
+            credentials,
+            select_db: target.uri_db,
+            tls: connect.tls,
+            cluster_mode: false,
+            cluster_routing: ClusterRouting::ByKey,
+            setup: Setup::default(),
+            pool: None,
+            visibility: None,
+        },
+        load: Load {
+            threads: 1,
+            clients: 1,
+            total_clients: None,
+            pipeline: 1,
+            run_count: 1,
+            // Until the front end has seen enough (or Ctrl-C).
+            stop: StopAt::RequestsPerClient(u64::MAX),
+            shape: LoadShape {
+                connection_timeout: Some(CONNECT_TIMEOUT),
+                think_time,
+                ..LoadShape::default()
+            },
+            pacing,
+            warmup: Duration::ZERO,
+            sweep: None,
+            // An error reply is no latency figure: say what the server said and stop.
+            error_replies: ErrorReplies::Stop,
+            shard: Shard::WHOLE,
+            start_at: None,
+        },
+        workload: Workload {
+            ratio: (1, 0),
+            keys: KeyConfig {
+                prefix: String::new(),
+                min: 0,
+                max: 0,
+                set_pattern: KeyPattern::Random,
+                get_pattern: KeyPattern::Random,
+                stddev: 1.0,
+                median: 0.0,
+                zipf_exp: 1.0,
+            },
+            data_size: DataSize::Fixed(1),
+            random_data: false,
+            seeding: Seeding::default(),
+            arbitrary: None,
+            template: None,
+            probe: true,
+            dataset: DataSet::default(),
+        },
+        outputs: Outputs {
+            samples: Some(sink),
+            ..Outputs::default()
+        },
+        names: &LATENCY_NAMES,
+    })
+}
+
+/// `-a` (or the URI's) credentials with `--user` applied: redis-cli's `--user USER -a
+/// PASSWORD`.
+fn credentials(given: Option<Credentials>, user: Option<&str>) -> Result<Option<Credentials>> {
+    let Some(user) = user else {
+        return Ok(given);
+    };
+    match given {
+        None => Err(Error::usage("--user needs a password: add -a PASSWORD.")),
+        Some(c) if c.user.is_some() => Err(Error::usage(
+            "--user and a user in -a USER:PASSWORD (or the URI) name the user twice: give one.",
+        )),
+        Some(c) => Ok(Some(Credentials {
+            user: Some(user.to_string()),
+            password: c.password,
+        })),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+
+    use super::super::flags::{Parsed, parse};
+    use super::*;
+    use crate::plan::Endpoint;
+    use crate::protocol::Protocol;
+
+    fn plan(args: &[&str]) -> Result<Plan> {
+        let argv = std::iter::once("kvbench latency")
+            .chain(args.iter().copied())
+            .map(OsString::from)
+            .collect();
+        let options = match parse(argv) {
+            Ok(Parsed::Run(o)) => *o,
+            other => panic!("{other:?}"),
+        };
+        let (tx, _rx) = crossbeam_channel::unbounded();
+        probe_plan(&options, tx)
+    }
+
+    #[test]
+    fn one_connection_probing_with_redis_cli_pause() {
+        let p = plan(&["-h", "127.0.0.1", "-p", "7000"]).expect("plan");
+        assert!(p.workload.probe);
+        assert_eq!(
+            (p.load.threads, p.total_clients(), p.load.pipeline),
+            (1, 1, 1)
+        );
+        assert_eq!(p.load.pacing, Pacing::Closed);
+        assert_eq!(p.load.shape.think_time, Some(Duration::from_millis(10)));
+        assert!(p.outputs.samples.is_some());
+        assert_eq!(p.server.endpoint.name(), "127.0.0.1:7000");
+        assert_eq!(p.row_names().len(), 1);
+    }
+
+    #[test]
+    fn open_loop_is_a_rate_of_100_per_second() {
+        let p = plan(&["--open-loop", "-P", "memcache_text", "-p", "11211"]).expect("plan");
+        assert_eq!(p.load.pacing.target_total(1), Some(100));
+        assert_eq!(p.load.shape.think_time, None);
+        assert_eq!(p.server.protocol, Protocol::MemcacheText);
+    }
+
+    #[test]
+    fn user_password_uri_and_socket() {
+        let p = plan(&["--user", "bob", "-a", "secret"]).expect("plan");
+        let c = p.server.credentials.expect("credentials");
+        assert_eq!(
+            (c.user.as_deref(), c.password.as_str()),
+            (Some("bob"), "secret")
+        );
+        let p = plan(&["-u", "redis://:pw@127.0.0.1:7001/3"]).expect("plan");
+        assert_eq!(p.server.select_db, Some(3));
+        let p = plan(&["-S", "/tmp/redis.sock"]).expect("plan");
+        assert!(matches!(p.server.endpoint, Endpoint::Unix(_)));
+    }
+
+    #[test]
+    fn bad_connection_flags_are_usage_errors() {
+        for (args, needle) in [
+            (&["--user", "bob"][..], "--user needs a password"),
+            (&["--user", "bob", "-a", "al:pw"][..], "name the user twice"),
+            (&["-p", "0"][..], "port must be"),
+            (&["-P", "memcache_binary", "-a", "pw"][..], "USER:PASSWORD"),
+            (&["--cacert", "x.pem"][..], "add --tls"),
+            (&["-h", "no-such-host.invalid"][..], "cannot resolve host"),
+        ] {
+            let err = plan(args).map(|_| ()).expect_err("refused");
+            assert_eq!(err.exit_code(), 1, "{args:?}");
+            assert!(err.to_string().contains(needle), "{args:?}: {err}");
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! `kvbench latency`'s main: the probe's plan runs on an engine thread while this thread
+//! turns each reply's times into the session's lines, and stops the engine when the
+//! session has printed what it owes (or on Ctrl-C).
+//!
+//! ```text
+//! engine thread:  engine::run(probe plan, observer: "stop when the session says so")
+//!                   every reply -> Sample (intended, sent, received) over a channel
+//! this thread:    recv_timeout(10 ms) -> Session::sample / Session::tick -> stdout
+//!                 Flow::Stop or Ctrl-C -> raise the stop, join, write --hdr-file
+//! ```
+//!
+//! A sample's latency: redis-cli's default (closed loop) times each request from its
+//! send; `--open-loop` from when it was due, so a stall counts in every probe it held.
+//!
+//! Exit status: 0 after a one-shot window; 128 + the signal after Ctrl-C; 1 for a bad
+//! flag, an unreachable server, a refused password or TLS handshake, or an error reply.
+
+use std::ffi::OsString;
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+
+use super::flags::{Options, Parsed, SAMPLE_PERIOD_US, parse};
+use super::probe::probe_plan;
+use super::session::{Flow, Session};
+use crate::engine::{self, Outcome, RunObserver};
+use crate::error::Error;
+use crate::plan::Sample;
+use crate::signals;
+
+/// Runs `kvbench latency`'s command line `args` (program name first); returns the exit
+/// status.
+pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
+    let options = match parse(args)? {
+        Parsed::Print(text) => {
+            print!("{text}");
+            return Ok(0);
+        }
+        Parsed::Run(options) => *options,
+    };
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let plan = Arc::new(probe_plan(&options, tx)?);
+    signals::install();
+    let stop = Arc::new(AtomicBool::new(false));
+    let engine_stop = Arc::clone(&stop);
+    let engine = thread::Builder::new()
+        .name("kvbench-latency-engine".to_string())
+        .spawn(move || {
+            let outcome = engine::run(&plan, &mut StopWhen(engine_stop));
+            // The plan holds the sample sender: dropping it tells the session the run ended.
+            drop(plan);
+            outcome
+        })
+        .map_err(|e| Error::run(format!("cannot start the probe: {e}")))?;
+    let stdout = std::io::stdout();
+    let probed = probe(&options, stdout.is_terminal(), &rx, stdout.lock());
+    stop.store(true, Ordering::Relaxed);
+    let outcome = engine.join().map_err(|_| {
+        Error::run("internal error: the probe's engine thread stopped unexpectedly")
+    })?;
+    let ended = probed?;
+    finish(outcome, ended)
+}
+
+/// How the session's side ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Ended {
+    /// The session printed what it owed (a one-shot window).
+    Done,
+    /// Ctrl-C or SIGTERM: the current window was printed.
+    Signal(i32),
+    /// The engine stopped on its own (an error, most likely).
+    RunStopped,
+}
+
+/// The exit status, or the engine's error.
+fn finish(outcome: Outcome, ended: Ended) -> Result<u8, Error> {
+    if let Some(err) = outcome.error {
+        // Ctrl-C while connecting is an interruption, not a failure to report.
+        if outcome.signal.is_none() {
+            return Err(err);
+        }
+    }
+    match ended {
+        Ended::Done => Ok(0),
+        Ended::Signal(signal) => Ok(signals::exit_code(signal) as u8),
+        Ended::RunStopped => match outcome.signal {
+            Some(signal) => Ok(signals::exit_code(signal) as u8),
+            None => Err(Error::run("the probe ended without a reply")),
+        },
+    }
+}
+
+/// Feeds the session from the engine's samples until it stops, the run ends or a signal
+/// arrives; writes the `--hdr-file` at the end.
+fn probe<W: Write>(
+    options: &Options,
+    stdout_is_tty: bool,
+    rx: &Receiver<Sample>,
+    out: W,
+) -> Result<Ended, Error> {
+    let origin = Instant::now();
+    let us = |t: Instant| t.saturating_duration_since(origin).as_micros() as u64;
+    let period = Duration::from_micros(SAMPLE_PERIOD_US);
+    // The first window starts with the first probe, not with connecting.
+    let mut session: Option<Session<W>> = None;
+    let mut out = Some(out);
+    let ended = loop {
+        if let Some(signal) = signals::received() {
+            if let Some(s) = session.as_mut() {
+                s.interrupt(us(Instant::now()))?;
+            }
+            break Ended::Signal(signal);
+        }
+        let flow = match rx.recv_timeout(period) {
+            Ok(sample) => {
+                if session.is_none()
+                    && let Some(out) = out.take()
+                {
+                    session = Some(Session::new(
+                        options,
+                        stdout_is_tty,
+                        us(sample.intended),
+                        out,
+                    ));
+                }
+                let Some(s) = session.as_mut() else {
+                    continue;
+                };
+                let latency_us = if options.open_loop {
+                    sample.response_us()
+                } else {
+                    sample.service_us()
+                };
+                s.sample(us(sample.received), latency_us)?
+            }
+            Err(RecvTimeoutError::Timeout) => match session.as_mut() {
+                Some(s) => s.tick(us(Instant::now()))?,
+                None => Flow::Continue,
+            },
+            Err(RecvTimeoutError::Disconnected) => break Ended::RunStopped,
+        };
+        if flow == Flow::Stop {
+            break Ended::Done;
+        }
+    };
+    if let Some(s) = session {
+        s.finish()?;
+    }
+    Ok(ended)
+}
+
+/// Ends the engine's run once the session has stopped (the flag this thread raises).
+struct StopWhen(Arc<AtomicBool>);
+
+impl RunObserver for StopWhen {
+    fn stop_requested(&mut self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
