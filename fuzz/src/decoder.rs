@@ -367,6 +367,10 @@ pub fn redirect_round_trip(text: &[u8]) {
     let (word, slot, host, port) = match &redirect {
         Redirect::Moved { slot, host, port } => ("MOVED", slot, host, port),
         Redirect::Ask { slot, host, port } => ("ASK", slot, host, port),
+        Redirect::TryAgain => {
+            assert!(text.starts_with(b"TRYAGAIN"));
+            return;
+        }
     };
     assert!(usize::from(*slot) < cluster::SLOTS);
     let again = format!("{word} {slot} [{host}]:{port}");

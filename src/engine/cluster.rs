@@ -120,12 +120,26 @@ pub struct Topology {
 /// A `MOVED` or `ASK` error reply, parsed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Redirect {
-    Moved { slot: u16, host: String, port: u16 },
-    Ask { slot: u16, host: String, port: u16 },
+    Moved {
+        slot: u16,
+        host: String,
+        port: u16,
+    },
+    Ask {
+        slot: u16,
+        host: String,
+        port: u16,
+    },
+    /// `-TRYAGAIN`: a multi-key request whose keys are split by a slot migration; the
+    /// same node, later.
+    TryAgain,
 }
 
 /// Parses the text of an error reply as a redirection, if it is one.
 pub fn parse_redirect(text: &[u8]) -> Option<Redirect> {
+    if text.starts_with(b"TRYAGAIN") {
+        return Some(Redirect::TryAgain);
+    }
     let text = std::str::from_utf8(text).ok()?;
     let mut parts = text.split_ascii_whitespace();
     let kind = parts.next()?;

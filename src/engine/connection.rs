@@ -115,8 +115,12 @@ pub struct Request {
     /// What its reply looks like (a multi-key read carries its key count).
     pub expect: Expect,
     pub redirects: Redirects,
+    /// Times it was sent again after `-TRYAGAIN` (cluster mode).
+    pub tries: u8,
     /// A SCAN whose reply carries the cursor to follow.
     pub scan: bool,
+    /// A write tracked for replica visibility: its sequence number in the value stamp.
+    pub stamp: Option<u64>,
 }
 
 /// What a request on the wire is for.
@@ -128,6 +132,9 @@ pub enum Purpose {
     Asking,
     /// `CLUSTER SLOTS` to refresh the slot map: its reply is read, not recorded.
     TopologyRefresh,
+    /// A replica-visibility poll of tracked write `slot`: its reply is compared, not
+    /// recorded as load.
+    Visibility(u32),
     /// Nothing: a reply that came with no request in flight (a server refusing the
     /// connection says why this way). Never in flight itself.
     Unsolicited,
@@ -138,6 +145,7 @@ impl Purpose {
     fn expect(&self) -> Expect {
         match self {
             Purpose::Work(request) => request.expect,
+            Purpose::Visibility(_) => Expect::Get,
             Purpose::Asking | Purpose::TopologyRefresh | Purpose::Unsolicited => Expect::Store,
         }
     }

@@ -14,7 +14,8 @@ use crate::engine::progress::{Progress, WorkerProgress};
 use crate::engine::worker::WorkerMsg;
 use crate::plan::{Pacing, Plan, StopAt};
 use crate::results::{
-    Capacity, IntervalSummary, Results, Row, ScheduleResult, build_row, summarize_interval,
+    Capacity, IntervalSummary, Results, Row, ScheduleResult, VisibilityResult, build_row,
+    summarize_interval,
 };
 use crate::signals;
 use crate::stats::{ClientSeries, OpStats, RowName, ScheduleStats};
@@ -36,6 +37,13 @@ pub struct Gatherer<'a> {
     /// Seconds already summarized.
     done_seconds: u32,
     totals: Vec<OpStats>,
+    /// A pool: each member's `host:port`; its stats rows follow the command rows.
+    servers: Vec<String>,
+    /// A pool: each member's figures over the run and per second.
+    server_totals: Vec<OpStats>,
+    server_series: Vec<Vec<IntervalSummary>>,
+    /// `--visibility-from`: the lag row's figures over the run and per second.
+    visibility: Option<(OpStats, Vec<IntervalSummary>)>,
     /// Open loop: the schedule's health over the whole run.
     health: Option<ScheduleStats>,
     series: Vec<Vec<IntervalSummary>>,
@@ -61,7 +69,20 @@ impl<'a> Gatherer<'a> {
         run_start: Instant,
         live: bool,
     ) -> Self {
+        let servers = plan
+            .server
+            .pool
+            .as_ref()
+            .map_or_else(Vec::new, |p| p.names());
         Gatherer {
+            server_totals: servers.iter().map(|_| OpStats::new()).collect(),
+            server_series: vec![Vec::new(); servers.len()],
+            visibility: plan
+                .server
+                .visibility
+                .as_ref()
+                .map(|_| (OpStats::new(), Vec::new())),
+            servers,
             plan,
             run_number,
             start_epoch_ms,
@@ -270,6 +291,19 @@ impl<'a> Gatherer<'a> {
         };
         let percentiles = &self.plan.outputs.percentiles;
         let mut second_total = OpStats::new();
+        let (stats, extra) = stats.split_at(self.names.len().min(stats.len()));
+        let (server_stats, vis_stats) = extra.split_at(self.servers.len().min(extra.len()));
+        if let (Some((total, series)), Some(vis)) = (self.visibility.as_mut(), vis_stats.first()) {
+            series.push(summarize_interval(vis, start, end, percentiles));
+            total.merge(vis);
+        }
+        for (server, server_stats) in server_stats.iter().enumerate() {
+            if server < self.servers.len() {
+                let summary = summarize_interval(server_stats, start, end, percentiles);
+                self.server_series[server].push(summary);
+                self.server_totals[server].merge(server_stats);
+            }
+        }
         for (row, row_stats) in stats.iter().enumerate() {
             self.series[row].push(summarize_interval(row_stats, start, end, percentiles));
             self.totals[row].merge(row_stats);
@@ -334,6 +368,23 @@ impl<'a> Gatherer<'a> {
         // Arbitrary commands have no hits or misses, so neither has their total.
         let totals = RowName::totals(any_hits);
         let totals = build_row(totals, &all, duration, self.totals_series);
+        let servers = self
+            .servers
+            .iter()
+            .zip(&self.server_totals)
+            .zip(self.server_series)
+            .map(|((name, stats), series)| {
+                build_row(RowName::new(name, name, false), stats, duration, series)
+            })
+            .collect();
+        let visibility = self.visibility.map(|(stats, series)| {
+            let name = RowName::new("Lag", "VISIBILITY", false);
+            Box::new(VisibilityResult {
+                lag: build_row(name, &stats, duration, series),
+                timeouts: stats.errors,
+                untracked: stats.misses,
+            })
+        });
         let plan = self.plan;
         let schedule = match (self.health, plan.load.pacing.rate(), plan.target_rate()) {
             (Some(health), Some(rate), Some(target)) => Some(ScheduleResult::new(
@@ -360,6 +411,8 @@ impl<'a> Gatherer<'a> {
             interrupted: self.interrupted,
             cluster: plan.server.cluster_mode,
             rows: result_rows,
+            servers,
+            visibility,
             schedule,
         }
     }

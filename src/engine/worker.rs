@@ -277,7 +277,9 @@ impl Alarm {
 impl Worker {
     /// Runs the thread's clients to completion, deadline or stop; always ends with `Finished`.
     pub fn run(mut self) {
-        let mut tally = Tally::new(&self.plan, self.rows, self.thread, self.run_start);
+        // A pool's members each have a row after the command rows.
+        let rows = self.rows + self.plan.extra_rows();
+        let mut tally = Tally::new(&self.plan, rows, self.thread, self.run_start);
         let mut second: u32 = 0;
         let mut connected = 0;
         if let Err(message) = self.drive(&mut tally, &mut second, &mut connected) {
@@ -377,7 +379,7 @@ impl Worker {
             if let (Some(progress), Some(every), Some(at)) =
                 (&self.progress, progress_every, next_progress.as_mut())
             {
-                let totals = done.plus(&tally.stats);
+                let totals = done.plus(&tally.stats[..self.rows]);
                 progress.publish(totals.requests, totals.latency_sum_us);
                 if now >= *at {
                     progress.publish_connected(slots.connected());
@@ -389,7 +391,7 @@ impl Worker {
             let mut ticked = false;
             while now >= next_tick {
                 *connected = slots.connected();
-                done = done.plus(&tally.stats);
+                done = done.plus(&tally.stats[..self.rows]);
                 self.send_snapshot(tally, *second, *connected);
                 *second += 1;
                 next_tick += Duration::from_secs(1);

@@ -284,6 +284,9 @@ pub fn merge_row(
         misses_per_sec: rates.misses,
         moved_per_sec: rates.moved,
         ask_per_sec: rates.ask,
+        // Result files carry no TRYAGAIN counts to merge yet.
+        tryagain: 0,
+        tryagain_per_sec: 0.0,
         connection_errors: pieces.iter().map(|p| p.connection_errors).sum(),
         connection_errors_per_sec: rates.connection_errors,
         errors: 0,

@@ -407,6 +407,8 @@ pub fn merge(
             .any(|r| r.block.rows.iter().any(|row| row.moved_per_sec.is_some())),
         rows,
         // An open-loop run's "Schedule" is not read back yet.
+        servers: Vec::new(),
+        visibility: None,
         schedule: None,
     };
     Ok(MergedResult {

@@ -161,6 +161,8 @@ pub fn merge(
             interrupted: false,
             cluster: false,
             rows,
+            servers: Vec::new(),
+            visibility: None,
             schedule: None,
         },
         configuration: vec![("merged_from".to_string(), Json::Array(names).to_literal())],

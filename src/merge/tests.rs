@@ -432,6 +432,8 @@ fn synthetic_json(start_ms: u64, sets: &[u64], gets: &[u64], per_second: usize) 
         interrupted: false,
         cluster: false,
         rows,
+        servers: Vec::new(),
+        visibility: None,
         schedule: None,
     };
     let info = crate::report::RunInfo {

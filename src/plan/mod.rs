@@ -19,6 +19,7 @@
 
 pub mod names;
 pub mod pacing;
+pub mod pool;
 pub mod replies;
 pub mod samples;
 pub mod setup;
@@ -26,6 +27,7 @@ pub mod shape;
 pub mod shard;
 pub mod templated;
 pub mod tls;
+pub mod visibility;
 pub mod workload;
 
 use std::net::SocketAddr;
@@ -35,6 +37,7 @@ use std::time::{Duration, SystemTime};
 
 pub use names::FlagNames;
 pub use pacing::{Arrival, Pacing, Rate, RateSweep, Slo};
+pub use pool::{Distribution, Member, Pool};
 pub use replies::ErrorReplies;
 pub use samples::{Sample, SampleSink};
 pub use setup::{ClusterRouting, Setup, SetupStyle};
@@ -42,6 +45,7 @@ pub use shape::{LoadShape, Ramp, Reconnect, WaitConfig};
 pub use shard::Shard;
 pub use templated::Templated;
 pub use tls::TlsSettings;
+pub use visibility::VisibilityProbe;
 pub use workload::{Arbitrary, DataSet};
 
 use crate::protocol::{Credentials, Protocol};
@@ -104,6 +108,11 @@ pub struct Server {
     pub cluster_routing: ClusterRouting,
     /// CLIENT TRACKING, and whether set-up commands wait for their replies.
     pub setup: Setup,
+    /// A pool of servers, each key sent to its member (`endpoint` is then the first
+    /// member's); `None`: one server.
+    pub pool: Option<Arc<Pool>>,
+    /// Replica visibility: poll tracked writes on another endpoint.
+    pub visibility: Option<VisibilityProbe>,
 }
 
 /// When a run stops.
@@ -232,6 +241,18 @@ impl Plan {
         (0..thread).map(|t| self.clients_on_thread(t)).sum()
     }
 
+    /// Stats rows kept per pool member (after the command rows): one each, or none
+    /// without a pool.
+    pub fn server_rows(&self) -> usize {
+        self.server.pool.as_ref().map_or(0, |p| p.members.len())
+    }
+
+    /// Stats rows after the command rows: the pool members', then the visibility lag's
+    /// (one, with `--visibility-from`).
+    pub fn extra_rows(&self) -> usize {
+        self.server_rows() + usize::from(self.server.visibility.is_some())
+    }
+
     /// Number of keys in the key range.
     pub fn key_range(&self) -> u64 {
         self.workload.keys.range_len()
@@ -356,6 +377,8 @@ impl Plan {
                 cluster_mode: false,
                 cluster_routing: ClusterRouting::ByKey,
                 setup: Setup::default(),
+                pool: None,
+                visibility: None,
             },
             load: Load {
                 threads: 1,

@@ -521,6 +521,8 @@ mod tests {
                 row("Gets", "GET", 5),
                 row("Totals", "FULL_RUN", 10),
             ],
+            servers: Vec::new(),
+            visibility: None,
             schedule: None,
         };
         write_run_files(&prefix, &run).unwrap();

@@ -238,6 +238,23 @@ fn push_block(
     if let Some(schedule) = &r.schedule {
         push_schedule(w, schedule, percentiles);
     }
+    if let Some(vis) = r.visibility.as_deref() {
+        // Nested, so readers that take every object with a "Count" as a command row
+        // do not take the lag for one.
+        w.open_object("Replica Visibility");
+        w.uint("Timeouts", vis.timeouts);
+        w.uint("Untracked", vis.untracked);
+        push_row_with(w, &vis.lag, false, percentiles, false);
+        w.close('}');
+    }
+    if !r.servers.is_empty() {
+        // A pool: each member's row, keyed by host:port, with its error counts.
+        w.open_object("Servers");
+        for row in &r.servers {
+            push_row_with(w, row, r.cluster, percentiles, true);
+        }
+        w.close('}');
+    }
 
     if !hide_histogram {
         for row in r.command_rows() {
@@ -280,6 +297,11 @@ fn push_active_clients(w: &mut JsonWriter, r: &Results, info: &RunInfo, ramp: Cl
 }
 
 fn push_row(w: &mut JsonWriter, row: &Row, cluster: bool, percentiles: &[f64]) {
+    push_row_with(w, row, cluster, percentiles, false);
+}
+
+/// A row; `errors` adds the count of error replies (a pool member's row).
+fn push_row_with(w: &mut JsonWriter, row: &Row, cluster: bool, percentiles: &[f64], errors: bool) {
     w.open_object(&row.name.row);
     w.uint("Count", row.count);
     w.fixed("Ops/sec", row.ops_per_sec, 2);
@@ -288,9 +310,14 @@ fn push_row(w: &mut JsonWriter, row: &Row, cluster: bool, percentiles: &[f64]) {
     if cluster {
         w.fixed("MOVED/sec", row.moved_per_sec, 2);
         w.fixed("ASK/sec", row.ask_per_sec, 2);
+        w.fixed("TRYAGAIN/sec", row.tryagain_per_sec, 2);
+        w.uint("TRYAGAIN", row.tryagain);
     }
     w.fixed("Connection Errors/sec", row.connection_errors_per_sec, 2);
     w.uint("Connection Errors", row.connection_errors);
+    if errors {
+        w.uint("Errors", row.errors);
+    }
     w.fixed("Latency", row.avg_latency_ms, 3);
     w.fixed("Average Latency", row.avg_latency_ms, 3);
     w.uint("Accumulated Latency", whole_ms(row.accumulated_latency_ms));

@@ -99,6 +99,7 @@ pub fn render_results(results: &Results, percentiles: &[f64], hide_histogram: bo
     if results.cluster {
         let _ = write!(header, "{:>RATE_WIDTH$} ", "MOVED/sec");
         let _ = write!(header, "{:>RATE_WIDTH$} ", "ASK/sec");
+        let _ = write!(header, "{:>RATE_WIDTH$} ", "TRYAGAIN/sec");
     }
     let _ = write!(header, "{:>LATENCY_WIDTH$} ", "Avg. Latency");
     for &p in percentiles {
@@ -127,6 +128,8 @@ pub fn render_results(results: &Results, percentiles: &[f64], hide_histogram: bo
         );
     }
     out.push_str(&render_open_loop(results, percentiles));
+    out.push_str(&render_servers(results, percentiles));
+    out.push_str(&render_visibility(results, percentiles));
 
     if !hide_histogram {
         out.push_str("\n\n");
@@ -167,6 +170,7 @@ fn push_row(
     if cluster {
         rate(out, row.moved_per_sec);
         rate(out, row.ask_per_sec);
+        rate(out, row.tryagain_per_sec);
     }
     if ran {
         latency(out, row.avg_latency_ms);
@@ -181,6 +185,99 @@ fn push_row(
         let _ = write!(out, "{NOT_APPLICABLE:>RATE_WIDTH$} ");
     }
     out.push('\n');
+}
+
+/// A pool's block after the table: one row per server, every command together, so a
+/// slow or dead member stands out (empty without a pool):
+///
+/// ```text
+/// PER SERVER
+/// ==================================================================== ...
+/// Server                Ops/sec     Errors  Conn. Errors  Avg. Latency  p50.00 ...  KB/sec
+/// -------------------------------------------------------------------- ...
+/// 127.0.0.1:11211      33012.55          0             0       0.58100 ...  2231.10
+/// ```
+pub fn render_servers(results: &Results, percentiles: &[f64]) -> String {
+    if results.servers.is_empty() {
+        return String::new();
+    }
+    let name_width = results
+        .servers
+        .iter()
+        .map(|r| r.name.row.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(6)
+        + 1;
+    let mut header = String::new();
+    let _ = write!(header, "{:<name_width$} ", "Server");
+    let _ = write!(header, "{:>RATE_WIDTH$} ", "Ops/sec");
+    let _ = write!(header, "{:>RATE_WIDTH$} ", "Errors");
+    let _ = write!(header, "{:>RATE_WIDTH$} ", "Conn. Errors");
+    let _ = write!(header, "{:>LATENCY_WIDTH$} ", "Avg. Latency");
+    for &p in percentiles {
+        let _ = write!(header, "{:>LATENCY_WIDTH$} ", percentile_label(p));
+    }
+    let _ = write!(header, "{:>RATE_WIDTH$} ", "KB/sec");
+    let width = header.chars().count();
+    let mut out = String::from("\n\nPER SERVER\n");
+    out.push_str(&"=".repeat(width));
+    out.push('\n');
+    out.push_str(&header);
+    out.push('\n');
+    out.push_str(&"-".repeat(width));
+    out.push('\n');
+    for row in &results.servers {
+        let _ = write!(out, "{:<name_width$} ", row.name.row);
+        let _ = write!(out, "{:>RATE_WIDTH$.2} ", finite(row.ops_per_sec));
+        let _ = write!(out, "{:>RATE_WIDTH$} ", row.errors);
+        let _ = write!(out, "{:>RATE_WIDTH$} ", row.connection_errors);
+        if row.count > 0 {
+            let _ = write!(out, "{:>LATENCY_WIDTH$.5} ", finite(row.avg_latency_ms));
+            for &p in percentiles {
+                let ms = latency_at_percentile_ms(&row.histogram, p);
+                let _ = write!(out, "{:>LATENCY_WIDTH$.5} ", finite(ms));
+            }
+            let _ = write!(out, "{:>RATE_WIDTH$.2} ", finite(row.kb_per_sec));
+        } else {
+            for _ in 0..=percentiles.len() {
+                let _ = write!(out, "{NOT_APPLICABLE:>LATENCY_WIDTH$} ");
+            }
+            let _ = write!(out, "{NOT_APPLICABLE:>RATE_WIDTH$} ");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `--visibility-from`: one block after the table, the lag from a tracked write's
+/// acknowledgement until the other endpoint showed it (empty otherwise):
+///
+/// ```text
+/// REPLICA VISIBILITY
+/// Visible writes: 1520   Never seen (timeout): 0   Not tracked (too many waiting): 0
+/// Lag (msec): avg 0.41200   p50 0.35100   p99 1.20700   p99.9 2.01500   max 2.30300
+/// ```
+pub fn render_visibility(results: &Results, percentiles: &[f64]) -> String {
+    let Some(vis) = results.visibility.as_deref() else {
+        return String::new();
+    };
+    let row = &vis.lag;
+    let mut out = String::from("\n\nREPLICA VISIBILITY\n");
+    let _ = writeln!(
+        out,
+        "Visible writes: {}   Never seen (timeout): {}   Not tracked (too many waiting): {}",
+        row.count, vis.timeouts, vis.untracked
+    );
+    if row.count > 0 {
+        let _ = write!(out, "Lag (msec): avg {:.5}", finite(row.avg_latency_ms));
+        for &p in percentiles {
+            let ms = latency_at_percentile_ms(&row.histogram, p);
+            let _ = write!(out, "   p{} {:.5}", finite(p), finite(ms));
+        }
+        let _ = writeln!(out, "   max {:.5}", finite(row.max_latency_ms));
+    }
+    out
 }
 
 /// The "Request Latency Distribution" section: each command that ran (not Totals), walked in

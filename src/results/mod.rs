@@ -92,6 +92,9 @@ pub struct Row {
     /// Cluster `MOVED` / `ASK` redirections per second (cluster mode only).
     pub moved_per_sec: f64,
     pub ask_per_sec: f64,
+    /// Cluster `-TRYAGAIN` replies (each retried after a back-off), and per second.
+    pub tryagain: u64,
+    pub tryagain_per_sec: f64,
     pub connection_errors: u64,
     pub connection_errors_per_sec: f64,
     /// Error replies received.
@@ -111,6 +114,18 @@ pub struct Row {
     pub service: Option<Box<ServiceRow>>,
 }
 
+/// Replica visibility over a run.
+#[derive(Clone, Debug)]
+pub struct VisibilityResult {
+    /// The lag from a tracked write's acknowledgement until the other endpoint showed
+    /// it: count (visible writes), latencies, per-second series, histogram.
+    pub lag: Row,
+    /// Tracked writes never seen within the timeout.
+    pub timeouts: u64,
+    /// Writes that would have been tracked but found too many waiting already.
+    pub untracked: u64,
+}
+
 /// One titled block of results: `ALL STATS`, `RUN #2 RESULTS`, `BEST RUN RESULTS`, ...
 #[derive(Clone, Debug)]
 pub struct Results {
@@ -125,6 +140,11 @@ pub struct Results {
     pub cluster: bool,
     /// Command rows in display order, `Totals` last.
     pub rows: Vec<Row>,
+    /// A pool: one row per member (`host:port`, every command together), in the order
+    /// given; empty otherwise.
+    pub servers: Vec<Row>,
+    /// `--visibility-from`: the replica visibility lag.
+    pub visibility: Option<Box<VisibilityResult>>,
     /// Open loop: how the schedule was kept.
     pub schedule: Option<ScheduleResult>,
 }
@@ -307,6 +327,8 @@ pub fn build_row(
         misses_per_sec: rate(stats.misses as f64, secs),
         moved_per_sec: rate(stats.moved as f64, secs),
         ask_per_sec: rate(stats.ask as f64, secs),
+        tryagain: stats.tryagain,
+        tryagain_per_sec: rate(stats.tryagain as f64, secs),
         connection_errors: stats.connection_errors,
         connection_errors_per_sec: rate(stats.connection_errors as f64, secs),
         errors: stats.errors,
@@ -376,6 +398,8 @@ fn aggregate_row(name: &RowName, runs: &[Results]) -> Row {
         misses_per_sec: mean(|r| r.misses_per_sec),
         moved_per_sec: mean(|r| r.moved_per_sec),
         ask_per_sec: mean(|r| r.ask_per_sec),
+        tryagain: rows.iter().map(|r| r.tryagain).sum(),
+        tryagain_per_sec: mean(|r| r.tryagain_per_sec),
         connection_errors: rows.iter().map(|r| r.connection_errors).sum(),
         connection_errors_per_sec: mean(|r| r.connection_errors_per_sec),
         errors: rows.iter().map(|r| r.errors).sum(),
@@ -421,6 +445,8 @@ pub fn best_worst_aggregate(runs: &[Results]) -> (Results, Results, Results) {
         interrupted: false,
         cluster: false,
         rows: Vec::new(),
+        servers: Vec::new(),
+        visibility: None,
         schedule: None,
     };
     let Some(first) = runs.first() else {
@@ -463,6 +489,8 @@ pub fn best_worst_aggregate(runs: &[Results]) -> (Results, Results, Results) {
         interrupted: runs.iter().any(|r| r.interrupted),
         cluster: runs.iter().any(|r| r.cluster),
         rows: names.iter().map(|n| aggregate_row(n, runs)).collect(),
+        servers: Vec::new(),
+        visibility: None,
         schedule: ScheduleResult::aggregate(
             &runs
                 .iter()
@@ -628,6 +656,8 @@ mod tests {
             interrupted: n == 2,
             cluster: false,
             rows: vec![sets, totals],
+            servers: Vec::new(),
+            visibility: None,
             schedule: None,
         }
     }

@@ -67,6 +67,8 @@ pub(crate) fn zero_row() -> Row {
         hits_per_sec: 0.0,
         misses_per_sec: 0.0,
         moved_per_sec: 0.0,
+        tryagain: 0,
+        tryagain_per_sec: 0.0,
         ask_per_sec: 0.0,
         connection_errors: 0,
         connection_errors_per_sec: 0.0,
@@ -105,6 +107,8 @@ pub(crate) fn row(name: RowName, count: u64, figures: Figures, histogram: Histog
         hits_per_sec: hits,
         misses_per_sec: misses,
         moved_per_sec: 0.0,
+        tryagain: 0,
+        tryagain_per_sec: 0.0,
         ask_per_sec: 0.0,
         avg_latency_ms: avg,
         accumulated_latency_ms: avg * count as f64,
@@ -184,6 +188,8 @@ pub(crate) fn default_results() -> Results {
         interrupted: false,
         cluster: false,
         rows: vec![sets, gets, waits, totals],
+        servers: Vec::new(),
+        visibility: None,
         schedule: None,
     }
 }
@@ -235,6 +241,8 @@ pub(crate) fn runs3_results() -> Vec<Results> {
                     ),
                     row(name("Totals", "FULL_RUN", true), 200, f[2], h("Totals")),
                 ],
+                servers: Vec::new(),
+                visibility: None,
                 schedule: None,
             }
         })
@@ -274,6 +282,8 @@ pub(crate) fn arbitrary_results() -> Results {
                 h("Totals"),
             ),
         ],
+        servers: Vec::new(),
+        visibility: None,
         schedule: None,
     }
 }

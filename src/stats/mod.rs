@@ -42,6 +42,8 @@ pub struct OpStats {
     pub moved: u64,
     /// Cluster `ASK` redirections received.
     pub ask: u64,
+    /// Cluster `-TRYAGAIN` replies received (each request retried after a back-off).
+    pub tryagain: u64,
     pub bytes_rx: u64,
     pub bytes_tx: u64,
     /// Sum of all latencies, in microseconds (exact, unlike the histogram mean).
@@ -97,6 +99,7 @@ impl OpStats {
             connection_errors: 0,
             moved: 0,
             ask: 0,
+            tryagain: 0,
             bytes_rx: 0,
             bytes_tx: 0,
             latency_sum_us: 0,
@@ -149,6 +152,7 @@ impl OpStats {
         self.connection_errors += other.connection_errors;
         self.moved += other.moved;
         self.ask += other.ask;
+        self.tryagain += other.tryagain;
         self.bytes_rx += other.bytes_rx;
         self.bytes_tx += other.bytes_tx;
         self.latency_sum_us += other.latency_sum_us;
@@ -173,6 +177,7 @@ impl OpStats {
         self.connection_errors = 0;
         self.moved = 0;
         self.ask = 0;
+        self.tryagain = 0;
         self.bytes_rx = 0;
         self.bytes_tx = 0;
         self.latency_sum_us = 0;

@@ -513,6 +513,11 @@ impl Memcached {
             .collect()
     }
 
+    /// Kill the server now (SIGKILL, reaped): a pool member dying mid-run.
+    pub fn kill_now(&mut self) {
+        kill_and_wait(&mut self.child);
+    }
+
     /// The integer counters of `stats` (`cmd_get`, `cmd_set`, `get_hits`, `curr_items`, ...).
     pub fn stats(&self) -> HashMap<String, u64> {
         self.stats_raw()

@@ -17,9 +17,12 @@ mod pinned;
 mod reconnect;
 mod record;
 mod route;
+mod router;
 mod send;
+mod visibility;
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mio::event::Event;
@@ -44,7 +47,9 @@ use crate::workload::verify::WrittenKeys;
 
 use pinned::Pinned;
 use route::Parked;
-use send::{Held, Pacing, Resend};
+use router::Router;
+use send::{Held, Pacing, Resend, Retry};
+use visibility::Visibility;
 
 /// Most connections one client may hold (cluster masters, redirect targets): a worker
 /// token is `client slot × this + connection index`.
@@ -109,8 +114,10 @@ pub struct ClientContext<'a> {
 pub struct Client {
     slot: usize,
     conns: Vec<Connection>,
-    /// Cluster mode: the connection serving each hash slot (`u16::MAX`: none).
-    slot_owner: Option<Vec<u16>>,
+    /// Which connection a key goes to: one server, cluster slots, or a pool.
+    router: Router,
+    /// A pool: the stats row of member 0 (members' rows follow the command rows).
+    server_rows: Option<usize>,
     /// Cluster mode: when the topology was last asked for again after a MOVED.
     last_refresh: Option<Instant>,
     /// Cluster mode: redirections waiting for their target's name to be looked up.
@@ -132,6 +139,8 @@ pub struct Client {
     held: Option<Held>,
     /// Requests to send again after a redirection.
     resends: VecDeque<Resend>,
+    /// Requests answered `-TRYAGAIN`, waiting out their back-off.
+    retries: Vec<Retry>,
     key_buf: Vec<u8>,
     multi_keys: KeyBatch,
     command_keys: KeyBatch,
@@ -141,6 +150,8 @@ pub struct Client {
     pipeline: usize,
     /// This client's own per-second figures, when the plan asks for them.
     series: Option<Box<ClientSeries>>,
+    /// Replica visibility: tracked writes, polled over the last connection.
+    visibility: Option<Box<Visibility>>,
     /// Connected early for a start time: no request goes out before it.
     hold: Option<Instant>,
 }
@@ -160,7 +171,7 @@ impl Client {
         topology: Option<&Topology>,
     ) -> Client {
         let mut pinned = None;
-        let (conns, slot_owner) = match topology {
+        let (conns, router) = match topology {
             Some(topo) if plan.server.cluster_routing == ClusterRouting::OneMasterPerClient => {
                 // One connection, to master `index mod masters`; no slot routing.
                 let master = index % topo.nodes.len().max(1);
@@ -168,7 +179,7 @@ impl Client {
                 let node = &topo.nodes[master];
                 (
                     vec![Connection::new(node.endpoint(), node.name(), plan)],
-                    None,
+                    Router::Single,
                 )
             }
             Some(topo) => {
@@ -178,22 +189,44 @@ impl Client {
                     .take(MAX_CONNECTIONS_PER_CLIENT)
                     .map(|node| Connection::new(node.endpoint(), node.name(), plan))
                     .collect();
-                (conns, Some(topo.slot_owner.clone()))
+                (conns, Router::Slots(topo.slot_owner.clone()))
             }
-            None => (
-                vec![Connection::new(
-                    plan.server.endpoint.clone(),
-                    plan.server.endpoint.name(),
-                    plan,
-                )],
-                None,
-            ),
+            None => match &plan.server.pool {
+                Some(pool) => (
+                    pool.members
+                        .iter()
+                        .take(MAX_CONNECTIONS_PER_CLIENT)
+                        .map(|m| Connection::new(m.endpoint.clone(), m.endpoint.name(), plan))
+                        .collect(),
+                    Router::Pool(Arc::clone(pool)),
+                ),
+                None => (
+                    vec![Connection::new(
+                        plan.server.endpoint.clone(),
+                        plan.server.endpoint.name(),
+                        plan,
+                    )],
+                    Router::Single,
+                ),
+            },
         };
+        let server_rows = router.pool().map(|_| plan.row_names().len());
+        let mut conns: Vec<Connection> = conns;
+        let visibility = plan.server.visibility.as_ref().map(|probe| {
+            conns.push(Connection::new(
+                probe.endpoint.clone(),
+                probe.endpoint.name(),
+                plan,
+            ));
+            let row = plan.row_names().len() + plan.server_rows();
+            Box::new(Visibility::new(probe, conns.len() - 1, row))
+        });
         let shape = &plan.load.shape;
         let mut client = Client {
             slot,
             conns,
-            slot_owner,
+            router,
+            server_rows,
             last_refresh: None,
             parked: Vec::new(),
             pinned,
@@ -220,6 +253,7 @@ impl Client {
             ops,
             held: None,
             resends: VecDeque::new(),
+            retries: Vec::new(),
             key_buf: Vec::with_capacity(plan.workload.keys.prefix.len() + 20),
             multi_keys: KeyBatch::new(),
             command_keys: KeyBatch::new(),
@@ -235,6 +269,7 @@ impl Client {
                 .outputs
                 .client_series
                 .then(|| Box::new(ClientSeries::new())),
+            visibility,
             hold: None,
         };
         for conn in &mut client.conns {
@@ -264,7 +299,7 @@ impl Client {
         let conn_timer = self.conns.iter().filter_map(Connection::timer).min();
         // Only when a request could go out at that time: a full pipeline waits for a
         // reply instead (a timer now would fire again and again).
-        let room = (0..self.conns.len()).any(|i| self.has_room(i));
+        let room = (0..self.work_conns()).any(|i| self.has_room(i));
         let could_send = self.remaining != Some(0) && self.held.is_none() && room;
         let pace_timer = match &self.pacing {
             // Held for a start time: nothing is due before it.
@@ -274,10 +309,23 @@ impl Client {
             _ => None,
         };
         let lookup_timer = (!self.parked.is_empty()).then(|| Instant::now() + LOOKUP_POLL);
-        [conn_timer, pace_timer, lookup_timer, self.hold]
-            .into_iter()
-            .flatten()
-            .min()
+        let retry_timer = self.retries.iter().map(|r| r.at).min();
+        let poll_timer = self
+            .visibility
+            .as_ref()
+            .filter(|v| self.conns[v.conn].is_ready())
+            .and_then(|v| v.next_poll());
+        [
+            conn_timer,
+            pace_timer,
+            lookup_timer,
+            retry_timer,
+            poll_timer,
+            self.hold,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Closes every connection for good (end of run or of this client).
@@ -352,7 +400,7 @@ impl Client {
             return Status::Active;
         }
         if matches!(self.pacing, Pacing::Own(_))
-            && !(0..self.conns.len()).any(|i| self.has_room(i))
+            && !(0..self.work_conns()).any(|i| self.has_room(i))
             && let Pacing::Own(schedule) = &mut self.pacing
         {
             // Every connection is full: positions due now waited for a reply, not for
@@ -373,7 +421,12 @@ impl Client {
     pub fn can_take(&self, budget: Option<&RequestBudget>) -> bool {
         (self.remaining != Some(0) || budget.is_some_and(RequestBudget::has_left))
             && self.held.is_none()
-            && (0..self.conns.len()).any(|i| self.has_room(i))
+            && (0..self.work_conns()).any(|i| self.has_room(i))
+    }
+
+    /// The connections that carry the workload (all but the visibility one).
+    fn work_conns(&self) -> usize {
+        self.conns.len() - usize::from(self.visibility.is_some())
     }
 
     /// A position of the worker's schedule is due: send what is due.
@@ -402,7 +455,8 @@ impl Client {
             .held
             .iter()
             .filter_map(|h| h.due.map(|d| d.at))
-            .chain(self.resends.iter().filter_map(|r| r.intended));
+            .chain(self.resends.iter().filter_map(|r| r.intended))
+            .chain(self.retries.iter().filter_map(|r| r.intended));
         for t in waiting.filter(|&t| t >= measure_from) {
             health.unsent_at_end += 1;
             health.unfinished_age.saturating_record(age_us(t));
@@ -416,6 +470,9 @@ impl Client {
     /// Fills and flushes every connection, then says whether the client is done.
     fn send_and_settle(&mut self, plan: &Plan, ctx: &mut ClientContext) -> Status {
         self.fill(plan, ctx);
+        if self.visibility.is_some() {
+            self.poll_visibility(plan);
+        }
         for i in 0..self.conns.len() {
             if !self.conns[i].has_output() {
                 continue;
@@ -438,6 +495,8 @@ impl Client {
             || self.held.is_some()
             || !self.resends.is_empty()
             || !self.parked.is_empty()
+            || !self.retries.is_empty()
+            || self.visibility.as_ref().is_some_and(|v| v.is_waiting())
             || self.idle
             || budget.is_some_and(RequestBudget::has_left)
     }

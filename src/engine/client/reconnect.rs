@@ -35,7 +35,8 @@ impl Client {
         plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Option<Status> {
-        let cluster = self.slot_owner.is_some();
+        let cluster = self.router.is_cluster();
+        self.count_server_connection_error(i, ctx);
         let conn = &mut self.conns[i];
         let row = conn.oldest_row();
         if row < ctx.stats.len() {

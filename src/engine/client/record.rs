@@ -28,6 +28,13 @@ impl Client {
             let request = match answer.pending.purpose {
                 Purpose::Work(request) => request,
                 Purpose::Asking => continue,
+                Purpose::Visibility(slot) => {
+                    let value = answer.reply.text(self.conns[i].reply_bytes(&answer));
+                    if let Some(vis) = self.visibility.as_mut() {
+                        vis.answered(slot, value, received, ctx);
+                    }
+                    continue;
+                }
                 Purpose::Unsolicited => {
                     let bytes = self.conns[i].reply_bytes(&answer);
                     return Err(unsolicited(&answer, bytes, plan, ctx, self.conns[i].peer()));
@@ -51,6 +58,9 @@ impl Client {
                 self.resume_at = Some(received + think);
             }
             let bytes = self.conns[i].reply_bytes(&answer);
+            if let Some(row) = self.server_rows.map(|first| first + i) {
+                record_server(&answer, row, received, ctx);
+            }
             let redirect = record_answer(
                 &answer,
                 request,
@@ -62,12 +72,42 @@ impl Client {
                 &mut self.scan,
                 self.conns[i].peer(),
             )?;
+            if let (Some(seq), Op::Set { key_id, .. }, Some(vis)) =
+                (request.stamp, request.op, self.visibility.as_mut())
+                && redirect.is_none()
+                && answer.reply.kind != ReplyKind::Error
+            {
+                vis.acknowledged(key_id, seq, received, ctx);
+            }
             if let Some(redirect) = redirect {
                 let intended = ctx.health.is_some().then_some(answer.pending.intended);
                 self.follow(i, redirect, request, intended, plan, ctx)?;
             }
         }
         Ok(())
+    }
+}
+
+/// A pool: records a reply in its member's row (`row`): count, latency, bytes, and an
+/// error reply as an error; warm-up requests are left out.
+fn record_server(answer: &Answer, row: usize, received: Instant, ctx: &mut ClientContext) {
+    let pending = answer.pending;
+    if pending.intended < ctx.measure_from || row >= ctx.stats.len() {
+        return;
+    }
+    let stats = &mut ctx.stats[row];
+    let latency_us = received
+        .saturating_duration_since(pending.intended)
+        .as_micros() as u64;
+    if stats.service.is_some() {
+        let service_us = received.saturating_duration_since(pending.sent).as_micros() as u64;
+        let len = answer.reply.len as u64;
+        stats.record_paced(latency_us, service_us, u64::from(pending.tx), len);
+    } else {
+        stats.record(latency_us, u64::from(pending.tx), answer.reply.len as u64);
+    }
+    if answer.reply.kind == ReplyKind::Error {
+        stats.errors += 1;
     }
 }
 
@@ -134,13 +174,19 @@ fn record_answer(
         match &redirect {
             Some(Redirect::Moved { .. }) => stats.moved += 1,
             Some(Redirect::Ask { .. }) => stats.ask += 1,
+            Some(Redirect::TryAgain) => stats.tryagain += 1,
             None => {}
         }
         // A request that will be resent is recorded once, when its real answer comes.
         if redirect.is_some()
             && matches!(
                 request.op,
-                Op::Set { .. } | Op::Get { .. } | Op::Verify { .. } | Op::Template | Op::Probe
+                Op::Set { .. }
+                    | Op::Get { .. }
+                    | Op::Verify { .. }
+                    | Op::Template
+                    | Op::Probe
+                    | Op::MultiGet
             )
         {
             return Ok(redirect);

@@ -8,14 +8,21 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use crate::engine::client::{Client, ClientContext, MAX_CONNECTIONS_PER_CLIENT, Status};
-use crate::engine::cluster::{self, Redirect, SlotMap};
+use crate::engine::cluster::{Redirect, SlotMap};
 use crate::engine::connection::{Connection, Failure, Purpose, Redirects, Request};
 use crate::engine::generator::Op;
 use crate::engine::resolver::Lookup;
 use crate::plan::{Endpoint, Plan};
 use crate::protocol::resp;
 
-use super::send::Resend;
+use super::send::{Resend, Retry};
+
+/// The first pause before a request answered `-TRYAGAIN` is sent again.
+const TRYAGAIN_FIRST: Duration = Duration::from_millis(2);
+/// The longest pause between tries.
+const TRYAGAIN_MAX: Duration = Duration::from_millis(100);
+/// Tries before a request answered `-TRYAGAIN` counts as an error (about 6 s in all).
+const TRYAGAIN_TRIES: u8 = 64;
 
 /// A redirected request waiting for its target's name to be looked up.
 #[derive(Clone, Debug)]
@@ -34,17 +41,7 @@ pub(super) struct Parked {
 impl Client {
     /// The connection a request for the key in `key_buf` goes to.
     pub(super) fn route(&self) -> usize {
-        match &self.slot_owner {
-            Some(owner) => {
-                let slot = cluster::key_slot(&self.key_buf);
-                match usize::from(owner[usize::from(slot)]) {
-                    // Unserved, or a master beyond the connections this client holds.
-                    i if i >= self.conns.len() => 0,
-                    i => i,
-                }
-            }
-            None => 0,
-        }
+        self.router.route(&self.key_buf, self.conns.len())
     }
 
     /// Follows a MOVED (update the slot map, resend) or ASK (ASKING + resend, once) that
@@ -59,12 +56,17 @@ impl Client {
         plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Result<(), Failure> {
+        if matches!(redirect, Redirect::TryAgain) {
+            self.retry_later(request, intended, ctx);
+            return Ok(());
+        }
         if self.pinned.is_some() {
             return self.follow_pinned(source, &redirect);
         }
         let (slot, mut host, port, ask) = match redirect {
             Redirect::Moved { slot, host, port } => (slot, host, port, false),
             Redirect::Ask { slot, host, port } => (slot, host, port, true),
+            Redirect::TryAgain => return Ok(()),
         };
         // Redis sends an empty host for "the address you reached me by".
         let mut reached_by = None;
@@ -81,7 +83,7 @@ impl Client {
         if !ask {
             // Asked after the target is known, as the slot map's owner is updated first.
             if let Some(target) = target
-                && let Some(owner) = self.slot_owner.as_mut()
+                && let Some(owner) = self.router.slots_mut()
             {
                 owner[usize::from(slot)] = target as u16;
             }
@@ -102,6 +104,46 @@ impl Client {
         Ok(())
     }
 
+    /// `-TRYAGAIN` (a multi-key request during a slot migration): the request is sent
+    /// again after a back-off that doubles with each try, routed by its key then; after
+    /// [`TRYAGAIN_TRIES`] it counts as an error. Never a success, never dropped.
+    fn retry_later(
+        &mut self,
+        request: Request,
+        intended: Option<Instant>,
+        ctx: &mut ClientContext,
+    ) {
+        let resendable = matches!(
+            request.op,
+            Op::Set { .. } | Op::Get { .. } | Op::Verify { .. } | Op::MultiGet | Op::Template
+        );
+        if !resendable || request.tries >= TRYAGAIN_TRIES {
+            let row = usize::from(request.row);
+            if row < ctx.stats.len() {
+                ctx.stats[row].errors += 1;
+            }
+            ctx.errors.report(format_args!(
+                "a request got -TRYAGAIN {} times: counted as an error",
+                request.tries + 1
+            ));
+            return;
+        }
+        let tries = request.tries + 1;
+        let pause = TRYAGAIN_FIRST
+            .saturating_mul(1 << (tries - 1).min(16))
+            .min(TRYAGAIN_MAX);
+        self.retries.push(Retry {
+            at: Instant::now() + pause,
+            op: request.op,
+            // A retry is not a first send (it does not count toward -n again), and it
+            // may be redirected afresh (the owner sends ASK again while migrating):
+            // the tries bound the loop.
+            redirects: Redirects::Once,
+            tries,
+            intended,
+        });
+    }
+
     /// Queues `request` again for connection `target`; a request is followed through at
     /// most two redirections (ASK then MOVED during a migration), and nodes that keep
     /// sending it on get an error counted instead.
@@ -115,7 +157,7 @@ impl Client {
     ) {
         let resendable = matches!(
             request.op,
-            Op::Set { .. } | Op::Get { .. } | Op::Verify { .. }
+            Op::Set { .. } | Op::Get { .. } | Op::Verify { .. } | Op::MultiGet
         );
         let redirects = match request.redirects {
             Redirects::None => Some(Redirects::Once),
@@ -128,6 +170,7 @@ impl Client {
                 op: request.op,
                 asking: ask,
                 redirects,
+                tries: request.tries,
                 intended,
             }),
             _ => {
@@ -150,7 +193,7 @@ impl Client {
                 Ok(Some(target)) => {
                     self.parked.swap_remove(i);
                     if !p.ask
-                        && let Some(owner) = self.slot_owner.as_mut()
+                        && let Some(owner) = self.router.slots_mut()
                     {
                         owner[usize::from(p.slot)] = target as u16;
                     }
@@ -202,7 +245,7 @@ impl Client {
             let found = self.connection_to(host, *port, None, plan, ctx);
             index_of.push(found.ok().flatten());
         }
-        if let Some(owner) = self.slot_owner.as_mut() {
+        if let Some(owner) = self.router.slots_mut() {
             for (slot, node) in map.slot_owner.iter().enumerate() {
                 if let Some(Some(i)) = index_of.get(usize::from(*node)) {
                     owner[slot] = *i as u16;

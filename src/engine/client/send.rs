@@ -56,7 +56,20 @@ pub(super) struct Resend {
     /// An ASK: send `ASKING` before it.
     pub asking: bool,
     pub redirects: Redirects,
+    /// Times it was sent again after `-TRYAGAIN`.
+    pub tries: u8,
     /// Open loop: the intended send time of the request, kept through redirections.
+    pub intended: Option<Instant>,
+}
+
+/// A request answered `-TRYAGAIN`, waiting for its back-off to end; it is routed by its
+/// key again then (the slot may have moved meanwhile).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Retry {
+    pub at: Instant,
+    pub op: Op,
+    pub redirects: Redirects,
+    pub tries: u8,
     pub intended: Option<Instant>,
 }
 
@@ -98,6 +111,15 @@ fn row_of(op: &Op) -> usize {
 }
 
 impl Client {
+    /// A pool: counts a connection error in member `i`'s row.
+    pub(super) fn count_server_connection_error(&self, i: usize, ctx: &mut ClientContext) {
+        if let Some(row) = self.server_rows.map(|first| first + i)
+            && row < ctx.stats.len()
+        {
+            ctx.stats[row].connection_errors += 1;
+        }
+    }
+
     /// Whether connection `i` can take one more request now.
     pub(super) fn has_room(&self, i: usize) -> bool {
         self.conns[i].has_room(self.pipeline, self.reconnect_interval)
@@ -121,6 +143,9 @@ impl Client {
         if let Some(pinned) = self.pinned.as_mut() {
             pinned.start_batch();
         }
+        if !self.retries.is_empty() {
+            self.take_due_retries(plan, ctx);
+        }
         while let Some(&resend) = self.resends.front() {
             if !self.has_room(resend.conn) {
                 break;
@@ -132,6 +157,7 @@ impl Client {
                 resend.op,
                 resend.asking,
                 resend.redirects,
+                resend.tries,
                 resend.intended.unwrap_or(sent),
                 sent,
                 plan,
@@ -191,19 +217,20 @@ impl Client {
                     (op, due)
                 }
             };
-            let i = if self.slot_owner.is_some() {
+            let i = if self.router.by_key() {
                 self.prepare_key(op, plan, ctx);
                 self.route()
             } else {
                 0
             };
             if !self.has_room(i) {
-                if self.slot_owner.is_some() && self.conns[i].phase() == Phase::Backoff {
+                if self.router.by_key() && self.conns[i].phase() == Phase::Backoff {
                     // The node is down: this request cannot be sent, and counts as failed.
                     let row = row_of(&op);
                     if row < ctx.stats.len() {
                         ctx.stats[row].connection_errors += 1;
                     }
+                    self.count_server_connection_error(i, ctx);
                     continue;
                 }
                 // It waits for its connection: if late, that is why.
@@ -220,7 +247,31 @@ impl Client {
                 }
                 None => sent,
             };
-            self.send_op(i, op, false, Redirects::None, intended, sent, plan, ctx);
+            self.send_op(i, op, false, Redirects::None, 0, intended, sent, plan, ctx);
+        }
+    }
+
+    /// Moves the `-TRYAGAIN` retries whose back-off ended to the resends, each routed by
+    /// its key as the slot map says now.
+    fn take_due_retries(&mut self, plan: &Plan, ctx: &mut ClientContext) {
+        let now = Instant::now();
+        let mut i = 0;
+        while i < self.retries.len() {
+            if self.retries[i].at > now {
+                i += 1;
+                continue;
+            }
+            let retry = self.retries.swap_remove(i);
+            self.prepare_key(retry.op, plan, ctx);
+            let conn = self.route();
+            self.resends.push_back(Resend {
+                conn,
+                op: retry.op,
+                asking: false,
+                redirects: retry.redirects,
+                tries: retry.tries,
+                intended: retry.intended,
+            });
         }
     }
 
@@ -228,7 +279,7 @@ impl Client {
     /// the connection is known before the key is (no cluster routing), that connection
     /// has room; a full connection leaves the position to another client.
     fn take_due(&mut self, now: Instant, ctx: &mut ClientContext) -> Option<Due> {
-        if self.slot_owner.is_none() && !self.has_room(0) {
+        if !self.router.by_key() && !self.has_room(0) {
             return None;
         }
         let schedule = match &mut self.pacing {
@@ -257,7 +308,13 @@ impl Client {
                 Some(&id) => write_key(&mut self.key_buf, &plan.workload.keys.prefix, id),
                 None => self.key_buf.clear(),
             },
-            Op::MultiGet | Op::Wait { .. } | Op::Template | Op::Probe => self.key_buf.clear(),
+            // The keys of one multi-get share a hash tag in cluster mode: the first one
+            // routes them all.
+            Op::MultiGet => match self.ops.multi_keys().first() {
+                Some(&id) => write_key(&mut self.key_buf, &plan.workload.keys.prefix, id),
+                None => self.key_buf.clear(),
+            },
+            Op::Wait { .. } | Op::Template | Op::Probe => self.key_buf.clear(),
         }
     }
 
@@ -270,6 +327,7 @@ impl Client {
         op: Op,
         asking: bool,
         redirects: Redirects,
+        tries: u8,
         intended: Instant,
         sent: Instant,
         plan: &Plan,
@@ -282,7 +340,7 @@ impl Client {
             conn.finish(started, Purpose::Asking, sent, sent);
         }
         let started = self.conns[i].begin(sent);
-        let (row, expect, scan) = self.encode_op(i, op, started.opaque, plan, ctx);
+        let (row, expect, scan, stamp) = self.encode_op(i, op, started.opaque, plan, ctx);
         let conn = &mut self.conns[i];
         debug_log!(
             2,
@@ -295,13 +353,15 @@ impl Client {
             row: row as u8,
             expect,
             redirects,
+            tries,
             scan,
+            stamp,
         };
         conn.finish(started, Purpose::Work(request), intended, sent);
     }
 
     /// Puts the key of `key_id` in `key_buf`: an imported item's key, or prefix + id.
-    fn load_key(&mut self, plan: &Plan, key_id: u64) -> Option<usize> {
+    pub(super) fn load_key(&mut self, plan: &Plan, key_id: u64) -> Option<usize> {
         let dataset = &plan.workload.dataset;
         let item = dataset.item_index(key_id, &plan.workload.keys);
         match (item, &dataset.import) {
@@ -326,8 +386,8 @@ impl Client {
         }
     }
 
-    /// Encodes `op` on connection `i`; returns its stats row, what its reply looks like
-    /// and whether it is a SCAN to follow.
+    /// Encodes `op` on connection `i`; returns its stats row, what its reply looks like,
+    /// whether it is a SCAN to follow, and a tracked write's stamp.
     fn encode_op(
         &mut self,
         i: usize,
@@ -335,7 +395,7 @@ impl Client {
         opaque: u32,
         plan: &Plan,
         ctx: &mut ClientContext,
-    ) -> (usize, Expect, bool) {
+    ) -> (usize, Expect, bool, Option<u64>) {
         let prefix = &plan.workload.keys.prefix;
         let shape = &plan.load.shape;
         let dataset = &plan.workload.dataset;
@@ -359,6 +419,14 @@ impl Client {
                     }
                     _ => (ctx.values.value(value_size, self.ops.rng()), expiry_secs),
                 };
+                let stamp = self.visibility.as_mut().and_then(|v| v.next_write());
+                let value = match (stamp, self.visibility.as_mut()) {
+                    (Some(seq), Some(vis)) => {
+                        vis.stamp(value, seq);
+                        &vis.value[..]
+                    }
+                    _ => value,
+                };
                 let (codec, out) = self.conns[i].encoder();
                 if shape.data_offset > 0 {
                     codec.encode_setrange(out, &self.key_buf, shape.data_offset, value);
@@ -368,19 +436,19 @@ impl Client {
                 if let Some(written) = ctx.written {
                     written.mark(item.map_or(key_id, |index| index as u64));
                 }
-                (rows::SET, Expect::Store, false)
+                (rows::SET, Expect::Store, false, stamp)
             }
             Op::Get { key_id } => {
                 self.load_key(plan, key_id);
                 self.encode_read(i, plan, opaque);
-                (rows::GET, Expect::Get, false)
+                (rows::GET, Expect::Get, false, None)
             }
             Op::Verify { index } => {
                 if let Some(job) = ctx.verify {
                     job.verifier.write_key(index, &mut self.key_buf);
                 }
                 self.encode_read(i, plan, opaque);
-                (rows::GET, Expect::Get, false)
+                (rows::GET, Expect::Get, false, None)
             }
             Op::MultiGet => {
                 self.multi_keys.clear();
@@ -395,7 +463,7 @@ impl Client {
                 let (codec, out) = self.conns[i].encoder();
                 codec.encode_multi_get(out, &self.multi_keys, opaque);
                 let keys = self.multi_keys.len() as u32;
-                (rows::GET, Expect::MultiGet(keys), false)
+                (rows::GET, Expect::MultiGet(keys), false, None)
             }
             Op::Wait {
                 replicas,
@@ -403,16 +471,16 @@ impl Client {
             } => {
                 let (codec, out) = self.conns[i].encoder();
                 codec.encode_wait(out, replicas, timeout_ms);
-                (rows::WAIT, Expect::Store, false)
+                (rows::WAIT, Expect::Store, false, None)
             }
             Op::Template => {
                 self.encode_template(i, plan);
-                (rows::SET, Expect::Store, false)
+                (rows::SET, Expect::Store, false, None)
             }
             Op::Probe => {
                 let (codec, out) = self.conns[i].encoder();
                 codec.encode_probe(out, opaque);
-                (rows::SET, Expect::Probe, false)
+                (rows::SET, Expect::Probe, false, None)
             }
             Op::Command { index, value_size } => {
                 let (row, scan) = self.encode_command(i, plan, ctx, index, value_size);
@@ -423,7 +491,7 @@ impl Client {
                 } else {
                     Expect::Store
                 };
-                (row, expect, scan)
+                (row, expect, scan, None)
             }
         }
     }

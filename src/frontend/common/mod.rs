@@ -12,11 +12,13 @@
 pub mod distributed;
 pub mod open_files;
 pub mod percentiles;
+pub mod pool;
 pub mod prometheus;
 pub mod tls;
 pub mod tls_ciphers;
 pub mod uri;
 pub mod usage;
+pub mod visibility;
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -46,10 +48,12 @@ pub const DEFAULT_PORT: u16 = 6379;
 /// and TLS, exactly as memtier spells them.
 #[derive(Args, Clone, Debug, Default)]
 pub struct ConnectionArgs {
-    /// Server address (default: localhost)
+    /// Server address (default: localhost); given once per member with --distribution,
+    /// a pool of servers (each HOST[:PORT[:WEIGHT]])
     #[arg(short = 'h', long = "host", visible_short_alias = 's', visible_alias = "server",
-          value_name = "ADDR", allow_hyphen_values = true, help_heading = HEADING)]
-    pub host: Option<String>,
+          value_name = "ADDR", allow_hyphen_values = true, action = clap::ArgAction::Append,
+          help_heading = HEADING)]
+    pub host: Vec<String>,
 
     /// Server port (default: 6379)
     #[arg(short = 'p', long, value_name = "PORT", allow_hyphen_values = true,
@@ -173,7 +177,7 @@ pub struct Target {
     /// The database the URI names, if it names one.
     pub uri_db: Option<u32>,
     uri: UriParts,
-    flag_port: Option<u16>,
+    pub(crate) flag_port: Option<u16>,
 }
 
 /// Where to connect, resolved, with TLS built: the plan's server part.
@@ -235,7 +239,10 @@ impl ConnectionArgs {
     /// memtier's rule: the URI wins over the separate flags, and says so.
     fn warn_uri_precedence(&self, uri: &UriParts) {
         let clashes = [
-            (self.host.is_some() && uri.host.is_some(), "--host/--server"),
+            (
+                !self.host.is_empty() && uri.host.is_some(),
+                "--host/--server",
+            ),
             (self.port.is_some() && uri.port.is_some(), "--port"),
             (
                 self.authenticate.is_some() && uri.credentials.is_some(),
@@ -257,7 +264,7 @@ impl Target {
     pub fn connect(&self, args: &ConnectionArgs) -> Result<Connect> {
         let (endpoint, host, port) = match args.unix_socket.as_deref() {
             Some(path) => {
-                if args.host.is_some() || args.uri.is_some() {
+                if !args.host.is_empty() || args.uri.is_some() {
                     return Err(usage(
                         "--unix-socket cannot be combined with --host/--server or --uri: choose one server.",
                     ));
@@ -273,7 +280,7 @@ impl Target {
                     .uri
                     .host
                     .clone()
-                    .or_else(|| args.host.clone())
+                    .or_else(|| args.host.last().cloned())
                     .unwrap_or_else(|| DEFAULT_HOST.to_string());
                 let port = self.uri.port.or(self.flag_port).unwrap_or(DEFAULT_PORT);
                 let addr = resolve(&host, port, self.family)?;
@@ -325,7 +332,7 @@ pub fn parse_credentials(raw: &str) -> Result<Credentials> {
 }
 
 /// Resolves `host` once, keeping the first address of the family asked for.
-fn resolve(host: &str, port: u16, family: Family) -> Result<SocketAddr> {
+pub fn resolve(host: &str, port: u16, family: Family) -> Result<SocketAddr> {
     let cannot = |why: &str| usage(format!("cannot resolve host '{host}'{why}"));
     let addrs = (host, port).to_socket_addrs().map_err(|_| cannot(""))?;
     let mut any = false;

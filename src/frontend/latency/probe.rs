@@ -81,6 +81,8 @@ pub fn probe_plan(options: &Options, sink: SampleSink) -> Result<Plan> {
             cluster_mode: false,
             cluster_routing: ClusterRouting::ByKey,
             setup: Setup::default(),
+            pool: None,
+            visibility: None,
         },
         load: Load {
             threads: 1,

@@ -10,7 +10,9 @@
 
 use clap::{ArgAction, ColorChoice, Parser};
 
+use crate::frontend::common::pool::PoolArgs;
 use crate::frontend::common::prometheus::PrometheusArgs;
+use crate::frontend::common::visibility::VisibilityArgs;
 use crate::frontend::common::{self, ConnectionArgs};
 use crate::frontend::memtier::commands::CommandSpec;
 
@@ -469,6 +471,14 @@ pub struct Cli {
     /// that followed each; filled by [`super::parse::parse_args`] from the flags' positions.
     #[arg(skip)]
     pub commands: Vec<CommandSpec>,
+
+    /// `--servers` and `--distribution`: a pool of servers.
+    #[command(flatten)]
+    pub pool: PoolArgs,
+
+    /// `--visibility-from` and its companions: replica visibility lag.
+    #[command(flatten)]
+    pub visibility: VisibilityArgs,
 
     // ---- Prometheus (memtier's flags, shared with other front ends) ----
     /// `--prometheus-port` and its companions: the live `/metrics` endpoint.

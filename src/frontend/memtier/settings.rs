@@ -2,6 +2,7 @@
 //! outputs need (files, `--show-config`, the JSON "configuration" list). Every user
 //! error is found here, before anything is sent, in memtier's own words.
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::error::{Error, Result};
@@ -98,7 +99,27 @@ impl Settings {
             ));
         }
         // The host resolved and the TLS files read and checked, before any connection.
-        let connect = target.connect(&cli.conn)?;
+        let pool = cli.pool.pool(&cli.conn, &target)?.map(Arc::new);
+        let first_member = pool.as_ref().and_then(|p| p.members.first());
+        let connect = match first_member.map(|m| &m.endpoint) {
+            // A pool: messages, TLS names and the "configuration" list take the first
+            // member's host (each member is reached at its own address).
+            Some(Endpoint::Tcp { host, addr }) => {
+                let mut conn = cli.conn.clone();
+                conn.host = vec![host.clone()];
+                let mut connect = target.connect(&conn)?;
+                connect.endpoint = Endpoint::Tcp {
+                    host: host.clone(),
+                    addr: *addr,
+                };
+                connect.port = addr.port();
+                connect
+            }
+            _ => target.connect(&cli.conn)?,
+        };
+        let visibility = cli.visibility.probe(&target)?;
+        let members =
+            pool.as_ref().map_or(1, |p| p.members.len() as u64) + u64::from(visibility.is_some());
 
         // ---- how much load ----
         let threads = positive_u32(
@@ -118,7 +139,7 @@ impl Settings {
         // before a client is built for it (cluster mode multiplies it by the masters,
         // which are only known once the run asks; the engine reports running out then).
         let per_connection = if connect.tls.is_some() { 2 } else { 1 };
-        let connections = u64::from(threads) * u64::from(clients);
+        let connections = u64::from(threads) * u64::from(clients) * members;
         open_files::ensure(
             open_files::needed(connections, u64::from(threads), per_connection),
             &format!("--threads={threads} x --clients={clients}"),
@@ -240,6 +261,8 @@ impl Settings {
                 cluster_mode: cli.cluster_mode,
                 cluster_routing: ClusterRouting::ByKey,
                 setup: Setup::default(),
+                pool,
+                visibility,
             },
             load: Load {
                 threads: threads as usize,
@@ -280,6 +303,8 @@ impl Settings {
             names: &MEMTIER_NAMES,
         };
         check_cluster_mode(&plan)?;
+        check_pool(&plan)?;
+        check_visibility(&plan)?;
         let shown = shown_options(
             &plan,
             &output,
@@ -303,6 +328,75 @@ impl Settings {
     }
 }
 
+/// What `--visibility-from` cannot be combined with: tracked writes carry a stamp at
+/// the start of their value, so values must hold it and nothing else may check them.
+fn check_visibility(plan: &Plan) -> Result<()> {
+    if plan.server.visibility.is_none() {
+        return Ok(());
+    }
+    let refuse = |what: &str| {
+        Err(usage(format!(
+            "--visibility-from cannot be used with {what}."
+        )))
+    };
+    if plan.server.cluster_mode || plan.server.pool.is_some() {
+        return refuse("--cluster-mode or a pool of servers (one primary, one other endpoint)");
+    }
+    let dataset = &plan.workload.dataset;
+    if dataset.import.is_some() || dataset.verifier.is_some() {
+        return refuse("--data-import or --data-verify (tracked values carry a stamp)");
+    }
+    if plan.load.shape.data_offset > 0 {
+        return refuse("--data-offset");
+    }
+    if plan.workload.arbitrary.is_some() {
+        return refuse("--command (it tracks kvbench's own SETs)");
+    }
+    let smallest = match &plan.workload.data_size {
+        DataSize::Fixed(n) => *n,
+        DataSize::Range { min, .. } => *min,
+        DataSize::List(sizes) => sizes.iter().map(|(n, _)| *n).min().unwrap_or(0),
+    };
+    if smallest < crate::plan::visibility::STAMP_LEN {
+        return Err(usage(format!(
+            "--visibility-from needs values of at least {} bytes (they carry a stamp): raise --data-size.",
+            crate::plan::visibility::STAMP_LEN
+        )));
+    }
+    Ok(())
+}
+
+/// What a pool of servers cannot be combined with.
+fn check_pool(plan: &Plan) -> Result<()> {
+    if plan.server.pool.is_none() {
+        return Ok(());
+    }
+    let refuse = |what: &str| {
+        Err(usage(format!(
+            "a pool of servers cannot be used with {what}."
+        )))
+    };
+    if plan.server.cluster_mode {
+        return refuse("--cluster-mode (a cluster routes by its own slot map)");
+    }
+    if plan.load.shape.multi_key_get > 1 {
+        return refuse("--multi-key-get (the keys of one multi-get may live on different servers)");
+    }
+    if plan.load.shape.wait.is_some() {
+        return refuse("--wait-ratio");
+    }
+    Ok(())
+}
+
+/// Whether `prefix` holds a Redis Cluster hash tag (`{...}`, non-empty), so every key
+/// made from it hashes to one slot.
+fn has_hash_tag(prefix: &str) -> bool {
+    prefix
+        .split_once('{')
+        .and_then(|(_, rest)| rest.find('}'))
+        .is_some_and(|len| len > 0)
+}
+
 /// What `--cluster-mode` cannot be combined with, as in memtier.
 fn check_cluster_mode(plan: &Plan) -> Result<()> {
     if !plan.server.cluster_mode {
@@ -315,8 +409,10 @@ fn check_cluster_mode(plan: &Plan) -> Result<()> {
     if matches!(plan.server.endpoint, Endpoint::Unix(_)) {
         return refuse("--unix-socket (cluster nodes are reached over TCP)");
     }
-    if plan.load.shape.multi_key_get > 1 {
-        return refuse("--multi-key-get (the keys of one MGET may live on different masters)");
+    if plan.load.shape.multi_key_get > 1 && !has_hash_tag(&plan.workload.keys.prefix) {
+        return refuse(
+            "--multi-key-get unless --key-prefix holds a {hash tag} (the keys of one MGET may live on different masters)",
+        );
     }
     if plan.load.shape.wait.is_some() {
         return refuse("--wait-ratio");

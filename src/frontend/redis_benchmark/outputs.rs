@@ -78,6 +78,8 @@ impl Collected {
             interrupted: self.tests.iter().any(|t| t.interrupted),
             cluster: first.cluster,
             rows: out,
+            servers: Vec::new(),
+            visibility: None,
             schedule: None,
         })
     }
@@ -225,6 +227,8 @@ mod tests {
             interrupted: false,
             cluster: false,
             rows: vec![row, totals],
+            servers: Vec::new(),
+            visibility: None,
             schedule: None,
         }
     }

@@ -93,6 +93,8 @@ pub fn server(spec: &BenchmarkSpec) -> Result<Server, Error> {
             style: SetupStyle::Prefix,
             client_tracking: spec.enable_tracking,
         },
+        pool: None,
+        visibility: None,
     })
 }
 

@@ -83,6 +83,8 @@ fn run(number: u32, start_ms: u64, seconds: u64, rng: &mut SmallRng) -> Results 
         interrupted: false,
         cluster: false,
         rows: out,
+        servers: Vec::new(),
+        visibility: None,
         schedule: None,
     }
 }

@@ -1,0 +1,58 @@
+//! Which of a client's connections a key goes to: one server, a Redis Cluster's slot
+//! map, or a pool's ketama/modula placement. The client sends by key only when the
+//! router says so ([`Router::by_key`]); one server costs nothing per request.
+
+use std::sync::Arc;
+
+use crate::engine::cluster;
+use crate::plan::Pool;
+
+/// How a client picks the connection for a key.
+#[derive(Debug)]
+pub(super) enum Router {
+    /// One server: every request on connection 0, no key looked at.
+    Single,
+    /// Redis Cluster: the connection serving each hash slot (`u16::MAX`: none).
+    Slots(Vec<u16>),
+    /// A pool of servers: connection `i` is member `i`.
+    Pool(Arc<Pool>),
+}
+
+impl Router {
+    /// Whether a request's connection depends on its key.
+    pub(super) fn by_key(&self) -> bool {
+        !matches!(self, Router::Single)
+    }
+
+    /// Whether this is a cluster's slot map (MOVED/ASK, a node down is retried).
+    pub(super) fn is_cluster(&self) -> bool {
+        matches!(self, Router::Slots(_))
+    }
+
+    /// The pool, when there is one.
+    pub(super) fn pool(&self) -> Option<&Pool> {
+        match self {
+            Router::Pool(pool) => Some(pool),
+            _ => None,
+        }
+    }
+
+    /// The cluster's slot map, to update after a MOVED or a fresh `CLUSTER SLOTS`.
+    pub(super) fn slots_mut(&mut self) -> Option<&mut Vec<u16>> {
+        match self {
+            Router::Slots(owner) => Some(owner),
+            _ => None,
+        }
+    }
+
+    /// The connection (of `conns`) for `key`; an unserved slot or a master beyond the
+    /// connections held goes to connection 0.
+    pub(super) fn route(&self, key: &[u8], conns: usize) -> usize {
+        let i = match self {
+            Router::Single => 0,
+            Router::Slots(owner) => usize::from(owner[usize::from(cluster::key_slot(key))]),
+            Router::Pool(pool) => pool.member_of(key),
+        };
+        if i >= conns { 0 } else { i }
+    }
+}

@@ -1,0 +1,163 @@
+//! Replica visibility against a real primary and replica (`--replicaof`): the lag is
+//! reported for every tracked write, grows when the replica is paused (`DEBUG SLEEP` on
+//! it), and a replica that stopped replicating (`REPLICAOF NO ONE`) yields timeouts for
+//! every tracked write, not a hang.
+
+mod common;
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{RedisServer, describe, kvbench, wait_until};
+use serde_json::Value;
+
+/// A primary and a replica of it, linked.
+fn pair() -> (RedisServer, RedisServer) {
+    let primary = RedisServer::start();
+    let port = primary.port.to_string();
+    let replica = RedisServer::start_with(&[
+        "--replicaof",
+        "127.0.0.1",
+        &port,
+        "--enable-debug-command",
+        "yes",
+    ]);
+    wait_until("the replica's link is up", Duration::from_secs(30), || {
+        replica
+            .cli(&["INFO", "replication"])
+            .contains("master_link_status:up")
+    });
+    (primary, replica)
+}
+
+fn args<'a>(primary: &'a str, replica: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "-s",
+        "127.0.0.1",
+        "-p",
+        primary,
+        "--visibility-from",
+        replica,
+        "--ratio=1:0",
+        // Clients otherwise write the same keys in step, and two writes of one key
+        // racing on the primary can leave the earlier stamp there (see the README).
+        "--distinct-client-seed",
+        "-t",
+        "1",
+        "--hide-histogram",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
+/// The `"Replica Visibility"` object of ALL STATS.
+fn visibility(json: &Value) -> &Value {
+    &json["ALL STATS"]["Replica Visibility"]
+}
+
+fn lag_ms(vis: &Value, key: &str) -> f64 {
+    vis["Lag"]["Percentile Latencies"][key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("Lag/{key} in {vis}"))
+}
+
+#[test]
+fn every_tracked_write_is_seen_on_a_healthy_replica() {
+    let (primary, replica) = pair();
+    let port = primary.port.to_string();
+    let from = replica.addr();
+    let json = kvbench(&args(
+        &port,
+        &from,
+        &["-n", "1000", "-c", "2", "--visibility-ratio=5"],
+    ))
+    .with_json()
+    .ok()
+    .json();
+    let vis = visibility(&json);
+    // 2 clients x 1000 SETs, one in 5 tracked: every one seen or accounted for.
+    let seen = vis["Lag"]["Count"].as_u64().expect("Count");
+    assert_eq!(
+        seen + vis["Timeouts"].as_u64().unwrap() + vis["Untracked"].as_u64().unwrap(),
+        400
+    );
+    assert_eq!(vis["Timeouts"].as_u64(), Some(0), "{vis}");
+    assert!(seen > 0);
+    assert_eq!(primary.commandstats().get("set").copied(), Some(2000));
+    // The probe reads the replica only, at least once per write it saw there.
+    assert!(replica.commandstats().get("get").copied().unwrap_or(0) >= seen);
+    assert_eq!(primary.commandstats().get("get"), None);
+    assert!(
+        vis["Lag"]["Time-Serie"]
+            .as_object()
+            .is_some_and(|s| !s.is_empty())
+    );
+    assert!(
+        vis["Lag"]["Percentile Latencies"]["Histogram log format"]["Compressed Histogram"]
+            .as_str()
+            .is_some_and(|h| h.starts_with("HIST"))
+    );
+}
+
+#[test]
+fn the_lag_grows_while_the_replica_sleeps() {
+    let (primary, replica) = pair();
+    let port = primary.port.to_string();
+    let from = replica.addr();
+    let bg = kvbench(&args(
+        &port,
+        &from,
+        &["--test-time=4", "-c", "1", "--visibility-ratio=20"],
+    ))
+    .with_json()
+    .spawn();
+    wait_until("load reaches the primary", Duration::from_secs(20), || {
+        primary.commandstats().get("set").copied().unwrap_or(0) > 500
+    });
+    // Pause the replica for 600 ms: writes acknowledged meanwhile wait for it.
+    let started = Instant::now();
+    replica.cli(&["DEBUG", "SLEEP", "0.6"]);
+    assert!(started.elapsed() >= Duration::from_millis(500));
+    let run = bg.wait(Duration::from_secs(60));
+    assert!(run.status.success(), "{}", describe(&run.out));
+    let json = run.json();
+    let vis = visibility(&json);
+    assert_eq!(vis["Timeouts"].as_u64(), Some(0), "{vis}");
+    let max = vis["Lag"]["Max Latency"].as_f64().expect("Max Latency");
+    assert!(
+        max >= 300.0,
+        "the sleep shows in the lag: max {max} ms in {vis}"
+    );
+    assert!(lag_ms(vis, "p50.00") < max, "{vis}");
+}
+
+#[test]
+fn a_replica_that_stopped_replicating_gives_timeouts_not_a_hang() {
+    let (primary, replica) = pair();
+    assert_eq!(replica.cli(&["REPLICAOF", "NO", "ONE"]), "OK");
+    let port = primary.port.to_string();
+    let from = replica.addr();
+    let started = Instant::now();
+    let json = kvbench(&args(
+        &port,
+        &from,
+        &[
+            "-n",
+            "200",
+            "-c",
+            "1",
+            "--visibility-ratio=10",
+            "--visibility-timeout=300",
+        ],
+    ))
+    .timeout(Duration::from_secs(60))
+    .with_json()
+    .ok()
+    .json();
+    let vis = visibility(&json);
+    assert_eq!(vis["Timeouts"].as_u64(), Some(20), "{vis}");
+    assert_eq!(vis["Lag"]["Count"].as_u64(), Some(0), "{vis}");
+    assert_eq!(replica.dbsize(), 0);
+    assert!(started.elapsed() < Duration::from_secs(30));
+    thread::yield_now();
+}
