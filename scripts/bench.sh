@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# `make bench`: client CPU and syscalls per request, kvbench against redis-benchmark.
+# `make bench`: client CPU and syscalls per request, kvbench against redis-benchmark and
+# against the loopback floor (bench/floor.c; see scripts/bench-floor.sh), memory per
+# connection at 10 000 connections, and p50 at one connection.
 #
 # One throwaway redis-server on a free port of 127.0.0.1. Each client does 1M requests
 # per pipeline depth (1 and 16), with one thread and 50 connections:
@@ -19,6 +21,8 @@
 #   BENCH_PIPELINES     pipeline depths to run (default: "1 16")
 #   BENCH_SCALE         divide the request counts by this, for a quick look (default: 1)
 #   BENCH_OPEN_RATE     the open-loop row's rate (default: 20000)
+#   BENCH_FLOOR_RUNS    runs of each floor comparison row, the best kept (default: 2)
+#   BENCH_FLOOR_ONLY    set: only the floor, memory and one-connection latency sections
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -184,6 +188,11 @@ echo "bench: memcached $(memcached -V | awk '{print $2}') on 127.0.0.1:$MEMCACHE
 start_tls_redis
 echo "bench: TLS-only redis-server on 127.0.0.1:$REDIS_TLS_PORT (pid $tls_redis_pid)"
 echo "bench: logs and strace summaries in $OUT_DIR"
+if [[ -n ${BENCH_FLOOR_ONLY:-} ]]; then
+    # shellcheck source=scripts/bench-floor.sh
+    . "$ROOT/scripts/bench-floor.sh"
+    exit 0
+fi
 
 rows=() # "tool pipeline requests user sys wall syscalls straced_requests"
 kv_base=(-t 1 -c "$CLIENTS" --ratio=1:1 "--key-maximum=$KEYS" --hide-histogram -d "$DATA_SIZE")
@@ -309,6 +318,10 @@ printf '%s\n' "${open_rows[@]}" | awk -v closed_cpu="$(printf '%s\n' "${rows[@]}
             printf "open loop at %s requests/s / closed loop pipeline 1: CPU per request %.2f (%.3f vs %.3f CPU s per 1M requests)\n",
                 last_rate, last_cpu / closed_cpu, last_cpu, closed_cpu
     }'
+
+# The loopback floor, memory per connection and the latency kvbench adds at one connection.
+# shellcheck source=scripts/bench-floor.sh
+. "$ROOT/scripts/bench-floor.sh"
 
 # Allocation check: the same client run at two lengths under valgrind's DHAT. Any
 # allocation per request would show as about one block per extra request; what remains
