@@ -24,6 +24,10 @@ impl Client {
         plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Result<(), Failure> {
+        let mut elapsed = Elapsed {
+            received,
+            last: None,
+        };
         while let Some(answer) = self.conns[i].next_answer(plan)? {
             let request = match answer.pending.purpose {
                 Purpose::Work(request) => request,
@@ -52,7 +56,7 @@ impl Client {
                 &answer,
                 request,
                 bytes,
-                received,
+                &mut elapsed,
                 plan,
                 ctx,
                 &mut self.series,
@@ -65,6 +69,27 @@ impl Client {
             }
         }
         Ok(())
+    }
+}
+
+/// Microseconds from a request's intended send time to when its reply was read,
+/// computed once per send time: the replies to one pipelined batch share both.
+struct Elapsed {
+    received: Instant,
+    last: Option<(Instant, u64)>,
+}
+
+impl Elapsed {
+    #[inline]
+    fn since(&mut self, from: Instant) -> u64 {
+        if let Some((at, us)) = self.last
+            && at == from
+        {
+            return us;
+        }
+        let us = self.received.saturating_duration_since(from).as_micros() as u64;
+        self.last = Some((from, us));
+        us
     }
 }
 
@@ -105,7 +130,7 @@ fn record_answer(
     answer: &Answer,
     request: Request,
     bytes: &[u8],
-    received: Instant,
+    elapsed: &mut Elapsed,
     plan: &Plan,
     ctx: &mut ClientContext,
     series: &mut Option<Box<ClientSeries>>,
@@ -117,9 +142,7 @@ fn record_answer(
     let text = reply.text(bytes);
     let row = usize::from(request.row);
     // Response time: from when the request should have gone out (closed loop: when it did).
-    let latency_us = received
-        .saturating_duration_since(pending.intended)
-        .as_micros() as u64;
+    let latency_us = elapsed.since(pending.intended);
     // A warm-up request is recorded where nothing reads it.
     let counted = pending.intended >= ctx.measure_from;
     let stats = match ctx.discard.as_deref_mut() {
@@ -144,7 +167,10 @@ fn record_answer(
         }
     }
     if stats.service.is_some() {
-        let service_us = received.saturating_duration_since(pending.sent).as_micros() as u64;
+        let service_us = elapsed
+            .received
+            .saturating_duration_since(pending.sent)
+            .as_micros() as u64;
         stats.record_paced(
             latency_us,
             service_us,
@@ -152,7 +178,7 @@ fn record_answer(
             reply.len as u64,
         );
     } else {
-        stats.record(latency_us, u64::from(pending.tx), reply.len as u64);
+        stats.record_batched(latency_us, u64::from(pending.tx), reply.len as u64);
     }
     // The per-client files have SET/GET/WAIT columns only (as memtier's): arbitrary
     // command rows are reported in the table and JSON, not there.
