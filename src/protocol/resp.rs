@@ -84,7 +84,16 @@ pub fn encode_set(out: &mut Vec<u8>, key: &[u8], value: &[u8]) {
     // The hot path's commands are written by hand rather than through
     // `encode_command`: constant parts as one copy, lengths without a division loop.
     const HEAD: &[u8] = b"*3\r\n$3\r\nSET\r\n$";
-    out.reserve(HEAD.len() + key.len() + value.len() + 2 * (MAX_LEN_DIGITS + 5));
+    // The exact size, so a warmed-up buffer never reallocates.
+    out.reserve(
+        HEAD.len()
+            + length_len(key.len())
+            + key.len()
+            + 3
+            + length_len(value.len())
+            + value.len()
+            + 2,
+    );
     out.extend_from_slice(HEAD);
     push_length(out, key.len());
     out.extend_from_slice(key);
@@ -101,15 +110,22 @@ pub fn encode_set(out: &mut Vec<u8>, key: &[u8], value: &[u8]) {
 /// ```
 pub fn encode_get(out: &mut Vec<u8>, key: &[u8]) {
     const HEAD: &[u8] = b"*2\r\n$3\r\nGET\r\n$";
-    out.reserve(HEAD.len() + key.len() + MAX_LEN_DIGITS + 4);
+    out.reserve(HEAD.len() + length_len(key.len()) + key.len() + 2);
     out.extend_from_slice(HEAD);
     push_length(out, key.len());
     out.extend_from_slice(key);
     out.extend_from_slice(b"\r\n");
 }
 
-/// Digits of the longest `usize`.
-const MAX_LEN_DIGITS: usize = 20;
+/// Bytes of `<n>\r\n`.
+#[inline]
+fn length_len(n: usize) -> usize {
+    2 + match n {
+        0..10 => 1,
+        10..100 => 2,
+        _ => decimal_len(n),
+    }
+}
 
 /// Appends `<n>\r\n`: keys and small values have one- or two-digit lengths, written
 /// without `itoa`'s general path.
