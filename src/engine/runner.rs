@@ -155,22 +155,23 @@ pub fn run_prepared(
         },
         _ => None,
     };
-    // A sweep's steps are runs of plans of their own; otherwise `run_count` runs.
-    let steps: Vec<(Arc<Plan>, Option<u64>)> = match plan.load.sweep {
+    // A sweep's steps are runs of plans of their own; otherwise `run_count` runs. Made
+    // one at a time: `run_count` may be huge (a run stopped early by Ctrl-C).
+    let steps: Box<dyn Iterator<Item = (Arc<Plan>, Option<u64>)>> = match plan.load.sweep {
         Some(sweep) => {
             outcome.sweep = Some(SweepReport::new(
                 sweep.slo.map(|slo| (slo.percentile, slo.max_ms)),
                 sweep.steps() as usize,
             ));
-            sweep
-                .rates()
-                .enumerate()
-                .map(|(i, rate)| (Arc::new(plan.sweep_step(i, rate)), Some(rate)))
-                .collect()
+            let rates: Vec<u64> = sweep.rates().collect();
+            Box::new(
+                rates
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, rate)| (Arc::new(plan.sweep_step(i, rate)), Some(rate))),
+            )
         }
-        None => (0..plan.load.run_count)
-            .map(|_| (Arc::clone(plan), None))
-            .collect(),
+        None => Box::new((0..plan.load.run_count).map(|_| (Arc::clone(plan), None))),
     };
     let error_reply = Arc::new(FirstErrorReply::default());
     if !plan.workload.dataset.verify_only {
