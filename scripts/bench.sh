@@ -12,6 +12,9 @@
 # Open-loop rows run the same kvbench load at a fixed total rate (--rate): at 20 000
 # requests/s (achieved rate, send lag, CPU and syscalls per request), and at 80% of the
 # closed-loop pipeline-1 throughput measured just before (CPU per request against it).
+# A redis-benchmark front-end section runs `kvbench redis-benchmark` and the real
+# redis-benchmark with the same flags (-t set,get, -c 50, -P 1 and 16, 1M requests per test)
+# on the same server: CPU per request, syscalls per request and peak RSS.
 # CPU is user+sys of the client process only (/usr/bin/time). Syscalls come from
 # `strace -c -f` in a separate run, since strace slows the client down and would spoil
 # the timing. The server is stopped on exit, including Ctrl-C.
@@ -23,6 +26,7 @@
 #   BENCH_OPEN_RATE     the open-loop row's rate (default: 20000)
 #   BENCH_FLOOR_RUNS    runs of each floor comparison row, the best kept (default: 2)
 #   BENCH_FLOOR_ONLY    set: only the floor, memory and one-connection latency sections
+#   BENCH_ONLY          "redis-benchmark": only the redis-benchmark front-end section
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -44,6 +48,11 @@ STRACE_DIV=10
 OPEN_RATE=${BENCH_OPEN_RATE:-20000}
 OPEN_SECS=$((10 / SCALE > 2 ? 10 / SCALE : 2)) # seconds of each open-loop run
 OPEN_STRACE_SECS=2
+ONLY=${BENCH_ONLY:-}
+case $ONLY in
+'' | redis-benchmark) ;;
+*) echo "bench: error: BENCH_ONLY must be redis-benchmark (or unset), got '$ONLY'" >&2; exit 1 ;;
+esac
 
 redis_pid=
 redis_dir=
@@ -137,19 +146,20 @@ reset_server() {
     [[ $("${cli[@]}" FLUSHALL) == OK ]] || die "FLUSHALL failed"
 }
 
-# Run a client once under /usr/bin/time; sets CPU_USER, CPU_SYS and WALL (seconds).
+# Run a client once under /usr/bin/time; sets CPU_USER, CPU_SYS and WALL (seconds) and
+# MAXRSS (peak resident set, KiB).
 timed_run() { # name cmd...
     local name=$1 tfile
     shift
     tfile=$OUT_DIR/$name.time
     reset_server
-    if ! /usr/bin/time -f '%U %S %e' -o "$tfile" "$@" >"$OUT_DIR/$name.out" 2>"$OUT_DIR/$name.err"; then
+    if ! /usr/bin/time -f '%U %S %e %M' -o "$tfile" "$@" >"$OUT_DIR/$name.out" 2>"$OUT_DIR/$name.err"; then
         echo "bench: this run failed: $*" >&2
         tail -n 20 "$OUT_DIR/$name.out" "$OUT_DIR/$name.err" "$tfile" >&2 || true
         die "$name failed"
     fi
     # /usr/bin/time writes its numbers on the last line of the -o file.
-    read -r CPU_USER CPU_SYS WALL < <(tail -n 1 "$tfile")
+    read -r CPU_USER CPU_SYS WALL MAXRSS < <(tail -n 1 "$tfile")
     [[ -n ${WALL:-} ]] || die "no timing in $tfile"
 }
 
@@ -169,6 +179,49 @@ strace_run() { # name cmd...
     [[ $SYSCALLS =~ ^[0-9]+$ ]] || die "no syscall total in $sfile"
 }
 
+# The redis-benchmark front end: `kvbench redis-benchmark` and the real redis-benchmark
+# with the same command line, same server, one after the other at each pipeline depth.
+rb_frontend_section() {
+    local p name tool rb_rows=() # "tool pipeline requests user sys wall maxrss syscalls straced"
+    for p in $PIPELINES; do
+        local args=(-h 127.0.0.1 -p "$REDIS_PORT" -c "$CLIENTS" -P "$p" -t "set,get" -d "$DATA_SIZE"
+            -r "$KEYS" --threads 1 -q)
+        for tool in kvbench-rb redis-benchmark; do
+            local cmd=(redis-benchmark "${args[@]}")
+            [[ $tool == kvbench-rb ]] && cmd=("$KVBENCH" redis-benchmark "${args[@]}")
+            name=$tool-frontend-p$p
+            echo "==> $tool, pipeline $p: $RB_REQUESTS requests timed, $((RB_REQUESTS / STRACE_DIV)) under strace"
+            timed_run "$name" "${cmd[@]}" -n "$RB_PER_TEST"
+            local user=$CPU_USER sys=$CPU_SYS wall=$WALL rss=$MAXRSS
+            strace_run "$name" "${cmd[@]}" -n "$((RB_PER_TEST / STRACE_DIV))"
+            rb_rows+=("$tool $p $RB_REQUESTS $user $sys $wall $rss $SYSCALLS $((RB_REQUESTS / STRACE_DIV))")
+        done
+    done
+    echo
+    echo "redis-benchmark front end: the same command line (-t set,get -c $CLIENTS -d $DATA_SIZE -r $KEYS --threads 1 -q), same server"
+    printf '%s\n' "${rb_rows[@]}" | awk '
+        BEGIN {
+            printf "%-18s %8s %10s %8s %13s %8s %12s %12s\n",
+                "tool", "pipeline", "requests", "CPU s", "CPU s/1M req", "wall s", "peak RSS KiB", "syscalls/req"
+        }
+        {
+            tool = $1; p = $2; cpu = $4 + $5; per_m = cpu / $3 * 1e6
+            printf "%-18s %8s %10d %8.2f %13.3f %8.2f %12d %12.2f\n", tool, p, $3, cpu, per_m, $6, $7, $8 / $9
+            cpu_per[tool, p] = per_m; rss[tool, p] = $7; sc[tool, p] = $8 / $9
+            if (!(p in seen)) { seen[p] = 1; order[++n] = p }
+        }
+        END {
+            print ""
+            for (i = 1; i <= n; i++) {
+                p = order[i]
+                if (cpu_per["redis-benchmark", p] > 0 && sc["redis-benchmark", p] > 0 && rss["redis-benchmark", p] > 0)
+                    printf "pipeline %-3s kvbench redis-benchmark / redis-benchmark: CPU per request %.2f (goal <= 0.80), syscalls per request %.2f, peak RSS %.2f (goal <= 1.00)\n",
+                        p, cpu_per["kvbench-rb", p] / cpu_per["redis-benchmark", p],
+                        sc["kvbench-rb", p] / sc["redis-benchmark", p], rss["kvbench-rb", p] / rss["redis-benchmark", p]
+            }
+        }'
+}
+
 echo "==> checking dependencies"
 bash scripts/ensure-deps.sh
 if ! command -v cargo >/dev/null 2>&1 && [[ -r "$HOME/.cargo/env" ]]; then
@@ -183,11 +236,15 @@ mkdir -p "$OUT_DIR"
 echo "==> starting a throwaway redis-server"
 start_redis
 echo "bench: redis-server $(redis-server --version | awk '{print $3}' | sed 's/^v=//') on 127.0.0.1:$REDIS_PORT (pid $redis_pid)"
+echo "bench: logs and strace summaries in $OUT_DIR"
+if [[ $ONLY == redis-benchmark ]]; then
+    rb_frontend_section
+    exit 0
+fi
 start_memcached 1
 echo "bench: memcached $(memcached -V | awk '{print $2}') on 127.0.0.1:$MEMCACHED_PORT (pid $memcached_pid)"
 start_tls_redis
 echo "bench: TLS-only redis-server on 127.0.0.1:$REDIS_TLS_PORT (pid $tls_redis_pid)"
-echo "bench: logs and strace summaries in $OUT_DIR"
 if [[ -n ${BENCH_FLOOR_ONLY:-} ]]; then
     # shellcheck source=scripts/bench-floor.sh
     . "$ROOT/scripts/bench-floor.sh"
@@ -318,6 +375,9 @@ printf '%s\n' "${open_rows[@]}" | awk -v closed_cpu="$(printf '%s\n' "${rows[@]}
             printf "open loop at %s requests/s / closed loop pipeline 1: CPU per request %.2f (%.3f vs %.3f CPU s per 1M requests)\n",
                 last_rate, last_cpu / closed_cpu, last_cpu, closed_cpu
     }'
+
+echo
+rb_frontend_section
 
 # The loopback floor, memory per connection and the latency kvbench adds at one connection.
 # shellcheck source=scripts/bench-floor.sh

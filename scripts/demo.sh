@@ -7,7 +7,9 @@
 #      and a one-line summary from the JSON; then memcached over both memcache protocols;
 #   2. open loop: a fixed total rate, response time beside service time;
 #   3. `kvbench redis-benchmark -t set,get -q -P 8` beside the real redis-benchmark;
-#   4. `kvbench report`: two result files (pipeline 1 and 8) as one HTML page.
+#   4. `kvbench report`: two result files (pipeline 1 and 8) as one HTML page;
+#   5. three shards started together as a Kubernetes Indexed Job runs them
+#      (deploy/local-job.sh), merged exactly by `kvbench merge` into one table.
 # Every server is stopped at the end (also on Ctrl-C).
 #
 # Environment knobs (all optional):
@@ -231,3 +233,25 @@ run_step "the first run's load again with --pipeline=8, for the report" \
 run_step "an HTML report of both result files" \
     report "$JSON" "$P8_JSON" --label=pipeline-1 --label=pipeline-8 -o "$REPORT"
 echo "HTML report: $REPORT (one self-contained page; open it in a browser)"
+
+MERGED_JSON=$OUT_DIR/merged.json
+rm -f "$MERGED_JSON"
+echo "==> three shards of one workload (--shard=I/3, one --start-at), as deploy/kubernetes/job.yaml runs them, merged exactly"
+echo "    running: deploy/local-job.sh 3 --json-out-file=$MERGED_JSON -- ${redis[*]} --test-time=$STEP_TIME --rate=30000 -t 1 -c 10 --key-maximum=100000 --hide-histogram"
+echo
+phase=bench
+set +e
+KVBENCH=$KVBENCH LOCAL_JOB_START_IN=2 bash deploy/local-job.sh 3 "--json-out-file=$MERGED_JSON" -- \
+    "${redis[@]}" "--test-time=$STEP_TIME" --rate=30000 -t 1 -c 10 --key-maximum=100000 --hide-histogram
+status=$?
+set -e
+phase=report
+if ((status == 130)); then
+    exit 130
+fi
+if ((status != 0)); then
+    echo "demo: error: the three-shard job exited with status $status" >&2
+    exit "$status"
+fi
+echo
+echo "Merged result of the three shards: $MERGED_JSON"

@@ -137,6 +137,8 @@ pub struct Client {
     pipeline: usize,
     /// This client's own per-second figures, when the plan asks for them.
     series: Option<Box<ClientSeries>>,
+    /// Connected early for a start time: no request goes out before it.
+    hold: Option<Instant>,
 }
 
 impl Client {
@@ -227,11 +229,18 @@ impl Client {
                 .outputs
                 .client_series
                 .then(|| Box::new(ClientSeries::new())),
+            hold: None,
         };
         for conn in &mut client.conns {
             conn.start_at(start_at);
         }
         client
+    }
+
+    /// Sends nothing before `at` (a start time): the client connects and authenticates
+    /// as usual, then waits.
+    pub fn hold_until(&mut self, at: Instant) {
+        self.hold = Some(at);
     }
 
     /// This client's per-client series, taken at the end of the run.
@@ -253,11 +262,12 @@ impl Client {
             && self.held.is_none()
             && (0..self.conns.len()).any(|i| self.has_room(i));
         let pace_timer = match &self.pacing {
-            Pacing::Own(schedule) if could_send => Some(schedule.peek()),
+            // Held for a start time: nothing is due before it.
+            Pacing::Own(schedule) if could_send && self.hold.is_none() => Some(schedule.peek()),
             _ => None,
         };
         let lookup_timer = (!self.parked.is_empty()).then(|| Instant::now() + LOOKUP_POLL);
-        [conn_timer, pace_timer, lookup_timer]
+        [conn_timer, pace_timer, lookup_timer, self.hold]
             .into_iter()
             .flatten()
             .min()
@@ -351,9 +361,10 @@ impl Client {
     }
 
     /// Whether the client can send one more request now (open loop at a total rate: the
-    /// worker looks for a client that can take a due position).
-    pub fn can_take(&self) -> bool {
-        self.remaining != Some(0)
+    /// worker looks for a client that can take a due position): it has a share left,
+    /// or the run's shared budget has.
+    pub fn can_take(&self, budget: Option<&RequestBudget>) -> bool {
+        (self.remaining != Some(0) || budget.is_some_and(RequestBudget::has_left))
             && self.held.is_none()
             && (0..self.conns.len()).any(|i| self.has_room(i))
     }
@@ -424,7 +435,8 @@ impl Client {
             || budget.is_some_and(RequestBudget::has_left)
     }
 
-    fn is_finished(&self, budget: Option<&RequestBudget>) -> bool {
+    /// Whether the client has nothing left to send and nothing in flight.
+    pub fn is_finished(&self, budget: Option<&RequestBudget>) -> bool {
         !self.has_work(budget) && self.conns.iter().all(Connection::is_idle)
     }
 

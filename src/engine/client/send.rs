@@ -3,13 +3,14 @@
 //! routes to. In open loop a new request goes out only when a position of the schedule
 //! (the worker's, or the client's own) is due, and carries that position's intended
 //! send time. A client with a share of its own counts it down; under a shared budget it
-//! takes each new request from the budget.
+//! takes each new measured request from the budget (warm-up requests come on top).
 
 use std::time::Instant;
 
 use rand::Rng;
 
 use crate::debug_log;
+use crate::engine::budget::RequestBudget;
 use crate::engine::client::{Client, ClientContext};
 use crate::engine::connection::{Phase, Purpose, Redirects, Request};
 use crate::engine::generator::Op;
@@ -70,6 +71,22 @@ fn note_lag(due: Due, sent: Instant, ctx: &mut ClientContext) {
     }
 }
 
+/// Under a shared budget, the warm-up comes on top of it: a request intended before the
+/// measured part starts takes nothing from the budget and keeps that intended time (the
+/// clock now, in closed loop), so it is recorded as warm-up whenever it goes out. `None`
+/// for a measured request (or without a warm-up).
+fn warm_up(due: Option<Due>, batch_time: &mut Option<Instant>, ctx: &ClientContext) -> Option<Due> {
+    ctx.discard.as_ref()?;
+    let at = match due {
+        Some(due) => due.at,
+        None => *batch_time.get_or_insert_with(Instant::now),
+    };
+    (at < ctx.measure_from).then_some(Due {
+        at,
+        blocked: due.is_some_and(|d| d.blocked),
+    })
+}
+
 /// The stats row an operation is counted in.
 fn row_of(op: &Op) -> usize {
     match op {
@@ -89,6 +106,17 @@ impl Client {
     /// Sends redirected requests first, then new ones, until connections are full, the
     /// client's share is sent, or (open loop) no position of the schedule is due.
     pub(super) fn fill(&mut self, plan: &Plan, ctx: &mut ClientContext) {
+        if let Some(at) = self.hold {
+            if Instant::now() < at {
+                return;
+            }
+            self.hold = None;
+            if let Pacing::Own(schedule) = &mut self.pacing {
+                // Its own schedule runs from the start time, not from the first moment
+                // after it that the client was woken.
+                schedule.start_at(at);
+            }
+        }
         let mut batch_time = None;
         if let Some(pinned) = self.pinned.as_mut() {
             pinned.start_batch();
@@ -114,14 +142,13 @@ impl Client {
             let (op, due) = match self.held.take() {
                 Some(held) => (held.op, held.due),
                 None => {
-                    if self.remaining == Some(0) {
-                        // Under a shared budget, one more request if any is left.
-                        match ctx.budget {
-                            Some(budget) if budget.take() => self.remaining = Some(1),
-                            _ => break,
-                        }
+                    // A client with no share of its own takes from the shared budget, if
+                    // any is left (checked before a scheduled position is used up).
+                    let budgeted = self.remaining == Some(0);
+                    if budgeted && !ctx.budget.is_some_and(RequestBudget::has_left) {
+                        break;
                     }
-                    let due = match self.pacing {
+                    let mut due = match self.pacing {
                         Pacing::Closed => None,
                         Pacing::Shared | Pacing::Own(_) => {
                             let now = *batch_time.get_or_insert_with(Instant::now);
@@ -131,6 +158,14 @@ impl Client {
                             }
                         }
                     };
+                    if budgeted {
+                        match warm_up(due, &mut batch_time, ctx) {
+                            Some(warm) => due = Some(warm),
+                            None if ctx.budget.is_some_and(RequestBudget::take) => {}
+                            // Another client took the last one.
+                            None => break,
+                        }
+                    }
                     let op = match ctx.verify {
                         Some(job) => match job.take() {
                             Some(index) => Op::Verify { index },
@@ -141,7 +176,7 @@ impl Client {
                         },
                         None => self.ops.next_op(),
                     };
-                    if let Some(left) = self.remaining.as_mut() {
+                    if !budgeted && let Some(left) = self.remaining.as_mut() {
                         *left -= 1;
                     }
                     (op, due)

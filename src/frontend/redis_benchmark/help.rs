@@ -90,7 +90,7 @@ kvbench additions:
                     clients. Latency is measured from when each request was due,
                     so a server that falls behind cannot hide the queueing.
  --warmup <secs>    Before each test, send its requests for <secs> seconds
-                    without measuring them.
+                    without measuring them (on top of the -n measured ones).
  --json-out-file <file>
                     Also write the results to <file> in kvbench's JSON format
                     (read by `kvbench merge` and `kvbench report`).

@@ -9,6 +9,8 @@
 //! -c, --threads, -P, -n, -k 0, -I                  -> Load (c clients spread over the
 //!                                                     threads, a shared budget of n, a new
 //!                                                     connection per batch, or idle)
+//! --rps, --warmup                                  -> Load (open loop at a total rate;
+//!                                                     warm-up on top of the n requests)
 //! test (template), -r, --seed, --cluster           -> Workload (template, random range,
 //!                                                     slot tags, seeds)
 //! ```
@@ -23,8 +25,9 @@ use super::suite::{SlotTags, Test};
 use crate::error::Error;
 use crate::frontend::common::tls::{self, TlsFlags};
 use crate::plan::{
-    ClusterRouting, DataSet, Endpoint, ErrorReplies, FlagNames, Load, LoadShape, Outputs, Pacing,
-    Plan, Seeding, Server, Setup, SetupStyle, StopAt, Templated, TlsSettings, Workload,
+    Arrival, ClusterRouting, DataSet, Endpoint, ErrorReplies, FlagNames, Load, LoadShape, Outputs,
+    Pacing, Plan, Rate, Seeding, Server, Setup, SetupStyle, Shard, StopAt, Templated, TlsSettings,
+    Workload,
 };
 use crate::protocol::Protocol;
 use crate::stats::RowName;
@@ -170,9 +173,18 @@ pub fn test_plan(
                 reconnect_interval: (!spec.keep_alive).then_some(pipeline as u64),
                 ..LoadShape::default()
             },
-            pacing: Pacing::Closed,
-            warmup: Duration::ZERO,
+            // -I sends nothing: nothing to pace or warm up.
+            pacing: match test {
+                Some(_) => pacing(spec),
+                None => Pacing::Closed,
+            },
+            warmup: match test {
+                Some(_) => spec.warmup.unwrap_or(Duration::ZERO),
+                None => Duration::ZERO,
+            },
             sweep: None,
+            shard: Shard::WHOLE,
+            start_at: None,
             error_replies: ErrorReplies::Stop,
         },
         workload: Workload {
@@ -204,6 +216,19 @@ pub fn test_plan(
             progress_every: live.then_some(LIVE_EVERY),
         },
         names: &RB_NAMES,
+    }
+}
+
+/// `--rps`: open loop at that total rate, evenly spaced (the engine's one scheduler;
+/// latency from each request's intended send time); closed loop without it.
+fn pacing(spec: &BenchmarkSpec) -> Pacing {
+    match spec.rps {
+        Some(per_sec) => Pacing::Total(Rate {
+            per_sec,
+            arrival: Arrival::Uniform,
+            seed: 0,
+        }),
+        None => Pacing::Closed,
     }
 }
 
@@ -283,6 +308,19 @@ mod tests {
         assert_eq!(plan.row_names()[0].row, "get k__rand_int__");
         assert_eq!(plan.row_names()[0].hist, "get_k__rand_int___latency");
         assert_eq!(plan.outputs.progress_every, None);
+        assert_eq!(
+            (plan.load.pacing, plan.load.warmup),
+            (Pacing::Closed, Duration::ZERO)
+        );
+        let s = spec(&["--rps", "2000", "--warmup", "1.5"]);
+        let plan = test_plan(&s, &server, 0, Some(&test), None, false);
+        assert_eq!(plan.load.pacing.target_total(50), Some(2000));
+        assert_eq!(plan.load.warmup, Duration::from_millis(1500));
+        let idle = test_plan(&s, &server, 0, None, None, false);
+        assert_eq!(
+            (idle.load.pacing, idle.load.warmup),
+            (Pacing::Closed, Duration::ZERO)
+        );
         // --threads 0 (the default) is one worker.
         let s = spec(&["-I"]);
         let plan = test_plan(&s, &server, 0, None, None, true);
