@@ -2,7 +2,8 @@
 #   make demo   install what is missing, build, run a 10 s load against a throwaway redis
 #   make test   install what is missing, run unit and integration tests
 #   make lint   rustfmt check, clippy with warnings as errors, the module layers
-#   make bench  client CPU and syscalls per request, kvbench vs redis-benchmark
+#   make bench  client CPU and syscalls per request, kvbench vs redis-benchmark and
+#               the loopback floor (bench/floor.c); memory per connection; p50 at -c 1
 #   make fuzz   every fuzz target for FUZZ_SECONDS (default 60) each (nightly, cargo-fuzz)
 #   make soak   10 000 connections; a server killed and restarted mid-run (not in CI)
 #   make build  release build

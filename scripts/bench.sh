@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# `make bench`: client CPU and syscalls per request, kvbench against redis-benchmark.
+# `make bench`: client CPU and syscalls per request, kvbench against redis-benchmark and
+# against the loopback floor (bench/floor.c; see scripts/bench-floor.sh), memory per
+# connection at 10 000 connections, and p50 at one connection.
 #
 # One throwaway redis-server on a free port of 127.0.0.1. Each client does 1M requests
 # per pipeline depth (1 and 16), with one thread and 50 connections:
@@ -22,6 +24,8 @@
 #   BENCH_PIPELINES     pipeline depths to run (default: "1 16")
 #   BENCH_SCALE         divide the request counts by this, for a quick look (default: 1)
 #   BENCH_OPEN_RATE     the open-loop row's rate (default: 20000)
+#   BENCH_FLOOR_RUNS    runs of each floor comparison row, the best kept (default: 2)
+#   BENCH_FLOOR_ONLY    set: only the floor, memory and one-connection latency sections
 #   BENCH_ONLY          "redis-benchmark": only the redis-benchmark front-end section
 set -euo pipefail
 
@@ -241,6 +245,11 @@ start_memcached 1
 echo "bench: memcached $(memcached -V | awk '{print $2}') on 127.0.0.1:$MEMCACHED_PORT (pid $memcached_pid)"
 start_tls_redis
 echo "bench: TLS-only redis-server on 127.0.0.1:$REDIS_TLS_PORT (pid $tls_redis_pid)"
+if [[ -n ${BENCH_FLOOR_ONLY:-} ]]; then
+    # shellcheck source=scripts/bench-floor.sh
+    . "$ROOT/scripts/bench-floor.sh"
+    exit 0
+fi
 
 rows=() # "tool pipeline requests user sys wall syscalls straced_requests"
 kv_base=(-t 1 -c "$CLIENTS" --ratio=1:1 "--key-maximum=$KEYS" --hide-histogram -d "$DATA_SIZE")
@@ -369,6 +378,10 @@ printf '%s\n' "${open_rows[@]}" | awk -v closed_cpu="$(printf '%s\n' "${rows[@]}
 
 echo
 rb_frontend_section
+
+# The loopback floor, memory per connection and the latency kvbench adds at one connection.
+# shellcheck source=scripts/bench-floor.sh
+. "$ROOT/scripts/bench-floor.sh"
 
 # Allocation check: the same client run at two lengths under valgrind's DHAT. Any
 # allocation per request would show as about one block per extra request; what remains

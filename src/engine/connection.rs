@@ -28,13 +28,22 @@ use crate::plan::{Endpoint, Plan, Server, SetupStyle};
 use crate::protocol::{Codec, Decode, Expect, Protocol, Reply, ReplyKind, encode_auth, resp};
 use crate::stats::rows;
 
-/// Read buffer size to start with; grown only for replies larger than this. 16 KiB is
-/// what hiredis reads at a time. Larger costs memory with many connections: the
-/// allocator zero-fills a reused block, so every page of every buffer becomes resident
-/// once a run follows another (redis-benchmark's tests, each with fresh connections).
-const INITIAL_READ_BUFFER: usize = 16 * 1024;
-/// Free space wanted before each read.
-const MIN_READ_SPACE: usize = 16 * 1024;
+/// Read buffer size to start with: room for a pipelined batch of small replies. Ten
+/// thousand connections must fit in a few KB each, so buffers start small and grow
+/// with need.
+const INITIAL_READ_BUFFER: usize = 1024;
+/// The read buffer doubles, up to this, each time a read fills all the room it had, so
+/// a connection whose batches are larger settles at a size that takes a batch in one
+/// read. Only a reply larger than this (its header says how large) grows it further.
+const MAX_READ_BUFFER: usize = 64 * 1024;
+/// Write buffer capacity to start with; requests grow it as they need.
+const INITIAL_WRITE_BUFFER: usize = 512;
+/// Replies that fit the settled read size, after a larger one, before a buffer grown
+/// for large replies shrinks back to it (not after every large reply: a load of large
+/// values would reallocate for each).
+const SHRINK_AFTER_REPLIES: u32 = 64;
+/// A write buffer grown above this by a large request shrinks back once written.
+const MAX_KEPT_WRITE_BUFFER: usize = 64 * 1024;
 
 /// Where a connection is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -206,6 +215,10 @@ pub struct Connection {
     rbuf: Vec<u8>,
     rstart: usize,
     rend: usize,
+    /// The read buffer's settled size (see [`MAX_READ_BUFFER`]).
+    read_size: usize,
+    /// Replies since the last one larger than half of `read_size`.
+    small_replies: u32,
     codec: Codec,
     next_opaque: u32,
     inflight: VecDeque<Pending>,
@@ -228,11 +241,13 @@ impl Connection {
             setup: VecDeque::new(),
             prefix: Vec::new(),
             prefix_steps: VecDeque::new(),
-            wbuf: Vec::with_capacity(4096),
+            wbuf: Vec::with_capacity(INITIAL_WRITE_BUFFER),
             wpos: 0,
             rbuf: vec![0; INITIAL_READ_BUFFER],
             rstart: 0,
             rend: 0,
+            read_size: INITIAL_READ_BUFFER,
+            small_replies: 0,
             codec: Codec::new(plan.server.protocol),
             next_opaque: 0,
             inflight: VecDeque::with_capacity(plan.load.pipeline),
@@ -513,6 +528,10 @@ impl Connection {
                 }
                 Ok(n) => {
                     self.rend += n;
+                    if n == space && self.read_size < MAX_READ_BUFFER {
+                        // The socket may hold more: read more at once from now on.
+                        self.read_size *= 2;
+                    }
                     self.last_progress = Instant::now();
                     return Ok(Some((n, space)));
                 }
@@ -529,12 +548,14 @@ impl Connection {
         }
     }
 
-    /// Makes room at the end of the read buffer: compacts, and grows for a large reply.
+    /// Makes room at the end of the read buffer: compacts, grows to the settled size,
+    /// and grows for a large reply. Each read gets at least half the settled size.
     fn make_read_space(&mut self) {
         let needed = self.codec.bytes_needed_hint();
+        let min_space = self.read_size / 2;
         let tail_room = self.rbuf.len() - self.rend;
         let fits = needed == 0 || self.rstart + needed <= self.rbuf.len();
-        if tail_room >= MIN_READ_SPACE && fits {
+        if tail_room >= min_space && fits && self.rbuf.len() >= self.read_size {
             return;
         }
         if self.rstart > 0 {
@@ -542,9 +563,18 @@ impl Connection {
             self.rend -= self.rstart;
             self.rstart = 0;
         }
-        let wanted = needed.max(self.rend + MIN_READ_SPACE);
+        let wanted = needed.max(self.rend + min_space).max(self.read_size);
         if wanted > self.rbuf.len() {
             self.rbuf.resize(wanted.next_power_of_two(), 0);
+        }
+    }
+
+    /// With the read buffer empty: gives back what a large reply grew it by, once
+    /// replies have fitted the settled size for a while.
+    fn shrink_read_buffer(&mut self) {
+        if self.rbuf.len() > self.read_size && self.small_replies >= SHRINK_AFTER_REPLIES {
+            self.rbuf.truncate(self.read_size);
+            self.rbuf.shrink_to_fit();
         }
     }
 
@@ -573,6 +603,11 @@ impl Connection {
             };
             let start = self.rstart;
             self.rstart += reply.len;
+            if reply.len > self.read_size / 2 {
+                self.small_replies = 0;
+            } else {
+                self.small_replies = self.small_replies.saturating_add(1);
+            }
             if reply.kind == ReplyKind::Push {
                 // RESP3 out-of-band data (e.g. invalidations) answers no request.
                 continue;
@@ -617,6 +652,7 @@ impl Connection {
         if self.rstart == self.rend {
             self.rstart = 0;
             self.rend = 0;
+            self.shrink_read_buffer();
         }
         Ok(None)
     }
@@ -653,6 +689,11 @@ impl Connection {
         }
         self.wbuf.clear();
         self.wpos = 0;
+        if self.wbuf.capacity() > MAX_KEPT_WRITE_BUFFER {
+            // A large request grew it; requests of that size reallocate it each time,
+            // at the cost of a copy they make anyway.
+            self.wbuf.shrink_to(MAX_KEPT_WRITE_BUFFER);
+        }
         Ok(())
     }
 }

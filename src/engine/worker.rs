@@ -288,6 +288,9 @@ impl Worker {
                 message,
             });
         }
+        for row in tally.stats.iter_mut() {
+            row.flush_latencies();
+        }
         let _ = self.tx.send(WorkerMsg::Finished {
             thread: self.thread,
             at: Instant::now(),
@@ -691,6 +694,9 @@ impl Worker {
 
     /// Hands the current second's stats to the runner and starts a fresh second.
     fn send_snapshot(&self, tally: &mut Tally, second: u32, connected: u32) {
+        for row in tally.stats.iter_mut() {
+            row.flush_latencies();
+        }
         let snapshot = tally.stats.to_vec();
         for row in tally.stats.iter_mut() {
             row.reset();

@@ -196,15 +196,15 @@ fn encode_request(
     let value_len = parts.iter().map(|part| part.len()).sum::<usize>().min(room);
     let body = extras.len() + key.len() + value_len;
     out.reserve(HEADER_LEN + body);
-    out.push(MAGIC_REQUEST);
-    out.push(opcode);
-    out.extend_from_slice(&(key.len() as u16).to_be_bytes());
-    out.push(extras.len() as u8);
-    out.push(0); // data type: raw bytes
-    out.extend_from_slice(&[0, 0]); // vbucket
-    out.extend_from_slice(&(body as u32).to_be_bytes());
-    out.extend_from_slice(&opaque.to_be_bytes());
-    out.extend_from_slice(&[0; 8]); // cas: none
+    // The header is put together on the stack and copied once.
+    let mut header = [0u8; HEADER_LEN]; // data type raw bytes, vbucket 0, cas none
+    header[0] = MAGIC_REQUEST;
+    header[1] = opcode;
+    header[2..4].copy_from_slice(&(key.len() as u16).to_be_bytes());
+    header[4] = extras.len() as u8;
+    header[8..12].copy_from_slice(&(body as u32).to_be_bytes());
+    header[12..16].copy_from_slice(&opaque.to_be_bytes());
+    out.extend_from_slice(&header);
     out.extend_from_slice(extras);
     out.extend_from_slice(key);
     let mut left = value_len;

@@ -329,6 +329,24 @@ impl TextDecoder {
 
     /// Continues decoding the reply to `expect` at the start of `buf`.
     pub fn decode(&mut self, buf: &[u8], expect: Expect) -> Decode {
+        // A decoder at rest facing a whole `STORED` to a set or `END` to a get (a
+        // miss), the replies a load mostly gets, takes it in one look.
+        if self.pos == 0 && self.scan == 0 && self.data_end == 0 {
+            match expect {
+                Expect::Store if buf.starts_with(b"STORED\r\n") => {
+                    return complete(8, ReplyKind::Simple, (0, 6), 0, 0);
+                }
+                Expect::Get if buf.starts_with(b"END\r\n") => {
+                    return complete(5, ReplyKind::Nil, (0, 0), 0, 0);
+                }
+                _ => {}
+            }
+        }
+        self.decode_general(buf, expect)
+    }
+
+    /// [`decode`](Self::decode) without the look for common replies.
+    fn decode_general(&mut self, buf: &[u8], expect: Expect) -> Decode {
         let outcome = self.step(buf, expect);
         if !matches!(outcome, Decode::Incomplete) {
             self.reset();
@@ -954,6 +972,32 @@ pub(crate) mod tests {
         assert_eq!(decoder.bytes_needed_hint(), 0);
         assert_eq!(decoder.decode(b"VALUE a 0 10\r\n", GET), Decode::Incomplete);
         assert_eq!(decoder.bytes_needed_hint(), 14 + 10 + 2 + 5);
+    }
+
+    #[test]
+    fn common_replies_decode_as_the_general_path_does() {
+        let inputs: [&[u8]; 7] = [
+            b"STORED\r\n",
+            b"STORED\r\nEND\r\n",
+            b"END\r\n",
+            b"END\r\nSTORED\r\n",
+            b"STORED\r",
+            b"END\n",
+            b"VALUE k 0 1\r\nx\r\nEND\r\n",
+        ];
+        for input in inputs {
+            for expect in [STORE, GET, Expect::MultiGet(2)] {
+                for cut in 0..=input.len() {
+                    let part = &input[..cut];
+                    assert_eq!(
+                        TextDecoder::new().decode(part, expect),
+                        TextDecoder::new().decode_general(part, expect),
+                        "{:?} {expect:?}",
+                        String::from_utf8_lossy(part)
+                    );
+                }
+            }
+        }
     }
 
     #[test]

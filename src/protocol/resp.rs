@@ -81,7 +81,26 @@ pub fn encode_command(out: &mut Vec<u8>, args: &[&[u8]]) {
 /// *3\r\n$3\r\nSET\r\n$<key len>\r\n<key>\r\n$<value len>\r\n<value>\r\n
 /// ```
 pub fn encode_set(out: &mut Vec<u8>, key: &[u8], value: &[u8]) {
-    encode_command(out, &[b"SET", key, value]);
+    // The hot path's commands are written by hand rather than through
+    // `encode_command`: constant parts as one copy, lengths without a division loop.
+    const HEAD: &[u8] = b"*3\r\n$3\r\nSET\r\n$";
+    // The exact size, so a warmed-up buffer never reallocates.
+    out.reserve(
+        HEAD.len()
+            + length_len(key.len())
+            + key.len()
+            + 3
+            + length_len(value.len())
+            + value.len()
+            + 2,
+    );
+    out.extend_from_slice(HEAD);
+    push_length(out, key.len());
+    out.extend_from_slice(key);
+    out.extend_from_slice(b"\r\n$");
+    push_length(out, value.len());
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
 }
 
 /// Appends `GET key` to `out`.
@@ -90,7 +109,36 @@ pub fn encode_set(out: &mut Vec<u8>, key: &[u8], value: &[u8]) {
 /// *2\r\n$3\r\nGET\r\n$<key len>\r\n<key>\r\n
 /// ```
 pub fn encode_get(out: &mut Vec<u8>, key: &[u8]) {
-    encode_command(out, &[b"GET", key]);
+    const HEAD: &[u8] = b"*2\r\n$3\r\nGET\r\n$";
+    out.reserve(HEAD.len() + length_len(key.len()) + key.len() + 2);
+    out.extend_from_slice(HEAD);
+    push_length(out, key.len());
+    out.extend_from_slice(key);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Bytes of `<n>\r\n`.
+#[inline]
+fn length_len(n: usize) -> usize {
+    2 + match n {
+        0..10 => 1,
+        10..100 => 2,
+        _ => decimal_len(n),
+    }
+}
+
+/// Appends `<n>\r\n`: keys and small values have one- or two-digit lengths, written
+/// without `itoa`'s general path.
+#[inline]
+fn push_length(out: &mut Vec<u8>, n: usize) {
+    if n < 10 {
+        out.extend_from_slice(&[b'0' + n as u8, b'\r', b'\n']);
+    } else if n < 100 {
+        out.extend_from_slice(&[b'0' + (n / 10) as u8, b'0' + (n % 10) as u8, b'\r', b'\n']);
+    } else {
+        out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
 }
 
 /// Appends an array header `*<n>\r\n`, for commands whose argument count is only known
@@ -213,6 +261,60 @@ fn valid_double(text: &[u8]) -> bool {
     std::str::from_utf8(text).is_ok_and(|s| s.parse::<f64>().is_ok())
 }
 
+/// The reply at the start of `buf` if it is whole and one of the replies a load mostly
+/// gets (`+OK`, a nil bulk, a bulk of up to 9 999 999 bytes), exactly as the general
+/// decoder would report it; `None` for anything else, including what is invalid.
+#[inline]
+fn common_reply(buf: &[u8]) -> Option<Reply> {
+    let head = buf.get(..5)?;
+    if head == b"+OK\r\n" {
+        return Some(Reply {
+            len: 5,
+            kind: ReplyKind::Simple,
+            payload: (1, 2),
+            elements: 0,
+            nil_elements: 0,
+        });
+    }
+    if head == b"$-1\r\n" {
+        return Some(Reply {
+            len: 5,
+            kind: ReplyKind::Nil,
+            payload: (0, 0),
+            elements: 0,
+            nil_elements: 0,
+        });
+    }
+    if head[0] != b'$' {
+        return None;
+    }
+    // `$<len>\r\n<len bytes>\r\n`, the length without a sign or leading zero.
+    let mut len = 0usize;
+    let mut i = 1;
+    while let Some(&b) = buf.get(i) {
+        if !b.is_ascii_digit() || i > 7 || (i == 2 && len == 0) {
+            break;
+        }
+        len = len * 10 + usize::from(b - b'0');
+        i += 1;
+    }
+    if i == 1 || buf.get(i..i + 2)? != b"\r\n" {
+        return None;
+    }
+    let start = i + 2;
+    let end = start + len + 2;
+    if buf.get(end - 2..end)? != b"\r\n" {
+        return None;
+    }
+    Some(Reply {
+        len: end,
+        kind: ReplyKind::Bulk,
+        payload: (start, len),
+        elements: 0,
+        nil_elements: 0,
+    })
+}
+
 /// Incremental RESP2/RESP3 reply decoder.
 ///
 /// Contract: every call gets a buffer that starts at the first byte of the
@@ -299,6 +401,20 @@ impl RespDecoder {
 
     /// Continues decoding the reply at the start of `buf`.
     pub fn decode(&mut self, buf: &[u8]) -> Decode {
+        // A decoder at rest facing a whole common reply (what a load mostly gets back)
+        // takes it in one look; anything else, or anything partial, goes the general way.
+        if self.pos == 0
+            && self.scan == 0
+            && self.blob_end == 0
+            && let Some(reply) = common_reply(buf)
+        {
+            return Decode::Complete(reply);
+        }
+        self.decode_general(buf)
+    }
+
+    /// [`decode`](Self::decode) without the fast path for common replies.
+    fn decode_general(&mut self, buf: &[u8]) -> Decode {
         let outcome = self.step(buf);
         if !matches!(outcome, Decode::Incomplete) {
             self.reset();
@@ -795,6 +911,57 @@ pub(crate) mod tests {
         let mut b = itoa::Buffer::new();
         for n in [0usize, 9, 10, 99, 100, 999_999, 1_000_000, usize::MAX] {
             assert_eq!(decimal_len(n), b.format(n).len(), "{n}");
+        }
+    }
+
+    #[test]
+    fn common_replies_decode_as_the_general_path_does() {
+        let mut inputs: Vec<Vec<u8>> = vec![
+            b"+OK\r\n".to_vec(),
+            b"$-1\r\n".to_vec(),
+            b"$0\r\n\r\n".to_vec(),
+            b"$3\r\nabc\r\n+OK\r\n".to_vec(),
+            b"$01\r\na\r\n".to_vec(),
+            b"$3\r\nabcd\r\n".to_vec(),
+            b"$3\r\nab".to_vec(),
+            b"$-2\r\n".to_vec(),
+            b"$1\rx".to_vec(),
+            b"+OKAY\r\n".to_vec(),
+            b"$9999999\r\n".to_vec(),
+            b"$10000000\r\n".to_vec(),
+        ];
+        let mut big = b"$1234567\r\n".to_vec();
+        big.resize(big.len() + 1_234_567, b'x');
+        big.extend_from_slice(b"\r\n");
+        inputs.push(big);
+        for input in &inputs {
+            for cut in 0..=input.len().min(40) {
+                let part = &input[..cut];
+                let fast = RespDecoder::new().decode(part);
+                let general = RespDecoder::new().decode_general(part);
+                assert_eq!(fast, general, "{:?}", String::from_utf8_lossy(part));
+            }
+            let fast = RespDecoder::new().decode(input);
+            let general = RespDecoder::new().decode_general(input);
+            assert_eq!(fast, general, "whole {}", input.len());
+        }
+    }
+
+    #[test]
+    fn hand_written_commands_match_the_general_encoder() {
+        for key_len in [0, 1, 9, 10, 99, 100, 1000] {
+            let key = vec![b'k'; key_len];
+            for value_len in [0, 5, 32, 150, 100_000] {
+                let value = vec![b'v'; value_len];
+                let (mut fast, mut general) = (Vec::new(), Vec::new());
+                encode_set(&mut fast, &key, &value);
+                encode_command(&mut general, &[b"SET", &key, &value]);
+                assert_eq!(fast, general);
+            }
+            let (mut fast, mut general) = (Vec::new(), Vec::new());
+            encode_get(&mut fast, &key);
+            encode_command(&mut general, &[b"GET", &key]);
+            assert_eq!(fast, general);
         }
     }
 

@@ -52,6 +52,9 @@ pub struct OpStats {
     pub latency: Histogram<u64>,
     /// Open loop only: service times (actual send → reply); `None` in closed loop.
     pub service: Option<Box<ServiceTimes>>,
+    /// Latencies recorded with [`record_batched`](Self::record_batched) and not yet in
+    /// `latency`: one value and how many times it came.
+    run: (u64, u64),
 }
 
 /// Service times of an open-loop interval.
@@ -105,6 +108,7 @@ impl OpStats {
             latency_sum_us: 0,
             latency: new_histogram(),
             service: None,
+            run: (0, 0),
         }
     }
 
@@ -143,6 +147,35 @@ impl OpStats {
         self.latency.saturating_record(latency_us.max(1));
     }
 
+    /// Records one completed request like [`record`](Self::record), except that its
+    /// latency reaches the histogram later, with the run of equal latencies it belongs
+    /// to: the replies to a pipelined batch, read at once, share theirs, and one
+    /// histogram update per run costs a sixteenth of one per reply at pipeline 16. Call
+    /// [`flush_latencies`](Self::flush_latencies) before the histogram is read.
+    #[inline]
+    pub fn record_batched(&mut self, latency_us: u64, bytes_tx: u64, bytes_rx: u64) {
+        self.count += 1;
+        self.bytes_tx += bytes_tx;
+        self.bytes_rx += bytes_rx;
+        self.latency_sum_us += latency_us;
+        let latency_us = latency_us.max(1);
+        if self.run.0 != latency_us {
+            self.flush_latencies();
+            self.run.0 = latency_us;
+        }
+        self.run.1 += 1;
+    }
+
+    /// Puts the latencies [`record_batched`](Self::record_batched) holds back into the
+    /// histogram.
+    pub fn flush_latencies(&mut self) {
+        let (value, count) = self.run;
+        if count > 0 {
+            self.latency.saturating_record_n(value, count);
+            self.run.1 = 0;
+        }
+    }
+
     /// Adds `other` into `self`.
     pub fn merge(&mut self, other: &OpStats) {
         self.count += other.count;
@@ -170,6 +203,7 @@ impl OpStats {
 
     /// Clears all counts, keeping the histogram's memory.
     pub fn reset(&mut self) {
+        self.run = (0, 0);
         self.count = 0;
         self.hits = 0;
         self.misses = 0;
@@ -220,5 +254,29 @@ impl OpStats {
         } else {
             self.latency.max() as f64 / 1000.0
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batched_latencies_reach_the_histogram_when_flushed() {
+        let mut batched = OpStats::new();
+        let mut direct = OpStats::new();
+        for latency in [5, 5, 5, 0, 1, 7, 7, 5, 3_600_000_000_000] {
+            batched.record_batched(latency, 10, 20);
+            direct.record(latency, 10, 20);
+        }
+        batched.flush_latencies();
+        batched.flush_latencies();
+        assert_eq!(batched.latency, direct.latency);
+        assert_eq!(batched.count, direct.count);
+        assert_eq!(batched.latency_sum_us, direct.latency_sum_us);
+        assert_eq!(
+            (batched.bytes_tx, batched.bytes_rx),
+            (direct.bytes_tx, direct.bytes_rx)
+        );
     }
 }

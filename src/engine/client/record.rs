@@ -24,6 +24,10 @@ impl Client {
         plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Result<(), Failure> {
+        let mut elapsed = Elapsed {
+            received,
+            last: None,
+        };
         while let Some(answer) = self.conns[i].next_answer(plan)? {
             let request = match answer.pending.purpose {
                 Purpose::Work(request) => request,
@@ -65,7 +69,7 @@ impl Client {
                 &answer,
                 request,
                 bytes,
-                received,
+                &mut elapsed,
                 plan,
                 ctx,
                 &mut self.series,
@@ -111,6 +115,27 @@ fn record_server(answer: &Answer, row: usize, received: Instant, ctx: &mut Clien
     }
 }
 
+/// Microseconds from a request's intended send time to when its reply was read,
+/// computed once per send time: the replies to one pipelined batch share both.
+struct Elapsed {
+    received: Instant,
+    last: Option<(Instant, u64)>,
+}
+
+impl Elapsed {
+    #[inline]
+    fn since(&mut self, from: Instant) -> u64 {
+        if let Some((at, us)) = self.last
+            && at == from
+        {
+            return us;
+        }
+        let us = self.received.saturating_duration_since(from).as_micros() as u64;
+        self.last = Some((from, us));
+        us
+    }
+}
+
 /// A reply that answers no request (nothing was in flight): a server refusing the
 /// connection (`-ERR max number of clients reached`) or out of step with the client.
 /// Either way the connection cannot go on; under `ErrorReplies::Stop` an error reply is
@@ -148,7 +173,7 @@ fn record_answer(
     answer: &Answer,
     request: Request,
     bytes: &[u8],
-    received: Instant,
+    elapsed: &mut Elapsed,
     plan: &Plan,
     ctx: &mut ClientContext,
     series: &mut Option<Box<ClientSeries>>,
@@ -160,9 +185,7 @@ fn record_answer(
     let text = reply.text(bytes);
     let row = usize::from(request.row);
     // Response time: from when the request should have gone out (closed loop: when it did).
-    let latency_us = received
-        .saturating_duration_since(pending.intended)
-        .as_micros() as u64;
+    let latency_us = elapsed.since(pending.intended);
     // A warm-up request is recorded where nothing reads it.
     let counted = pending.intended >= ctx.measure_from;
     let stats = match ctx.discard.as_deref_mut() {
@@ -193,7 +216,10 @@ fn record_answer(
         }
     }
     if stats.service.is_some() {
-        let service_us = received.saturating_duration_since(pending.sent).as_micros() as u64;
+        let service_us = elapsed
+            .received
+            .saturating_duration_since(pending.sent)
+            .as_micros() as u64;
         stats.record_paced(
             latency_us,
             service_us,
@@ -201,14 +227,14 @@ fn record_answer(
             reply.len as u64,
         );
     } else {
-        stats.record(latency_us, u64::from(pending.tx), reply.len as u64);
+        stats.record_batched(latency_us, u64::from(pending.tx), reply.len as u64);
     }
     if let Some(sink) = &plan.outputs.samples {
         // Never blocks the worker: a full channel loses the sample (see `SampleSink`).
         let _ = sink.try_send(Sample {
             intended: pending.intended,
             sent: pending.sent,
-            received,
+            received: elapsed.received,
         });
     }
     // The per-client files have SET/GET/WAIT columns only (as memtier's): arbitrary

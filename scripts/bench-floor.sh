@@ -1,0 +1,151 @@
+# Sourced by bench.sh (not run alone): kvbench against the loopback floor, memory per
+# connection at 10 000 connections, and the latency kvbench adds at one connection.
+#
+# The floor (bench/floor.c, built here with gcc) does nothing but write requests and read
+# replies on one epoll thread: no timing, no stats. kvbench runs the same load (1 thread,
+# 50 connections, 1 SET in 11, 32 B values, keys that almost never hit: 10M keys, and
+# about 91 000 of them set per run) against the same server. The machine is shared with
+# other work, so CPU seconds are noisy: each side's figure is the best of FLOOR_RUNS runs
+# (the least disturbed one), and the ratio is kvbench's best over the floor's best.
+# Uses bench.sh's die, reset_server, KVBENCH, OUT_DIR, SCALE, PIPELINES, REDIS_PORT and
+# MEMCACHED_PORT.
+
+FLOOR=$OUT_DIR/floor
+FLOOR_RUNS=${BENCH_FLOOR_RUNS:-2}
+FLOOR_CLIENTS=50
+# Pipelined runs are five times longer: a pipelined request costs a tenth of the CPU.
+floor_per_client() { # pipeline
+    if (($1 > 1)); then echo $((100000 / SCALE)); else echo $((20000 / SCALE)); fi
+}
+
+# memcached's counterpart of reset_server: an empty cache before each run.
+flush_memcached() {
+    local reply
+    exec 3<>"/dev/tcp/127.0.0.1/$MEMCACHED_PORT" || die "cannot reach memcached"
+    printf 'flush_all\r\n' >&3
+    read -r reply <&3
+    exec 3<&-
+    [[ $reply == OK* ]] || die "memcached flush_all failed: $reply"
+}
+
+# Runs cmd FLOOR_RUNS times; sets BEST to the least CPU (user+sys, from the child's
+# rusage, to the microsecond: /usr/bin/time rounds to 10 ms, too coarse here).
+best_cpu() { # name server cmd...
+    local name=$1 server=$2 run cpu
+    shift 2
+    BEST=
+    for ((run = 1; run <= FLOOR_RUNS; run++)); do
+        if [[ $server == redis ]]; then reset_server; else flush_memcached; fi
+        if ! cpu=$(python3 -c '
+import resource, subprocess, sys
+out, err = open(sys.argv[1], "wb"), open(sys.argv[2], "wb")
+code = subprocess.call(sys.argv[3:], stdout=out, stderr=err)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(r.ru_utime + r.ru_stime)
+sys.exit(code)' "$OUT_DIR/$name.$run.out" "$OUT_DIR/$name.$run.err" "$@"); then
+            tail -n 20 "$OUT_DIR/$name.$run.out" "$OUT_DIR/$name.$run.err" >&2 || true
+            die "$name failed: $*"
+        fi
+        echo "$cpu" >"$OUT_DIR/$name.$run.cpu"
+        BEST=$(awk -v c="$cpu" -v b="$BEST" 'BEGIN { print (b == "" || c < b + 0) ? c : b }')
+    done
+}
+
+echo
+echo "==> the loopback floor: building bench/floor.c"
+gcc -O2 -Wall -o "$FLOOR" bench/floor.c || die "gcc could not build bench/floor.c"
+floor_rows=() # "protocol pipeline requests floor_cpu kvbench_cpu"
+for proto in redis memcache_text memcache_binary; do
+    if [[ $proto == redis ]]; then server=redis port=$REDIS_PORT; else server=memcached port=$MEMCACHED_PORT; fi
+    for p in $PIPELINES; do
+        per_client=$(floor_per_client "$p")
+        requests=$((per_client * FLOOR_CLIENTS))
+        echo "==> floor and kvbench, $proto, pipeline $p: $requests requests, best of $FLOOR_RUNS each"
+        best_cpu "floor-$proto-p$p" "$server" "$FLOOR" "$port" "$FLOOR_CLIENTS" "$per_client" "$p" "$proto"
+        floor_cpu=$BEST
+        best_cpu "kvbench-floorload-$proto-p$p" "$server" "$KVBENCH" -P "$proto" -s 127.0.0.1 -p "$port" \
+            -t 1 -c "$FLOOR_CLIENTS" -n "$per_client" --ratio=1:10 --key-maximum=10000000 \
+            -d 32 "--pipeline=$p" --hide-histogram
+        floor_rows+=("$proto $p $requests $floor_cpu $BEST")
+    done
+done
+
+# Memory per connection: peak RSS at 10 000 connections (-t 2 -c 5000, a few requests
+# each) against one at 2 connections, the same otherwise. kvbench raises its own soft
+# open-file limit up to the hard one; redis-server is allowed the clients.
+MEM_THREADS=2
+MEM_CLIENTS=5000
+MEM_CONNS=$((MEM_THREADS * MEM_CLIENTS))
+echo "==> memory: kvbench at $MEM_CONNS connections and at $MEM_THREADS (ulimit -n $(ulimit -n), hard $(ulimit -Hn))"
+mem_skip=
+hard=$(ulimit -Hn)
+if [[ $hard != unlimited ]] && ((hard < MEM_CONNS + 200)); then
+    mem_skip="the hard open-file limit is $hard, below the $((MEM_CONNS + 200)) needed"
+elif [[ $(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" CONFIG SET maxclients $((MEM_CONNS + 100)) 2>&1) != OK ]]; then
+    mem_skip="redis-server cannot take $MEM_CONNS clients (CONFIG SET maxclients refused; raise ulimit -n)"
+fi
+peak_rss() { # clients -> PEAK_KB
+    reset_server
+    local tfile=$OUT_DIR/rss-c$1.time
+    if ! /usr/bin/time -f '%M' -o "$tfile" "$KVBENCH" -s 127.0.0.1 -p "$REDIS_PORT" -t "$MEM_THREADS" -c "$1" \
+        -n 20 --ratio=1:10 -d 32 --hide-histogram >"$OUT_DIR/rss-c$1.out" 2>"$OUT_DIR/rss-c$1.err"; then
+        tail -n 20 "$OUT_DIR/rss-c$1.err" >&2 || true
+        die "kvbench with $1 clients per thread failed"
+    fi
+    PEAK_KB=$(tail -n 1 "$tfile")
+    [[ $PEAK_KB =~ ^[0-9]+$ ]] || die "no peak RSS in $tfile"
+}
+if [[ -z $mem_skip ]]; then
+    peak_rss "$MEM_CLIENTS"
+    rss_many=$PEAK_KB
+    peak_rss 1
+    rss_one=$PEAK_KB
+fi
+
+# The latency kvbench adds: p50 at one connection, pipeline 1, beside another client's on
+# the same server (memtier_benchmark when installed, else redis-benchmark).
+LAT_REQUESTS=$((100000 / SCALE))
+echo "==> latency at one connection: kvbench, $LAT_REQUESTS requests"
+reset_server
+"$KVBENCH" -s 127.0.0.1 -p "$REDIS_PORT" -t 1 -c 1 -n "$LAT_REQUESTS" --ratio=1:1 --key-maximum=100000 \
+    -d 32 --hide-histogram "--json-out-file=$OUT_DIR/latency-kvbench.json" >"$OUT_DIR/latency-kvbench.out" 2>&1 ||
+    die "kvbench at one connection failed"
+kv_p50=$(python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))["ALL STATS"]["Totals"]; print(t["Percentile Latencies"]["p50.00"])' \
+    "$OUT_DIR/latency-kvbench.json") || die "no p50 in latency-kvbench.json"
+if command -v memtier_benchmark >/dev/null 2>&1; then
+    other=memtier_benchmark
+    echo "==> latency at one connection: memtier_benchmark, $LAT_REQUESTS requests"
+    reset_server
+    memtier_benchmark -s 127.0.0.1 -p "$REDIS_PORT" -t 1 -c 1 -n "$LAT_REQUESTS" --ratio=1:1 --key-maximum=100000 \
+        -d 32 --hide-histogram "--json-out-file=$OUT_DIR/latency-memtier.json" >"$OUT_DIR/latency-memtier.out" 2>&1 ||
+        die "memtier_benchmark at one connection failed"
+    other_p50=$(python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))["ALL STATS"]["Totals"]; print(t["Percentile Latencies"]["p50.00"])' \
+        "$OUT_DIR/latency-memtier.json") || die "no p50 in latency-memtier.json"
+else
+    other="redis-benchmark (memtier_benchmark is not installed)"
+    echo "==> latency at one connection: redis-benchmark, $LAT_REQUESTS SETs and GETs"
+    reset_server
+    redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -c 1 -n $((LAT_REQUESTS / 2)) -t set,get -d 32 -r 100000 -q \
+        >"$OUT_DIR/latency-redis-benchmark.out" 2>&1 || die "redis-benchmark at one connection failed"
+    # "SET: 25000.00 requests per second, p50=0.031 msec": the lower of SET's and GET's
+    # p50 would flatter it, so both are shown.
+    other_p50=$(tr '\r' '\n' <"$OUT_DIR/latency-redis-benchmark.out" |
+        sed -n 's/^\(SET\|GET\): .*p50=\([0-9.]*\) msec.*/\1 \2/p' | tr '\n' ' ')
+    [[ -n $other_p50 ]] || die "no p50 in latency-redis-benchmark.out"
+fi
+
+echo
+echo "kvbench against the loopback floor (bench/floor.c): CPU s (user+sys) per 1M requests, best of $FLOOR_RUNS runs each, 1 thread, $FLOOR_CLIENTS connections, 1:10"
+printf '%s\n' "${floor_rows[@]}" | awk '
+    BEGIN { printf "%-18s %8s %10s %14s %14s %13s\n", "protocol", "pipeline", "requests", "floor CPU s/1M", "kvbench s/1M", "kvbench/floor" }
+    { f = $4 / $3 * 1e6; k = $5 / $3 * 1e6
+      printf "%-18s %8s %10d %14.3f %14.3f %13s\n", $1, $2, $3, f, k, (f > 0 ? sprintf("%.2f", k / f) : "n/a") }'
+echo
+if [[ -n $mem_skip ]]; then
+    echo "memory: skipped: $mem_skip"
+else
+    awk -v many="$rss_many" -v one="$rss_one" -v conns="$MEM_CONNS" -v t="$MEM_THREADS" 'BEGIN {
+    printf "memory: peak RSS %d KB at %d connections (-t %d -c %d), %d KB at %d: %.1f KB per connection (%.1f KB counting the whole process)\n",
+        many, conns, t, conns / t, one, t, (many - one) / (conns - t), many / conns }'
+fi
+echo "latency at one connection, pipeline 1 (p50, ms): kvbench $kv_p50 (all requests, 1:1); $other $other_p50"
