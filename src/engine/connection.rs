@@ -114,6 +114,8 @@ pub struct Request {
     pub redirects: Redirects,
     /// A SCAN whose reply carries the cursor to follow.
     pub scan: bool,
+    /// Sent inside MULTI: its reply is `+QUEUED`, its outcome comes with EXEC's.
+    pub queued: bool,
 }
 
 /// What a request on the wire is for.
@@ -125,6 +127,10 @@ pub enum Purpose {
     Asking,
     /// `CLUSTER SLOTS` to refresh the slot map: its reply is read, not recorded.
     TopologyRefresh,
+    /// `MULTI` opening a stream's batch: its `+OK` is not recorded.
+    Multi,
+    /// `EXEC` closing a stream's batch: its reply records every command of the batch.
+    Exec,
     /// Nothing: a reply that came with no request in flight (a server refusing the
     /// connection says why this way). Never in flight itself.
     Unsolicited,
@@ -135,7 +141,11 @@ impl Purpose {
     fn expect(&self) -> Expect {
         match self {
             Purpose::Work(request) => request.expect,
-            Purpose::Asking | Purpose::TopologyRefresh | Purpose::Unsolicited => Expect::Store,
+            Purpose::Asking
+            | Purpose::TopologyRefresh
+            | Purpose::Unsolicited
+            | Purpose::Multi
+            | Purpose::Exec => Expect::Store,
         }
     }
 }

@@ -46,6 +46,8 @@ pub enum Op {
     },
     /// The plan's request template, its fields filled as it is encoded.
     Template,
+    /// The client's request stream's next command (in the client's stream buffer).
+    Stream,
 }
 
 /// The `--command` sequence and one key generator per command (each has its own pattern).

@@ -28,7 +28,7 @@ pub type Entry = fn(Vec<OsString>) -> Result<u8, Error>;
 /// folder beside `memtier/`.
 ///
 /// Not in the table yet, built as library modules with their tests: `latency` (its
-/// probe connection), `zbench` (the engine features it needs) and `merge` (its `main`).
+/// probe connection) and `merge` (its `main`).
 pub const FRONT_ENDS: &[(&str, Entry)] = &[
     ("memtier_benchmark", memtier::main),
     ("intrinsic-latency", intrinsic_latency::main),
@@ -36,6 +36,7 @@ pub const FRONT_ENDS: &[(&str, Entry)] = &[
     ("completions", manual::completions::main),
     ("man", manual::man::main),
     ("redis-benchmark", redis_benchmark::main),
+    ("zbench", zbench::main),
 ];
 
 /// The front end for `args` (as from `std::env::args_os()`) and the argv to hand it.

@@ -21,6 +21,7 @@ pub mod pacing;
 pub mod replies;
 pub mod setup;
 pub mod shape;
+pub mod stream;
 pub mod templated;
 pub mod tls;
 pub mod workload;
@@ -35,6 +36,7 @@ pub use pacing::{Arrival, Pacing, Rate, RateSweep, Slo};
 pub use replies::ErrorReplies;
 pub use setup::{ClusterRouting, Setup, SetupStyle};
 pub use shape::{LoadShape, Ramp, Reconnect, WaitConfig};
+pub use stream::{BatchWrap, RequestStream, Step, StreamFactory, Streamed};
 pub use templated::Templated;
 pub use tls::TlsSettings;
 pub use workload::{Arbitrary, DataSet};
@@ -114,6 +116,9 @@ pub enum StopAt {
     /// After this many requests in all: one budget every client takes from, a request
     /// at a time, whichever client is free.
     TotalRequests(u64),
+    /// When every client's request stream ([`Workload::stream`]) has ended; `total` is
+    /// their commands in all (for the share done).
+    Stream(u64),
     /// Never by itself: every client connects, sends nothing (no set-up commands with
     /// [`SetupStyle::Prefix`]) and holds its connection until the run is stopped.
     Idle,
@@ -174,6 +179,8 @@ pub struct Workload {
     pub arbitrary: Option<Arc<Arbitrary>>,
     /// One request template, replacing SET/GET (and arbitrary commands) when present.
     pub template: Option<Arc<Templated>>,
+    /// A front end's own request streams, replacing all of the above when present.
+    pub stream: Option<Arc<Streamed>>,
     /// Imported values and data verification.
     pub dataset: DataSet,
 }
@@ -188,6 +195,8 @@ pub struct Outputs {
     /// Tell the observer how the run is going this often
     /// ([`crate::engine::RunObserver::progress`]), besides each second.
     pub progress_every: Option<Duration>,
+    /// Count how many elements each reply has ([`crate::stats::OpStats::reply_sizes`]).
+    pub reply_sizes: bool,
 }
 
 impl Plan {
@@ -221,6 +230,9 @@ impl Plan {
 
     /// The rows a run reports, in table order: SET/GET/WAIT, or one per command row.
     pub fn row_names(&self) -> Vec<RowName> {
+        if let Some(stream) = &self.workload.stream {
+            return vec![stream.row.clone()];
+        }
         if let Some(templated) = &self.workload.template {
             return vec![templated.row.clone()];
         }
@@ -248,6 +260,7 @@ impl Plan {
         plan.load.sweep = None;
         plan.workload.arbitrary = None;
         plan.workload.template = None;
+        plan.workload.stream = None;
         plan
     }
 
@@ -337,6 +350,7 @@ impl Plan {
                 seeding: Seeding::default(),
                 arbitrary: None,
                 template: None,
+                stream: None,
                 dataset: DataSet::default(),
             },
             outputs: Outputs::default(),

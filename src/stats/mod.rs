@@ -5,10 +5,12 @@
 //! loop sends when it intends to, so it keeps one histogram and pays for one.
 
 pub mod client_series;
+pub mod reply_sizes;
 pub mod rows;
 pub mod schedule;
 
 pub use client_series::ClientSeries;
+pub use reply_sizes::ReplySizes;
 pub use rows::RowName;
 pub use schedule::ScheduleStats;
 
@@ -50,6 +52,9 @@ pub struct OpStats {
     pub latency: Histogram<u64>,
     /// Open loop only: service times (actual send → reply); `None` in closed loop.
     pub service: Option<Box<ServiceTimes>>,
+    /// How many elements each reply had, when the plan asks (`None`: not counted, and
+    /// no cost).
+    pub reply_sizes: Option<Box<ReplySizes>>,
 }
 
 /// Service times of an open-loop interval.
@@ -102,6 +107,7 @@ impl OpStats {
             latency_sum_us: 0,
             latency: new_histogram(),
             service: None,
+            reply_sizes: None,
         }
     }
 
@@ -162,6 +168,11 @@ impl OpStats {
                 .add(&from.histogram)
                 .expect("histograms share the same bounds");
         }
+        if let Some(from) = other.reply_sizes.as_deref() {
+            self.reply_sizes
+                .get_or_insert_with(Box::default)
+                .merge(from);
+        }
     }
 
     /// Clears all counts, keeping the histogram's memory.
@@ -180,6 +191,9 @@ impl OpStats {
         if let Some(service) = self.service.as_deref_mut() {
             service.sum_us = 0;
             service.histogram.reset();
+        }
+        if let Some(sizes) = self.reply_sizes.as_deref_mut() {
+            sizes.reset();
         }
     }
 

@@ -18,6 +18,7 @@ mod reconnect;
 mod record;
 mod route;
 mod send;
+mod txn;
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -35,9 +36,10 @@ use crate::engine::generator::OpGenerator;
 use crate::engine::resolver::Resolver;
 use crate::engine::schedule::Schedule;
 use crate::engine::verify::VerifyJob;
-use crate::plan::{self, ClusterRouting, Plan, Reconnect, StopAt};
+use crate::plan::{self, BatchWrap, ClusterRouting, Plan, Reconnect, RequestStream, StopAt};
 use crate::protocol::KeyBatch;
 use crate::stats::{ClientSeries, OpStats, ScheduleStats};
+use crate::workload::args::Args;
 use crate::workload::commands::ScanState;
 use crate::workload::values::ValuePool;
 use crate::workload::verify::WrittenKeys;
@@ -45,6 +47,7 @@ use crate::workload::verify::WrittenKeys;
 use pinned::Pinned;
 use route::Parked;
 use send::{Held, Pacing, Resend};
+use txn::Transaction;
 
 /// Most connections one client may hold (cluster masters, redirect targets): a worker
 /// token is `client slot × this + connection index`.
@@ -137,6 +140,16 @@ pub struct Client {
     pipeline: usize,
     /// This client's own per-second figures, when the plan asks for them.
     series: Option<Box<ClientSeries>>,
+    /// The front end's request stream, when the plan's workload is one.
+    stream: Option<Box<dyn RequestStream>>,
+    /// The stream's command generated last (held or being sent).
+    stream_cmd: Args,
+    /// Whether that command ends its batch.
+    stream_ends_batch: bool,
+    /// How a stream's batches go out.
+    wrap: BatchWrap,
+    /// The open or unanswered MULTI/EXEC batch.
+    txn: Transaction,
 }
 
 impl Client {
@@ -184,6 +197,16 @@ impl Client {
             ),
         };
         let shape = &plan.load.shape;
+        let stream = plan
+            .workload
+            .stream
+            .as_ref()
+            .map(|s| s.factory.client(index, plan.total_clients()));
+        // A stream knows its client's share.
+        let requests = match &stream {
+            Some(stream) => Some(stream.remaining()),
+            None => requests,
+        };
         let mut client = Client {
             slot,
             conns,
@@ -227,6 +250,16 @@ impl Client {
                 .outputs
                 .client_series
                 .then(|| Box::new(ClientSeries::new())),
+            stream,
+            stream_cmd: Args::new(),
+            stream_ends_batch: false,
+            wrap: plan
+                .workload
+                .stream
+                .as_ref()
+                .map(|s| s.wrap)
+                .unwrap_or_default(),
+            txn: Transaction::default(),
         };
         for conn in &mut client.conns {
             conn.start_at(start_at);

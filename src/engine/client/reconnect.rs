@@ -36,6 +36,10 @@ impl Client {
         ctx: &mut ClientContext,
     ) -> Option<Status> {
         let cluster = self.slot_owner.is_some();
+        if self.txn.conn == i {
+            // The batch went with the connection.
+            self.txn.reset();
+        }
         let conn = &mut self.conns[i];
         let row = conn.oldest_row();
         if row < ctx.stats.len() {

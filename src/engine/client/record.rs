@@ -26,8 +26,16 @@ impl Client {
     ) -> Result<(), Failure> {
         while let Some(answer) = self.conns[i].next_answer(plan)? {
             let request = match answer.pending.purpose {
+                Purpose::Work(request) if request.queued => {
+                    self.queued_reply(&answer, request.row, ctx);
+                    continue;
+                }
                 Purpose::Work(request) => request,
-                Purpose::Asking => continue,
+                Purpose::Asking | Purpose::Multi => continue,
+                Purpose::Exec => {
+                    self.exec_reply(i, &answer, received, ctx);
+                    continue;
+                }
                 Purpose::Unsolicited => {
                     let bytes = self.conns[i].reply_bytes(&answer);
                     return Err(unsolicited(&answer, bytes, plan, ctx, self.conns[i].peer()));
@@ -168,6 +176,11 @@ fn record_answer(
             u64::from(pending.tx),
             reply.len as u64,
         );
+    }
+    if reply.kind != ReplyKind::Error
+        && let Some(sizes) = stats.reply_sizes.as_deref_mut()
+    {
+        sizes.record(reply.elements as usize, 1);
     }
     debug_log!(
         2,

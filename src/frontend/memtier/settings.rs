@@ -249,12 +249,14 @@ impl Settings {
                 },
                 arbitrary,
                 template: None,
+                stream: None,
                 dataset,
             },
             outputs: Outputs {
                 percentiles: output.print_percentiles.clone(),
                 client_series: output.client_stats.is_some(),
                 progress_every: None,
+                reply_sizes: false,
             },
             names: &MEMTIER_NAMES,
         };

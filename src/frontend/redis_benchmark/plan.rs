@@ -196,12 +196,14 @@ pub fn test_plan(
             },
             arbitrary: None,
             template,
+            stream: None,
             dataset: DataSet::default(),
         },
         outputs: Outputs {
             percentiles: vec![50.0, 99.0, 99.9],
             client_series: false,
             progress_every: live.then_some(LIVE_EVERY),
+            reply_sizes: false,
         },
         names: &RB_NAMES,
     }

@@ -10,5 +10,9 @@
 
 pub mod flags;
 pub mod goflag;
+pub mod plan;
 pub mod render;
+pub mod run;
 pub mod workload;
+
+pub use run::main;
