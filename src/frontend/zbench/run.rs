@@ -65,9 +65,10 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         }
         return Err(err);
     }
-    let Some(results) = outcome.runs.pop() else {
+    let Some(mut results) = outcome.runs.pop() else {
         return Ok(0);
     };
+    results.title = "ALL STATS".to_string();
     print_now(&summary(&spec, &results, &live, &added));
     if let Some(path) = &spec.json_out_file {
         write_json(&spec, &plan, path, &results)?;
