@@ -514,3 +514,67 @@ fn an_unreachable_server_is_an_error() {
     assert_eq!(run.out.status.code(), Some(1), "{}", run.describe());
     assert!(run.stderr_text().contains("error:"), "{}", run.describe());
 }
+
+#[test]
+fn acl_user_and_uri_authenticate() {
+    let server = RedisServer::start_with(&["--requirepass", "secret"]);
+    server.cli(&["ACL", "SETUSER", "zb", "on", ">zbpw", "~*", "+@all"]);
+    let port = server.port.to_string();
+    let run = kvbench(&["zbench", "-p", &port, "-mode", "load", "-r", "50"]).run();
+    assert_eq!(run.out.status.code(), Some(1), "{}", run.describe());
+    // Redis answers NOAUTH, or closes on a long unauthenticated ZADD.
+    let err = run.stderr_text();
+    assert!(
+        err.contains("-a PASSWORD") || err.contains("unauthenticated"),
+        "{}",
+        run.describe()
+    );
+    zbench(
+        server.port,
+        &["-mode", "load", "-r", "50", "--user", "zb", "-a", "zbpw"],
+    );
+    assert_eq!(server.dbsize(), 50);
+    let uri = format!("redis://zb:zbpw@127.0.0.1:{}/2", server.port);
+    // The URI's port wins over -p.
+    kvbench(&["zbench", "-p", "1", "-u", &uri, "-mode", "load", "-r", "30"]).ok();
+    assert!(server.cli(&["INFO", "keyspace"]).contains("db2:keys=30"));
+}
+
+#[test]
+fn tls_connections() {
+    let pki = common::TestPki::generate();
+    let server = RedisServer::start_tls(&pki, "server", &[]);
+    let port = server.port.to_string();
+    let tls = [
+        "-tls".to_string(),
+        format!("-cacert={}", pki.file("ca.pem")),
+        "-cert".to_string(),
+        pki.file("client.pem"),
+        "--key".to_string(),
+        pki.file("client.key"),
+    ];
+    kvbench(&[
+        "zbench", "-p", &port, "-mode", "load", "-r", "100", "-c", "4",
+    ])
+    .args(&tls)
+    .ok();
+    assert_eq!(server.dbsize(), 100);
+    let run = kvbench(&[
+        "zbench",
+        "-p",
+        &port,
+        "-mode",
+        "query",
+        "-n",
+        "200",
+        "-multi",
+        "-pipeline",
+        "5",
+    ])
+    .args(&tls)
+    .ok();
+    assert!(run.stdout_text().contains("Total processed replies 200"));
+    // Plaintext to a TLS-only server fails with an error, not a hang or a panic.
+    let plain = kvbench(&["zbench", "-p", &port, "-mode", "load", "-r", "1"]).run();
+    assert_eq!(plain.out.status.code(), Some(1), "{}", plain.describe());
+}

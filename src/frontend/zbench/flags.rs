@@ -2,13 +2,14 @@
 //!
 //! The flags are read by Go's `flag` package rules ([`super::goflag`]): `-c 5`, `--c=5`,
 //! `-multi`, `-multi=false`, Go's error wording. `-h` is the host, so help is `-help` or
-//! `--help`, printed in Go's usage layout. kvbench's connection additions (TLS, `--user`,
-//! `-u URI`) come from the shared connection flags and are not defined here.
+//! `--help`, printed in Go's usage layout. kvbench's connection additions (TLS, `-user`,
+//! `-u URI`) are defined, Go-style too, in [`super::connection`].
 
 use std::path::PathBuf;
 
 use clap::{ArgMatches, Command};
 
+use super::connection::{self, ConnSpec};
 use super::goflag::{Translated, clap_error, int, string, switch, translate, uint, usage_text};
 use crate::error::Error;
 
@@ -58,6 +59,8 @@ pub struct ZbenchSpec {
     pub debug: u8,
     /// `-json-out-file`: also write kvbench's JSON results there.
     pub json_out_file: Option<PathBuf>,
+    /// kvbench's connection additions: ACL user, database, TLS.
+    pub conn: ConnSpec,
 }
 
 /// `-mode`.
@@ -151,7 +154,7 @@ pub fn version_text() -> String {
 /// Go's type name (`uint`, `int`, `string`), which the usage text shows; booleans are
 /// switches. [`parse`] turns Go-style argv into this command's `--name=value` form.
 pub fn command() -> Command {
-    Command::new("zbench")
+    let cmd = Command::new("zbench")
         .no_binary_name(true)
         .disable_help_flag(true)
         .disable_version_flag(true)
@@ -213,7 +216,8 @@ pub fn command() -> Command {
             "0",
             "Max rps. If 0 no limit is applied and the DB is stressed up to maximum.",
         ))
-        .arg(switch("v", "Output version and exit"))
+        .arg(switch("v", "Output version and exit"));
+    connection::add_args(cmd)
 }
 
 /// Parses the zbench command line: `args` are the words after the front end's name
@@ -341,10 +345,11 @@ fn validate(m: &ArgMatches) -> Result<ZbenchSpec, Error> {
         .map(PathBuf::from);
     let debug = u8::try_from(int("debug").max(0)).unwrap_or(u8::MAX);
 
+    let applied = connection::validate(m, text("h"), port, password)?;
     Ok(ZbenchSpec {
-        host: text("h"),
-        port,
-        password,
+        host: applied.host,
+        port: applied.port,
+        password: applied.password,
         clients,
         mode,
         requests,
@@ -359,6 +364,7 @@ fn validate(m: &ArgMatches) -> Result<ZbenchSpec, Error> {
         print_histogram: m.get_flag("print-histogram"),
         debug,
         json_out_file,
+        conn: applied.conn,
     })
 }
 

@@ -8,6 +8,7 @@
 //! See `docs/zbench.md` for every flag, the output and the faults of redis-zbench-go that
 //! kvbench fixes.
 
+pub mod connection;
 pub mod flags;
 pub mod goflag;
 pub mod plan;

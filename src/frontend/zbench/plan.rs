@@ -68,7 +68,7 @@ pub fn server(
         },
         protocol: Protocol::Redis,
         credentials,
-        select_db: None,
+        select_db: spec.conn.db,
         tls: tls.map(Arc::new),
         cluster_mode: spec.oss_cluster,
         cluster_routing: ClusterRouting::ByKey,

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use super::connection;
 use super::flags::{Mode, ZbenchCommand, ZbenchSpec, parse};
 use super::plan::{self as zb_plan, PERCENTILES};
 use super::render::{self, Progress, ReplySizes, Summary, Tick};
@@ -37,14 +38,9 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         ZbenchCommand::Run(spec) => *spec,
     };
     crate::debug::set_level(spec.debug);
-    let credentials = spec
-        .password
-        .clone()
-        .map(|password| crate::protocol::Credentials {
-            user: None,
-            password,
-        });
-    let server = zb_plan::server(&spec, credentials, None)?;
+    let credentials = connection::credentials(spec.password.as_deref(), &spec.conn);
+    let tls = connection::tls_settings(&spec.conn, &spec.host)?;
+    let server = zb_plan::server(&spec, credentials, tls)?;
     let added = Arc::new(AtomicU64::new(0));
     let plan = Arc::new(zb_plan::plan(&spec, server, Arc::clone(&added)));
     signals::install();
