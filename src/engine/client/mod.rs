@@ -6,6 +6,7 @@
 //! - `route`: which connection a key goes to, MOVED/ASK, the slot map's refresh;
 //! - `pinned`: a client pinned to one cluster master, its slots and slot tags;
 //! - `reconnect`: what a connection failure means: the end, or a back-off.
+//! - `txn`: a request stream's batches as MULTI/EXEC transactions, recorded at EXEC.
 //!
 //! Timers (start, its own schedule, back-off, connect timeout, a pending name lookup) are
 //! the worker's: the client only says when it next wants to be woken
