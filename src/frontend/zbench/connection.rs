@@ -178,67 +178,73 @@ fn go_names(msg: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::error::Error;
-    use crate::frontend::zbench::flags::{ZbenchCommand, parse};
+    use super::*;
+    use crate::frontend::zbench::goflag::{Translated, translate};
 
-    fn run(args: &[&str]) -> Result<ZbenchCommand, Error> {
-        parse(args.iter().map(|s| s.to_string()))
+    /// The connection flags of `args` validated over `-h ignored -p 1` and `-a password`.
+    fn run(args: &[&str], password: Option<&str>) -> Result<Applied, Error> {
+        let cmd = add_args(Command::new("zbench").no_binary_name(true));
+        let words: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let Ok(Translated::Tokens(tokens)) = translate(&cmd, &words) else {
+            panic!("{args:?}: not translated");
+        };
+        let m = cmd.try_get_matches_from(tokens).expect("valid flags");
+        validate(&m, "ignored".to_string(), 1, password.map(str::to_string))
     }
 
     #[test]
     fn a_uri_sets_host_port_credentials_database_and_tls() {
-        let Ok(ZbenchCommand::Run(spec)) = run(&[
-            "-mode",
-            "load",
-            "-h",
-            "ignored",
-            "--u=rediss://bob:pw@127.0.0.1:7001/3",
-        ]) else {
-            panic!("a run");
-        };
-        assert_eq!((spec.host.as_str(), spec.port), ("127.0.0.1", 7001));
-        assert_eq!(spec.password.as_deref(), Some("pw"));
-        assert_eq!(spec.conn.user.as_deref(), Some("bob"));
-        assert_eq!(spec.conn.db, Some(3));
-        assert!(spec.conn.tls.is_some());
+        let applied = run(&["--u=rediss://bob:pw@127.0.0.1:7001/3"], None).expect("valid");
+        assert_eq!((applied.host.as_str(), applied.port), ("127.0.0.1", 7001));
+        assert_eq!(applied.password.as_deref(), Some("pw"));
+        assert_eq!(applied.conn.user.as_deref(), Some("bob"));
+        assert_eq!(applied.conn.db, Some(3));
+        assert!(applied.conn.tls.is_some());
+        let creds = credentials(applied.password.as_deref(), &applied.conn).expect("creds");
+        assert_eq!(creds.user.as_deref(), Some("bob"));
     }
 
     #[test]
     fn go_spellings_of_the_tls_and_user_flags() {
-        let Ok(ZbenchCommand::Run(spec)) = run(&[
-            "-mode",
-            "load",
-            "-tls",
-            "--cacert",
-            "ca.pem",
-            "-sni=name",
-            "-user",
-            "u",
-            "-a",
-            "p",
-        ]) else {
-            panic!("a run");
-        };
-        let tls = spec.conn.tls.expect("tls");
+        let applied = run(
+            &["-tls", "--cacert", "ca.pem", "-sni=name", "-user", "u"],
+            Some("p"),
+        )
+        .expect("valid");
+        let tls = applied.conn.tls.expect("tls");
         assert_eq!(tls.cacert.as_deref(), Some("ca.pem"));
         assert_eq!(tls.sni.as_deref(), Some("name"));
-        assert_eq!(spec.conn.user.as_deref(), Some("u"));
+        assert_eq!(applied.conn.user.as_deref(), Some("u"));
+        assert_eq!((applied.host.as_str(), applied.port), ("ignored", 1));
     }
 
     #[test]
     fn refusals() {
         for (args, needle) in [
-            (&["-mode", "load", "-user", "u"][..], "-user needs -a"),
-            (&["-mode", "load", "-cacert", "x"][..], "need -tls"),
-            (
-                &["-mode", "load", "-u", "http://x"][..],
-                "unsupported URI scheme",
-            ),
+            (&["-user", "u"][..], "-user needs -a"),
+            (&["-cacert", "x"][..], "need -tls"),
+            (&["-u", "http://x"][..], "unsupported URI scheme"),
         ] {
-            match run(args) {
+            match run(args, None) {
                 Err(Error::Usage(msg)) => assert!(msg.contains(needle), "{args:?}: {msg}"),
-                other => panic!("{args:?}: {other:?}"),
+                Err(other) => panic!("{args:?}: {other:?}"),
+                Ok(_) => panic!("{args:?}: accepted"),
             }
+        }
+    }
+
+    #[test]
+    fn tls_errors_name_zbench_s_flags() {
+        let conn = ConnSpec {
+            tls: Some(TlsSpec {
+                cert: Some("client.pem".to_string()),
+                ..TlsSpec::default()
+            }),
+            ..ConnSpec::default()
+        };
+        match tls_settings(&conn, "localhost") {
+            Err(Error::Usage(msg)) => assert!(!msg.contains("--"), "{msg}"),
+            other => panic!("{other:?}"),
         }
     }
 }
