@@ -2,12 +2,20 @@
 # `make demo`: from a fresh Debian machine to a kvbench result in one command.
 #
 # Installs what is missing, builds kvbench, starts a throwaway redis-server on a free
-# port of 127.0.0.1, runs a 10-second 3:2 SET:GET load against it, prints the ALL STATS
-# table and a one-line summary from the JSON, and stops the server (also on Ctrl-C).
+# port of 127.0.0.1 and shows each tool kvbench replaces, on that server:
+#   1. memtier_benchmark's command line: a 10-second 3:2 SET:GET load, the ALL STATS table
+#      and a one-line summary from the JSON; then memcached over both memcache protocols;
+#   2. open loop: a fixed total rate, response time beside service time;
+#   3. `kvbench redis-benchmark -t set,get -q -P 8` beside the real redis-benchmark;
+#   4. `kvbench report`: two result files (pipeline 1 and 8) as one HTML page;
+#   5. three shards started together as a Kubernetes Indexed Job runs them
+#      (deploy/local-job.sh), merged exactly by `kvbench merge` into one table.
+# Every server is stopped at the end (also on Ctrl-C).
 #
 # Environment knobs (all optional):
 #   KVBENCH_DEMO_DIR   where demo.json goes (default: demo-out/ in the repo)
-#   KVBENCH_DEMO_TIME  --test-time in seconds (default: 10)
+#   KVBENCH_DEMO_TIME  --test-time in seconds of the first run (default: 10; the
+#                      later sections take a few seconds each)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -174,3 +182,76 @@ for protocol in memcache_text memcache_binary; do
     fi
     echo
 done
+
+# Runs one kvbench command line as a demo step: the line is shown, Ctrl-C is kvbench's
+# (it stops and reports, and the demo ends with 130), any other failure ends the demo.
+run_step() {
+    local what=$1 status
+    shift
+    echo "==> $what"
+    echo "    running: kvbench ${*}"
+    echo
+    phase=bench
+    set +e
+    "$KVBENCH" "$@"
+    status=$?
+    set -e
+    phase=report
+    if ((status == 130)); then
+        exit 130
+    fi
+    if ((status != 0)); then
+        echo "demo: error: kvbench exited with status $status ($what)" >&2
+        exit "$status"
+    fi
+    echo
+}
+
+STEP_TIME=$(((TEST_TIME + 2) / 3))
+redis=(-s 127.0.0.1 -p "$REDIS_PORT")
+
+run_step "open loop: 20 000 requests/s in all, Poisson arrivals; response time (from each request's scheduled send) beside service time" \
+    "${redis[@]}" -t 2 -c 10 --rate=20000 --arrival=poisson "--test-time=$STEP_TIME" \
+    --key-maximum=100000 --hide-histogram --print-percentiles=50,99,99.9
+
+run_step "redis-benchmark's command line (kvbench redis-benchmark, or a link named redis-benchmark)" \
+    redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -t set,get -q -P 8 -n 200000
+if command -v redis-benchmark >/dev/null 2>&1; then
+    echo "==> the real redis-benchmark, same line, for comparison"
+    # Its live line is redrawn with carriage returns even when -q: keep the results only.
+    redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -t set,get -q -P 8 -n 200000 |
+        tr '\r' '\n' | grep -v 'rps=' || true
+    echo
+fi
+
+P8_JSON=$OUT_DIR/pipeline8.json
+REPORT=$OUT_DIR/report.html
+rm -f "$P8_JSON" "$REPORT"
+run_step "the first run's load again with --pipeline=8, for the report" \
+    "${redis[@]}" --ratio=3:2 "--test-time=$STEP_TIME" -t 2 -c 25 --pipeline=8 \
+    --key-maximum=100000 --hide-histogram "--json-out-file=$P8_JSON"
+run_step "an HTML report of both result files" \
+    report "$JSON" "$P8_JSON" --label=pipeline-1 --label=pipeline-8 -o "$REPORT"
+echo "HTML report: $REPORT (one self-contained page; open it in a browser)"
+
+MERGED_JSON=$OUT_DIR/merged.json
+rm -f "$MERGED_JSON"
+echo "==> three shards of one workload (--shard=I/3, one --start-at), as deploy/kubernetes/job.yaml runs them, merged exactly"
+echo "    running: deploy/local-job.sh 3 --json-out-file=$MERGED_JSON -- ${redis[*]} --test-time=$STEP_TIME --rate=30000 -t 1 -c 10 --key-maximum=100000 --hide-histogram"
+echo
+phase=bench
+set +e
+KVBENCH=$KVBENCH LOCAL_JOB_START_IN=2 bash deploy/local-job.sh 3 "--json-out-file=$MERGED_JSON" -- \
+    "${redis[@]}" "--test-time=$STEP_TIME" --rate=30000 -t 1 -c 10 --key-maximum=100000 --hide-histogram
+status=$?
+set -e
+phase=report
+if ((status == 130)); then
+    exit 130
+fi
+if ((status != 0)); then
+    echo "demo: error: the three-shard job exited with status $status" >&2
+    exit "$status"
+fi
+echo
+echo "Merged result of the three shards: $MERGED_JSON"

@@ -51,8 +51,35 @@ check_cargo() {
     fi
 }
 
+# Python modules the tests use, from PyPI: hdrh (an independent reader of kvbench's
+# histograms and interval logs) and kubernetes-validate (the deploy/kubernetes manifests
+# against the Kubernetes schemas). Without a registry the tests that need them say so and
+# skip those checks; nothing else depends on them.
+ensure_python_modules() {
+    local wanted=()
+    python3 -c 'import hdrh.log' 2>/dev/null || wanted+=(hdrhistogram)
+    python3 -c 'import kubernetes_validate' 2>/dev/null || wanted+=(kubernetes-validate)
+    ((${#wanted[@]} > 0)) || return 0
+    if ! python3 -m pip --version >/dev/null 2>&1; then
+        if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+            echo "ensure-deps: installing python3-pip with apt-get"
+            DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-pip </dev/null ||
+                { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-pip </dev/null; } || true
+        fi
+    fi
+    echo "ensure-deps: installing ${wanted[*]} with pip"
+    # Debian's python3 refuses system-wide pip installs (PEP 668) unless told otherwise.
+    if python3 -m pip install --quiet "${wanted[@]}" 2>/dev/null ||
+        python3 -m pip install --quiet --break-system-packages "${wanted[@]}"; then
+        echo "ensure-deps: installed ${wanted[*]}"
+    else
+        echo "ensure-deps: warning: could not install ${wanted[*]} from PyPI; the tests that use them skip those checks and say so" >&2
+    fi
+}
+
 if ((${#missing_tools[@]} == 0)); then
     check_cargo
+    ensure_python_modules
     echo "ensure-deps: all tools present (redis-server, redis-cli, redis-benchmark, memcached, strace, time, python3, openssl, promtool, chromium, groff)"
     exit 0
 fi
@@ -99,3 +126,4 @@ if ((${#still_missing[@]} > 0)); then
 fi
 echo "ensure-deps: installed ${missing_pkgs[*]}"
 check_cargo
+ensure_python_modules

@@ -7,8 +7,8 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use common::python::{PY_LOG, PY_UNION, python, python_hdrh};
 use common::{KVBENCH_TIMEOUT, RedisServer, TestDir, kvbench_at};
 use kvbench::merge::{MergeOptions, MergedResult, merge_files};
 use kvbench::report::{hdr_log, json::render_json};
@@ -53,65 +53,6 @@ fn run_shards(server: &RedisServer, dir: &TestDir) -> Vec<PathBuf> {
     (0..SHARDS)
         .map(|i| dir.file(&format!("shard{i}.json")))
         .collect()
-}
-
-fn python_hdrh() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import hdrh.log"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!(
-            "skipping the python hdrh checks: python3 with hdrh is not installed (pip install hdrhistogram)"
-        );
-    }
-    ok
-}
-
-/// Per row of the inputs: the union of their compressed histograms, as python hdrh adds
-/// and reads it: `{"Sets": [count, p50_us, p99_us, p99.9_us], ...}`.
-const PY_UNION: &str = r#"
-import json, sys
-from hdrh.histogram import HdrHistogram
-sums = {}
-for path in sys.argv[1:]:
-    block = json.load(open(path))["ALL STATS"]
-    for row, v in block.items():
-        if not isinstance(v, dict) or "Count" not in v or v["Count"] == 0:
-            continue
-        enc = v["Percentile Latencies"]["Histogram log format"]["Compressed Histogram"]
-        sums.setdefault(row, HdrHistogram(1, 3600000000, 3)).add(HdrHistogram.decode(enc))
-print(json.dumps({r: [h.get_total_count()] + [h.get_value_at_percentile(p) for p in (50, 99, 99.9)] for r, h in sums.items()}))
-"#;
-
-/// Per tag of an interval log ("" for untagged lines): `[count, p50_us, p99_us, p99.9_us]`.
-const PY_LOG: &str = r#"
-import json, sys
-from hdrh.histogram import HdrHistogram
-from hdrh.log import HistogramLogReader
-reader = HistogramLogReader(sys.argv[1], HdrHistogram(1, 3600000000, 3))
-sums = {}
-while True:
-    h = reader.get_next_interval_histogram()
-    if h is None:
-        break
-    sums.setdefault(h.get_tag() or "", HdrHistogram(1, 3600000000, 3)).add(h)
-print(json.dumps({t: [h.get_total_count()] + [h.get_value_at_percentile(p) for p in (50, 99, 99.9)] for t, h in sums.items()}))
-"#;
-
-fn python(script: &str, args: &[&Path]) -> serde_json::Value {
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "python3 failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("python printed JSON")
 }
 
 /// `[count, p50, p99, p99.9]` of a merged JSON row, latencies back in microseconds.
@@ -263,4 +204,120 @@ fn merging_mismatched_files_names_the_file() {
             good.display()
         )
     );
+}
+
+/// Per row, the union of the inputs' whole-run histograms in their own layout (memtier
+/// keeps 2 significant figures): each file's `ALL STATS`, else its AGGREGATED block,
+/// whose `Totals` histogram memtier leaves empty and which is the sum of its rows'.
+const PY_UNION_MEMTIER: &str = r#"
+import json, sys
+from hdrh.histogram import HdrHistogram
+sums = {}
+def add(row, h):
+    if row in sums:
+        sums[row].add(h)
+    else:
+        sums[row] = h
+for path in sys.argv[1:]:
+    doc = json.load(open(path))
+    name = "ALL STATS" if "ALL STATS" in doc else [k for k in doc if k.startswith("AGGREGATED")][0]
+    total = None
+    for row, v in doc[name].items():
+        if not isinstance(v, dict) or "Count" not in v or v["Count"] == 0 or row == "Totals":
+            continue
+        enc = v["Percentile Latencies"]["Histogram log format"]["Compressed Histogram"]
+        add(row, HdrHistogram.decode(enc))
+        if total is None:
+            total = HdrHistogram.decode(enc)
+        else:
+            total.add(HdrHistogram.decode(enc))
+    add("Totals", total)
+print(json.dumps({r: [h.get_total_count()] + [h.get_value_at_percentile(p) for p in (50, 99, 99.9)] for r, h in sums.items()}))
+"#;
+
+/// `kvbench merge` on two of memtier_benchmark's own sample files (a single run and a
+/// `-x 3` run): one ALL STATS table on stdout, a JSON whose counts are the sums and
+/// whose percentiles are those of the union of the inputs' histograms.
+#[test]
+fn merge_command_merges_two_memtier_files() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testdata");
+    let a = data.join("memtier_default.json");
+    let b = data.join("memtier_runs3.json");
+    let dir = TestDir::new("merge-memtier");
+    let out = dir.file("merged.json");
+    let prefix = dir.file_arg("merged");
+    let log = dir.file("merged.hlog");
+    let run = common::kvbench(&[
+        "merge",
+        &format!("--json-out-file={}", out.display()),
+        &format!("--hdr-file-prefix={prefix}"),
+        &format!("--hdr-log={}", log.display()),
+        &a.to_string_lossy(),
+        &b.to_string_lossy(),
+    ])
+    .ok();
+    let table = run.stdout_text();
+    assert_eq!(table.matches("ALL STATS").count(), 1, "{table}");
+    let totals_line = table
+        .lines()
+        .find(|l| l.starts_with("Totals"))
+        .unwrap_or_else(|| panic!("no Totals line:\n{table}"));
+    // 44725.22 + 60549.10 ops/sec, summed as each file wrote its rate.
+    assert!(totals_line.contains("105274.32"), "{totals_line}");
+    assert!(dir.file("merged_FULL_RUN_1.hgrm").exists());
+    assert!(log.exists());
+
+    let merged = common::read_json(&out);
+    let all = &merged["ALL STATS"];
+    assert_eq!(all["Sets"]["Count"].as_u64(), Some(400 + 60));
+    assert_eq!(all["Gets"]["Count"].as_u64(), Some(400 + 540));
+    assert_eq!(all["Totals"]["Count"].as_u64(), Some(800 + 600));
+    assert_eq!(
+        merged["configuration"]["merged_from"]
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+
+    if !python_hdrh() {
+        return;
+    }
+    let union = python(PY_UNION_MEMTIER, &[a.as_path(), b.as_path()]);
+    for row in ["Sets", "Gets", "Totals"] {
+        let want: Vec<u64> = union[row]
+            .as_array()
+            .unwrap_or_else(|| panic!("python has no {row}: {union}"))
+            .iter()
+            .map(|x| x.as_u64().expect("a number"))
+            .collect();
+        assert_eq!(
+            merged_figures(&merged, row),
+            want,
+            "{row}: count, p50, p99, p99.9"
+        );
+    }
+}
+
+#[test]
+fn merge_command_refuses_a_file_that_is_not_a_result() {
+    let dir = TestDir::new("merge-cli-bad");
+    let bad = dir.file("bad.json");
+    std::fs::write(&bad, "{\"configuration\": {}}").expect("write");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testdata");
+    let run = common::kvbench(&[
+        "merge",
+        &data.join("memtier_default.json").to_string_lossy(),
+        &bad.to_string_lossy(),
+    ])
+    .run();
+    assert_eq!(run.status.code(), Some(1), "{}", run.describe());
+    let stderr = run.stderr_text();
+    assert_eq!(
+        stderr.trim(),
+        format!(
+            "error: {}: not a kvbench or memtier_benchmark result file (no \"ALL STATS\" or run results)",
+            bad.display()
+        )
+    );
+    assert!(run.stdout_text().is_empty());
 }

@@ -302,7 +302,7 @@ pub fn slot_map(reply: &Value, seed_host: &str) -> Result<SlotMap, String> {
                 // Owners are u16 indices and u16::MAX means "no master": a reply naming
                 // more nodes than that (later ranges taking the slots of earlier ones)
                 // would wrap an index onto another node.
-                if map.nodes.len() >= usize::from(u16::MAX) {
+                if map.nodes.len() >= usize::from(u16::MAX - 1) {
                     return Err(format!(
                         "CLUSTER SLOTS names more than {} nodes",
                         u16::MAX - 1

@@ -295,7 +295,9 @@ impl<'a> Gatherer<'a> {
             StopAt::RequestsPerClient(n) => {
                 so_far.count as f64 / (n as f64 * self.plan.total_clients() as f64) * 100.0
             }
-            StopAt::AllKeys => so_far.count as f64 / self.plan.key_range() as f64 * 100.0,
+            StopAt::AllKeys => {
+                so_far.count as f64 / self.plan.shard_key_count().max(1) as f64 * 100.0
+            }
             StopAt::TotalRequests(n) | StopAt::Stream(n) => {
                 so_far.count as f64 / n.max(1) as f64 * 100.0
             }

@@ -77,13 +77,14 @@ pub struct OpGenerator {
     waits_due: u32,
 }
 
-/// The seed for client `client_index` (over all threads) of a run.
+/// The seed for client `client_index` (over all threads) of a run; each shard of a
+/// split workload draws from a base seed of its own.
 pub fn client_seed(plan: &Plan, client_index: usize, run_seed: u64) -> u64 {
-    let base = if plan.workload.seeding.randomize {
+    let base = plan.load.shard.seed(if plan.workload.seeding.randomize {
         run_seed
     } else {
         plan.workload.seeding.base.unwrap_or(DEFAULT_SEED)
-    };
+    });
     if plan.workload.seeding.distinct_per_client {
         base.wrapping_add(client_index as u64 + 1)
     } else {
@@ -92,11 +93,12 @@ pub fn client_seed(plan: &Plan, client_index: usize, run_seed: u64) -> u64 {
 }
 
 impl OpGenerator {
-    /// A generator for client `client_index` of `plan.total_clients()`.
+    /// A generator for client `client_index` of `plan.total_clients()`. Key patterns
+    /// that split the range between clients split it over every shard's clients.
     pub fn new(plan: &Plan, client_index: usize, seed: u64) -> Result<OpGenerator, String> {
-        let total = plan.total_clients();
-        // `-n allkeys` shares one pass over the range between the clients; otherwise
-        // each S client walks from the minimum, as memtier's do.
+        let (client_index, total) = plan.client_of_all_shards(client_index);
+        // `-n allkeys` shares one pass over the range between the clients (of every
+        // shard); otherwise each S client walks from the minimum, as memtier's do.
         let coverage = match plan.load.stop {
             StopAt::AllKeys => Coverage::OnePass,
             _ => Coverage::EachClient,
@@ -344,6 +346,62 @@ mod tests {
             }
         }
         assert_eq!(shape, [0, 4, 4, 2, 0, 4, 4, 2]);
+    }
+
+    fn set_keys(plan: &Plan, client: usize, n: usize) -> Vec<u64> {
+        let mut ops = OpGenerator::new(plan, client, client_seed(plan, client, 0)).unwrap();
+        (0..n)
+            .map(|_| match ops.next_op() {
+                Op::Set { key_id, .. } => key_id,
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn shards_split_sequential_keys_and_draw_random_ones_apart() {
+        use crate::plan::Shard;
+        use crate::workload::keys::KeyPattern;
+        let mut plan = plan((1, 0), LoadShape::default());
+        plan.load.clients = 2;
+        // S splits the range only under `-n allkeys` (one pass over it), P always.
+        plan.load.stop = StopAt::AllKeys;
+        for pattern in [KeyPattern::Parallel, KeyPattern::Sequential] {
+            plan.workload.keys.set_pattern = pattern;
+            let mut seen = Vec::new();
+            for index in 0..3 {
+                plan.load.shard = Shard { index, count: 3 };
+                for client in 0..2 {
+                    let (g, n) = plan.client_of_all_shards(client);
+                    let share = crate::workload::keys::partition(0, 101, g, n).1;
+                    seen.extend(set_keys(&plan, client, share as usize));
+                }
+            }
+            seen.sort_unstable();
+            assert_eq!(seen, (0..=100).collect::<Vec<u64>>(), "{pattern:?}");
+        }
+        plan.workload.keys.set_pattern = KeyPattern::Random;
+        let draws: Vec<Vec<u64>> = (0..3)
+            .map(|index| {
+                plan.load.shard = Shard { index, count: 3 };
+                set_keys(&plan, 0, 200)
+            })
+            .collect();
+        assert_ne!(draws[0], draws[1]);
+        assert_ne!(draws[1], draws[2]);
+        for d in &draws {
+            // From the whole range, not the shard's slice.
+            assert!(
+                d.iter().any(|&k| k < 34) && d.iter().any(|&k| k > 67),
+                "{d:?}"
+            );
+        }
+        plan.load.shard = Shard { index: 1, count: 3 };
+        assert_eq!(
+            set_keys(&plan, 0, 200),
+            draws[1],
+            "the same shard draws the same keys"
+        );
     }
 
     #[test]

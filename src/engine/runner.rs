@@ -155,22 +155,22 @@ pub fn run_prepared(
         },
         _ => None,
     };
-    // A sweep's steps are runs of plans of their own; otherwise `run_count` runs.
-    let steps: Vec<(Arc<Plan>, Option<u64>)> = match plan.load.sweep {
+    // A sweep's steps are runs of plans of their own; otherwise `run_count` runs. Made
+    // one at a time: `run_count` may be huge (a run stopped early by Ctrl-C).
+    let steps: Box<dyn Iterator<Item = (Arc<Plan>, Option<u64>)>> = match plan.load.sweep {
         Some(sweep) => {
             outcome.sweep = Some(SweepReport::new(
                 sweep.slo.map(|slo| (slo.percentile, slo.max_ms)),
                 sweep.steps() as usize,
             ));
-            sweep
-                .rates()
-                .enumerate()
-                .map(|(i, rate)| (Arc::new(plan.sweep_step(i, rate)), Some(rate)))
-                .collect()
+            Box::new(
+                plan.sweep_rates()
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, rate)| (Arc::new(plan.sweep_step(i, rate)), Some(rate))),
+            )
         }
-        None => (0..plan.load.run_count)
-            .map(|_| (Arc::clone(plan), None))
-            .collect(),
+        None => Box::new((0..plan.load.run_count).map(|_| (Arc::clone(plan), None))),
     };
     let error_reply = Arc::new(FirstErrorReply::default());
     if !plan.workload.dataset.verify_only {
@@ -241,19 +241,52 @@ fn epoch_ms(time: SystemTime) -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// Each client's share of the requests: `-n` each, or one pass over the keys in all.
+/// When a run's clients connect and when its clock starts.
+struct Start {
+    connect_from: Instant,
+    /// The run's clock: its seconds, deadline and duration count from here.
+    run_start: Instant,
+    start_epoch_ms: u64,
+}
+
+/// At once, or with a start time: connect now, start the clock (and sending) at that
+/// time. A time already past (connecting to a cluster took longer) starts at once, with
+/// a warning, rather than pretend to have started on time.
+fn start(at: Option<SystemTime>) -> Start {
+    let (now, wall) = (Instant::now(), SystemTime::now());
+    let at_once = Start {
+        connect_from: now,
+        run_start: now,
+        start_epoch_ms: epoch_ms(wall),
+    };
+    let Some(at) = at else {
+        return at_once;
+    };
+    match at.duration_since(wall) {
+        Ok(ahead) => Start {
+            connect_from: now,
+            run_start: now + ahead,
+            start_epoch_ms: epoch_ms(at),
+        },
+        Err(late) => {
+            eprintln!(
+                "warning: the start time passed {} ms before the run could begin: starting now",
+                late.duration().as_millis()
+            );
+            at_once
+        }
+    }
+}
+
+/// Each client's share of the requests: `-n` each, or one pass over the keys in all
+/// (over every shard's clients, when the workload is split).
 fn client_requests(plan: &Plan, client_index: usize) -> Option<u64> {
     match plan.load.stop {
         StopAt::RequestsPerClient(n) => Some(n),
-        StopAt::AllKeys => Some(
-            partition(
-                plan.workload.keys.min,
-                plan.key_range(),
-                client_index,
-                plan.total_clients(),
-            )
-            .1,
-        ),
+        StopAt::AllKeys => {
+            let (index, count) = plan.client_of_all_shards(client_index);
+            Some(partition(plan.workload.keys.min, plan.key_range(), index, count).1)
+        }
         // A shared budget is taken from a request at a time; an idle client sends none.
         StopAt::TotalRequests(_) | StopAt::Idle => Some(0),
         // Each client's stream says its share (the client asks it).
@@ -292,10 +325,16 @@ fn run_once(
     let stop = Arc::new(AtomicBool::new(false));
 
     let names = plan.row_names();
-    let run_start = Instant::now();
-    // The run's clock (its seconds, its deadline, its duration) starts after the warm-up.
+    let start_at = plan.load.start_at.filter(|_| run_number == 1 && !verifying);
+    let Start {
+        connect_from,
+        run_start,
+        start_epoch_ms,
+    } = start(start_at);
+    // The run's clock (its seconds, its deadline, its duration) starts after the warm-up,
+    // which starts when sending does (at the start time, if there is one).
     let measure_start = run_start + plan.load.warmup;
-    let start_epoch_ms = epoch_ms(SystemTime::now()) + plan.load.warmup.as_millis() as u64;
+    let start_epoch_ms = start_epoch_ms + plan.load.warmup.as_millis() as u64;
     let deadline = match plan.load.stop {
         StopAt::Time(limit) => Some(measure_start + limit),
         _ => None,
@@ -345,6 +384,7 @@ fn run_once(
             plan: Arc::clone(plan),
             values: Arc::clone(&values),
             clients,
+            connect_from,
             run_start,
             measure_start,
             deadline,

@@ -97,7 +97,11 @@ pub struct Worker {
     pub plan: Arc<Plan>,
     pub values: Arc<ValuePool>,
     pub clients: Vec<ClientPlan>,
-    /// When clients start connecting (and the schedule starts).
+    /// When the first clients start connecting: `run_start`, or earlier with a start
+    /// time (they connect, then hold their requests until `run_start`).
+    pub connect_from: Instant,
+    /// When sending starts (and the schedule): ramp-up steps and the warm-up count from
+    /// here.
     pub run_start: Instant,
     /// When the warm-up ends and measuring starts (`run_start` without a warm-up): the
     /// run's seconds count from here.
@@ -295,7 +299,8 @@ impl Worker {
         });
     }
 
-    /// When each client of this thread starts: ramp-up steps plus start jitter.
+    /// When each client of this thread starts connecting: ramp-up steps plus start
+    /// jitter; clients of the first step connect from `connect_from`.
     fn start_times(&self) -> Vec<Instant> {
         let shape = &self.plan.load.shape;
         let mut rng = SmallRng::seed_from_u64(self.thread as u64 ^ 0x5eed);
@@ -306,14 +311,13 @@ impl Worker {
                     let (lo, hi) = shape.conn_jitter_us;
                     jitter += Duration::from_micros(rng.random_range(lo..=hi));
                 }
-                let step = match shape.ramp {
+                match shape.ramp {
                     Some(ramp) if i >= ramp.start => {
                         let steps = (i - ramp.start) / ramp.step + 1;
-                        ramp.step_duration * steps as u32
+                        self.run_start + jitter + ramp.step_duration * steps as u32
                     }
-                    _ => Duration::ZERO,
-                };
-                self.run_start + jitter + step
+                    _ => self.connect_from + jitter,
+                }
             })
             .collect()
     }
@@ -648,7 +652,7 @@ impl Worker {
         };
         for (slot, plan) in self.clients.iter().enumerate() {
             let ops = OpGenerator::new(&self.plan, plan.index, plan.seed)?;
-            slots.clients.push(Some(Client::new(
+            let mut client = Client::new(
                 slot,
                 plan.index,
                 ops,
@@ -656,7 +660,11 @@ impl Worker {
                 starts[slot],
                 &self.plan,
                 self.topology.as_deref(),
-            )));
+            );
+            if self.connect_from < self.run_start {
+                client.hold_until(self.run_start);
+            }
+            slots.clients.push(Some(client));
             slots.arm(slot);
         }
         Ok(slots)

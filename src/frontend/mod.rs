@@ -28,10 +28,11 @@ pub type Entry = fn(Vec<OsString>) -> Result<u8, Error>;
 /// folder beside `memtier/`.
 ///
 /// Not in the table yet, built as library modules with their tests: `latency` (its
-/// probe connection) and `merge` (its `main`).
+/// probe connection).
 pub const FRONT_ENDS: &[(&str, Entry)] = &[
     ("memtier_benchmark", memtier::main),
     ("intrinsic-latency", intrinsic_latency::main),
+    ("merge", merge::main),
     ("report", report::main),
     ("completions", manual::completions::main),
     ("man", manual::man::main),

@@ -27,6 +27,13 @@ struct WholeRun<'a> {
 /// blocks when the file has them (memtier writes zeros in its aggregate's runtime); a
 /// file with one block of another title, that block.
 fn whole_run<'a>(name: &'a str, file: &'a JsonResult) -> Result<WholeRun<'a>, Error> {
+    if file.rate_steps.is_some() {
+        // Its blocks are steps at different rates: adding them up would describe no
+        // load that ever ran.
+        return Err(Error::usage(format!(
+            "{name}: a rate sweep (its blocks are steps at different rates): merging sweeps step by step is not supported yet; merge runs at one --rate"
+        )));
+    }
     let find = |pred: &dyn Fn(BlockKind) -> bool| file.blocks.iter().find(|b| pred(b.kind));
     if let Some(block) = find(&|k| k == BlockKind::AllStats) {
         return Ok(WholeRun {

@@ -290,6 +290,17 @@ fn mismatched_inputs_are_clear_errors() {
         e,
         "x.json: 6 results blocks but no \"ALL STATS\" or \"AGGREGATED AVERAGE RESULTS\" block to merge"
     );
+    // A rate sweep's blocks are steps at different rates: refused, not added up.
+    let end = KV_SINGLE.rfind('}').unwrap();
+    let sweep = format!(
+        "{},{}}}",
+        &KV_SINGLE[..end],
+        r#""Rate Steps":{"Planned Steps":1,"Steps":[{"Target Rate":500,"Achieved Rate":500.00,"p50.00":0.1,"p99.00":0.2,"p99.90":0.3,"Late":0,"Unfinished":0}]}"#
+    );
+    assert_eq!(
+        merge_err(&[("a.json", KV_SINGLE), ("sweep.json", &sweep)]),
+        "sweep.json: a rate sweep (its blocks are steps at different rates): merging sweeps step by step is not supported yet; merge runs at one --rate"
+    );
     // A damaged second number cannot make the merge allocate for ever.
     let far = DEFAULT_JSON.replacen("\"0\":{", "\"99999999999999999\":{", 1);
     let e = merge_err(&[("far.json", &far)]);

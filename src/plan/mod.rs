@@ -9,7 +9,8 @@
 //!             set-up commands, cluster mode and routing
 //!   load      threads x clients, pipeline, runs, when a run stops, the load's shape,
 //!             pacing (closed loop, or an open-loop rate), warm-up, rate sweep, what an
-//!             error reply does
+//!             error reply does, this process's shard of a workload spread over several,
+//!             when it starts
 //!   workload  SET:GET ratio, keys, value sizes, seeds, arbitrary commands, a request
 //!             template, data set
 //!   outputs   what the engine itself must record (percentiles, per-client series, live
@@ -21,6 +22,7 @@ pub mod pacing;
 pub mod replies;
 pub mod setup;
 pub mod shape;
+pub mod shard;
 pub mod stream;
 pub mod templated;
 pub mod tls;
@@ -29,13 +31,14 @@ pub mod workload;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 pub use names::FlagNames;
 pub use pacing::{Arrival, Pacing, Rate, RateSweep, Slo};
 pub use replies::ErrorReplies;
 pub use setup::{ClusterRouting, Setup, SetupStyle};
 pub use shape::{LoadShape, Ramp, Reconnect, WaitConfig};
+pub use shard::Shard;
 pub use stream::{BatchWrap, RequestStream, Step, StreamFactory, Streamed};
 pub use templated::Templated;
 pub use tls::TlsSettings;
@@ -147,10 +150,17 @@ pub struct Load {
     /// Load sent before the measured part of each run (before `StopAt::Time` starts
     /// counting) and left out of every result.
     pub warmup: Duration,
-    /// Run these open-loop rates in turn instead of `run_count` runs.
+    /// Run these open-loop rates in turn instead of `run_count` runs. The rates are the
+    /// whole workload's: a shard runs its share of each ([`Plan::sweep_rates`]).
     pub sweep: Option<RateSweep>,
     /// Count error replies, or stop at the first one.
     pub error_replies: ErrorReplies,
+    /// Which part of a workload spread over several processes this one runs
+    /// ([`Shard::WHOLE`] when it runs all of it).
+    pub shard: Shard,
+    /// When the first run starts sending: every client connects (and authenticates)
+    /// first, then waits for this instant, which becomes the run's start. `None`: at once.
+    pub start_at: Option<SystemTime>,
 }
 
 /// How client seeds are chosen.
@@ -228,6 +238,23 @@ impl Plan {
         self.workload.keys.range_len()
     }
 
+    /// Client `client_index` of this process as one of the clients of every shard:
+    /// `(index, count)`; key patterns and `-n allkeys` split the range over these.
+    pub fn client_of_all_shards(&self, client_index: usize) -> (usize, usize) {
+        self.load
+            .shard
+            .global_client(client_index, self.total_clients())
+    }
+
+    /// The keys this process writes under `-n allkeys`: the whole range, or its shard's
+    /// slice of it.
+    pub fn shard_key_count(&self) -> u64 {
+        self.load
+            .shard
+            .key_slice(self.workload.keys.min, self.key_range())
+            .1
+    }
+
     /// The rows a run reports, in table order: SET/GET/WAIT, or one per command row.
     pub fn row_names(&self) -> Vec<RowName> {
         if let Some(stream) = &self.workload.stream {
@@ -278,6 +305,17 @@ impl Plan {
         plan.load.sweep = None;
         plan.load.run_count = 1;
         plan
+    }
+
+    /// The rates of the sweep's steps that this process runs: each step's rate, or with
+    /// a split workload this shard's share of it (the shards' rates add up to it).
+    pub fn sweep_rates(&self) -> Vec<u64> {
+        self.load.sweep.map_or_else(Vec::new, |sweep| {
+            sweep
+                .rates()
+                .map(|rate| self.load.shard.share(rate).max(1))
+                .collect()
+        })
     }
 
     /// Requests per second the run aims at in open loop, all connections together.
@@ -332,6 +370,8 @@ impl Plan {
                 warmup: Duration::ZERO,
                 sweep: None,
                 error_replies: ErrorReplies::Count,
+                shard: Shard::WHOLE,
+                start_at: None,
             },
             workload: Workload {
                 ratio: (1, 10),

@@ -451,6 +451,12 @@ fn push_interval(w: &mut JsonWriter, index: usize, s: &IntervalSummary, percenti
         if let Some(service) = s.service.as_deref() {
             push_service_interval(w, service, percentiles);
         }
+        // kvbench's addition, after memtier's keys (its readers skip unknown keys): the
+        // second's own histogram, so a merge of several files has exact percentiles
+        // for every second, not only for the whole run.
+        if !s.compressed_histogram.is_empty() {
+            w.string("Compressed Histogram", &s.compressed_histogram);
+        }
     }
     w.close('}');
 }
@@ -490,10 +496,50 @@ mod tests {
         )
     }
 
+    /// The skeleton without kvbench's per-second `"Compressed Histogram"` lines.
+    fn memtier_skeleton(json: &str) -> Vec<String> {
+        skeleton(json)
+            .into_iter()
+            .filter(|l| l != "\t\t\t\t\t,\"Compressed Histogram\": <v>")
+            .collect()
+    }
+
     #[test]
     fn default_json_has_memtier_keys_order_and_layout() {
         // Including the one-point WAIT array of the command that never ran.
-        assert_eq!(skeleton(&default_json()), skeleton(DEFAULT_JSON));
+        assert_eq!(memtier_skeleton(&default_json()), skeleton(DEFAULT_JSON));
+    }
+
+    #[test]
+    fn each_second_carries_its_histogram_last() {
+        let ours = default_json();
+        let v: serde_json::Value = serde_json::from_str(&ours).unwrap();
+        let row = &v["ALL STATS"]["Sets"];
+        let series = row["Time-Serie"].as_object().unwrap();
+        let mut with_requests = 0;
+        for second in series.values() {
+            let count = second["Count"].as_u64().unwrap();
+            let encoded = second.get("Compressed Histogram");
+            if count == 0 {
+                assert!(encoded.is_none(), "an empty second has no histogram");
+                continue;
+            }
+            with_requests += 1;
+            let h = decode(encoded.and_then(|e| e.as_str()).unwrap());
+            assert_eq!(h.len(), count, "the second's histogram holds its requests");
+        }
+        assert!(with_requests > 0);
+        // Last in the entry: memtier's keys keep their order.
+        let at = ours.find("\t\t\t\t\t,\"Compressed Histogram\"").unwrap();
+        let before = &ours[..at];
+        assert!(
+            before
+                .trim_end()
+                .rsplit('\n')
+                .next()
+                .unwrap()
+                .contains("\"p99.90\"")
+        );
     }
 
     #[test]

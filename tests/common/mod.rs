@@ -1,6 +1,7 @@
 //! Integration-test harness: throwaway servers on free ports ([`server`]) and a
 //! three-master Redis Cluster of them ([`cluster`]), a fake Redis
-//! that records requests ([`recorder`]), a test PKI ([`pki`]), the built `kvbench` run
+//! that records requests ([`recorder`]), a test PKI ([`pki`]), python hdrh as an
+//! independent histogram reader ([`python`]), the built `kvbench` run
 //! with a hard timeout ([`run`]), headless Chromium ([`browser`]), and the small tools
 //! tests share (scratch directories, JSON reading, waiting for a condition).
 //!
@@ -14,6 +15,7 @@
 pub mod browser;
 mod cluster;
 mod pki;
+pub mod python;
 mod recorder;
 mod run;
 mod server;

@@ -151,6 +151,8 @@ pub struct Client {
     wrap: BatchWrap,
     /// The open or unanswered MULTI/EXEC batch.
     txn: Transaction,
+    /// Connected early for a start time: no request goes out before it.
+    hold: Option<Instant>,
 }
 
 impl Client {
@@ -261,11 +263,18 @@ impl Client {
                 .map(|s| s.wrap)
                 .unwrap_or_default(),
             txn: Transaction::default(),
+            hold: None,
         };
         for conn in &mut client.conns {
             conn.start_at(start_at);
         }
         client
+    }
+
+    /// Sends nothing before `at` (a start time): the client connects and authenticates
+    /// as usual, then waits.
+    pub fn hold_until(&mut self, at: Instant) {
+        self.hold = Some(at);
     }
 
     /// This client's per-client series, taken at the end of the run.
@@ -287,11 +296,12 @@ impl Client {
             && self.held.is_none()
             && (0..self.conns.len()).any(|i| self.has_room(i));
         let pace_timer = match &self.pacing {
-            Pacing::Own(schedule) if could_send => Some(schedule.peek()),
+            // Held for a start time: nothing is due before it.
+            Pacing::Own(schedule) if could_send && self.hold.is_none() => Some(schedule.peek()),
             _ => None,
         };
         let lookup_timer = (!self.parked.is_empty()).then(|| Instant::now() + LOOKUP_POLL);
-        [conn_timer, pace_timer, lookup_timer]
+        [conn_timer, pace_timer, lookup_timer, self.hold]
             .into_iter()
             .flatten()
             .min()

@@ -96,6 +96,17 @@ impl Client {
     /// Sends redirected requests first, then new ones, until connections are full, the
     /// client's share is sent, or (open loop) no position of the schedule is due.
     pub(super) fn fill(&mut self, plan: &Plan, ctx: &mut ClientContext) {
+        if let Some(at) = self.hold {
+            if Instant::now() < at {
+                return;
+            }
+            self.hold = None;
+            if let Pacing::Own(schedule) = &mut self.pacing {
+                // Its own schedule runs from the start time, not from the first moment
+                // after it that the client was woken.
+                schedule.start_at(at);
+            }
+        }
         let mut batch_time = None;
         if let Some(pinned) = self.pinned.as_mut() {
             pinned.start_batch();

@@ -1,14 +1,15 @@
 //! What several front ends share: the connection flags (one clap [`ConnectionArgs`] struct,
 //! in memtier's spellings, that a front end flattens into its own) and their conversion
 //! into the plan's server and TLS parts; the `--print-percentiles` list ([`percentiles`]);
-//! the live Prometheus endpoint's flags ([`prometheus`]); a clap error as one usage line
-//! ([`usage`]); the open-file check ([`open_files`]) for the connections a front end asks
-//! for.
+//! the live Prometheus endpoint's flags ([`prometheus`]); `--shard` and `--start-at`
+//! ([`distributed`]); a clap error as one usage line ([`usage`]); the open-file check
+//! ([`open_files`]) for the connections a front end asks for.
 //!
 //! The conversion has two phases, so a front end can check its own flags in between:
 //! [`ConnectionArgs::target`] parses the flags and the URI (no I/O), and
 //! [`Target::connect`] resolves the host and reads the TLS files.
 
+pub mod distributed;
 pub mod open_files;
 pub mod percentiles;
 pub mod prometheus;
@@ -34,6 +35,10 @@ pub const HEADING: &str = "Connection and General Options";
 
 /// The host when none is given.
 pub const DEFAULT_HOST: &str = "localhost";
+/// The environment variable `-a/--authenticate` is read from when the flag is not given
+/// (as redis-cli reads `REDISCLI_AUTH`).
+pub const AUTH_ENV: &str = "KVBENCH_AUTH";
+
 /// The port when none is given (Redis's).
 pub const DEFAULT_PORT: u16 = 6379;
 
@@ -69,8 +74,12 @@ pub struct ConnectionArgs {
     /// and Redis <= 5.x. <USER>:<PASSWORD> can be
     /// specified for memcache_binary or Redis 6.x
     /// or newer with ACL user support.
+    /// (kvbench) Read from KVBENCH_AUTH when not given.
+    // The environment variable keeps a secret out of argv (which `ps` shows): the
+    // Kubernetes Job passes the password from a Secret this way.
     #[arg(short = 'a', long, value_name = "CREDENTIALS", allow_hyphen_values = true,
-          help_heading = HEADING, verbatim_doc_comment)]
+          env = AUTH_ENV, hide_env_values = true, help_heading = HEADING,
+          verbatim_doc_comment)]
     pub authenticate: Option<String>,
 
     /// Server URI on format

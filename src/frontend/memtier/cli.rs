@@ -1,7 +1,7 @@
 //! memtier_benchmark's command line as typed: one clap struct, every flag exactly as
 //! memtier spells it (the connection flags flattened from the shared
 //! [`ConnectionArgs`] and the Prometheus flags from [`PrometheusArgs`]), plus kvbench's
-//! own (`--config`, `--reply-timeout`).
+//! own (`--config`, `--reply-timeout`, `--hdr-log`, `--shard`, `--start-at`).
 //!
 //! This module only reads what the user typed: every value stays a raw string (or a
 //! bool / count for switches) so that [`super::settings`] can tell "given" from
@@ -445,6 +445,25 @@ pub struct Cli {
     #[arg(long, value_name = "FILE", action = ArgAction::Append, allow_hyphen_values = true,
           help_heading = H_KVBENCH, verbatim_doc_comment)]
     pub config: Vec<String>,
+
+    /// Write every second's latency histograms to FILE as one HdrHistogram interval log
+    /// (untagged lines: all commands; Tag=SET, Tag=GET...: one command), readable by
+    /// HdrHistogram's log tools and `kvbench merge`.
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true, help_heading = H_KVBENCH)]
+    pub hdr_log: Option<String>,
+
+    /// Run as shard I of N (I from 0) of one workload spread over N processes: S and P
+    /// key patterns and -n allkeys split the key range so the shards cover every key
+    /// once; R, G and Z draw from the whole range with a seed of the shard's own. Merge
+    /// the shards' results with `kvbench merge`.
+    #[arg(long, value_name = "I/N", allow_hyphen_values = true, help_heading = H_KVBENCH)]
+    pub shard: Option<String>,
+
+    /// Connect and authenticate first, then start sending at TIME: seconds since the Unix
+    /// epoch (1767225600) or RFC 3339 (2026-01-01T00:00:00Z), so that shards on several
+    /// machines start together.
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true, help_heading = H_KVBENCH)]
+    pub start_at: Option<String>,
 
     /// `--command` entries paired with the `--command-ratio` / `--command-key-pattern`
     /// that followed each; filled by [`super::parse::parse_args`] from the flags' positions.

@@ -21,9 +21,10 @@ use std::sync::Arc;
 
 use crate::engine::{self, Fanout, RunObserver};
 use crate::error::Error;
+use crate::frontend::common::distributed::epoch_seconds_text;
 use crate::frontend::utf8_args;
 use crate::plan::{Plan, StopAt};
-use crate::report::{self, ClientRamp, Destinations, Limit, Rendering, RunInfo};
+use crate::report::{self, ClientRamp, Destinations, Limit, Rendering, RunInfo, hdr_log};
 use crate::results::Results;
 use crate::signals;
 use crate::sinks::prometheus::PrometheusObserver;
@@ -54,6 +55,16 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     crate::debug::set_level(out.debug);
     if out.show_config {
         print!("{}", render_show_config(&shown));
+    }
+    if let Some(at) = plan.load.start_at {
+        let ahead = at
+            .duration_since(std::time::SystemTime::now())
+            .unwrap_or_default();
+        eprintln!(
+            "Connecting now, starting at {} (in {:.1} s)...",
+            epoch_seconds_text(at),
+            ahead.as_secs_f64()
+        );
     }
 
     let mut live = Live::new(out.client_stats.clone());
@@ -104,12 +115,18 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
             configuration: &shown,
             sweep: outcome.sweep.as_ref(),
         };
-        report::write_reports(
+        let written = report::write_reports(
             &destinations,
             &rendering,
             &outcome.runs,
             outcome.verification.as_ref(),
-        )?;
+        );
+        // The log too when another output failed: each is worth having on its own.
+        let logged = match &out.hdr_log {
+            Some(path) => hdr_log::write_hdr_log(path, &outcome.runs),
+            None => Ok(()),
+        };
+        written.and(logged)?;
     }
     if let Some(err) = outcome.error {
         return Err(err);
@@ -165,12 +182,12 @@ fn name_runs(runs: &mut [Results], plan: &Plan) {
 }
 
 /// The facts every report states first. For `-n allkeys` the requests per client are the
-/// key range divided among all clients, rounded up.
+/// key range (this shard's slice of it) divided among all clients, rounded up.
 fn run_info(plan: &Plan) -> RunInfo {
     let limit = match plan.load.stop {
         StopAt::RequestsPerClient(n) => Limit::RequestsPerClient(n),
         StopAt::AllKeys => Limit::RequestsPerClient(
-            plan.key_range()
+            plan.shard_key_count()
                 .div_ceil(plan.total_clients().max(1) as u64),
         ),
         StopAt::TotalRequests(n) | StopAt::Stream(n) => {

@@ -21,6 +21,8 @@ pub struct OutputConfig {
     pub out_file: Option<PathBuf>,
     pub json_out_file: Option<PathBuf>,
     pub hdr_file_prefix: Option<String>,
+    /// `--hdr-log=FILE`: every second's histograms as one HdrHistogram interval log.
+    pub hdr_log: Option<PathBuf>,
     pub show_config: bool,
     pub hide_histogram: bool,
     /// Percentiles for the table, JSON and time series, e.g. `[50.0, 99.0, 99.9]`.
@@ -43,6 +45,7 @@ pub fn parse_outputs(cli: &Cli) -> Result<OutputConfig> {
         json_out_file: non_empty_path(cli.json_out_file.as_deref(), "--json-out-file")?,
         hdr_file_prefix: non_empty_path(cli.hdr_file_prefix.as_deref(), "--hdr-file-prefix")?
             .map(|p| p.to_string_lossy().into_owned()),
+        hdr_log: non_empty_path(cli.hdr_log.as_deref(), "--hdr-log")?,
         show_config: cli.show_config,
         hide_histogram: cli.hide_histogram,
         print_percentiles: parse_percentiles(cli.print_percentiles.as_deref())?,

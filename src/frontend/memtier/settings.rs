@@ -2,9 +2,10 @@
 //! outputs need (files, `--show-config`, the JSON "configuration" list). Every user
 //! error is found here, before anything is sent, in memtier's own words.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use crate::error::{Error, Result};
+use crate::frontend::common::distributed::{parse_shard, parse_start_at, shard_pacing};
 use crate::frontend::common::open_files;
 use crate::frontend::memtier::cli::Cli;
 use crate::frontend::memtier::outputs::{OutputConfig, parse_outputs};
@@ -12,7 +13,7 @@ use crate::frontend::memtier::show_config::shown_options;
 use crate::frontend::memtier::{arbitrary, dataset, open_loop, shape};
 use crate::plan::{
     ClusterRouting, Endpoint, ErrorReplies, FlagNames, Load, Outputs, Plan, Seeding, Server, Setup,
-    StopAt, Workload,
+    Shard, StopAt, Workload,
 };
 use crate::protocol::Protocol;
 use crate::workload::keys::{KeyConfig, KeyPattern};
@@ -138,6 +139,22 @@ impl Settings {
             "run count must be greater than zero.",
         )?;
         let mut stop = parse_stop(cli.requests.as_deref(), cli.test_time.as_deref())?;
+        let shard = cli.shard.as_deref().map_or(Ok(Shard::WHOLE), parse_shard)?;
+        // Clients of all shards are numbered together; the numbers must be countable.
+        if (threads as usize)
+            .checked_mul(clients as usize)
+            .and_then(|c| c.checked_mul(shard.count as usize))
+            .is_none()
+        {
+            return Err(usage(
+                "--shard: threads × clients × shards is too many clients to number.",
+            ));
+        }
+        let start_at = cli
+            .start_at
+            .as_deref()
+            .map(|raw| parse_start_at(raw, SystemTime::now()))
+            .transpose()?;
         let ratio = match cli.ratio.as_deref() {
             None => DEFAULT_RATIO,
             Some(raw) => match parse_pair(raw, ':') {
@@ -236,6 +253,8 @@ impl Settings {
                 warmup: open.warmup,
                 sweep: open.sweep,
                 error_replies: ErrorReplies::Count,
+                shard,
+                start_at,
             },
             workload: Workload {
                 ratio,
@@ -270,6 +289,10 @@ impl Settings {
             &pattern_text,
             [given_stddev, given_median, given_zipf],
         );
+        // The configuration shows the rates as given (the whole workload's); the plan
+        // holds this shard's.
+        let mut plan = plan;
+        plan.load.pacing = shard_pacing(plan.load.pacing, plan.load.sweep.as_ref(), shard)?;
         Ok(Settings {
             plan,
             output,

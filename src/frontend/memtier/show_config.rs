@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use crate::frontend::common::Family;
+use crate::frontend::common::distributed::epoch_seconds_text;
 use crate::frontend::common::uri::masked_uri;
 use crate::frontend::memtier::cli::Cli;
 use crate::frontend::memtier::outputs::OutputConfig;
@@ -40,7 +41,8 @@ fn json_path(p: Option<&PathBuf>) -> String {
 /// dashboards read the same thing: options that do nothing here show their "off" value,
 /// `key_stddev`/`key_median`/`key_zipf_exp` show what was given (0 = the default
 /// applies), `data_size` is 0 when a range or list sizes values, and `requests` is 0
-/// with `--test-time`. Secrets are masked.
+/// with `--test-time`. Secrets are masked. kvbench's `--shard`, `--start-at` and
+/// `--hdr-log` follow memtier's keys when given.
 pub fn shown_options(
     plan: &Plan,
     output: &OutputConfig,
@@ -57,7 +59,7 @@ pub fn shown_options(
     let requests = match plan.load.stop {
         StopAt::RequestsPerClient(n) => n,
         // kvbench shares one pass over the keys between all clients: show one client's share.
-        StopAt::AllKeys => plan.key_range().div_ceil(plan.total_clients() as u64),
+        StopAt::AllKeys => plan.shard_key_count().div_ceil(plan.total_clients() as u64),
         StopAt::TotalRequests(n) | StopAt::Stream(n) => {
             n.div_ceil(plan.total_clients().max(1) as u64)
         }
@@ -225,6 +227,31 @@ pub fn shown_options(
     ];
     shown.extend(ramp_options(plan));
     shown.extend(open_loop_options(plan));
+    shown.extend(distributed_options(cli, plan, output));
+    shown
+}
+
+/// kvbench's `--shard`, `--start-at` and `--hdr-log`, last and only when given, so files
+/// of runs without them match memtier's key for key.
+fn distributed_options(
+    cli: &Cli,
+    plan: &Plan,
+    output: &OutputConfig,
+) -> Vec<(&'static str, String)> {
+    let mut shown = Vec::new();
+    if cli.shard.is_some() {
+        let shard = plan.load.shard;
+        shown.push((
+            "shard",
+            json_str(&format!("{}/{}", shard.index, shard.count)),
+        ));
+    }
+    if let Some(at) = plan.load.start_at {
+        shown.push(("start_at", epoch_seconds_text(at)));
+    }
+    if let Some(path) = &output.hdr_log {
+        shown.push(("hdr_log", json_path(Some(path))));
+    }
     shown
 }
 

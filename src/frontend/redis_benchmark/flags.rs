@@ -5,7 +5,7 @@
 //! flag starts the command (everything after it belongs to the command, dashes and all),
 //! a flag's value may start with `-` (`-a -secret`), a flag given twice keeps the last
 //! value, and `-h` is the host (`--help` is the help). Values are validated here with
-//! redis-benchmark's defaults and clamps (`-d` 1..1 GiB, `-P` at least 1, `-r` at least 0,
+//! redis-benchmark's defaults and clamps (`-d` at least 1, at most 512 MiB, `-P` at least 1, `-r` at least 0,
 //! `--precision` 1..4, `--threads` 0..500); a value redis-benchmark would misread
 //! (`-c abc`, `-n 0`, `-p 70000`) is a one-line error instead. Nothing here reads a file,
 //! resolves a name or touches a socket, except `-x` reading standard input when asked.
@@ -25,13 +25,18 @@ use super::render::OutputMode;
 use super::suite::{MAX_KEYSPACE, TestSelection};
 use super::uri::{UriParts, parse_uri};
 use crate::error::Error;
+use crate::frontend::common::open_files;
 use crate::frontend::common::tls_ciphers::select_suites;
 use crate::protocol::Credentials;
 
+/// Most requests in flight per connection (`-P`), as kvbench's memtier front end allows.
+pub const MAX_PIPELINE: u32 = 65_536;
 /// Most threads redis-benchmark allows; more are clamped with a warning.
 pub const MAX_THREADS: u32 = 500;
-/// Largest `-d`: 1 GiB.
-pub const MAX_DATA_SIZE: usize = 1024 * 1024 * 1024;
+/// Largest `-d`: 512 MiB, the most a Redis server takes in one value (its default
+/// `proto-max-bulk-len`). redis-benchmark clamps to 1 GiB, which every default server
+/// refuses after each client has built a gigabyte; kvbench refuses it up front.
+pub const MAX_DATA_SIZE: usize = 512 * 1024 * 1024;
 /// `--precision` when not given (and redis-benchmark's value for a negative one).
 pub const DEFAULT_PRECISION: u8 = 3;
 /// Largest `--precision`.
@@ -428,8 +433,16 @@ fn validate(raw: RawFlags, matches: &ArgMatches) -> Result<BenchmarkSpec, Error>
         None => 100_000,
     };
     let data_size = match &raw.data_size {
-        // redis-benchmark clamps -d to 1 byte .. 1 GiB.
-        Some(d) => integer(d, "-d")?.clamp(1, MAX_DATA_SIZE as i64) as usize,
+        // redis-benchmark raises -d to at least 1 byte.
+        Some(d) => match integer(d, "-d")? {
+            n if n > MAX_DATA_SIZE as i64 => {
+                return Err(usage(format!(
+                    "-d {d}: a value can be at most {MAX_DATA_SIZE} bytes (512 MiB, the \
+                     largest value a Redis server accepts)"
+                )));
+            }
+            n => n.max(1) as usize,
+        },
         None => 3,
     };
     let keep_alive = match raw.keepalive.as_deref() {
@@ -458,7 +471,16 @@ fn validate(raw: RawFlags, matches: &ArgMatches) -> Result<BenchmarkSpec, Error>
         }
     };
     let pipeline = match &raw.pipeline {
-        Some(p) => integer(p, "-P")?.clamp(1, i64::from(u32::MAX)) as u32,
+        // redis-benchmark raises -P to at least 1; past MAX_PIPELINE each connection
+        // would set aside room for more requests than any server answers in one go.
+        Some(p) => match integer(p, "-P")? {
+            n if n > i64::from(MAX_PIPELINE) => {
+                return Err(usage(format!(
+                    "-P {p}: at most {MAX_PIPELINE} requests can be pipelined per connection"
+                )));
+            }
+            n => n.max(1) as u32,
+        },
         None => 1,
     };
     let threads = match &raw.threads {
@@ -473,6 +495,17 @@ fn validate(raw: RawFlags, matches: &ArgMatches) -> Result<BenchmarkSpec, Error>
             n.clamp(0, i64::from(MAX_THREADS)) as u32
         }
     };
+    // One descriptor per connection (two under TLS, for the handshake's timer); refused
+    // here, before any socket, if the open-file limit cannot be raised to fit.
+    let per_connection = if raw.tls || uri_tls { 2 } else { 1 };
+    open_files::ensure(
+        open_files::needed(
+            u64::from(clients),
+            u64::from(threads.max(1)),
+            per_connection,
+        ),
+        &format!("-c {clients}"),
+    )?;
     let precision = match &raw.precision {
         None => DEFAULT_PRECISION,
         Some(p) => match integer(p, "--precision")? {
@@ -805,9 +838,11 @@ mod tests {
     fn redis_benchmark_clamps() {
         assert_eq!(spec(&["-d", "0"]).data_size, 1);
         assert_eq!(spec(&["-d", "-7"]).data_size, 1);
-        assert_eq!(spec(&["-d", "5000000000"]).data_size, MAX_DATA_SIZE);
+        assert_eq!(spec(&["-d", "536870912"]).data_size, MAX_DATA_SIZE);
+        assert!(error(&["-d", "536870913"]).contains("at most 536870912 bytes"));
         assert_eq!(spec(&["-P", "0"]).pipeline, 1);
         assert_eq!(spec(&["-P", "-3"]).pipeline, 1);
+        assert!(error(&["-P", "65537"]).contains("at most 65536"));
         assert_eq!(spec(&["-r", "-1"]).keyspace, Some(0));
         assert_eq!(spec(&["--precision", "-1"]).precision, 3);
         assert_eq!(spec(&["--precision", "9"]).precision, 4);

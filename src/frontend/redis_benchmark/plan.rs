@@ -24,7 +24,7 @@ use crate::error::Error;
 use crate::frontend::common::tls::{self, TlsFlags};
 use crate::plan::{
     ClusterRouting, DataSet, Endpoint, ErrorReplies, FlagNames, Load, LoadShape, Outputs, Pacing,
-    Plan, Seeding, Server, Setup, SetupStyle, StopAt, Templated, TlsSettings, Workload,
+    Plan, Seeding, Server, Setup, SetupStyle, Shard, StopAt, Templated, TlsSettings, Workload,
 };
 use crate::protocol::Protocol;
 use crate::stats::RowName;
@@ -173,6 +173,8 @@ pub fn test_plan(
             pacing: Pacing::Closed,
             warmup: Duration::ZERO,
             sweep: None,
+            shard: Shard::WHOLE,
+            start_at: None,
             error_replies: ErrorReplies::Stop,
         },
         workload: Workload {

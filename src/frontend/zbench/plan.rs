@@ -21,8 +21,8 @@ use super::workload::{Batch, ClientWorkload, Command};
 use crate::error::Error;
 use crate::plan::{
     Arrival, BatchWrap, ClusterRouting, DataSet, Endpoint, ErrorReplies, FlagNames, Load,
-    LoadShape, Outputs, Pacing, Plan, Rate, RequestStream, Seeding, Server, Setup, Step, StopAt,
-    StreamFactory, Streamed, TlsSettings, Workload,
+    LoadShape, Outputs, Pacing, Plan, Rate, RequestStream, Seeding, Server, Setup, Shard, Step,
+    StopAt, StreamFactory, Streamed, TlsSettings, Workload,
 };
 use crate::protocol::{Credentials, Protocol};
 use crate::stats::RowName;
@@ -113,6 +113,8 @@ pub fn plan(spec: &ZbenchSpec, server: Server, added: Arc<AtomicU64>) -> Plan {
             warmup: Duration::ZERO,
             sweep: None,
             error_replies: ErrorReplies::Count,
+            shard: Shard::WHOLE,
+            start_at: None,
         },
         workload: Workload {
             ratio: (1, 0),

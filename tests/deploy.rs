@@ -1,0 +1,170 @@
+//! deploy/: the Kubernetes manifests validate against the Kubernetes schemas
+//! (`kubernetes-validate`, installed from PyPI by scripts/ensure-deps.sh), the Dockerfile
+//! copies what exists, `deploy/local-job.sh` runs three shards against a real
+//! redis-server (password from the environment, as the Job's Secret gives it) and prints
+//! one merged table, and `collect.sh` refuses a job with a shard's result missing.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use common::{RedisServer, TestDir, run_with_timeout};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn text(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn manifests_validate_against_the_kubernetes_schemas() {
+    let dir = repo().join("deploy/kubernetes");
+    let manifests = [dir.join("job.yaml"), dir.join("secret.yaml")];
+    // What the Job must say, whatever the validator: an Indexed Job of N shards that
+    // start together, the password from the Secret through the environment only.
+    let job = text(&manifests[0]);
+    for needle in [
+        "completionMode: Indexed",
+        "completions: 3",
+        "parallelism: 3",
+        "--shard=$(JOB_COMPLETION_INDEX)/3",
+        "--start-at=$(KVBENCH_START_AT)",
+        "name: KVBENCH_AUTH",
+        "secretKeyRef:",
+        "command: [\"kvbench-shard\"]",
+    ] {
+        assert!(job.contains(needle), "job.yaml lacks {needle:?}");
+    }
+    assert!(!job.contains("- -a") && !job.contains("--authenticate"));
+
+    let version = Command::new("kubernetes-validate")
+        .arg("--version")
+        .output();
+    if !version.is_ok_and(|o| o.status.success()) {
+        eprintln!(
+            "skipping schema validation: kubernetes-validate is not installed (scripts/ensure-deps.sh installs it from PyPI when a registry is reachable)"
+        );
+        return;
+    }
+    let out = Command::new("kubernetes-validate")
+        .arg("--strict")
+        .args(&manifests)
+        .output()
+        .expect("kubernetes-validate runs");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{said}");
+    assert_eq!(said.matches(" passed for resource ").count(), 2, "{said}");
+}
+
+#[test]
+fn dockerfile_is_multi_stage_and_copies_what_exists() {
+    let dockerfile = text(&repo().join("deploy/Dockerfile"));
+    let froms: Vec<&str> = dockerfile
+        .lines()
+        .filter(|l| l.starts_with("FROM "))
+        .collect();
+    assert_eq!(froms.len(), 2, "{froms:?}");
+    assert!(froms[0].starts_with("FROM rust:") && froms[0].ends_with(" AS build"));
+    assert!(froms[1].starts_with("FROM debian:") && froms[1].contains("-slim"));
+    let ignore = text(&repo().join("deploy/Dockerfile.dockerignore"));
+    for line in dockerfile.lines().filter(|l| l.starts_with("COPY ")) {
+        if line.contains("--from=") {
+            continue;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        for source in &words[1..words.len() - 1] {
+            let source = source.trim_end_matches('/');
+            assert!(repo().join(source).exists(), "COPY of a missing {source}");
+            assert!(
+                ignore
+                    .lines()
+                    .any(|l| l.trim_start_matches('!').trim_end_matches('/') == source),
+                "{source} is left out of the build context by Dockerfile.dockerignore"
+            );
+        }
+    }
+}
+
+#[test]
+fn local_job_runs_three_shards_and_prints_one_merged_table() {
+    let server = RedisServer::start_with(&["--requirepass", "s3cret"]);
+    let dir = TestDir::new("local-job");
+    let merged = dir.file("all.json");
+    let port = server.port.to_string();
+    let mut cmd = Command::new("bash");
+    cmd.arg(repo().join("deploy/local-job.sh"))
+        .args(["3", &format!("--json-out-file={}", merged.display()), "--"])
+        .args(["-s", "127.0.0.1", "-p", &port, "-t", "1", "-c", "2"])
+        .args(["-n", "allkeys", "--key-pattern=S:S", "--ratio=1:0"])
+        .args(["--key-minimum=1", "--key-maximum=3000", "--hide-histogram"])
+        .env("KVBENCH", env!("CARGO_BIN_EXE_kvbench"))
+        .env("KVBENCH_AUTH", "s3cret")
+        .env("LOCAL_JOB_START_IN", "3")
+        .env("LOCAL_JOB_DIR", dir.path());
+    let out = run_with_timeout(cmd, Duration::from_secs(120));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", common::describe(&out));
+    assert_eq!(stdout.matches("ALL STATS").count(), 1, "{stdout}");
+    assert!(stdout.contains("3         Threads"), "{stdout}");
+    assert!(stdout.lines().any(|l| l.starts_with("Totals")), "{stdout}");
+
+    // What the server saw: every key of 1..3000 written once, across the three shards.
+    assert_eq!(server.dbsize(), 3000);
+    assert_eq!(server.commandstats().get("set").copied(), Some(3000));
+    let json = common::read_json(&merged);
+    assert_eq!(json["ALL STATS"]["Totals"]["Count"].as_u64(), Some(3000));
+    // Each shard's log holds its result between the markers, as a pod's would.
+    for i in 0..3 {
+        let log = text(&dir.file(&format!("pod-{i}.log")));
+        assert!(log.contains(&format!("-----BEGIN KVBENCH RESULT {i}/3-----")));
+        assert!(log.contains("-----END KVBENCH RESULT-----"));
+        assert!(dir.file(&format!("results/shard-{i}.json")).exists());
+    }
+}
+
+#[test]
+fn collect_refuses_a_job_with_a_shard_missing() {
+    let dir = TestDir::new("collect");
+    let shard = repo().join("tests/testdata/memtier_default.json");
+    // Shards 0 and 2 of 3 in the "pods' logs"; shard 1 printed nothing.
+    let mut log = String::new();
+    for i in [0, 2] {
+        log.push_str(&format!(
+            "progress...\n-----BEGIN KVBENCH RESULT {i}/3-----\n"
+        ));
+        log.push_str(&text(&shard));
+        log.push_str("-----END KVBENCH RESULT-----\n");
+    }
+    std::fs::write(dir.file("pods.txt"), log).expect("write log");
+    let kubectl = dir.file("kubectl");
+    std::fs::write(
+        &kubectl,
+        format!(
+            "#!/bin/sh\ncase $1 in get) echo 3/0 ;; logs) cat '{}' ;; esac\n",
+            dir.file("pods.txt").display()
+        ),
+    )
+    .expect("write stand-in");
+    let mut cmd = Command::new("bash");
+    cmd.arg(repo().join("deploy/kubernetes/collect.sh"))
+        .args(["kvbench", "3"])
+        .env("KUBECTL", format!("sh {}", kubectl.display()))
+        .env("KVBENCH", env!("CARGO_BIN_EXE_kvbench"))
+        .env("COLLECT_DIR", dir.file("results"));
+    let out = run_with_timeout(cmd, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(1), "{}", common::describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("collect: no result for shard 1/3 in the logs of job/kvbench"),
+        "{stderr}"
+    );
+    assert!(dir.file("results/shard-2.json").exists());
+}
