@@ -492,6 +492,14 @@ fn bad_input_is_one_line_and_exit_1() {
             vec!["-mode", "query", "-bogus"],
             "flag provided but not defined: -bogus",
         ),
+        (
+            vec!["-mode", "load", "--c=4294967295"],
+            "at most 100000 clients",
+        ),
+        (
+            vec!["-mode", "load", "--pipeline=4294967295"],
+            "at most 65536 commands",
+        ),
     ] {
         let run = kvbench(&["zbench"]).args(&args).run();
         assert_eq!(

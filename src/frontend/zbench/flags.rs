@@ -145,6 +145,11 @@ pub enum SizeDist {
 /// so one ZADD may not be planned larger.
 const MAX_ZADD_BYTES: u64 = 1 << 30;
 
+/// Most clients: each is a connection and its buffers, allocated before the run.
+pub const MAX_CLIENTS: u32 = 100_000;
+/// Most commands per batch, as kvbench's other front ends bound their pipelines.
+pub const MAX_PIPELINE: u32 = 65_536;
+
 /// Text printed for `-v`.
 pub fn version_text() -> String {
     format!("kvbench zbench (version {})\n", env!("CARGO_PKG_VERSION"))
@@ -274,7 +279,17 @@ fn validate(m: &ArgMatches) -> Result<ZbenchSpec, Error> {
         .filter(|&p| p != 0)
         .ok_or_else(|| Error::usage(format!("-p {} is not a port (1-65535)", int("p"))))?;
     let clients = positive_u32(uint("c"), "-c", "client")?;
+    if clients > MAX_CLIENTS {
+        return Err(Error::usage(format!(
+            "-c {clients}: at most {MAX_CLIENTS} clients (each is a connection)"
+        )));
+    }
     let pipeline = positive_u32(uint("pipeline"), "-pipeline", "command per batch")?;
+    if pipeline > MAX_PIPELINE {
+        return Err(Error::usage(format!(
+            "-pipeline {pipeline}: at most {MAX_PIPELINE} commands per batch"
+        )));
+    }
 
     let requests = uint("n");
     if mode != Mode::Load && requests == 0 {
