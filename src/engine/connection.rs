@@ -130,6 +130,8 @@ pub struct Request {
     pub scan: bool,
     /// A write tracked for replica visibility: its sequence number in the value stamp.
     pub stamp: Option<u64>,
+    /// Sent inside MULTI: its reply is `+QUEUED`, its outcome comes with EXEC's.
+    pub queued: bool,
 }
 
 /// What a request on the wire is for.
@@ -144,6 +146,10 @@ pub enum Purpose {
     /// A replica-visibility poll of tracked write `slot`: its reply is compared, not
     /// recorded as load.
     Visibility(u32),
+    /// `MULTI` opening a stream's batch: its `+OK` is not recorded.
+    Multi,
+    /// `EXEC` closing a stream's batch: its reply records every command of the batch.
+    Exec,
     /// Nothing: a reply that came with no request in flight (a server refusing the
     /// connection says why this way). Never in flight itself.
     Unsolicited,
@@ -155,7 +161,11 @@ impl Purpose {
         match self {
             Purpose::Work(request) => request.expect,
             Purpose::Visibility(_) => Expect::Get,
-            Purpose::Asking | Purpose::TopologyRefresh | Purpose::Unsolicited => Expect::Store,
+            Purpose::Asking
+            | Purpose::TopologyRefresh
+            | Purpose::Unsolicited
+            | Purpose::Multi
+            | Purpose::Exec => Expect::Store,
         }
     }
 }

@@ -337,7 +337,9 @@ impl<'a> Gatherer<'a> {
             StopAt::AllKeys => {
                 so_far.count as f64 / self.plan.shard_key_count().max(1) as f64 * 100.0
             }
-            StopAt::TotalRequests(n) => so_far.count as f64 / n.max(1) as f64 * 100.0,
+            StopAt::TotalRequests(n) | StopAt::Stream(n) => {
+                so_far.count as f64 / n.max(1) as f64 * 100.0
+            }
             StopAt::Idle => 0.0,
         };
         observer.second(&Second {

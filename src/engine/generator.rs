@@ -48,6 +48,8 @@ pub enum Op {
     Template,
     /// The protocol's liveness probe (`PING`, memcached `version`).
     Probe,
+    /// The client's request stream's next command (in the client's stream buffer).
+    Stream,
 }
 
 /// The `--command` sequence and one key generator per command (each has its own pattern).

@@ -289,6 +289,8 @@ fn client_requests(plan: &Plan, client_index: usize) -> Option<u64> {
         }
         // A shared budget is taken from a request at a time; an idle client sends none.
         StopAt::TotalRequests(_) | StopAt::Idle => Some(0),
+        // Each client's stream says its share (the client asks it).
+        StopAt::Stream(_) => None,
         StopAt::Time(_) => None,
     }
 }

@@ -41,7 +41,7 @@ use crate::engine::schedule::Schedule;
 use crate::engine::timer::TimerFd;
 use crate::engine::verify::VerifyJob;
 use crate::plan::{Pacing, Plan, StopAt};
-use crate::stats::{ClientSeries, OpStats, ScheduleStats};
+use crate::stats::{ClientSeries, OpStats, ReplySizes, ScheduleStats};
 use crate::workload::values::ValuePool;
 use crate::workload::verify::WrittenKeys;
 
@@ -200,11 +200,15 @@ impl Tally {
         let fresh = || -> Vec<OpStats> {
             (0..rows)
                 .map(|_| {
-                    if open {
+                    let mut stats = if open {
                         OpStats::open_loop()
                     } else {
                         OpStats::new()
+                    };
+                    if plan.outputs.reply_sizes {
+                        stats.reply_sizes = Some(Box::new(ReplySizes::new()));
                     }
+                    stats
                 })
                 .collect()
         };

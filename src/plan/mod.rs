@@ -25,6 +25,7 @@ pub mod samples;
 pub mod setup;
 pub mod shape;
 pub mod shard;
+pub mod stream;
 pub mod templated;
 pub mod tls;
 pub mod visibility;
@@ -43,6 +44,7 @@ pub use samples::{Sample, SampleSink};
 pub use setup::{ClusterRouting, Setup, SetupStyle};
 pub use shape::{LoadShape, Ramp, Reconnect, WaitConfig};
 pub use shard::Shard;
+pub use stream::{BatchWrap, RequestStream, Step, StreamFactory, Streamed};
 pub use templated::Templated;
 pub use tls::TlsSettings;
 pub use visibility::VisibilityProbe;
@@ -128,6 +130,9 @@ pub enum StopAt {
     /// After this many requests in all: one budget every client takes from, a request
     /// at a time, whichever client is free.
     TotalRequests(u64),
+    /// When every client's request stream ([`Workload::stream`]) has ended; `total` is
+    /// their commands in all (for the share done).
+    Stream(u64),
     /// Never by itself: every client connects, sends nothing (no set-up commands with
     /// [`SetupStyle::Prefix`]) and holds its connection until the run is stopped.
     Idle,
@@ -198,6 +203,8 @@ pub struct Workload {
     /// Every request is the protocol's liveness probe (Redis `PING`, memcached
     /// `version`), replacing everything above; reported in one row, `Probes`.
     pub probe: bool,
+    /// A front end's own request streams, replacing all of the above when present.
+    pub stream: Option<Arc<Streamed>>,
     /// Imported values and data verification.
     pub dataset: DataSet,
 }
@@ -215,6 +222,8 @@ pub struct Outputs {
     /// Hand every answered request's times to this channel as the reply is read (warm-up
     /// ones too); `None` costs one branch per reply.
     pub samples: Option<SampleSink>,
+    /// Count how many elements each reply has ([`crate::stats::OpStats::reply_sizes`]).
+    pub reply_sizes: bool,
 }
 
 impl Plan {
@@ -280,6 +289,9 @@ impl Plan {
         if self.workload.probe {
             return vec![RowName::new("Probes", "PROBE", false)];
         }
+        if let Some(stream) = &self.workload.stream {
+            return vec![stream.row.clone()];
+        }
         if let Some(templated) = &self.workload.template {
             return vec![templated.row.clone()];
         }
@@ -308,6 +320,7 @@ impl Plan {
         plan.workload.arbitrary = None;
         plan.workload.template = None;
         plan.workload.probe = false;
+        plan.workload.stream = None;
         plan
     }
 
@@ -413,6 +426,7 @@ impl Plan {
                 arbitrary: None,
                 template: None,
                 probe: false,
+                stream: None,
                 dataset: DataSet::default(),
             },
             outputs: Outputs::default(),

@@ -130,6 +130,52 @@ impl<'a> Iterator for Tokens<'a> {
     }
 }
 
+/// The direct elements of an aggregate reply, each with how many elements it holds in
+/// turn (for an aggregate; 0 otherwise): what EXEC's reply says of each queued command.
+/// Allocates nothing.
+///
+/// ```text
+/// *2\r\n*1\r\n$1\r\na\r\n-ERR x\r\n   elements: (Aggregate, 1) (Error("ERR x"), 0)
+/// ```
+pub struct Elements<'a> {
+    tokens: Tokens<'a>,
+    left: usize,
+}
+
+/// The elements of `reply` (a reply [`RespDecoder`] accepted), or `None` when it is not an
+/// array, set or map.
+pub fn elements(reply: &[u8]) -> Option<Elements<'_>> {
+    let mut tokens = tokens(reply);
+    match tokens.next()? {
+        Token::Aggregate { kind, elements } if kind != ReplyKind::Push => Some(Elements {
+            tokens,
+            left: elements,
+        }),
+        _ => None,
+    }
+}
+
+impl<'a> Iterator for Elements<'a> {
+    /// The element's first token, and for an aggregate its number of elements.
+    type Item = (Token<'a>, usize);
+
+    fn next(&mut self) -> Option<(Token<'a>, usize)> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let token = self.tokens.next()?;
+        let inner = match token {
+            Token::Aggregate { elements, .. } => {
+                Tokens::skip(&mut self.tokens, elements)?;
+                elements
+            }
+            _ => 0,
+        };
+        Some((token, inner))
+    }
+}
+
 /// A reply as a tree, for replies read field by field (`CLUSTER SLOTS`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Value<'a> {
@@ -254,5 +300,17 @@ mod tests {
             let _ = tokens(bytes).count();
             let _ = first_bulk(bytes);
         }
+    }
+
+    #[test]
+    fn elements_count_each_nested_reply() {
+        let reply = b"*4\r\n*2\r\n$1\r\na\r\n*1\r\n$1\r\nb\r\n*0\r\n-ERR x\r\n:3\r\n";
+        let seen: Vec<(bool, usize)> = elements(reply)
+            .expect("an array")
+            .map(|(token, n)| (matches!(token, Token::Error(_)), n))
+            .collect();
+        assert_eq!(seen, [(false, 2), (false, 0), (true, 0), (false, 0)]);
+        assert!(elements(b"+OK\r\n").is_none());
+        assert!(elements(b"*-1\r\n").is_none());
     }
 }

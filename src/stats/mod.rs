@@ -5,10 +5,12 @@
 //! loop sends when it intends to, so it keeps one histogram and pays for one.
 
 pub mod client_series;
+pub mod reply_sizes;
 pub mod rows;
 pub mod schedule;
 
 pub use client_series::ClientSeries;
+pub use reply_sizes::ReplySizes;
 pub use rows::RowName;
 pub use schedule::ScheduleStats;
 
@@ -55,6 +57,9 @@ pub struct OpStats {
     /// Latencies recorded with [`record_batched`](Self::record_batched) and not yet in
     /// `latency`: one value and how many times it came.
     run: (u64, u64),
+    /// How many elements each reply had, when the plan asks (`None`: not counted, and
+    /// no cost).
+    pub reply_sizes: Option<Box<ReplySizes>>,
 }
 
 /// Service times of an open-loop interval.
@@ -109,6 +114,7 @@ impl OpStats {
             latency: new_histogram(),
             service: None,
             run: (0, 0),
+            reply_sizes: None,
         }
     }
 
@@ -199,6 +205,11 @@ impl OpStats {
                 .add(&from.histogram)
                 .expect("histograms share the same bounds");
         }
+        if let Some(from) = other.reply_sizes.as_deref() {
+            self.reply_sizes
+                .get_or_insert_with(Box::default)
+                .merge(from);
+        }
     }
 
     /// Clears all counts, keeping the histogram's memory.
@@ -219,6 +230,9 @@ impl OpStats {
         if let Some(service) = self.service.as_deref_mut() {
             service.sum_us = 0;
             service.histogram.reset();
+        }
+        if let Some(sizes) = self.reply_sizes.as_deref_mut() {
+            sizes.reset();
         }
     }
 

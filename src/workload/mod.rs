@@ -1,5 +1,6 @@
 //! What each client sends next: keys, values and the SET:GET sequence.
 
+pub mod args;
 pub mod commands;
 pub mod import;
 pub mod keys;

@@ -6,6 +6,7 @@
 //! - `route`: which connection a key goes to, MOVED/ASK, the slot map's refresh;
 //! - `pinned`: a client pinned to one cluster master, its slots and slot tags;
 //! - `reconnect`: what a connection failure means: the end, or a back-off.
+//! - `txn`: a request stream's batches as MULTI/EXEC transactions, recorded at EXEC.
 //!
 //! Timers (start, its own schedule, back-off, connect timeout, a pending name lookup) are
 //! the worker's: the client only says when it next wants to be woken
@@ -19,6 +20,7 @@ mod record;
 mod route;
 mod router;
 mod send;
+mod txn;
 mod visibility;
 
 use std::collections::VecDeque;
@@ -38,9 +40,10 @@ use crate::engine::generator::OpGenerator;
 use crate::engine::resolver::Resolver;
 use crate::engine::schedule::Schedule;
 use crate::engine::verify::VerifyJob;
-use crate::plan::{self, ClusterRouting, Plan, Reconnect, StopAt};
+use crate::plan::{self, BatchWrap, ClusterRouting, Plan, Reconnect, RequestStream, StopAt};
 use crate::protocol::KeyBatch;
 use crate::stats::{ClientSeries, OpStats, ScheduleStats};
+use crate::workload::args::Args;
 use crate::workload::commands::ScanState;
 use crate::workload::values::ValuePool;
 use crate::workload::verify::WrittenKeys;
@@ -49,6 +52,7 @@ use pinned::Pinned;
 use route::Parked;
 use router::Router;
 use send::{Held, Pacing, Resend, Retry};
+use txn::Transaction;
 use visibility::Visibility;
 
 /// Most connections one client may hold (cluster masters, redirect targets): a worker
@@ -152,6 +156,16 @@ pub struct Client {
     series: Option<Box<ClientSeries>>,
     /// Replica visibility: tracked writes, polled over the last connection.
     visibility: Option<Box<Visibility>>,
+    /// The front end's request stream, when the plan's workload is one.
+    stream: Option<Box<dyn RequestStream>>,
+    /// The stream's command generated last (held or being sent).
+    stream_cmd: Args,
+    /// Whether that command ends its batch.
+    stream_ends_batch: bool,
+    /// How a stream's batches go out.
+    wrap: BatchWrap,
+    /// The open or unanswered MULTI/EXEC batch.
+    txn: Transaction,
     /// Connected early for a start time: no request goes out before it.
     hold: Option<Instant>,
 }
@@ -222,6 +236,16 @@ impl Client {
             Box::new(Visibility::new(probe, conns.len() - 1, row))
         });
         let shape = &plan.load.shape;
+        let stream = plan
+            .workload
+            .stream
+            .as_ref()
+            .map(|s| s.factory.client(index, plan.total_clients()));
+        // A stream knows its client's share.
+        let requests = match &stream {
+            Some(stream) => Some(stream.remaining()),
+            None => requests,
+        };
         let mut client = Client {
             slot,
             conns,
@@ -270,6 +294,16 @@ impl Client {
                 .client_series
                 .then(|| Box::new(ClientSeries::new())),
             visibility,
+            stream,
+            stream_cmd: Args::new(),
+            stream_ends_batch: false,
+            wrap: plan
+                .workload
+                .stream
+                .as_ref()
+                .map(|s| s.wrap)
+                .unwrap_or_default(),
+            txn: Transaction::default(),
             hold: None,
         };
         for conn in &mut client.conns {

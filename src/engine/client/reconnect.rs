@@ -37,6 +37,10 @@ impl Client {
     ) -> Option<Status> {
         let cluster = self.router.is_cluster();
         self.count_server_connection_error(i, ctx);
+        if self.txn.conn == i {
+            // The batch went with the connection.
+            self.txn.reset();
+        }
         let conn = &mut self.conns[i];
         let row = conn.oldest_row();
         if row < ctx.stats.len() {

@@ -30,8 +30,16 @@ impl Client {
         };
         while let Some(answer) = self.conns[i].next_answer(plan)? {
             let request = match answer.pending.purpose {
+                Purpose::Work(request) if request.queued => {
+                    self.queued_reply(&answer, request.row, ctx);
+                    continue;
+                }
                 Purpose::Work(request) => request,
-                Purpose::Asking => continue,
+                Purpose::Asking | Purpose::Multi => continue,
+                Purpose::Exec => {
+                    self.exec_reply(i, &answer, received, ctx);
+                    continue;
+                }
                 Purpose::Visibility(slot) => {
                     let value = answer.reply.text(self.conns[i].reply_bytes(&answer));
                     if let Some(vis) = self.visibility.as_mut() {
@@ -251,6 +259,11 @@ fn record_answer(
             u64::from(pending.tx),
             reply.len as u64,
         );
+    }
+    if reply.kind != ReplyKind::Error
+        && let Some(sizes) = stats.reply_sizes.as_deref_mut()
+    {
+        sizes.record(reply.elements as usize, 1);
     }
     debug_log!(
         2,

@@ -15,7 +15,7 @@ use crate::engine::client::{Client, ClientContext};
 use crate::engine::connection::{Phase, Purpose, Redirects, Request};
 use crate::engine::generator::Op;
 use crate::engine::schedule::Schedule;
-use crate::plan::Plan;
+use crate::plan::{BatchWrap, Plan};
 use crate::protocol::{Expect, resp};
 use crate::stats::rows;
 use crate::workload::commands::ScanState;
@@ -104,7 +104,7 @@ fn warm_up(due: Option<Due>, batch_time: &mut Option<Instant>, ctx: &ClientConte
 fn row_of(op: &Op) -> usize {
     match op {
         // A template's requests have one row.
-        Op::Set { .. } | Op::Template | Op::Probe => rows::SET,
+        Op::Set { .. } | Op::Template | Op::Probe | Op::Stream => rows::SET,
         Op::Wait { .. } => rows::WAIT,
         _ => rows::GET,
     }
@@ -122,7 +122,14 @@ impl Client {
 
     /// Whether connection `i` can take one more request now.
     pub(super) fn has_room(&self, i: usize) -> bool {
-        self.conns[i].has_room(self.pipeline, self.reconnect_interval)
+        match self.wrap {
+            BatchWrap::Plain => self.conns[i].has_room(self.pipeline, self.reconnect_interval),
+            // MULTI and EXEC take a place in flight each.
+            BatchWrap::MultiExec => {
+                !self.txn.blocks(i, self.pipeline)
+                    && self.conns[i].has_room(self.pipeline + 2, self.reconnect_interval)
+            }
+        }
     }
 
     /// Sends redirected requests first, then new ones, until connections are full, the
@@ -209,6 +216,13 @@ impl Client {
                                 break;
                             }
                         },
+                        None if self.stream.is_some() => match self.next_from_stream() {
+                            Some(op) => op,
+                            None => {
+                                self.remaining = Some(0);
+                                break;
+                            }
+                        },
                         None => self.ops.next_op(),
                     };
                     if !budgeted && let Some(left) = self.remaining.as_mut() {
@@ -223,6 +237,10 @@ impl Client {
             } else {
                 0
             };
+            if self.txn.open && self.txn.conn != i {
+                // The batch left its connection's slots: it ends here.
+                self.close_transaction(*batch_time.get_or_insert_with(Instant::now));
+            }
             if !self.has_room(i) {
                 if self.router.by_key() && self.conns[i].phase() == Phase::Backoff {
                     // The node is down: this request cannot be sent, and counts as failed.
@@ -249,6 +267,10 @@ impl Client {
             };
             self.send_op(i, op, false, Redirects::None, 0, intended, sent, plan, ctx);
         }
+        if self.txn.open && self.remaining == Some(0) && self.held.is_none() {
+            // The stream ended inside a batch.
+            self.close_transaction(*batch_time.get_or_insert_with(Instant::now));
+        }
     }
 
     /// Moves the `-TRYAGAIN` retries whose back-off ended to the resends, each routed by
@@ -273,6 +295,13 @@ impl Client {
                 intended: retry.intended,
             });
         }
+    }
+
+    /// The stream's next command, kept in `stream_cmd`; `None` when it has ended.
+    fn next_from_stream(&mut self) -> Option<Op> {
+        let step = self.stream.as_mut()?.next(&mut self.stream_cmd)?;
+        self.stream_ends_batch = step.ends_batch;
+        Some(Op::Stream)
     }
 
     /// Open loop: takes the schedule's next position if it is due by `now` and, when
@@ -314,6 +343,10 @@ impl Client {
                 Some(&id) => write_key(&mut self.key_buf, &plan.workload.keys.prefix, id),
                 None => self.key_buf.clear(),
             },
+            Op::Stream => {
+                self.key_buf.clear();
+                self.key_buf.extend_from_slice(self.stream_cmd.key());
+            }
             Op::Wait { .. } | Op::Template | Op::Probe => self.key_buf.clear(),
         }
     }
@@ -339,6 +372,10 @@ impl Client {
             resp::encode_command(conn.encoder().1, &[b"ASKING"]);
             conn.finish(started, Purpose::Asking, sent, sent);
         }
+        let queued = op == Op::Stream && self.wrap == BatchWrap::MultiExec;
+        if queued {
+            self.open_transaction(i, sent);
+        }
         let started = self.conns[i].begin(sent);
         let (row, expect, scan, stamp) = self.encode_op(i, op, started.opaque, plan, ctx);
         let conn = &mut self.conns[i];
@@ -356,8 +393,15 @@ impl Client {
             tries,
             scan,
             stamp,
+            queued,
         };
         conn.finish(started, Purpose::Work(request), intended, sent);
+        if queued {
+            self.txn.commands += 1;
+            if self.stream_ends_batch || self.txn.commands >= self.pipeline {
+                self.close_transaction(sent);
+            }
+        }
     }
 
     /// Puts the key of `key_id` in `key_buf`: an imported item's key, or prefix + id.
@@ -481,6 +525,10 @@ impl Client {
                 let (codec, out) = self.conns[i].encoder();
                 codec.encode_probe(out, opaque);
                 (rows::SET, Expect::Probe, false, None)
+            }
+            Op::Stream => {
+                self.stream_cmd.encode_resp(self.conns[i].encoder().1);
+                (rows::SET, Expect::Store, false, None)
             }
             Op::Command { index, value_size } => {
                 let (row, scan) = self.encode_command(i, plan, ctx, index, value_size);

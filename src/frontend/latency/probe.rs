@@ -123,6 +123,7 @@ pub fn probe_plan(options: &Options, sink: SampleSink) -> Result<Plan> {
             arbitrary: None,
             template: None,
             probe: true,
+            stream: None,
             dataset: DataSet::default(),
         },
         outputs: Outputs {

@@ -190,7 +190,7 @@ fn run_info(plan: &Plan) -> RunInfo {
             plan.shard_key_count()
                 .div_ceil(plan.total_clients().max(1) as u64),
         ),
-        StopAt::TotalRequests(n) => {
+        StopAt::TotalRequests(n) | StopAt::Stream(n) => {
             Limit::RequestsPerClient(n.div_ceil(plan.total_clients().max(1) as u64))
         }
         StopAt::Time(d) => Limit::Seconds(d.as_secs()),

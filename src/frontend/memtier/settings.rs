@@ -292,6 +292,7 @@ impl Settings {
                 arbitrary,
                 template: None,
                 probe: false,
+                stream: None,
                 dataset,
             },
             outputs: Outputs {
@@ -299,6 +300,7 @@ impl Settings {
                 client_series: output.client_stats.is_some(),
                 progress_every: None,
                 samples: None,
+                reply_sizes: false,
             },
             names: &MEMTIER_NAMES,
         };

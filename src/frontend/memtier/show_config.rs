@@ -60,7 +60,9 @@ pub fn shown_options(
         StopAt::RequestsPerClient(n) => n,
         // kvbench shares one pass over the keys between all clients: show one client's share.
         StopAt::AllKeys => plan.shard_key_count().div_ceil(plan.total_clients() as u64),
-        StopAt::TotalRequests(n) => n.div_ceil(plan.total_clients().max(1) as u64),
+        StopAt::TotalRequests(n) | StopAt::Stream(n) => {
+            n.div_ceil(plan.total_clients().max(1) as u64)
+        }
         StopAt::Time(_) | StopAt::Idle => 0,
     };
     let test_time = match plan.load.stop {

@@ -211,6 +211,7 @@ pub fn test_plan(
             arbitrary: None,
             template,
             probe: false,
+            stream: None,
             dataset: DataSet::default(),
         },
         outputs: Outputs {
@@ -218,6 +219,7 @@ pub fn test_plan(
             client_series: false,
             progress_every: live.then_some(LIVE_EVERY),
             samples: None,
+            reply_sizes: false,
         },
         names: &RB_NAMES,
     }

@@ -2,13 +2,14 @@
 //!
 //! The flags are read by Go's `flag` package rules ([`super::goflag`]): `-c 5`, `--c=5`,
 //! `-multi`, `-multi=false`, Go's error wording. `-h` is the host, so help is `-help` or
-//! `--help`, printed in Go's usage layout. kvbench's connection additions (TLS, `--user`,
-//! `-u URI`) come from the shared connection flags and are not defined here.
+//! `--help`, printed in Go's usage layout. kvbench's connection additions (TLS, `-user`,
+//! `-u URI`) are defined, Go-style too, in [`super::connection`].
 
 use std::path::PathBuf;
 
 use clap::{ArgMatches, Command};
 
+use super::connection::{self, ConnSpec};
 use super::goflag::{Translated, clap_error, int, string, switch, translate, uint, usage_text};
 use crate::error::Error;
 
@@ -58,6 +59,8 @@ pub struct ZbenchSpec {
     pub debug: u8,
     /// `-json-out-file`: also write kvbench's JSON results there.
     pub json_out_file: Option<PathBuf>,
+    /// kvbench's connection additions: ACL user, database, TLS.
+    pub conn: ConnSpec,
 }
 
 /// `-mode`.
@@ -142,6 +145,11 @@ pub enum SizeDist {
 /// so one ZADD may not be planned larger.
 const MAX_ZADD_BYTES: u64 = 1 << 30;
 
+/// Most clients: each is a connection and its buffers, allocated before the run.
+pub const MAX_CLIENTS: u32 = 100_000;
+/// Most commands per batch, as kvbench's other front ends bound their pipelines.
+pub const MAX_PIPELINE: u32 = 65_536;
+
 /// Text printed for `-v`.
 pub fn version_text() -> String {
     format!("kvbench zbench (version {})\n", env!("CARGO_PKG_VERSION"))
@@ -151,7 +159,7 @@ pub fn version_text() -> String {
 /// Go's type name (`uint`, `int`, `string`), which the usage text shows; booleans are
 /// switches. [`parse`] turns Go-style argv into this command's `--name=value` form.
 pub fn command() -> Command {
-    Command::new("zbench")
+    let cmd = Command::new("zbench")
         .no_binary_name(true)
         .disable_help_flag(true)
         .disable_version_flag(true)
@@ -213,7 +221,8 @@ pub fn command() -> Command {
             "0",
             "Max rps. If 0 no limit is applied and the DB is stressed up to maximum.",
         ))
-        .arg(switch("v", "Output version and exit"))
+        .arg(switch("v", "Output version and exit"));
+    connection::add_args(cmd)
 }
 
 /// Parses the zbench command line: `args` are the words after the front end's name
@@ -270,7 +279,17 @@ fn validate(m: &ArgMatches) -> Result<ZbenchSpec, Error> {
         .filter(|&p| p != 0)
         .ok_or_else(|| Error::usage(format!("-p {} is not a port (1-65535)", int("p"))))?;
     let clients = positive_u32(uint("c"), "-c", "client")?;
+    if clients > MAX_CLIENTS {
+        return Err(Error::usage(format!(
+            "-c {clients}: at most {MAX_CLIENTS} clients (each is a connection)"
+        )));
+    }
     let pipeline = positive_u32(uint("pipeline"), "-pipeline", "command per batch")?;
+    if pipeline > MAX_PIPELINE {
+        return Err(Error::usage(format!(
+            "-pipeline {pipeline}: at most {MAX_PIPELINE} commands per batch"
+        )));
+    }
 
     let requests = uint("n");
     if mode != Mode::Load && requests == 0 {
@@ -341,10 +360,11 @@ fn validate(m: &ArgMatches) -> Result<ZbenchSpec, Error> {
         .map(PathBuf::from);
     let debug = u8::try_from(int("debug").max(0)).unwrap_or(u8::MAX);
 
+    let applied = connection::validate(m, text("h"), port, password)?;
     Ok(ZbenchSpec {
-        host: text("h"),
-        port,
-        password,
+        host: applied.host,
+        port: applied.port,
+        password: applied.password,
         clients,
         mode,
         requests,
@@ -359,6 +379,7 @@ fn validate(m: &ArgMatches) -> Result<ZbenchSpec, Error> {
         print_histogram: m.get_flag("print-histogram"),
         debug,
         json_out_file,
+        conn: applied.conn,
     })
 }
 

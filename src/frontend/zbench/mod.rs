@@ -8,7 +8,12 @@
 //! See `docs/zbench.md` for every flag, the output and the faults of redis-zbench-go that
 //! kvbench fixes.
 
+pub mod connection;
 pub mod flags;
 pub mod goflag;
+pub mod plan;
 pub mod render;
+pub mod run;
 pub mod workload;
+
+pub use run::main;

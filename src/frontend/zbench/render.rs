@@ -37,6 +37,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 
 use super::flags::{Mode, ZbenchSpec};
+pub use crate::stats::ReplySizes;
 
 /// The line between the progress table and the summary, and before the histogram.
 const RULE: &str = "#################################################";
@@ -168,58 +169,6 @@ pub struct Summary<'a> {
     pub added_elements: Option<u64>,
     /// Query: the reply-size histogram.
     pub reply_sizes: Option<&'a ReplySizes>,
-}
-
-/// How many replies had each number of elements.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ReplySizes {
-    /// `counts[n]` replies had `n` elements.
-    counts: Vec<u64>,
-}
-
-impl ReplySizes {
-    /// No replies yet, with room for sizes up to `max` before growing.
-    pub fn with_max(max: usize) -> Self {
-        ReplySizes {
-            counts: vec![0; max + 1],
-        }
-    }
-
-    /// From per-size counts (`counts[n]` replies had `n` elements).
-    pub fn from_counts(counts: Vec<u64>) -> Self {
-        ReplySizes { counts }
-    }
-
-    /// Counts `n` more replies of `size` elements.
-    pub fn record(&mut self, size: usize, n: u64) {
-        if size >= self.counts.len() {
-            self.counts.resize(size + 1, 0);
-        }
-        self.counts[size] += n;
-    }
-
-    /// Adds another histogram's counts.
-    pub fn merge(&mut self, other: &ReplySizes) {
-        for (size, &n) in other.counts.iter().enumerate() {
-            if n > 0 {
-                self.record(size, n);
-            }
-        }
-    }
-
-    /// Replies counted.
-    pub fn total(&self) -> u64 {
-        self.counts.iter().sum()
-    }
-
-    /// `(size, count)` for every size seen, smallest first.
-    pub fn iter(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
-        self.counts
-            .iter()
-            .enumerate()
-            .filter(|&(_, &n)| n > 0)
-            .map(|(size, &n)| (size, n))
-    }
 }
 
 /// The summary block after the progress table (it starts with the newline that ends the

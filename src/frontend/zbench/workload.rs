@@ -107,68 +107,8 @@ pub fn write_key(out: &mut Vec<u8>, id: u64) {
 // Commands and batches
 // ---------------------------------------------------------------------------------------
 
-/// One command's arguments in one reusable buffer (no allocation once warmed up).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Command {
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
-}
-
-impl Command {
-    /// An empty command.
-    pub fn new() -> Self {
-        Command::default()
-    }
-
-    /// Forgets the arguments, keeping the memory.
-    pub fn clear(&mut self) {
-        self.bytes.clear();
-        self.ends.clear();
-    }
-
-    /// Appends one argument.
-    pub fn push(&mut self, arg: &[u8]) {
-        self.push_with(|out| out.extend_from_slice(arg));
-    }
-
-    /// Appends one argument that `write` appends to the buffer.
-    fn push_with(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
-        write(&mut self.bytes);
-        self.ends.push(self.bytes.len());
-    }
-
-    /// Number of arguments, the command name included.
-    pub fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    /// Whether the command has no argument yet.
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
-    /// Argument `n` (0 is the command name).
-    pub fn arg(&self, n: usize) -> Option<&[u8]> {
-        let end = *self.ends.get(n)?;
-        let start = if n == 0 { 0 } else { self.ends[n - 1] };
-        Some(&self.bytes[start..end])
-    }
-
-    /// The arguments in order.
-    pub fn args(&self) -> impl Iterator<Item = &[u8]> + Clone {
-        (0..self.len()).filter_map(move |n| self.arg(n))
-    }
-
-    /// The key (argument 1), which routes the command in a cluster.
-    pub fn key(&self) -> &[u8] {
-        self.arg(1).unwrap_or_default()
-    }
-
-    /// Total bytes of all arguments (without protocol framing).
-    pub fn payload_len(&self) -> usize {
-        self.bytes.len()
-    }
-}
+/// One command's arguments (the engine's reusable argument buffer).
+pub use crate::workload::args::Args as Command;
 
 /// One pipeline batch: up to `-pipeline` commands sent together, wrapped in MULTI/EXEC
 /// when [`Batch::multi`] is set. Reused from batch to batch.
@@ -191,6 +131,14 @@ impl Batch {
     /// The batch's commands, in sending order.
     pub fn commands(&self) -> &[Command] {
         &self.commands[..self.len]
+    }
+
+    /// Swaps command `n` of the batch with `cmd` (hands it over without copying; the
+    /// batch's slot is cleared before it is used again).
+    pub fn swap_command(&mut self, n: usize, cmd: &mut Command) {
+        if n < self.len {
+            std::mem::swap(&mut self.commands[n], cmd);
+        }
     }
 
     /// Number of commands (MULTI and EXEC not counted).

@@ -1,0 +1,217 @@
+//! A validated [`ZbenchSpec`] into the engine's plan: every client's commands come from
+//! a request stream over zbench's workload (one ZADD per key, or `-n` queries in batches
+//! kept in one hash slot), MULTI/EXEC around each query batch with `-multi`, `-rps` as
+//! one total rate, reply sizes counted for a query.
+//!
+//! ```text
+//! -h -p -a (--user, -u, TLS)      -> Server (cluster routing by key with -oss-cluster)
+//! -c -pipeline -rps               -> Load (c clients over the threads, StopAt::Stream,
+//!                                    Pacing::Total for -rps)
+//! -mode -query -r ... -multi      -> Workload::stream (ZbenchStreams), BatchWrap
+//! ```
+
+use std::net::ToSocketAddrs;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use super::flags::{Mode, ZbenchSpec};
+use super::render::total_commands;
+use super::workload::{Batch, ClientWorkload, Command};
+use crate::error::Error;
+use crate::plan::{
+    Arrival, BatchWrap, ClusterRouting, DataSet, Endpoint, ErrorReplies, FlagNames, Load,
+    LoadShape, Outputs, Pacing, Plan, Rate, RequestStream, Seeding, Server, Setup, Shard, Step,
+    StopAt, StreamFactory, Streamed, TlsSettings, Workload,
+};
+use crate::protocol::{Credentials, Protocol};
+use crate::stats::RowName;
+use crate::workload::args::Args;
+use crate::workload::keys::{KeyConfig, KeyPattern};
+use crate::workload::values::DataSize;
+
+/// How zbench's command line spells the flags the engine's messages point to.
+pub static ZB_NAMES: FlagNames = FlagNames {
+    tls: "-tls",
+    tls_any: "-tls",
+    cacert: "-cacert",
+    cert: "-cert",
+    key: "-key",
+    sni: "-sni",
+    tls_skip_verify: "-tls-skip-verify",
+    tls_protocols: "-tls",
+    connection_timeout: "the connect timeout",
+    reply_timeout: "the reply timeout",
+    authenticate: "-a PASSWORD (with -user USER for an ACL user)",
+    cluster_mode: "-oss-cluster",
+};
+
+/// Percentiles the engine summarizes each second with (and the JSON file reports).
+pub const PERCENTILES: [f64; 3] = [50.0, 95.0, 99.0];
+
+/// Where the server is and how to reach it: resolved now, so a bad host is an error
+/// before any connection.
+pub fn server(
+    spec: &ZbenchSpec,
+    credentials: Option<Credentials>,
+    tls: Option<TlsSettings>,
+) -> Result<Server, Error> {
+    let addr = (spec.host.as_str(), spec.port)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut addrs| addrs.next())
+        .ok_or_else(|| Error::usage(format!("cannot resolve host '{}'", spec.host)))?;
+    Ok(Server {
+        endpoint: Endpoint::Tcp {
+            host: spec.host.clone(),
+            addr,
+        },
+        protocol: Protocol::Redis,
+        credentials,
+        select_db: spec.conn.db,
+        tls: tls.map(Arc::new),
+        cluster_mode: spec.oss_cluster,
+        cluster_routing: ClusterRouting::ByKey,
+        setup: Setup::default(),
+        pool: None,
+        visibility: None,
+    })
+}
+
+/// Worker threads for `clients` clients: one per core, at most one per client.
+pub fn threads(clients: u32) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores.min(clients as usize).max(1)
+}
+
+/// The plan of the run `spec` asks for; `added` counts the elements its ZADDs carry.
+pub fn plan(spec: &ZbenchSpec, server: Server, added: Arc<AtomicU64>) -> Plan {
+    let clients = spec.clients as usize;
+    let threads = threads(spec.clients);
+    let query = matches!(spec.mode, Mode::Query(_));
+    let (row, hist) = match spec.mode {
+        Mode::Load => ("Zadds", "ZADD"),
+        Mode::Query(_) => ("Queries", "QUERY"),
+    };
+    let pacing = match spec.rps {
+        Some(per_sec) => Pacing::Total(Rate {
+            per_sec,
+            arrival: Arrival::Uniform,
+            seed: spec.seed as u64,
+        }),
+        None => Pacing::Closed,
+    };
+    Plan {
+        server,
+        load: Load {
+            threads,
+            clients: clients.div_ceil(threads),
+            total_clients: Some(clients),
+            pipeline: spec.pipeline as usize,
+            run_count: 1,
+            stop: StopAt::Stream(total_commands(spec)),
+            shape: LoadShape::default(),
+            pacing,
+            warmup: Duration::ZERO,
+            sweep: None,
+            error_replies: ErrorReplies::Count,
+            shard: Shard::WHOLE,
+            start_at: None,
+        },
+        workload: Workload {
+            ratio: (1, 0),
+            keys: KeyConfig {
+                prefix: "zbench:".to_string(),
+                min: 0,
+                max: 0,
+                set_pattern: KeyPattern::Sequential,
+                get_pattern: KeyPattern::Sequential,
+                stddev: 0.0,
+                median: 0.0,
+                zipf_exp: 1.0,
+            },
+            data_size: DataSize::Fixed(1),
+            random_data: false,
+            seeding: Seeding::default(),
+            arbitrary: None,
+            template: None,
+            probe: false,
+            stream: Some(Arc::new(Streamed {
+                factory: Arc::new(ZbenchStreams {
+                    spec: Arc::new(spec.clone()),
+                    added,
+                }),
+                // redis-zbench-go ignores -multi when loading (a load batch spans slots).
+                wrap: if spec.multi && query {
+                    BatchWrap::MultiExec
+                } else {
+                    BatchWrap::Plain
+                },
+                row: RowName::new(row, hist, false),
+            })),
+            dataset: DataSet::default(),
+        },
+        outputs: Outputs {
+            percentiles: PERCENTILES.to_vec(),
+            client_series: false,
+            progress_every: None,
+            reply_sizes: query,
+            samples: None,
+        },
+        names: &ZB_NAMES,
+    }
+}
+
+/// Makes each client's stream of zbench commands.
+#[derive(Debug)]
+pub struct ZbenchStreams {
+    spec: Arc<ZbenchSpec>,
+    /// Elements carried by the ZADDs generated so far, all clients.
+    added: Arc<AtomicU64>,
+}
+
+impl StreamFactory for ZbenchStreams {
+    fn client(&self, index: usize, _clients: usize) -> Box<dyn RequestStream> {
+        let client = u32::try_from(index).unwrap_or(u32::MAX);
+        Box::new(ClientStream {
+            work: ClientWorkload::new(&self.spec, client),
+            batch: Batch::new(),
+            next: 0,
+            added: Arc::clone(&self.added),
+        })
+    }
+}
+
+/// One client's zbench commands, a batch at a time.
+struct ClientStream {
+    work: ClientWorkload,
+    batch: Batch,
+    /// The batch's next command to hand out.
+    next: usize,
+    added: Arc<AtomicU64>,
+}
+
+impl RequestStream for ClientStream {
+    fn next(&mut self, cmd: &mut Args) -> Option<Step> {
+        if self.next >= self.batch.len() {
+            if !self.work.next_batch(&mut self.batch) {
+                return None;
+            }
+            self.next = 0;
+            if self.batch.elements > 0 {
+                // One atomic add per batch, not per command.
+                self.added.fetch_add(self.batch.elements, Ordering::Relaxed);
+            }
+        }
+        let slot: &mut Command = cmd;
+        self.batch.swap_command(self.next, slot);
+        self.next += 1;
+        Some(Step {
+            ends_batch: self.next == self.batch.len(),
+        })
+    }
+
+    fn remaining(&self) -> u64 {
+        self.work.remaining() + (self.batch.len() - self.next.min(self.batch.len())) as u64
+    }
+}

@@ -1,0 +1,178 @@
+//! `kvbench zbench`: the command line parsed, one engine run over zbench's request
+//! streams, its progress table live, then the summary (and the reply histogram) in
+//! redis-zbench-go's layout, and kvbench's JSON with `-json-out-file`.
+//!
+//! ```text
+//! flags -> spec -> plan (server resolved) -> header
+//! engine::run(plan, Live) -> one progress row a second (Ctrl-C: "received Ctrl-c")
+//! results -> summary (+ Average zcard | reply histogram) -> -json-out-file
+//! ```
+//!
+//! Exit status: 0; 1 for a bad flag or a failed run; 128 + the signal after Ctrl-C.
+
+use std::ffi::OsString;
+use std::io::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use super::connection;
+use super::flags::{Mode, ZbenchCommand, ZbenchSpec, parse};
+use super::plan::{self as zb_plan, PERCENTILES};
+use super::render::{self, Progress, ReplySizes, Summary, Tick};
+use crate::engine::{self, RunObserver, Second};
+use crate::error::Error;
+use crate::frontend::utf8_args;
+use crate::report::{self, Limit, RunInfo};
+use crate::results::Results;
+use crate::signals;
+
+/// Runs zbench's command line `args` (program name first); returns the exit status.
+pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
+    let words = utf8_args(args)?;
+    let spec = match parse(words.into_iter().skip(1))? {
+        ZbenchCommand::Print(text) => {
+            print!("{text}");
+            return Ok(0);
+        }
+        ZbenchCommand::Run(spec) => *spec,
+    };
+    crate::debug::set_level(spec.debug);
+    let credentials = connection::credentials(spec.password.as_deref(), &spec.conn);
+    let tls = connection::tls_settings(&spec.conn, &spec.host)?;
+    let server = zb_plan::server(&spec, credentials, tls)?;
+    let added = Arc::new(AtomicU64::new(0));
+    let plan = Arc::new(zb_plan::plan(&spec, server, Arc::clone(&added)));
+    signals::install();
+    print_now(&render::header(&spec));
+    print_now(&render::progress_header());
+    let mut live = Live {
+        progress: Progress::new(render::total_commands(&spec)),
+        reply_sizes: ReplySizes::new(),
+    };
+    let mut outcome = engine::run(&plan, &mut live);
+    if outcome.signal.is_some() {
+        print_now(render::interrupted());
+    }
+    if let Some(err) = outcome.error.take() {
+        // What was measured before the failure is still worth showing.
+        if let Some(results) = outcome.runs.last() {
+            print_now(&summary(&spec, results, &live, &added));
+        }
+        return Err(err);
+    }
+    let Some(mut results) = outcome.runs.pop() else {
+        return Ok(0);
+    };
+    results.title = "ALL STATS".to_string();
+    print_now(&summary(&spec, &results, &live, &added));
+    if let Some(path) = &spec.json_out_file {
+        write_json(&spec, &plan, path, &results)?;
+    }
+    Ok(outcome
+        .signal
+        .map_or(0, |signal| signals::exit_code(signal) as u8))
+}
+
+/// The summary block of a run's results.
+fn summary(spec: &ZbenchSpec, results: &Results, live: &Live, added: &AtomicU64) -> String {
+    let row = results.command_rows().first().or(results.totals());
+    let empty = crate::stats::new_histogram();
+    let (issued, errors, latency) = match row {
+        Some(row) => (row.count, row.errors, &row.histogram),
+        None => (0, 0, &empty),
+    };
+    let duration = match row {
+        Some(row) if row.ops_per_sec > 0.0 => {
+            Duration::from_secs_f64(row.count as f64 / row.ops_per_sec)
+        }
+        _ => Duration::from_millis(results.duration_ms),
+    };
+    let query = matches!(spec.mode, Mode::Query(_));
+    render::summary(&Summary {
+        duration,
+        issued,
+        errors,
+        latency_us: latency,
+        added_elements: (!query).then(|| added.load(Ordering::Relaxed)),
+        reply_sizes: query.then_some(&live.reply_sizes),
+    })
+}
+
+/// Writes kvbench's JSON results of the run to `path`.
+fn write_json(
+    spec: &ZbenchSpec,
+    plan: &crate::plan::Plan,
+    path: &std::path::Path,
+    results: &Results,
+) -> Result<(), Error> {
+    let json_str = |s: &str| serde_json::Value::String(s.to_string()).to_string();
+    let mode = match spec.mode {
+        Mode::Load => "load".to_string(),
+        Mode::Query(_) => "query".to_string(),
+    };
+    let configuration: Vec<(&str, String)> = vec![
+        ("tool", json_str("zbench")),
+        ("server", json_str(&spec.host)),
+        ("port", spec.port.to_string()),
+        ("mode", json_str(&mode)),
+        ("clients", spec.clients.to_string()),
+        ("requests", render::total_commands(spec).to_string()),
+        ("pipeline", spec.pipeline.to_string()),
+        ("multi", spec.multi.to_string()),
+        ("rps", spec.rps.unwrap_or(0).to_string()),
+        ("keyspace start", spec.keyspace.start.to_string()),
+        ("keyspace length", spec.keyspace.len.to_string()),
+        ("cluster mode", spec.oss_cluster.to_string()),
+        ("random seed", spec.seed.to_string()),
+    ];
+    let info = RunInfo {
+        threads: plan.load.threads,
+        connections_per_thread: plan.load.clients,
+        limit: Limit::RequestsPerClient(
+            render::total_commands(spec).div_ceil(u64::from(spec.clients)),
+        ),
+        ramp: None,
+    };
+    let json = report::json::render_json(&configuration, &info, &[results], &PERCENTILES, false);
+    report::write_atomic(path, json.as_bytes())
+}
+
+/// The live part of the output: one progress row a second, and the reply sizes.
+struct Live {
+    progress: Progress,
+    reply_sizes: ReplySizes,
+}
+
+impl RunObserver for Live {
+    fn second(&mut self, second: &Second<'_>) {
+        let start = Duration::from_secs(u64::from(second.index));
+        let interval = second
+            .elapsed
+            .saturating_sub(start)
+            .min(Duration::from_secs(1));
+        let p50_us = if second.so_far.latency.is_empty() {
+            0
+        } else {
+            second.so_far.latency.value_at_quantile(0.5)
+        };
+        let tick = Tick {
+            elapsed: second.elapsed,
+            interval,
+            commands: second.last.count,
+            errors: second.last.errors,
+            p50_us,
+        };
+        if let Some(sizes) = second.last.reply_sizes.as_deref() {
+            self.reply_sizes.merge(sizes);
+        }
+        print_now(&self.progress.row(&tick));
+    }
+}
+
+/// Prints `text` on stdout at once (progress rows end without a newline).
+fn print_now(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}

@@ -1,0 +1,588 @@
+//! `kvbench zbench` against real servers: a redis-server (and a 3-master cluster for
+//! `-oss-cluster`) started by each test. What the server saw is checked (DBSIZE, INFO
+//! commandstats, each set's ZCARD), beside the output's sections parsed back.
+
+mod common;
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{RedisCluster, RedisServer, kvbench};
+use kvbench::frontend::zbench::workload::write_key;
+
+/// What zbench printed, section by section.
+#[derive(Debug, Default)]
+struct Output {
+    header: Vec<String>,
+    /// Progress rows (each ends in a tab and a carriage return).
+    rows: Vec<String>,
+    summary: HashMap<String, String>,
+    /// p50, p95, p99 in ms.
+    latency: Vec<f64>,
+    /// `(size, count, percent)` per line of the reply histogram.
+    histogram: Vec<(u64, u64, f64)>,
+    total_replies: Option<u64>,
+}
+
+impl Output {
+    fn number(&self, key: &str) -> f64 {
+        let text = self
+            .summary
+            .get(key)
+            .unwrap_or_else(|| panic!("no {key:?} in {self:#?}"));
+        text.split_whitespace()
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{key}: {text:?}"))
+    }
+}
+
+/// Parses zbench's stdout into its sections; panics on a layout it does not expect.
+fn parse(stdout: &str) -> Output {
+    let mut out = Output::default();
+    let (before, after) = stdout
+        .split_once("#################################################\n")
+        .unwrap_or_else(|| panic!("no summary rule in {stdout:?}"));
+    let mut lines = before.split('\n');
+    for line in lines.by_ref() {
+        if line.trim_start().starts_with("Test time") {
+            break;
+        }
+        out.header.push(line.to_string());
+    }
+    let rest: Vec<&str> = lines.collect();
+    for row in rest.join("\n").split('\r') {
+        if !row.trim().is_empty() && !row.contains("received Ctrl-c") {
+            assert!(row.ends_with('\t'), "row {row:?}");
+            out.rows.push(row.to_string());
+        }
+    }
+    let mut lines = after.lines();
+    while let Some(line) = lines.next() {
+        if line.starts_with("Latency summary") {
+            assert!(lines.next().is_some_and(|l| l.contains("p50")));
+            out.latency = lines
+                .next()
+                .expect("latency values")
+                .split_whitespace()
+                .map(|v| v.parse().expect("ms"))
+                .collect();
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("Size: ") {
+            // Size: 3<TAB>Count: 83. (% 4.15)
+            let (size, rest) = rest.split_once("\tCount: ").expect("count");
+            let (count, rest) = rest.split_once(". (% ").expect("share");
+            out.histogram.push((
+                size.parse().expect("size"),
+                count.parse().expect("count"),
+                rest.trim_end_matches(')').parse().expect("percent"),
+            ));
+            continue;
+        }
+        if let Some(total) = line.strip_prefix("Total processed replies ") {
+            out.total_replies = Some(total.parse().expect("total"));
+            continue;
+        }
+        for key in [
+            "Total Duration",
+            "Total Issued commands",
+            "Total Errors",
+            "Throughput summary:",
+            "Average zcard",
+        ] {
+            if let Some(value) = line.strip_prefix(key) {
+                out.summary
+                    .insert(key.to_string(), value.trim().to_string());
+            }
+        }
+    }
+    out
+}
+
+/// `kvbench zbench ARGS... -p PORT`, which must succeed; its output parsed.
+fn zbench(port: u16, args: &[&str]) -> (Output, String) {
+    let port = port.to_string();
+    let run = kvbench(&["zbench", "-p", &port]).args(args).ok();
+    let text = run.stdout_text();
+    (parse(&text), text)
+}
+
+/// The ZCARD of every key id in `ids`, pipelined over one connection.
+fn zcards(port: u16, ids: std::ops::Range<u64>) -> Vec<u64> {
+    let mut conn = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    let mut request = Vec::new();
+    for id in ids.clone() {
+        let mut key = Vec::new();
+        write_key(&mut key, id);
+        request.extend_from_slice(format!("*2\r\n$5\r\nZCARD\r\n${}\r\n", key.len()).as_bytes());
+        request.extend_from_slice(&key);
+        request.extend_from_slice(b"\r\n");
+    }
+    conn.write_all(&request).expect("write");
+    let wanted = ids.count();
+    let mut text = String::new();
+    let mut buf = [0u8; 65536];
+    while text.matches('\n').count() < wanted {
+        let n = conn.read(&mut buf).expect("read");
+        assert!(n > 0, "server closed");
+        text.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    text.lines()
+        .map(|l| l.trim_start_matches(':').parse().expect("an integer reply"))
+        .collect()
+}
+
+#[test]
+fn load_makes_one_zipf_sized_set_per_key() {
+    let server = RedisServer::start();
+    let (out, _) = zbench(
+        server.port,
+        &["-mode", "load", "-r", "2000", "-c", "7", "-pipeline", "10"],
+    );
+    assert_eq!(server.dbsize(), 2000);
+    assert_eq!(server.commandstats().get("zadd"), Some(&2000));
+    assert_eq!(out.number("Total Issued commands"), 2000.0);
+    assert_eq!(out.number("Total Errors"), 0.0);
+    assert!(
+        out.header
+            .contains(&"Each ZSET contains between 1 and 10 elements.".to_string())
+    );
+    assert!(
+        out.header
+            .contains(&"Keyspace range: 2000 keys. [0 ; 2000]".to_string())
+    );
+    assert!(out.header[1].starts_with("Total clients: 7. Commands per client: 285 Total"));
+    let sizes = zcards(server.port, 0..2000);
+    let mut seen = [0u64; 11];
+    for &size in &sizes {
+        assert!((1..=10).contains(&size), "{size}");
+        seen[size as usize] += 1;
+    }
+    assert!(seen[1] >= 2 * seen[10], "zipf skew: {seen:?}");
+    // 10-letter members never collide here, so the sets hold every element sent.
+    let average = sizes.iter().sum::<u64>() as f64 / 2000.0;
+    assert_eq!(out.number("Average zcard"), average.round(), "{average}");
+    assert!(out.histogram.is_empty(), "a load prints no reply histogram");
+    assert!(!out.rows.is_empty());
+}
+
+#[test]
+fn uniform_sizes_cover_the_whole_range() {
+    let server = RedisServer::start();
+    zbench(
+        server.port,
+        &[
+            "-mode",
+            "load",
+            "-r",
+            "1000",
+            "-r-start",
+            "500",
+            "-key-elements-min",
+            "3",
+            "-key-elements-max",
+            "5",
+            "-key-elements-dist=uniform",
+            "-c",
+            "3",
+        ],
+    );
+    assert_eq!(server.dbsize(), 1000);
+    let sizes = zcards(server.port, 500..1500);
+    for n in 3..=5 {
+        let count = sizes.iter().filter(|&&s| s == n).count();
+        assert!((200..470).contains(&count), "size {n}: {count}");
+    }
+}
+
+#[test]
+fn query_with_multi_makes_one_transaction_per_pipeline() {
+    let server = RedisServer::start();
+    zbench(server.port, &["-mode", "load", "-r", "2000"]);
+    server.config_resetstat();
+    let (out, _) = zbench(
+        server.port,
+        &[
+            "-mode",
+            "query",
+            "-pipeline",
+            "10",
+            "-multi",
+            "-n",
+            "2000",
+            "-r",
+            "2000",
+            "-c",
+            "5",
+        ],
+    );
+    let stats = server.commandstats();
+    assert_eq!(stats.get("multi"), Some(&200), "{stats:?}");
+    assert_eq!(stats.get("exec"), Some(&200), "{stats:?}");
+    assert_eq!(stats.get("zrangebylex"), Some(&2000), "{stats:?}");
+    assert_eq!(out.number("Total Issued commands"), 2000.0);
+    assert_eq!(out.number("Total Errors"), 0.0);
+    assert_eq!(out.total_replies, Some(2000));
+    let counted: u64 = out.histogram.iter().map(|h| h.1).sum();
+    assert_eq!(counted, 2000);
+    let percent: f64 = out.histogram.iter().map(|h| h.2).sum();
+    assert!((percent - 100.0).abs() < 0.1, "{percent}");
+    // Sizes come from the sets: at most 10 elements each, and a lexical bound selects
+    // fewer than all of them often.
+    assert!(
+        out.histogram.iter().all(|h| h.0 <= 10),
+        "{:?}",
+        out.histogram
+    );
+    assert!(out.histogram.iter().any(|h| h.0 == 0));
+    assert_eq!(out.latency.len(), 3);
+    assert!(out.latency[0] <= out.latency[1] && out.latency[1] <= out.latency[2]);
+}
+
+#[test]
+fn reply_sizes_are_each_reply_s_element_count() {
+    // One key read again and again: every reply is its whole set, inside MULTI or not.
+    let server = RedisServer::start();
+    zbench(
+        server.port,
+        &["-mode", "load", "-r", "100", "-key-elements-min", "4"],
+    );
+    let size = zcards(server.port, 7..8)[0];
+    for multi in ["-multi=false", "-multi"] {
+        server.config_resetstat();
+        let (out, _) = zbench(
+            server.port,
+            &[
+                "-mode",
+                "query",
+                "-query",
+                "zrange-byscore",
+                "-r",
+                "1",
+                "-r-start",
+                "7",
+                "-n",
+                "50",
+                "-pipeline",
+                "5",
+                "-c",
+                "2",
+                multi,
+            ],
+        );
+        assert_eq!(out.histogram, vec![(size, 50, 100.0)], "{multi}");
+        assert_eq!(server.commandstats().get("zrange"), Some(&50));
+    }
+}
+
+#[test]
+fn query_kinds_send_their_commands() {
+    let server = RedisServer::start();
+    zbench(server.port, &["-mode", "load", "-r", "200"]);
+    for (kind, command) in [
+        ("zrevrangebylex", "zrevrangebylex"),
+        ("zrange-byscore-rev", "zrevrangebyscore"),
+        ("zrangebyscore", "zrange"),
+    ] {
+        server.config_resetstat();
+        let (out, _) = zbench(
+            server.port,
+            &[
+                "-mode", "query", "-query", kind, "-n", "300", "-r", "200", "-c", "3",
+            ],
+        );
+        assert_eq!(server.commandstats().get(command), Some(&300), "{kind}");
+        assert_eq!(out.total_replies, Some(300), "{kind}");
+        assert_eq!(out.number("Total Errors"), 0.0, "{kind}");
+    }
+}
+
+#[test]
+fn rps_paces_the_whole_run() {
+    let server = RedisServer::start();
+    zbench(server.port, &["-mode", "load", "-r", "1000"]);
+    server.config_resetstat();
+    let started = Instant::now();
+    let (out, _) = zbench(
+        server.port,
+        &[
+            "-mode", "query", "-rps", "1000", "-n", "3000", "-r", "1000", "-c", "5",
+        ],
+    );
+    let wall = started.elapsed();
+    let duration = out.number("Total Duration");
+    assert!((2.5..6.0).contains(&duration), "Total Duration {duration}");
+    assert!(wall >= Duration::from_millis(2500), "{wall:?}");
+    let rate = out.number("Throughput summary:");
+    assert!((600.0..1100.0).contains(&rate), "{rate}");
+    assert_eq!(server.commandstats().get("zrangebylex"), Some(&3000));
+    // A row a second, each with the second's rate near the target.
+    assert!(out.rows.len() >= 3, "{:?}", out.rows);
+}
+
+#[test]
+fn json_out_file_holds_kvbench_s_results() {
+    let server = RedisServer::start();
+    zbench(server.port, &["-mode", "load", "-r", "300"]);
+    let dir = std::env::temp_dir().join(format!("kvbench-zbench-json-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("out.json");
+    let path_text = path.display().to_string();
+    zbench(
+        server.port,
+        &[
+            "-mode",
+            "query",
+            "-n",
+            "500",
+            "-r",
+            "300",
+            "-c",
+            "4",
+            "-json-out-file",
+            &path_text,
+        ],
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("json written")).expect("json");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(json["configuration"]["tool"], "zbench");
+    assert_eq!(json["ALL STATS"]["Queries"]["Count"], 500);
+    assert_eq!(json["ALL STATS"]["Totals"]["Count"], 500);
+}
+
+#[test]
+fn the_tutorial_command_lines_run() {
+    // The README's two lines, scaled down: -r 1000000 becomes 20000 keys, -n 100000 at
+    // -rps 10000 becomes 10000 queries (one second), against this test's server.
+    let server = RedisServer::start();
+    let (load, _) = zbench(server.port, &["-mode", "load", "-r", "20000"]);
+    assert_eq!(server.dbsize(), 20000);
+    assert_eq!(load.number("Total Issued commands"), 20000.0);
+    server.config_resetstat();
+    let (query, _) = zbench(
+        server.port,
+        &[
+            "-mode",
+            "query",
+            "-pipeline",
+            "100",
+            "-c",
+            "10",
+            "-multi",
+            "-rps",
+            "10000",
+            "-n",
+            "10000",
+            "-r",
+            "20000",
+        ],
+    );
+    let stats = server.commandstats();
+    assert_eq!(stats.get("zrangebylex"), Some(&10000));
+    assert_eq!(stats.get("exec"), Some(&100));
+    assert_eq!(query.total_replies, Some(10000));
+    assert_eq!(query.number("Total Errors"), 0.0);
+}
+
+#[test]
+fn oss_cluster_routes_every_set_and_batch_to_its_master() {
+    let cluster = RedisCluster::start();
+    let port = cluster.nodes[0].port;
+    // Key id N lives in slot N: 20000 keys cover every slot, so every master.
+    let (load, _) = zbench(
+        port,
+        &["-mode", "load", "-r", "20000", "-oss-cluster", "-c", "6"],
+    );
+    assert_eq!(cluster.dbsize(), 20000);
+    assert_eq!(cluster.calls("zadd"), 20000);
+    assert!(
+        cluster.per_node("zadd").iter().all(|&n| n > 5000),
+        "{:?}",
+        cluster.per_node("zadd")
+    );
+    assert_eq!(load.number("Total Errors"), 0.0);
+    for node in &cluster.nodes {
+        node.config_resetstat();
+    }
+    let (query, _) = zbench(
+        port,
+        &[
+            "-mode",
+            "query",
+            "-oss-cluster",
+            "-multi",
+            "-pipeline",
+            "10",
+            "-n",
+            "2000",
+            "-r",
+            "20000",
+            "-c",
+            "5",
+        ],
+    );
+    // 400 queries a client, 40 batches of 10 each.
+    assert_eq!(cluster.calls("multi"), 200);
+    assert_eq!(cluster.calls("exec"), 200);
+    assert_eq!(cluster.calls("zrangebylex"), 2000);
+    assert!(
+        cluster.per_node("exec").iter().all(|&n| n > 20),
+        "{:?}",
+        cluster.per_node("exec")
+    );
+    assert_eq!(query.number("Total Errors"), 0.0);
+    assert_eq!(query.total_replies, Some(2000));
+}
+
+#[test]
+fn ctrl_c_prints_the_summary_of_what_was_measured() {
+    let server = RedisServer::start();
+    zbench(server.port, &["-mode", "load", "-r", "100"]);
+    let port = server.port.to_string();
+    let run = kvbench(&[
+        "zbench", "-p", &port, "-mode", "query", "-rps", "200", "-n", "100000", "-r", "100",
+    ])
+    .spawn();
+    run.wait_for_stdout("[0.");
+    let status = Command::new("kill")
+        .args(["-INT", &run.pid().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let done = run.wait(Duration::from_secs(30));
+    let text = done.stdout_text();
+    assert!(text.contains("received Ctrl-c - shutting down"), "{text}");
+    let out = parse(&text);
+    let issued = out.number("Total Issued commands");
+    assert!(issued > 0.0 && issued < 100000.0, "{issued}");
+    assert_eq!(out.total_replies, Some(issued as u64));
+    assert_eq!(done.out.status.code(), Some(130));
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_1() {
+    for (args, needle) in [
+        (vec!["-p", "1"], "please specify a valid -mode option"),
+        (vec!["-mode", "write"], "invalid -mode"),
+        (
+            vec![
+                "-mode",
+                "load",
+                "-key-elements-min",
+                "5",
+                "-key-elements-max",
+                "4",
+            ],
+            "-key-elements-min 5 is greater than -key-elements-max 4",
+        ),
+        (
+            vec!["-mode", "load", "-r", "0"],
+            "-r must be at least 1 key",
+        ),
+        (
+            vec!["-mode", "query", "-c", "x"],
+            "invalid value \"x\" for flag -c",
+        ),
+        (
+            vec!["-mode", "query", "-bogus"],
+            "flag provided but not defined: -bogus",
+        ),
+        (
+            vec!["-mode", "load", "--c=4294967295"],
+            "at most 100000 clients",
+        ),
+        (
+            vec!["-mode", "load", "--pipeline=4294967295"],
+            "at most 65536 commands",
+        ),
+    ] {
+        let run = kvbench(&["zbench"]).args(&args).run();
+        assert_eq!(
+            run.out.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            run.describe()
+        );
+        let err = run.stderr_text();
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err:?}");
+        assert!(err.contains(needle), "{args:?}: {err:?}");
+        assert!(run.stdout_text().is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn an_unreachable_server_is_an_error() {
+    let port = common::closed_port().to_string();
+    let run = kvbench(&["zbench", "-p", &port, "-mode", "load", "-r", "10"]).run();
+    assert_eq!(run.out.status.code(), Some(1), "{}", run.describe());
+    assert!(run.stderr_text().contains("error:"), "{}", run.describe());
+}
+
+#[test]
+fn acl_user_and_uri_authenticate() {
+    let server = RedisServer::start_with(&["--requirepass", "secret"]);
+    server.cli(&["ACL", "SETUSER", "zb", "on", ">zbpw", "~*", "+@all"]);
+    let port = server.port.to_string();
+    let run = kvbench(&["zbench", "-p", &port, "-mode", "load", "-r", "50"]).run();
+    assert_eq!(run.out.status.code(), Some(1), "{}", run.describe());
+    // Redis answers NOAUTH, or closes on a long unauthenticated ZADD.
+    let err = run.stderr_text();
+    assert!(
+        err.contains("-a PASSWORD") || err.contains("unauthenticated"),
+        "{}",
+        run.describe()
+    );
+    zbench(
+        server.port,
+        &["-mode", "load", "-r", "50", "--user", "zb", "-a", "zbpw"],
+    );
+    assert_eq!(server.dbsize(), 50);
+    let uri = format!("redis://zb:zbpw@127.0.0.1:{}/2", server.port);
+    // The URI's port wins over -p.
+    kvbench(&["zbench", "-p", "1", "-u", &uri, "-mode", "load", "-r", "30"]).ok();
+    assert!(server.cli(&["INFO", "keyspace"]).contains("db2:keys=30"));
+}
+
+#[test]
+fn tls_connections() {
+    let pki = common::TestPki::generate();
+    let server = RedisServer::start_tls(&pki, "server", &[]);
+    let port = server.port.to_string();
+    let tls = [
+        "-tls".to_string(),
+        format!("-cacert={}", pki.file("ca.pem")),
+        "-cert".to_string(),
+        pki.file("client.pem"),
+        "--key".to_string(),
+        pki.file("client.key"),
+    ];
+    kvbench(&[
+        "zbench", "-p", &port, "-mode", "load", "-r", "100", "-c", "4",
+    ])
+    .args(&tls)
+    .ok();
+    assert_eq!(server.dbsize(), 100);
+    let run = kvbench(&[
+        "zbench",
+        "-p",
+        &port,
+        "-mode",
+        "query",
+        "-n",
+        "200",
+        "-multi",
+        "-pipeline",
+        "5",
+    ])
+    .args(&tls)
+    .ok();
+    assert!(run.stdout_text().contains("Total processed replies 200"));
+    // Plaintext to a TLS-only server fails with an error, not a hang or a panic.
+    let plain = kvbench(&["zbench", "-p", &port, "-mode", "load", "-r", "1"]).run();
+    assert_eq!(plain.out.status.code(), Some(1), "{}", plain.describe());
+}
