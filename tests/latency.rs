@@ -36,10 +36,17 @@ fn parse_figures(line: &str) -> Figures {
     let fields: Vec<String> = if line.starts_with('{') {
         let v: serde_json::Value =
             serde_json::from_str(line).unwrap_or_else(|e| panic!("{line:?}: {e}"));
-        let o = v.as_object().expect("an object");
-        let mut keys: Vec<&String> = o.keys().collect();
-        keys.sort_by_key(|k| ["min", "max", "avg", "count"].iter().position(|x| x == k));
-        keys.iter().map(|k| o[*k].to_string()).collect()
+        assert!(v.is_object(), "an object: {line:?}");
+        // The figures as written (serde would print 0.10 as 0.1): `"key": value` pairs.
+        let raw = |key: &str| -> String {
+            let at = line
+                .find(&format!("\"{key}\":"))
+                .unwrap_or_else(|| panic!("no {key} in {line:?}"));
+            let rest = &line[at + key.len() + 3..];
+            let end = rest.find([',', '}']).unwrap_or(rest.len());
+            rest[..end].trim().to_string()
+        };
+        ["min", "max", "avg", "count"].map(raw).to_vec()
     } else if line.contains(',') {
         line.split(',').map(str::to_string).collect()
     } else {

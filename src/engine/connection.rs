@@ -23,9 +23,10 @@ use std::time::{Duration, Instant};
 use mio::{Registry, Token};
 
 use crate::engine::generator::Op;
+use crate::engine::setup::{SetupStep, check_setup_reply, encode_setup};
 use crate::engine::transport::Transport;
-use crate::plan::{Endpoint, Plan, Server, SetupStyle};
-use crate::protocol::{Codec, Decode, Expect, Protocol, Reply, ReplyKind, encode_auth, resp};
+use crate::plan::{Endpoint, Plan, SetupStyle};
+use crate::protocol::{Codec, Decode, Expect, Reply, ReplyKind};
 use crate::stats::rows;
 
 /// Read buffer size to start with: room for a pipelined batch of small replies. Ten
@@ -81,24 +82,6 @@ impl Failure {
         match self {
             Failure::Broken(m) => Failure::Broken(m + more),
             Failure::Fatal(m) => Failure::Fatal(m + more),
-        }
-    }
-}
-
-/// A setup command whose reply must be checked before load starts.
-#[derive(Clone, Copy, Debug)]
-enum SetupStep {
-    Auth,
-    Tracking,
-    Hello(u8),
-    Select(u32),
-}
-
-impl SetupStep {
-    fn expect(self) -> Expect {
-        match self {
-            SetupStep::Auth => Expect::Auth,
-            SetupStep::Tracking | SetupStep::Hello(_) | SetupStep::Select(_) => Expect::Setup,
         }
     }
 }
@@ -706,80 +689,6 @@ impl Connection {
         }
         Ok(())
     }
-}
-
-/// Encodes the set-up commands `server` asks for into `out` and their steps into
-/// `steps`: AUTH, CLIENT TRACKING, then HELLO and SELECT (SELECT before HELLO with
-/// `SetupStyle::Prefix`, the order tools that prefix their requests use).
-fn encode_setup(server: &Server, out: &mut Vec<u8>, steps: &mut VecDeque<SetupStep>) {
-    if let Some(credentials) = &server.credentials {
-        encode_auth(out, server.protocol, credentials);
-        steps.push_back(SetupStep::Auth);
-    }
-    if server.setup.client_tracking {
-        resp::encode_command(out, &[b"CLIENT", b"TRACKING", b"on"]);
-        steps.push_back(SetupStep::Tracking);
-    }
-    let hello = match server.protocol {
-        Protocol::Resp2 => Some(2u8),
-        Protocol::Resp3 => Some(3u8),
-        _ => None,
-    };
-    // Cluster nodes only have database 0.
-    let select = server.select_db.filter(|_| !server.cluster_mode);
-    let encode_hello = |out: &mut Vec<u8>, steps: &mut VecDeque<SetupStep>| {
-        if let Some(version) = hello {
-            let digit = [b'0' + version];
-            resp::encode_command(out, &[b"HELLO", &digit]);
-            steps.push_back(SetupStep::Hello(version));
-        }
-    };
-    let encode_select = |out: &mut Vec<u8>, steps: &mut VecDeque<SetupStep>| {
-        if let Some(db) = select {
-            let mut digits = itoa::Buffer::new();
-            resp::encode_command(out, &[b"SELECT", digits.format(db).as_bytes()]);
-            steps.push_back(SetupStep::Select(db));
-        }
-    };
-    match server.setup.style {
-        SetupStyle::Handshake => {
-            encode_hello(out, steps);
-            encode_select(out, steps);
-        }
-        SetupStyle::Prefix => {
-            encode_select(out, steps);
-            encode_hello(out, steps);
-        }
-    }
-}
-
-/// Turns a failed AUTH, HELLO or SELECT into a message that says what to change.
-fn check_setup_reply(
-    step: SetupStep,
-    kind: ReplyKind,
-    text: &[u8],
-    plan: &Plan,
-) -> Result<(), String> {
-    if kind != ReplyKind::Error {
-        return Ok(());
-    }
-    let text = String::from_utf8_lossy(text);
-    Err(match step {
-        SetupStep::Auth => {
-            let who = plan
-                .server
-                .credentials
-                .as_ref()
-                .and_then(|c| c.user.clone())
-                .map_or_else(String::new, |user| format!(" as user '{user}'"));
-            format!("authentication{who} failed: {text}")
-        }
-        SetupStep::Tracking => format!("CLIENT TRACKING on failed: {text}"),
-        SetupStep::Hello(version) => {
-            format!("HELLO {version} failed: {text} (servers older than Redis 6 need -P redis)")
-        }
-        SetupStep::Select(db) => format!("SELECT {db} failed: {text}"),
-    })
 }
 
 /// An OS error without the "(os error N)" suffix users do not need.

@@ -29,6 +29,7 @@ pub mod query;
 pub mod resolver;
 pub mod runner;
 pub mod schedule;
+pub mod setup;
 pub mod timer;
 pub mod tls;
 pub mod transport;
