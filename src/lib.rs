@@ -33,8 +33,8 @@
 //! | [`engine`] | runs a plan: threads, clients, connections, TLS, cluster; the run observer |
 //! | [`report`] | renders results: text table, JSON, HDR, `--hdr-log`, client-stats and HTML files; no sockets |
 //! | [`merge`] | several result files into one `Results`, exactly (summed histograms, aligned seconds) |
-//! | [`sinks`] | live sinks fed by the run observer (StatsD/Graphite); the Prometheus endpoint (not wired yet) |
-//! | [`frontend`] | the command lines: memtier's and intrinsic-latency (wired), and what front ends share; not wired yet: latency, redis-benchmark, zbench, merge |
+//! | [`sinks`] | live sinks fed by the run observer: StatsD/Graphite and the Prometheus endpoint |
+//! | [`frontend`] | the command lines, one folder each: memtier's (the default), redis-benchmark, latency, intrinsic-latency, zbench, merge, report, completions and man; and what front ends share |
 
 pub mod date;
 pub mod debug;
