@@ -9,7 +9,9 @@
 #   3. `kvbench redis-benchmark -t set,get -q -P 8` beside the real redis-benchmark;
 #   4. `kvbench report`: two result files (pipeline 1 and 8) as one HTML page;
 #   5. three shards started together as a Kubernetes Indexed Job runs them
-#      (deploy/local-job.sh), merged exactly by `kvbench merge` into one table.
+#      (deploy/local-job.sh), merged exactly by `kvbench merge` into one table;
+#   6. redis-cli's latency probe (`kvbench latency`), beside `redis-cli --latency`;
+#   7. redis-zbench-go's sorted-set load and query (`kvbench zbench`).
 # Every server is stopped at the end (also on Ctrl-C).
 #
 # Environment knobs (all optional):
@@ -255,3 +257,16 @@ if ((status != 0)); then
 fi
 echo
 echo "Merged result of the three shards: $MERGED_JSON"
+
+run_step "redis-cli's latency probe: one 2 s window, PING every 10 ms, figures in microseconds with percentiles" \
+    latency -h 127.0.0.1 -p "$REDIS_PORT" --raw -i 2 --precision=us --percentiles=50,99
+if command -v redis-cli >/dev/null 2>&1; then
+    echo "==> redis-cli --latency --raw -i 2, the same probe in whole milliseconds, for comparison"
+    redis-cli -h 127.0.0.1 -p "$REDIS_PORT" --latency --raw -i 2 || true
+    echo
+fi
+
+run_step "redis-zbench-go's load: 20 000 sorted sets of 1..10 zipf-sized elements" \
+    zbench -mode load -h 127.0.0.1 -p "$REDIS_PORT" -r 20000 -c 10
+run_step "redis-zbench-go's query: ZRANGEBYLEX, 10 per MULTI/EXEC, 20 000 queries at 10 000/s" \
+    zbench -mode query -h 127.0.0.1 -p "$REDIS_PORT" -r 20000 -c 10 -pipeline 10 -multi -n 20000 -rps 10000
