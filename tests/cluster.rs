@@ -8,7 +8,9 @@ use std::collections::HashMap;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{CONDITION_TIMEOUT, RedisServer, TestPki, describe, free_port, kvbench, wait_until};
+use common::{
+    CONDITION_TIMEOUT, RedisCluster, RedisServer, TestPki, describe, free_port, kvbench, wait_until,
+};
 use kvbench::engine::cluster::key_slot;
 
 /// Three cluster-enabled redis-servers joined into one cluster (no replicas).
@@ -17,45 +19,11 @@ struct Cluster {
 }
 
 impl Cluster {
+    /// The shared three-master cluster (tests/common), with this file's helpers.
     fn start() -> Cluster {
-        let nodes: Vec<RedisServer> = (0..3)
-            .map(|_| {
-                // The bus port would be port + 10000, past 65535 for a high free port.
-                let bus = free_port().to_string();
-                RedisServer::start_with(&[
-                    "--cluster-enabled",
-                    "yes",
-                    "--cluster-config-file",
-                    "nodes.conf",
-                    "--cluster-node-timeout",
-                    "5000",
-                    "--cluster-port",
-                    &bus,
-                ])
-            })
-            .collect();
-        let addrs: Vec<String> = nodes
-            .iter()
-            .map(|n| format!("127.0.0.1:{}", n.port))
-            .collect();
-        let out = Command::new("redis-cli")
-            .arg("--cluster")
-            .arg("create")
-            .args(&addrs)
-            .arg("--cluster-yes")
-            .output()
-            .expect("redis-cli runs");
-        assert!(
-            out.status.success(),
-            "cluster create failed: {}",
-            String::from_utf8_lossy(&out.stdout)
-        );
-        wait_until("cluster_state:ok", CONDITION_TIMEOUT, || {
-            nodes
-                .iter()
-                .all(|n| n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"))
-        });
-        Cluster { nodes }
+        Cluster {
+            nodes: RedisCluster::start().nodes,
+        }
     }
 
     fn seed_port(&self) -> String {
