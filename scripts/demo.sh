@@ -158,6 +158,37 @@ if ((interrupted || status == 130)); then
     exit 130
 fi
 
+# Runs one command as a demo step: Ctrl-C is the command's (kvbench stops and reports,
+# and the demo ends with 130); any other failure ends the demo, naming the step.
+run_guarded() {
+    local what=$1 status
+    shift
+    phase=bench
+    set +e
+    "$@"
+    status=$?
+    set -e
+    phase=report
+    if ((status == 130)); then
+        exit 130
+    fi
+    if ((status != 0)); then
+        echo "demo: error: $what exited with status $status" >&2
+        exit "$status"
+    fi
+    echo
+}
+
+# One kvbench command line as a demo step, shown before it runs.
+run_step() {
+    local what=$1
+    shift
+    echo "==> $what"
+    echo "    running: kvbench ${*}"
+    echo
+    run_guarded "kvbench ($what)" "$KVBENCH" "$@"
+}
+
 # The same tool against memcached: both protocols, pipelined, a few seconds each.
 MC_TIME=$(((TEST_TIME + 1) / 2))
 echo
@@ -169,45 +200,8 @@ for protocol in memcache_text memcache_binary; do
         --pipeline=4 --key-maximum=100000 --hide-histogram)
     echo "==> running: target/release/kvbench ${mc_args[*]}"
     echo
-    phase=bench
-    set +e
-    "$KVBENCH" "${mc_args[@]}"
-    status=$?
-    set -e
-    phase=report
-    if ((status == 130)); then
-        exit 130
-    fi
-    if ((status != 0)); then
-        echo "demo: error: kvbench against memcached ($protocol) exited with status $status" >&2
-        exit "$status"
-    fi
-    echo
+    run_guarded "kvbench against memcached ($protocol)" "$KVBENCH" "${mc_args[@]}"
 done
-
-# Runs one kvbench command line as a demo step: the line is shown, Ctrl-C is kvbench's
-# (it stops and reports, and the demo ends with 130), any other failure ends the demo.
-run_step() {
-    local what=$1 status
-    shift
-    echo "==> $what"
-    echo "    running: kvbench ${*}"
-    echo
-    phase=bench
-    set +e
-    "$KVBENCH" "$@"
-    status=$?
-    set -e
-    phase=report
-    if ((status == 130)); then
-        exit 130
-    fi
-    if ((status != 0)); then
-        echo "demo: error: kvbench exited with status $status ($what)" >&2
-        exit "$status"
-    fi
-    echo
-}
 
 STEP_TIME=$(((TEST_TIME + 2) / 3))
 redis=(-s 127.0.0.1 -p "$REDIS_PORT")
@@ -241,21 +235,9 @@ rm -f "$MERGED_JSON"
 echo "==> three shards of one workload (--shard=I/3, one --start-at), as deploy/kubernetes/job.yaml runs them, merged exactly"
 echo "    running: deploy/local-job.sh 3 --json-out-file=$MERGED_JSON -- ${redis[*]} --test-time=$STEP_TIME --rate=30000 -t 1 -c 10 --key-maximum=100000 --hide-histogram"
 echo
-phase=bench
-set +e
-KVBENCH=$KVBENCH LOCAL_JOB_START_IN=2 bash deploy/local-job.sh 3 "--json-out-file=$MERGED_JSON" -- \
+run_guarded "the three-shard job" env "KVBENCH=$KVBENCH" LOCAL_JOB_START_IN=2 \
+    bash deploy/local-job.sh 3 "--json-out-file=$MERGED_JSON" -- \
     "${redis[@]}" "--test-time=$STEP_TIME" --rate=30000 -t 1 -c 10 --key-maximum=100000 --hide-histogram
-status=$?
-set -e
-phase=report
-if ((status == 130)); then
-    exit 130
-fi
-if ((status != 0)); then
-    echo "demo: error: the three-shard job exited with status $status" >&2
-    exit "$status"
-fi
-echo
 echo "Merged result of the three shards: $MERGED_JSON"
 
 run_step "redis-cli's latency probe: one 2 s window, PING every 10 ms, figures in microseconds with percentiles" \

@@ -10,6 +10,8 @@
 //! Under edge-triggered polling each expiry raises one event; re-arming resets the
 //! expiry count, so the descriptor never needs a `read`.
 
+use std::time::Instant;
+
 pub use imp::TimerFd;
 
 #[cfg(target_os = "linux")]
@@ -222,5 +224,45 @@ mod tests {
         poll.poll(&mut events, Some(Duration::from_secs(5)))
             .unwrap();
         assert!(events.iter().any(|e| e.token() == Token(1)));
+    }
+}
+/// A [`TimerFd`] and the instant it is armed for, so arming it again for the same
+/// instant costs no syscall (a worker re-computes its next wake-up on every loop).
+pub struct Alarm {
+    timer: TimerFd,
+    armed: Option<Instant>,
+}
+
+impl Alarm {
+    /// A timer registered in `poll` under `token` when `wanted` and the platform has one;
+    /// otherwise one that does nothing ([`is_precise`](Self::is_precise) says so).
+    pub fn new(poll: &mio::Poll, token: mio::Token, wanted: bool) -> Alarm {
+        let timer = if wanted {
+            match TimerFd::new() {
+                Ok(timer) if timer.register(poll.registry(), token).is_ok() => timer,
+                // Without it the poll timeout wakes the caller, in millisecond steps.
+                _ => TimerFd::none(),
+            }
+        } else {
+            TimerFd::none()
+        };
+        Alarm { timer, armed: None }
+    }
+
+    /// Whether arming wakes the caller at the clock's precision.
+    pub fn is_precise(&self) -> bool {
+        self.timer.is_precise()
+    }
+
+    /// Arms the timer for `at` unless it is armed for that already.
+    pub fn arm(&mut self, at: Instant, now: Instant) -> Result<(), String> {
+        if self.armed.is_some_and(|armed| armed == at && armed > now) {
+            return Ok(());
+        }
+        self.timer
+            .arm_at(at)
+            .map_err(|err| format!("cannot arm the open-loop timer: {err}"))?;
+        self.armed = Some(at);
+        Ok(())
     }
 }

@@ -38,7 +38,7 @@ use crate::engine::generator::OpGenerator;
 use crate::engine::progress::WorkerProgress;
 use crate::engine::resolver::Resolver;
 use crate::engine::schedule::Schedule;
-use crate::engine::timer::TimerFd;
+use crate::engine::timer::Alarm;
 use crate::engine::verify::VerifyJob;
 use crate::plan::{Pacing, Plan, StopAt};
 use crate::stats::{ClientSeries, OpStats, ReplySizes, ScheduleStats};
@@ -244,40 +244,6 @@ impl Tally {
     }
 }
 
-/// The worker's open-loop timer and the time it is armed for.
-struct Alarm {
-    timer: TimerFd,
-    armed: Option<Instant>,
-}
-
-impl Alarm {
-    /// A timer in `poll` when the plan paces requests and the platform has one.
-    fn new(plan: &Plan, poll: &Poll) -> Alarm {
-        let timer = if plan.load.pacing.is_open() {
-            match TimerFd::new() {
-                Ok(timer) if timer.register(poll.registry(), TIMER_TOKEN).is_ok() => timer,
-                // Without it the poll timeout wakes the worker, in millisecond steps.
-                _ => TimerFd::none(),
-            }
-        } else {
-            TimerFd::none()
-        };
-        Alarm { timer, armed: None }
-    }
-
-    /// Arms the timer for `at` unless it is armed for that already.
-    fn arm(&mut self, at: Instant, now: Instant) -> Result<(), String> {
-        if self.armed.is_some_and(|armed| armed == at && armed > now) {
-            return Ok(());
-        }
-        self.timer
-            .arm_at(at)
-            .map_err(|err| format!("cannot arm the open-loop timer: {err}"))?;
-        self.armed = Some(at);
-        Ok(())
-    }
-}
-
 impl Worker {
     /// Runs the thread's clients to completion, deadline or stop; always ends with `Finished`.
     pub fn run(mut self) {
@@ -358,7 +324,7 @@ impl Worker {
     ) -> Result<(), String> {
         let mut events = Events::with_capacity(1024);
         let mut errors = ErrorLog::default();
-        let mut alarm = Alarm::new(&self.plan, &self.poll);
+        let mut alarm = Alarm::new(&self.poll, TIMER_TOKEN, self.plan.load.pacing.is_open());
         // The client a due position of the shared schedule is offered to first.
         let mut cursor = 0;
         let mut measuring = self.measure_start <= self.run_start;
@@ -430,7 +396,7 @@ impl Worker {
                 precise = Some(precise.map_or(shared.peek(), |t| t.min(shared.peek())));
             }
             match precise {
-                Some(at) if at < wake_at && alarm.timer.is_precise() => alarm.arm(at, now)?,
+                Some(at) if at < wake_at && alarm.is_precise() => alarm.arm(at, now)?,
                 Some(at) => wake_at = wake_at.min(at),
                 None => {}
             }
