@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::Error;
-use crate::results::{Results, SweepReport, best_worst_aggregate};
+use crate::results::{Results, Row, SweepReport, best_worst_aggregate};
 use crate::workload::verify::{VERIFY_BANNER, VerifyReport};
 
 /// What bounds each client, as the report headers state it.
@@ -214,6 +214,22 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         return Err(fail(e));
     }
     Ok(())
+}
+
+/// Column label of a percentile: `p50 Latency`, `p99.9 Latency`, `p99.99 Latency`
+/// (shortest decimal form, as `%g` prints it).
+pub(crate) fn percentile_label(p: f64) -> String {
+    format!("p{} Latency", finite(p))
+}
+
+/// Width of a table's first column: its longest row name, at least 6, plus a space.
+pub(crate) fn name_width(rows: &[Row]) -> usize {
+    rows.iter()
+        .map(|r| r.name.row.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(6)
+        + 1
 }
 
 /// `x`, or 0 when it is NaN or infinite: no report ever prints `nan` or `inf`.

@@ -18,6 +18,7 @@
 use std::fmt::Write as _;
 
 use crate::report::finite;
+use crate::report::{name_width, percentile_label};
 use crate::results::{
     Results, Row, ScheduleResult, SweepReport, latency_at_percentile_ms, sweep::CURVE_PERCENTILES,
 };
@@ -43,21 +44,9 @@ pub fn render_open_loop(results: &Results, percentiles: &[f64]) -> String {
     out
 }
 
-/// Column label of a percentile, as the main table writes it (`p99.9 Latency`).
-fn percentile_label(p: f64) -> String {
-    format!("p{} Latency", finite(p))
-}
-
 /// The SERVICE TIME table: per row the rate and the service-time figures.
 pub fn render_service_table(results: &Results, percentiles: &[f64]) -> String {
-    let type_width = results
-        .rows
-        .iter()
-        .map(|r| r.name.row.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(6)
-        + 1;
+    let type_width = name_width(&results.rows);
     let mut header = String::new();
     let _ = write!(header, "{:<type_width$} ", "Type");
     let _ = write!(header, "{:>RATE_WIDTH$} ", "Ops/sec");

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use crate::report::hdr::{TICKS_PER_HALF_DISTANCE, percentile_ticks};
 use crate::report::open_loop::render_open_loop;
 use crate::report::{Limit, RunInfo, finite};
+use crate::report::{name_width, percentile_label};
 use crate::results::{Results, Row, latency_at_percentile_ms};
 
 /// Width of a rate cell (`%12.2f`), without the separating space.
@@ -56,12 +57,6 @@ pub fn render_report(
     out
 }
 
-/// Column label of a percentile: `p50 Latency`, `p99.9 Latency`, `p99.99 Latency`
-/// (shortest decimal form, as `%g` prints it).
-fn percentile_label(p: f64) -> String {
-    format!("p{} Latency", finite(p))
-}
-
 /// One results block: title, `=` rule, header, `-` rule, a line per row (each ending in a
 /// space), in open loop the service-time table and the schedule (see
 /// [`crate::report::open_loop`]), then unless `hide_histogram` two blank lines and the
@@ -80,14 +75,7 @@ fn percentile_label(p: f64) -> String {
 /// KB/sec, as memtier's Waits row does.
 pub fn render_results(results: &Results, percentiles: &[f64], hide_histogram: bool) -> String {
     let show_hits = results.rows.iter().any(|r| r.name.has_hits);
-    let type_width = results
-        .rows
-        .iter()
-        .map(|r| r.name.row.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(6)
-        + 1;
+    let type_width = name_width(&results.rows);
 
     let mut header = String::new();
     let _ = write!(header, "{:<type_width$} ", "Type");
@@ -201,14 +189,7 @@ pub fn render_servers(results: &Results, percentiles: &[f64]) -> String {
     if results.servers.is_empty() {
         return String::new();
     }
-    let name_width = results
-        .servers
-        .iter()
-        .map(|r| r.name.row.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(6)
-        + 1;
+    let name_width = name_width(&results.servers);
     let mut header = String::new();
     let _ = write!(header, "{:<name_width$} ", "Server");
     let _ = write!(header, "{:>RATE_WIDTH$} ", "Ops/sec");
