@@ -109,6 +109,12 @@ fn strip<'a>(line: &'a str, prefix: &str, suffix: &str) -> Option<&'a str> {
     line.strip_prefix(prefix)?.strip_suffix(suffix)
 }
 
+/// A requests-per-second figure: `%.2f`, or `inf`, which redis-benchmark prints when a
+/// test finished within its millisecond clock's tick (it divides by whole milliseconds).
+fn rps_figure(s: &str) -> bool {
+    s == "inf" || two_decimals(s)
+}
+
 fn two_decimals(s: &str) -> bool {
     s.split_once('.')
         .is_some_and(|(int, frac)| !int.is_empty() && frac.len() == 2)
@@ -403,7 +409,7 @@ pub fn parse_quiet(raw: &str) -> Result<Vec<QuietLine>, String> {
         let (title, rps) = head
             .rsplit_once(": ")
             .ok_or_else(|| format!("not a -q line: {line:?}"))?;
-        if !three_decimals(p50) || !two_decimals(rps) {
+        if !three_decimals(p50) || !rps_figure(rps) {
             return Err(format!("-q figures need %.2f and %.3f: {line:?}"));
         }
         out.push(QuietLine {
@@ -437,7 +443,7 @@ pub fn parse_csv(raw: &str) -> Result<Vec<CsvRow>, String> {
             return Err(format!("a CSV row has 8 fields: {line:?}"));
         }
         let rps = fields[6];
-        if !two_decimals(rps) {
+        if !rps_figure(rps) {
             return Err(format!("rps needs two decimals: {line:?}"));
         }
         let mut latencies = [0.0; 6];
@@ -507,5 +513,17 @@ mod tests {
         let q = parse_quiet(raw).unwrap();
         assert_eq!(q.len(), 2);
         assert_eq!(q[1].title, "GET");
+    }
+
+    #[test]
+    fn a_test_within_one_millisecond_tick_reads_inf() {
+        let csv = format!(
+            "{CSV_HEADER}\n\"PING_INLINE\",\"inf\",\"0.219\",\"0.104\",\"0.215\",\"0.327\",\"0.351\",\"0.359\"\n"
+        );
+        let rows = parse_csv(&csv).unwrap();
+        assert!(rows[0].rps.is_infinite());
+        let q = parse_quiet("PING_INLINE: inf requests per second, p50=0.031 msec\n\n").unwrap();
+        assert!(q[0].rps.is_infinite());
+        assert!(parse_csv(&csv.replace("\"inf\"", "\"12.5\"")).is_err());
     }
 }
