@@ -170,11 +170,36 @@ pub struct Pending {
 }
 
 /// A decoded reply to a request (setup replies never get here).
+#[derive(Clone, Copy, Debug)]
 pub struct Answer {
     pub pending: Pending,
     pub reply: Reply,
     /// Where the reply's bytes are in the read buffer, valid until the next read.
     start: usize,
+}
+
+impl Answer {
+    /// A reply that answers no request (nothing was in flight).
+    fn none() -> Answer {
+        let now = Instant::now();
+        Answer {
+            pending: Pending {
+                purpose: Purpose::Unsolicited,
+                opaque: 0,
+                tx: 0,
+                intended: now,
+                sent: now,
+            },
+            reply: Reply {
+                len: 0,
+                kind: ReplyKind::Nil,
+                payload: (0, 0),
+                elements: 0,
+                nil_elements: 0,
+            },
+            start: 0,
+        }
+    }
 }
 
 /// A request being written: see [`Connection::begin`].
@@ -215,6 +240,10 @@ pub struct Connection {
     codec: Codec,
     next_opaque: u32,
     inflight: VecDeque<Pending>,
+    /// The reply [`Connection::next_answer`] decoded last, with its request: kept here
+    /// and lent out rather than returned (moving it through a `Result<Option<_>>`
+    /// cost more than decoding the reply did).
+    answer: Answer,
     /// Last time a reply arrived, or a request went out with nothing in flight: the
     /// stall watchdog measures from here.
     last_progress: Instant,
@@ -244,6 +273,7 @@ impl Connection {
             codec: Codec::new(plan.server.protocol),
             next_opaque: 0,
             inflight: VecDeque::with_capacity(plan.load.pipeline),
+            answer: Answer::none(),
             last_progress: Instant::now(),
         }
     }
@@ -572,8 +602,9 @@ impl Connection {
     }
 
     /// Decodes the next complete reply to a request, handling setup replies and RESP3
-    /// push data on the way. `Ok(None)`: nothing more in the buffer for now.
-    pub fn next_answer(&mut self, plan: &Plan) -> Result<Option<Answer>, Failure> {
+    /// push data on the way; `Ok(true)`: [`answer`](Self::answer) holds it, `Ok(false)`:
+    /// nothing more in the buffer for now.
+    pub fn next_answer(&mut self, plan: &Plan) -> Result<bool, Failure> {
         while self.rstart < self.rend {
             let expect = match (self.setup.front(), self.inflight.front()) {
                 (Some(step), _) => step.expect(),
@@ -615,18 +646,12 @@ impl Connection {
             }
             let Some(pending) = self.inflight.pop_front() else {
                 // Answers nothing: the client decides what it means.
-                let now = Instant::now();
-                return Ok(Some(Answer {
-                    pending: Pending {
-                        purpose: Purpose::Unsolicited,
-                        opaque: 0,
-                        tx: 0,
-                        intended: now,
-                        sent: now,
-                    },
+                self.answer = Answer {
                     reply,
                     start,
-                }));
+                    ..Answer::none()
+                };
+                return Ok(true);
             };
             if let Some(opaque) = self.codec.reply_opaque(&self.rbuf[start..self.rstart])
                 && opaque != pending.opaque
@@ -636,21 +661,27 @@ impl Connection {
                     self.peer, pending.opaque
                 )));
             }
-            return Ok(Some(Answer {
+            self.answer = Answer {
                 pending,
                 reply,
                 start,
-            }));
+            };
+            return Ok(true);
         }
         if self.rstart == self.rend {
             self.rstart = 0;
             self.rend = 0;
             self.shrink_read_buffer();
         }
-        Ok(None)
+        Ok(false)
     }
 
-    /// The bytes of a reply returned by [`Connection::next_answer`].
+    /// The reply [`next_answer`](Self::next_answer) decoded last, with its request.
+    pub fn answer(&self) -> &Answer {
+        &self.answer
+    }
+
+    /// The bytes of a reply decoded by [`Connection::next_answer`].
     pub fn reply_bytes(&self, answer: &Answer) -> &[u8] {
         &self.rbuf[answer.start..answer.start + answer.reply.len]
     }

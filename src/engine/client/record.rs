@@ -28,37 +28,45 @@ impl Client {
             received,
             last: None,
         };
-        while let Some(answer) = self.conns[i].next_answer(plan)? {
-            let request = match answer.pending.purpose {
+        while self.conns[i].next_answer(plan)? {
+            // The answer stays in its connection and is read there; the rare kinds that
+            // need the whole client take a copy.
+            let request = match self.conns[i].answer().pending.purpose {
                 Purpose::Work(request) if request.queued => {
+                    let answer = *self.conns[i].answer();
                     self.queued_reply(&answer, request.row, ctx);
                     continue;
                 }
                 Purpose::Work(request) => request,
                 Purpose::Asking | Purpose::Multi => continue,
                 Purpose::Exec => {
+                    let answer = *self.conns[i].answer();
                     self.exec_reply(i, &answer, received, ctx);
                     continue;
                 }
                 Purpose::Visibility(slot) => {
-                    let value = answer.reply.text(self.conns[i].reply_bytes(&answer));
+                    let conn = &self.conns[i];
+                    let answer = conn.answer();
+                    let value = answer.reply.text(conn.reply_bytes(answer));
                     if let Some(vis) = self.visibility.as_mut() {
                         vis.answered(slot, value, received, ctx);
                     }
                     continue;
                 }
                 Purpose::Unsolicited => {
-                    let bytes = self.conns[i].reply_bytes(&answer);
-                    return Err(unsolicited(&answer, bytes, plan, ctx, self.conns[i].peer()));
+                    let conn = &self.conns[i];
+                    let bytes = conn.reply_bytes(conn.answer());
+                    return Err(unsolicited(conn.answer(), bytes, plan, ctx, conn.peer()));
                 }
                 Purpose::TopologyRefresh => {
                     // A node that reports no host name means the one this client reached
                     // it by.
-                    let host = match self.conns[i].endpoint() {
+                    let conn = &self.conns[i];
+                    let host = match conn.endpoint() {
                         Endpoint::Tcp { host, .. } => host.clone(),
                         Endpoint::Unix(_) => String::new(),
                     };
-                    let parsed = resp_value::value(self.conns[i].reply_bytes(&answer))
+                    let parsed = resp_value::value(conn.reply_bytes(conn.answer()))
                         .and_then(|(value, _)| cluster::slot_map(&value, &host).ok());
                     if let Some(map) = parsed {
                         self.apply_slot_map(&map, plan, ctx);
@@ -69,12 +77,14 @@ impl Client {
             if let Some(think) = self.think_time {
                 self.resume_at = Some(received + think);
             }
-            let bytes = self.conns[i].reply_bytes(&answer);
+            let conn = &self.conns[i];
+            let answer = conn.answer();
+            let bytes = conn.reply_bytes(answer);
             if let Some(row) = self.server_rows.map(|first| first + i) {
-                record_server(&answer, row, received, ctx);
+                record_server(answer, row, received, ctx);
             }
             let redirect = record_answer(
-                &answer,
+                answer,
                 request,
                 bytes,
                 &mut elapsed,
@@ -82,17 +92,18 @@ impl Client {
                 ctx,
                 &mut self.series,
                 &mut self.scan,
-                self.conns[i].peer(),
+                conn.peer(),
             )?;
+            let (intended, kind) = (answer.pending.intended, answer.reply.kind);
             if let (Some(seq), Op::Set { key_id, .. }, Some(vis)) =
                 (request.stamp, request.op, self.visibility.as_mut())
                 && redirect.is_none()
-                && answer.reply.kind != ReplyKind::Error
+                && kind != ReplyKind::Error
             {
                 vis.acknowledged(key_id, seq, received, ctx);
             }
             if let Some(redirect) = redirect {
-                let intended = ctx.health.is_some().then_some(answer.pending.intended);
+                let intended = ctx.health.is_some().then_some(intended);
                 self.follow(i, redirect, request, intended, plan, ctx)?;
             }
         }
