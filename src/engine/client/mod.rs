@@ -4,6 +4,7 @@
 //! - `send`: what to send next, open-loop positions, encoding into a connection;
 //! - `record`: what a reply means (latency, hits, errors, SCAN cursors, verification);
 //! - `route`: which connection a key goes to, MOVED/ASK, the slot map's refresh;
+//! - `plain`: the closed loop's common case, sent and recorded without the rest's branches;
 //! - `pinned`: a client pinned to one cluster master, its slots and slot tags;
 //! - `reconnect`: what a connection failure means: the end, or a back-off.
 //! - `txn`: a request stream's batches as MULTI/EXEC transactions, recorded at EXEC.
@@ -15,6 +16,7 @@
 //! freed by a reply takes the positions that fell due meanwhile.
 
 mod pinned;
+mod plain;
 mod reconnect;
 mod record;
 mod route;
@@ -168,6 +170,8 @@ pub struct Client {
     txn: Transaction,
     /// Connected early for a start time: no request goes out before it.
     hold: Option<Instant>,
+    /// The plain closed loop (see `plain`): decided once, when the client is made.
+    plain: bool,
 }
 
 impl Client {
@@ -305,7 +309,9 @@ impl Client {
                 .unwrap_or_default(),
             txn: Transaction::default(),
             hold: None,
+            plain: false,
         };
+        client.plain = client.is_plain();
         for conn in &mut client.conns {
             conn.start_at(start_at);
         }

@@ -5,13 +5,14 @@
 use std::time::Instant;
 
 use crate::debug_log;
+use crate::engine::client::plain::record_plain;
 use crate::engine::client::{Client, ClientContext};
 use crate::engine::cluster::{self, Redirect};
 use crate::engine::connection::{Answer, Failure, Purpose, Request};
 use crate::engine::generator::Op;
 use crate::plan::{Endpoint, ErrorReplies, Plan, Sample};
 use crate::protocol::resp_value::{self, first_bulk};
-use crate::protocol::{Expect, ReplyKind};
+use crate::protocol::{Expect, Reply, ReplyKind};
 use crate::stats::{ClientSeries, rows};
 use crate::workload::commands::{ScanState, scan_cursor};
 
@@ -28,84 +29,101 @@ impl Client {
             received,
             last: None,
         };
+        let plain = self.records_plainly(plan, ctx);
         while self.conns[i].next_answer(plan)? {
-            // The answer stays in its connection and is read there; the rare kinds that
-            // need the whole client take a copy.
-            let request = match self.conns[i].answer().pending.purpose {
-                Purpose::Work(request) if request.queued => {
-                    let answer = *self.conns[i].answer();
-                    self.queued_reply(&answer, request.row, ctx);
-                    continue;
-                }
-                Purpose::Work(request) => request,
-                Purpose::Asking | Purpose::Multi => continue,
-                Purpose::Exec => {
-                    let answer = *self.conns[i].answer();
-                    self.exec_reply(i, &answer, received, ctx);
-                    continue;
-                }
-                Purpose::Visibility(slot) => {
-                    let conn = &self.conns[i];
-                    let answer = conn.answer();
-                    let value = answer.reply.text(conn.reply_bytes(answer));
-                    if let Some(vis) = self.visibility.as_mut() {
-                        vis.answered(slot, value, received, ctx);
-                    }
-                    continue;
-                }
-                Purpose::Unsolicited => {
-                    let conn = &self.conns[i];
-                    let bytes = conn.reply_bytes(conn.answer());
-                    return Err(unsolicited(conn.answer(), bytes, plan, ctx, conn.peer()));
-                }
-                Purpose::TopologyRefresh => {
-                    // A node that reports no host name means the one this client reached
-                    // it by.
-                    let conn = &self.conns[i];
-                    let host = match conn.endpoint() {
-                        Endpoint::Tcp { host, .. } => host.clone(),
-                        Endpoint::Unix(_) => String::new(),
-                    };
-                    let parsed = resp_value::value(conn.reply_bytes(conn.answer()))
-                        .and_then(|(value, _)| cluster::slot_map(&value, &host).ok());
-                    if let Some(map) = parsed {
-                        self.apply_slot_map(&map, plan, ctx);
-                    }
-                    continue;
-                }
-            };
-            if let Some(think) = self.think_time {
-                self.resume_at = Some(received + think);
+            if plain && record_plain(self.conns[i].answer(), &mut elapsed, plan, ctx) {
+                continue;
             }
-            let conn = &self.conns[i];
-            let answer = conn.answer();
-            let bytes = conn.reply_bytes(answer);
-            if let Some(row) = self.server_rows.map(|first| first + i) {
-                record_server(answer, row, received, ctx);
+            self.take_answer(i, &mut elapsed, plan, ctx)?;
+        }
+        Ok(())
+    }
+
+    /// Records the answer connection `i` just decoded, whatever it is.
+    fn take_answer(
+        &mut self,
+        i: usize,
+        elapsed: &mut Elapsed,
+        plan: &Plan,
+        ctx: &mut ClientContext,
+    ) -> Result<(), Failure> {
+        let received = elapsed.received;
+        // The answer stays in its connection and is read there; the rare kinds that
+        // need the whole client take a copy.
+        let request = match self.conns[i].answer().pending.purpose {
+            Purpose::Work(request) if request.queued => {
+                let answer = *self.conns[i].answer();
+                self.queued_reply(&answer, request.row, ctx);
+                return Ok(());
             }
-            let redirect = record_answer(
-                answer,
-                request,
-                bytes,
-                &mut elapsed,
-                plan,
-                ctx,
-                &mut self.series,
-                &mut self.scan,
-                conn.peer(),
-            )?;
-            let (intended, kind) = (answer.pending.intended, answer.reply.kind);
-            if let (Some(seq), Op::Set { key_id, .. }, Some(vis)) =
-                (request.stamp, request.op, self.visibility.as_mut())
-                && redirect.is_none()
-                && kind != ReplyKind::Error
-            {
-                vis.acknowledged(key_id, seq, received, ctx);
+            Purpose::Work(request) => request,
+            Purpose::Asking | Purpose::Multi => return Ok(()),
+            Purpose::Exec => {
+                let answer = *self.conns[i].answer();
+                self.exec_reply(i, &answer, received, ctx);
+                return Ok(());
             }
-            if let Some(redirect) = redirect {
-                let intended = ctx.health.is_some().then_some(intended);
-                self.follow(i, redirect, request, intended, plan, ctx)?;
+            Purpose::Visibility(slot) => {
+                let conn = &self.conns[i];
+                let answer = conn.answer();
+                let value = answer.reply.text(conn.reply_bytes(answer));
+                if let Some(vis) = self.visibility.as_mut() {
+                    vis.answered(slot, value, received, ctx);
+                }
+                return Ok(());
             }
+            Purpose::Unsolicited => {
+                let conn = &self.conns[i];
+                let bytes = conn.reply_bytes(conn.answer());
+                return Err(unsolicited(conn.answer(), bytes, plan, ctx, conn.peer()));
+            }
+            Purpose::TopologyRefresh => {
+                // A node that reports no host name means the one this client reached
+                // it by.
+                let conn = &self.conns[i];
+                let host = match conn.endpoint() {
+                    Endpoint::Tcp { host, .. } => host.clone(),
+                    Endpoint::Unix(_) => String::new(),
+                };
+                let parsed = resp_value::value(conn.reply_bytes(conn.answer()))
+                    .and_then(|(value, _)| cluster::slot_map(&value, &host).ok());
+                if let Some(map) = parsed {
+                    self.apply_slot_map(&map, plan, ctx);
+                }
+                return Ok(());
+            }
+        };
+        if let Some(think) = self.think_time {
+            self.resume_at = Some(received + think);
+        }
+        let conn = &self.conns[i];
+        let answer = conn.answer();
+        let bytes = conn.reply_bytes(answer);
+        if let Some(row) = self.server_rows.map(|first| first + i) {
+            record_server(answer, row, received, ctx);
+        }
+        let redirect = record_answer(
+            answer,
+            request,
+            bytes,
+            elapsed,
+            plan,
+            ctx,
+            &mut self.series,
+            &mut self.scan,
+            conn.peer(),
+        )?;
+        let (intended, kind) = (answer.pending.intended, answer.reply.kind);
+        if let (Some(seq), Op::Set { key_id, .. }, Some(vis)) =
+            (request.stamp, request.op, self.visibility.as_mut())
+            && redirect.is_none()
+            && kind != ReplyKind::Error
+        {
+            vis.acknowledged(key_id, seq, received, ctx);
+        }
+        if let Some(redirect) = redirect {
+            let intended = ctx.health.is_some().then_some(intended);
+            self.follow(i, redirect, request, intended, plan, ctx)?;
         }
         Ok(())
     }
@@ -136,14 +154,14 @@ fn record_server(answer: &Answer, row: usize, received: Instant, ctx: &mut Clien
 
 /// Microseconds from a request's intended send time to when its reply was read,
 /// computed once per send time: the replies to one pipelined batch share both.
-struct Elapsed {
-    received: Instant,
+pub(super) struct Elapsed {
+    pub received: Instant,
     last: Option<(Instant, u64)>,
 }
 
 impl Elapsed {
     #[inline]
-    fn since(&mut self, from: Instant) -> u64 {
+    pub(super) fn since(&mut self, from: Instant) -> u64 {
         if let Some((at, us)) = self.last
             && at == from
         {
@@ -293,7 +311,6 @@ fn record_answer(
     {
         state.on_reply(first_bulk(bytes).and_then(scan_cursor));
     }
-    let is_get = plan.workload.arbitrary.is_none() && row == rows::GET;
     let (hits, misses) = match reply.kind {
         ReplyKind::Error => {
             if plan.load.error_replies == ErrorReplies::Stop {
@@ -326,6 +343,26 @@ fn record_answer(
             ));
             (0, 0)
         }
+        _ => hits_and_misses(&reply, &request, plan),
+    };
+    stats.hits += hits;
+    stats.misses += misses;
+    if let Some(series) = series.as_mut()
+        && counted
+        && (hits > 0 || misses > 0)
+    {
+        series.hit(ctx.second, hits);
+        series.miss(ctx.second, misses);
+    }
+    Ok(None)
+}
+
+/// The hits and misses a reply that is not an error counts: reads only (SETs and
+/// arbitrary commands count neither).
+#[inline]
+pub(super) fn hits_and_misses(reply: &Reply, request: &Request, plan: &Plan) -> (u64, u64) {
+    let is_get = plan.workload.arbitrary.is_none() && usize::from(request.row) == rows::GET;
+    match reply.kind {
         _ if !is_get => (0, 0),
         ReplyKind::Array | ReplyKind::Nil if matches!(request.expect, Expect::MultiGet(_)) => {
             let keys = match request.expect {
@@ -339,15 +376,5 @@ fn record_answer(
         // GETRANGE answers an empty string for a missing key.
         ReplyKind::Bulk if plan.load.shape.data_offset > 0 && reply.payload.1 == 0 => (0, 1),
         _ => (1, 0),
-    };
-    stats.hits += hits;
-    stats.misses += misses;
-    if let Some(series) = series.as_mut()
-        && counted
-        && (hits > 0 || misses > 0)
-    {
-        series.hit(ctx.second, hits);
-        series.miss(ctx.second, misses);
     }
-    Ok(None)
 }

@@ -135,6 +135,10 @@ impl Client {
     /// Sends redirected requests first, then new ones, until connections are full, the
     /// client's share is sent, or (open loop) no position of the schedule is due.
     pub(super) fn fill(&mut self, plan: &Plan, ctx: &mut ClientContext) {
+        if self.sends_plainly(ctx) {
+            self.fill_plain(plan, ctx);
+            return;
+        }
         if let Some(at) = self.hold {
             if Instant::now() < at {
                 return;
@@ -354,7 +358,7 @@ impl Client {
     /// Encodes `op` on connection `i` (after `ASKING` when `asking`) and puts it in
     /// flight, intended for `intended` and sent at `sent`.
     #[allow(clippy::too_many_arguments)] // the request, its redirection state, and its context
-    fn send_op(
+    pub(super) fn send_op(
         &mut self,
         i: usize,
         op: Op,

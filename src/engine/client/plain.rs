@@ -1,0 +1,103 @@
+//! The closed loop's common case, decided once when the client is made: one server, no
+//! rate, no think time, no request stream, transactions, pool or visibility probe. Such
+//! a client sends and records without asking, per request, about schedules, redirections,
+//! warm-up, service times or per-client series; anything else (and any error reply)
+//! takes the general path in `send` and `record`.
+
+use std::time::Instant;
+
+use crate::debug;
+use crate::engine::client::record::{Elapsed, hits_and_misses};
+use crate::engine::client::send::Pacing;
+use crate::engine::client::{Client, ClientContext};
+use crate::engine::connection::{Answer, Purpose, Redirects};
+use crate::plan::{BatchWrap, Plan};
+use crate::protocol::ReplyKind;
+
+impl Client {
+    /// Whether this client's shape allows the plain path at all (fixed for the run).
+    pub(super) fn is_plain(&self) -> bool {
+        matches!(self.pacing, Pacing::Closed)
+            && self.think_time.is_none()
+            && !self.router.by_key()
+            && self.conns.len() == 1
+            && self.server_rows.is_none()
+            && self.visibility.is_none()
+            && self.stream.is_none()
+            && self.wrap == BatchWrap::Plain
+            && self.pinned.is_none()
+            && !self.idle
+            && self.reconnect_interval.is_none()
+    }
+
+    /// Whether [`fill`](Self::fill) can take the plain path now: nothing waiting to be
+    /// sent again, no start time to wait for, no verification pass or shared budget.
+    pub(super) fn sends_plainly(&self, ctx: &ClientContext) -> bool {
+        self.plain
+            && self.hold.is_none()
+            && self.held.is_none()
+            && self.resends.is_empty()
+            && self.retries.is_empty()
+            && ctx.verify.is_none()
+            && ctx.budget.is_none()
+    }
+
+    /// The plain closed loop's fill: new requests from the generator until the pipeline
+    /// is full or the share is sent, all stamped with one clock read.
+    pub(super) fn fill_plain(&mut self, plan: &Plan, ctx: &mut ClientContext) {
+        let mut sent = None;
+        while self.remaining != Some(0) && self.conns[0].has_room(self.pipeline, None) {
+            let op = self.ops.next_op();
+            if let Some(left) = self.remaining.as_mut() {
+                *left -= 1;
+            }
+            let at = *sent.get_or_insert_with(Instant::now);
+            self.send_op(0, op, false, Redirects::None, 0, at, at, plan, ctx);
+        }
+    }
+
+    /// Whether replies can be recorded the plain way now: no cluster, no per-client
+    /// series, samples, verification, SCAN cursors, warm-up or request lines to print.
+    pub(super) fn records_plainly(&self, plan: &Plan, ctx: &ClientContext) -> bool {
+        self.plain
+            && !plan.server.cluster_mode
+            && self.series.is_none()
+            && self.scan.is_none()
+            && plan.outputs.samples.is_none()
+            && ctx.verify.is_none()
+            && ctx.discard.is_none()
+            && !debug::enabled(2)
+    }
+}
+
+/// Records `answer` the plain way when it is a workload reply that is not an error and
+/// its row keeps no service times or reply sizes; returns false (nothing recorded) for
+/// anything else, which the general path then takes.
+#[inline]
+pub(super) fn record_plain(
+    answer: &Answer,
+    elapsed: &mut Elapsed,
+    plan: &Plan,
+    ctx: &mut ClientContext,
+) -> bool {
+    let Purpose::Work(request) = answer.pending.purpose else {
+        return false;
+    };
+    let reply = &answer.reply;
+    let Some(stats) = ctx.stats.get_mut(usize::from(request.row)) else {
+        return false;
+    };
+    if reply.kind == ReplyKind::Error
+        || request.queued
+        || stats.service.is_some()
+        || stats.reply_sizes.is_some()
+    {
+        return false;
+    }
+    let latency_us = elapsed.since(answer.pending.intended);
+    stats.record_batched(latency_us, u64::from(answer.pending.tx), reply.len as u64);
+    let (hits, misses) = hits_and_misses(reply, &request, plan);
+    stats.hits += hits;
+    stats.misses += misses;
+    true
+}
