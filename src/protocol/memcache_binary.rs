@@ -24,7 +24,7 @@
 //! parsed value; the body is never read except where a payload span is
 //! reported.
 
-use crate::protocol::{Decode, Reply, ReplyKind};
+use crate::protocol::{Decode, Key, Reply, ReplyKind};
 
 /// Bytes in every request and response header.
 pub const HEADER_LEN: usize = 24;
@@ -186,12 +186,12 @@ fn encode_request(
     out: &mut Vec<u8>,
     opcode: u8,
     extras: &[u8],
-    key: &[u8],
+    key: Key,
     parts: &[&[u8]],
     opaque: u32,
 ) {
     // Extras are at most 8 bytes here, so only the key and value can be too long.
-    let key = &key[..key.len().min(usize::from(u16::MAX))];
+    let key = key.clamp(usize::from(u16::MAX));
     let room = (u32::MAX as usize).saturating_sub(extras.len() + key.len());
     let value_len = parts.iter().map(|part| part.len()).sum::<usize>().min(room);
     let body = extras.len() + key.len() + value_len;
@@ -206,7 +206,7 @@ fn encode_request(
     header[12..16].copy_from_slice(&opaque.to_be_bytes());
     out.extend_from_slice(&header);
     out.extend_from_slice(extras);
-    out.extend_from_slice(key);
+    key.write(out);
     let mut left = value_len;
     for part in parts {
         let part = &part[..part.len().min(left)];
@@ -220,34 +220,40 @@ fn encode_request(
 /// ```text
 /// header (opcode 0x01, extras 8)  flags u32 = 0  expiration u32  key  value
 /// ```
-pub fn encode_set(out: &mut Vec<u8>, key: &[u8], value: &[u8], exptime: u32, opaque: u32) {
+pub fn encode_set<'a>(
+    out: &mut Vec<u8>,
+    key: impl Into<Key<'a>>,
+    value: &[u8],
+    exptime: u32,
+    opaque: u32,
+) {
     let mut extras = [0u8; 8];
     extras[4..].copy_from_slice(&exptime.to_be_bytes());
-    encode_request(out, opcode::SET, &extras, key, &[value], opaque);
+    encode_request(out, opcode::SET, &extras, key.into(), &[value], opaque);
 }
 
 /// Appends a GET (opcode 0x00): header and key. Decode with [`BinExpect::Get`].
-pub fn encode_get(out: &mut Vec<u8>, key: &[u8], opaque: u32) {
-    encode_request(out, opcode::GET, &[], key, &[], opaque);
+pub fn encode_get<'a>(out: &mut Vec<u8>, key: impl Into<Key<'a>>, opaque: u32) {
+    encode_request(out, opcode::GET, &[], key.into(), &[], opaque);
 }
 
 /// Appends a GETKQ (opcode 0x0d): a get answered only on a hit. A multi-get
 /// is one of these per key followed by [`encode_noop`]; decode the whole batch
 /// with [`BinExpect::MultiGet`] and the number of keys.
 pub fn encode_getkq(out: &mut Vec<u8>, key: &[u8], opaque: u32) {
-    encode_request(out, opcode::GETKQ, &[], key, &[], opaque);
+    encode_request(out, opcode::GETKQ, &[], key.into(), &[], opaque);
 }
 
 /// Appends a NOOP (opcode 0x0a): a bare header. Its response ends a batch of
 /// quiet requests.
 pub fn encode_noop(out: &mut Vec<u8>, opaque: u32) {
-    encode_request(out, opcode::NOOP, &[], &[], &[], opaque);
+    encode_request(out, opcode::NOOP, &[], Key::from(b""), &[], opaque);
 }
 
 /// Appends a VERSION (opcode 0x0b): a bare header, the liveness probe. Decode with
 /// [`BinExpect::Version`].
 pub fn encode_version(out: &mut Vec<u8>, opaque: u32) {
-    encode_request(out, opcode::VERSION, &[], &[], &[], opaque);
+    encode_request(out, opcode::VERSION, &[], Key::from(b""), &[], opaque);
 }
 
 /// Appends a SASL PLAIN authentication (opcode 0x21). Decode with [`BinExpect::Auth`].
@@ -263,7 +269,7 @@ pub fn encode_sasl_auth_plain(out: &mut Vec<u8>, user: &[u8], password: &[u8], o
         out,
         opcode::SASL_AUTH,
         &[],
-        b"PLAIN",
+        Key::from(b"PLAIN"),
         &[b"\0", user, b"\0", password],
         opaque,
     );
@@ -273,7 +279,14 @@ pub fn encode_sasl_auth_plain(out: &mut Vec<u8>, user: &[u8], password: &[u8], o
 /// answer (decode with [`BinExpect::Auth`]) carries the mechanisms, space
 /// separated, as its value.
 pub fn encode_sasl_list_mechs(out: &mut Vec<u8>, opaque: u32) {
-    encode_request(out, opcode::SASL_LIST_MECHS, &[], &[], &[], opaque);
+    encode_request(
+        out,
+        opcode::SASL_LIST_MECHS,
+        &[],
+        Key::from(b""),
+        &[],
+        opaque,
+    );
 }
 
 /// The request a response answers; it decides the opcodes accepted and what

@@ -19,7 +19,7 @@
 //!                                          SERVER_ERROR <message>\r\n
 //! ```
 
-use crate::protocol::{Decode, Reply, ReplyKind, decimal_len};
+use crate::protocol::{Decode, Key, Reply, ReplyKind, decimal_len};
 
 /// Longest reply line accepted, CRLF excluded. memcached keys are at most 250
 /// bytes, so a `VALUE` line is far shorter; the bound only stops the decoder
@@ -41,7 +41,8 @@ const END_LINE: usize = 5;
 ///
 /// The key must be a valid memcached key (no spaces or control bytes); the
 /// workload's key generator guarantees that. The exact size is reserved once.
-pub fn encode_set(out: &mut Vec<u8>, key: &[u8], value: &[u8], exptime: u32) {
+pub fn encode_set<'a>(out: &mut Vec<u8>, key: impl Into<Key<'a>>, value: &[u8], exptime: u32) {
+    let key = key.into();
     let mut exp = itoa::Buffer::new();
     let exp = exp.format(exptime).as_bytes();
     let size = b"set ".len()
@@ -55,7 +56,7 @@ pub fn encode_set(out: &mut Vec<u8>, key: &[u8], value: &[u8], exptime: u32) {
         + 2;
     out.reserve(size);
     out.extend_from_slice(b"set ");
-    out.extend_from_slice(key);
+    key.write(out);
     out.extend_from_slice(b" 0 ");
     out.extend_from_slice(exp);
     out.push(b' ');
@@ -70,10 +71,11 @@ pub fn encode_set(out: &mut Vec<u8>, key: &[u8], value: &[u8], exptime: u32) {
 /// ```text
 /// get <key>\r\n
 /// ```
-pub fn encode_get(out: &mut Vec<u8>, key: &[u8]) {
+pub fn encode_get<'a>(out: &mut Vec<u8>, key: impl Into<Key<'a>>) {
+    let key = key.into();
     out.reserve(b"get ".len() + key.len() + 2);
     out.extend_from_slice(b"get ");
-    out.extend_from_slice(key);
+    key.write(out);
     out.extend_from_slice(b"\r\n");
 }
 

@@ -8,6 +8,7 @@
 pub mod auth;
 #[cfg(test)]
 mod contract;
+pub mod key;
 pub mod key_batch;
 pub mod memcache_binary;
 pub mod memcache_text;
@@ -16,6 +17,7 @@ pub mod resp;
 pub mod resp_value;
 
 pub use auth::{Credentials, encode_auth};
+pub use key::Key;
 pub use key_batch::KeyBatch;
 use memcache_binary::{BinExpect, BinaryDecoder};
 use memcache_text::{Expect as TextExpect, TextDecoder};
@@ -123,21 +125,15 @@ impl Codec {
     /// Appends a store of `value` under `key` with a TTL of `exptime` seconds (0: none;
     /// Redis then gets `SETEX key exptime value`).
     #[inline]
-    pub fn encode_set(
-        &self,
-        out: &mut Vec<u8>,
-        key: &[u8],
-        value: &[u8],
-        exptime: u32,
-        opaque: u32,
-    ) {
+    pub fn encode_set(&self, out: &mut Vec<u8>, key: Key, value: &[u8], exptime: u32, opaque: u32) {
         match self {
             Codec::Resp(_) if exptime > 0 => {
                 let mut digits = itoa::Buffer::new();
-                resp::encode_command(
-                    out,
-                    &[b"SETEX", key, digits.format(exptime).as_bytes(), value],
-                );
+                resp::encode_array_header(out, 4);
+                resp::encode_bulk(out, b"SETEX");
+                resp::encode_bulk_key(out, key);
+                resp::encode_bulk(out, digits.format(exptime).as_bytes());
+                resp::encode_bulk(out, value);
             }
             Codec::Resp(_) => resp::encode_set(out, key, value),
             Codec::MemcacheText(_) => memcache_text::encode_set(out, key, value, exptime),
@@ -149,7 +145,7 @@ impl Codec {
 
     /// Appends a read of `key`.
     #[inline]
-    pub fn encode_get(&self, out: &mut Vec<u8>, key: &[u8], opaque: u32) {
+    pub fn encode_get(&self, out: &mut Vec<u8>, key: Key, opaque: u32) {
         match self {
             Codec::Resp(_) => resp::encode_get(out, key),
             Codec::MemcacheText(_) => memcache_text::encode_get(out, key),
@@ -189,22 +185,24 @@ impl Codec {
     }
 
     /// Redis `SETRANGE key offset value` (`--data-offset`; Redis protocols only).
-    pub fn encode_setrange(&self, out: &mut Vec<u8>, key: &[u8], offset: u64, value: &[u8]) {
+    pub fn encode_setrange(&self, out: &mut Vec<u8>, key: Key, offset: u64, value: &[u8]) {
         let mut digits = itoa::Buffer::new();
-        resp::encode_command(
-            out,
-            &[b"SETRANGE", key, digits.format(offset).as_bytes(), value],
-        );
+        resp::encode_array_header(out, 4);
+        resp::encode_bulk(out, b"SETRANGE");
+        resp::encode_bulk_key(out, key);
+        resp::encode_bulk(out, digits.format(offset).as_bytes());
+        resp::encode_bulk(out, value);
     }
 
     /// Redis `GETRANGE key offset -1`: the value from the offset to its end
     /// (`--data-offset`; Redis protocols only).
-    pub fn encode_getrange(&self, out: &mut Vec<u8>, key: &[u8], offset: u64) {
+    pub fn encode_getrange(&self, out: &mut Vec<u8>, key: Key, offset: u64) {
         let mut start = itoa::Buffer::new();
-        resp::encode_command(
-            out,
-            &[b"GETRANGE", key, start.format(offset).as_bytes(), b"-1"],
-        );
+        resp::encode_array_header(out, 4);
+        resp::encode_bulk(out, b"GETRANGE");
+        resp::encode_bulk_key(out, key);
+        resp::encode_bulk(out, start.format(offset).as_bytes());
+        resp::encode_bulk(out, b"-1");
     }
 
     /// Redis `WAIT numreplicas timeout` (`--wait-ratio`; Redis protocols only).

@@ -26,7 +26,7 @@
 //! |1\r\n+ttl\r\n:3600\r\n         attribute: key/value pairs annotating the next element
 //! ```
 
-use crate::protocol::{Decode, Reply, ReplyKind, decimal_len};
+use crate::protocol::{Decode, Key, Reply, ReplyKind, decimal_len};
 
 /// Longest bulk, verbatim or blob-error body accepted (Redis's default `proto-max-bulk-len`).
 pub const MAX_BULK_LEN: u64 = 512 * 1024 * 1024;
@@ -80,7 +80,8 @@ pub fn encode_command(out: &mut Vec<u8>, args: &[&[u8]]) {
 /// ```text
 /// *3\r\n$3\r\nSET\r\n$<key len>\r\n<key>\r\n$<value len>\r\n<value>\r\n
 /// ```
-pub fn encode_set(out: &mut Vec<u8>, key: &[u8], value: &[u8]) {
+pub fn encode_set<'a>(out: &mut Vec<u8>, key: impl Into<Key<'a>>, value: &[u8]) {
+    let key = key.into();
     // The hot path's commands are written by hand rather than through
     // `encode_command`: constant parts as one copy, lengths without a division loop.
     const HEAD: &[u8] = b"*3\r\n$3\r\nSET\r\n$";
@@ -96,7 +97,7 @@ pub fn encode_set(out: &mut Vec<u8>, key: &[u8], value: &[u8]) {
     );
     out.extend_from_slice(HEAD);
     push_length(out, key.len());
-    out.extend_from_slice(key);
+    key.write(out);
     out.extend_from_slice(b"\r\n$");
     push_length(out, value.len());
     out.extend_from_slice(value);
@@ -108,12 +109,13 @@ pub fn encode_set(out: &mut Vec<u8>, key: &[u8], value: &[u8]) {
 /// ```text
 /// *2\r\n$3\r\nGET\r\n$<key len>\r\n<key>\r\n
 /// ```
-pub fn encode_get(out: &mut Vec<u8>, key: &[u8]) {
+pub fn encode_get<'a>(out: &mut Vec<u8>, key: impl Into<Key<'a>>) {
     const HEAD: &[u8] = b"*2\r\n$3\r\nGET\r\n$";
+    let key = key.into();
     out.reserve(HEAD.len() + length_len(key.len()) + key.len() + 2);
     out.extend_from_slice(HEAD);
     push_length(out, key.len());
-    out.extend_from_slice(key);
+    key.write(out);
     out.extend_from_slice(b"\r\n");
 }
 
@@ -158,6 +160,15 @@ pub fn encode_bulk(out: &mut Vec<u8>, arg: &[u8]) {
     out.extend_from_slice(num.format(arg.len()).as_bytes());
     out.extend_from_slice(b"\r\n");
     out.extend_from_slice(arg);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Appends one bulk string holding `key`.
+pub fn encode_bulk_key(out: &mut Vec<u8>, key: Key) {
+    out.reserve(1 + length_len(key.len()) + key.len() + 2);
+    out.push(b'$');
+    push_length(out, key.len());
+    key.write(out);
     out.extend_from_slice(b"\r\n");
 }
 

@@ -12,11 +12,11 @@ use rand::Rng;
 use crate::debug_log;
 use crate::engine::budget::RequestBudget;
 use crate::engine::client::{Client, ClientContext};
-use crate::engine::connection::{Phase, Purpose, Redirects, Request};
+use crate::engine::connection::{Connection, Phase, Purpose, Redirects, Request};
 use crate::engine::generator::Op;
 use crate::engine::schedule::Schedule;
 use crate::plan::{BatchWrap, Plan};
-use crate::protocol::{Expect, resp};
+use crate::protocol::{Expect, Key, resp};
 use crate::stats::rows;
 use crate::workload::commands::ScanState;
 use crate::workload::keys::write_key;
@@ -98,6 +98,39 @@ fn warm_up(due: Option<Due>, batch_time: &mut Option<Instant>, ctx: &ClientConte
         at,
         blocked: due.is_some_and(|d| d.blocked),
     })
+}
+
+/// The key of `key_id` (an imported item's key, or the key prefix and the id's digits,
+/// formatted into `digits`) and its imported item, if any.
+#[inline]
+fn key_of<'a>(
+    plan: &'a Plan,
+    key_id: u64,
+    digits: &'a mut itoa::Buffer,
+) -> (Key<'a>, Option<usize>) {
+    let dataset = &plan.workload.dataset;
+    let item = dataset.item_index(key_id, &plan.workload.keys);
+    match (item, &dataset.import) {
+        (Some(index), Some(data)) if !data.generated_keys() => {
+            (Key::from(data.item(index).key), item)
+        }
+        _ => {
+            let prefix = plan.workload.keys.prefix.as_bytes();
+            (Key::new(prefix, digits.format(key_id).as_bytes()), item)
+        }
+    }
+}
+
+/// A read of `key` on `conn`: GET, or GETRANGE at the plan's data offset.
+#[inline]
+fn encode_read(conn: &mut Connection, plan: &Plan, key: Key, opaque: u32) {
+    let (codec, out) = conn.encoder();
+    let offset = plan.load.shape.data_offset;
+    if offset > 0 {
+        codec.encode_getrange(out, key, offset);
+    } else {
+        codec.encode_get(out, key, opaque);
+    }
 }
 
 /// The stats row an operation is counted in.
@@ -422,18 +455,6 @@ impl Client {
         item
     }
 
-    /// A read of the key in `key_buf` on connection `i`: GET, or GETRANGE at the plan's
-    /// data offset.
-    fn encode_read(&mut self, i: usize, plan: &Plan, opaque: u32) {
-        let (codec, out) = self.conns[i].encoder();
-        let offset = plan.load.shape.data_offset;
-        if offset > 0 {
-            codec.encode_getrange(out, &self.key_buf, offset);
-        } else {
-            codec.encode_get(out, &self.key_buf, opaque);
-        }
-    }
-
     /// Encodes `op` on connection `i`; returns its stats row, what its reply looks like,
     /// whether it is a SCAN to follow, and a tracked write's stamp.
     fn encode_op(
@@ -453,7 +474,8 @@ impl Client {
                 value_size,
                 expiry_secs,
             } => {
-                let item = self.load_key(plan, key_id);
+                let mut digits = itoa::Buffer::new();
+                let (key, item) = key_of(plan, key_id, &mut digits);
                 let (value, expiry) = match (item, &dataset.import) {
                     (Some(index), Some(data)) => {
                         let item = data.item(index);
@@ -477,9 +499,9 @@ impl Client {
                 };
                 let (codec, out) = self.conns[i].encoder();
                 if shape.data_offset > 0 {
-                    codec.encode_setrange(out, &self.key_buf, shape.data_offset, value);
+                    codec.encode_setrange(out, key, shape.data_offset, value);
                 } else {
-                    codec.encode_set(out, &self.key_buf, value, expiry, opaque);
+                    codec.encode_set(out, key, value, expiry, opaque);
                 }
                 if let Some(written) = ctx.written {
                     written.mark(item.map_or(key_id, |index| index as u64));
@@ -487,15 +509,16 @@ impl Client {
                 (rows::SET, Expect::Store, false, stamp)
             }
             Op::Get { key_id } => {
-                self.load_key(plan, key_id);
-                self.encode_read(i, plan, opaque);
+                let mut digits = itoa::Buffer::new();
+                let (key, _) = key_of(plan, key_id, &mut digits);
+                encode_read(&mut self.conns[i], plan, key, opaque);
                 (rows::GET, Expect::Get, false, None)
             }
             Op::Verify { index } => {
                 if let Some(job) = ctx.verify {
                     job.verifier.write_key(index, &mut self.key_buf);
                 }
-                self.encode_read(i, plan, opaque);
+                encode_read(&mut self.conns[i], plan, Key::from(&self.key_buf), opaque);
                 (rows::GET, Expect::Get, false, None)
             }
             Op::MultiGet => {

@@ -21,6 +21,7 @@ use crate::engine::client::{Client, ClientContext};
 use crate::engine::connection::Purpose;
 use crate::plan::visibility::STAMP_LEN;
 use crate::plan::{Plan, VisibilityProbe};
+use crate::protocol::Key;
 
 /// Tracked writes one client may have waiting at once.
 const MAX_TRACKED: usize = 256;
@@ -221,7 +222,7 @@ impl Client {
             let c = &mut self.conns[conn];
             let started = c.begin(now);
             let (codec, out) = c.encoder();
-            codec.encode_get(out, &self.key_buf, started.opaque);
+            codec.encode_get(out, Key::from(&self.key_buf), started.opaque);
             c.finish(started, Purpose::Visibility(slot), now, now);
         }
     }
