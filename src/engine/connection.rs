@@ -470,6 +470,7 @@ impl Connection {
 
     /// Starts writing a request sent at `sent`; encode it with [`encoder`](Self::encoder)
     /// and put it in flight with [`finish`](Self::finish).
+    #[inline]
     pub fn begin(&mut self, sent: Instant) -> Started {
         if !self.prefix.is_empty() {
             // The set-up commands go out in the same write as the first request.
@@ -501,6 +502,7 @@ impl Connection {
 
     /// Puts the request begun as `started` in flight: intended for `intended`, sent at
     /// `sent`.
+    #[inline]
     pub fn finish(&mut self, started: Started, purpose: Purpose, intended: Instant, sent: Instant) {
         if matches!(purpose, Purpose::Work(_)) {
             self.sent_on_connection += 1;

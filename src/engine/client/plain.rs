@@ -8,11 +8,13 @@ use std::time::Instant;
 
 use crate::debug;
 use crate::engine::client::record::{Elapsed, hits_and_misses};
-use crate::engine::client::send::Pacing;
+use crate::engine::client::send::{Pacing, key_of, set_value};
 use crate::engine::client::{Client, ClientContext};
-use crate::engine::connection::{Answer, Purpose, Redirects};
+use crate::engine::connection::{Answer, Purpose, Redirects, Request};
+use crate::engine::generator::Op;
 use crate::plan::{BatchWrap, Plan};
-use crate::protocol::ReplyKind;
+use crate::protocol::{Expect, ReplyKind};
+use crate::stats::rows;
 
 impl Client {
     /// Whether this client's shape allows the plain path at all (fixed for the run).
@@ -43,17 +45,63 @@ impl Client {
     }
 
     /// The plain closed loop's fill: new requests from the generator until the pipeline
-    /// is full or the share is sent, all stamped with one clock read.
+    /// is full or the share is sent, all stamped with one clock read. A plain SET or GET
+    /// is written here; any other request, a data offset, keys marked for a later
+    /// verification or request lines to print take [`Client::send_op`].
     pub(super) fn fill_plain(&mut self, plan: &Plan, ctx: &mut ClientContext) {
         let mut sent = None;
+        let lean = plan.load.shape.data_offset == 0 && ctx.written.is_none() && !debug::enabled(2);
         while self.remaining != Some(0) && self.conns[0].has_room(self.pipeline, None) {
             let op = self.ops.next_op();
             if let Some(left) = self.remaining.as_mut() {
                 *left -= 1;
             }
             let at = *sent.get_or_insert_with(Instant::now);
-            self.send_op(0, op, false, Redirects::None, 0, at, at, plan, ctx);
+            match op {
+                Op::Get { .. } | Op::Set { .. } if lean => self.send_plain(op, at, plan, ctx),
+                _ => self.send_op(0, op, false, Redirects::None, 0, at, at, plan, ctx),
+            }
         }
+    }
+
+    /// Writes a plain SET or GET (no data offset, nothing marked) and puts it in flight.
+    #[inline]
+    fn send_plain(&mut self, op: Op, sent: Instant, plan: &Plan, ctx: &ClientContext) {
+        let conn = &mut self.conns[0];
+        let started = conn.begin(sent);
+        let mut digits = itoa::Buffer::new();
+        let (codec, out) = conn.encoder();
+        let (row, expect) = match op {
+            Op::Set {
+                key_id,
+                value_size,
+                expiry_secs,
+            } => {
+                let (key, item) = key_of(plan, key_id, &mut digits);
+                let rng = self.ops.rng();
+                let (value, expiry) =
+                    set_value(plan, ctx.values, item, value_size, expiry_secs, rng);
+                codec.encode_set(out, key, value, expiry, started.opaque);
+                (rows::SET, Expect::Store)
+            }
+            Op::Get { key_id } => {
+                let (key, _) = key_of(plan, key_id, &mut digits);
+                codec.encode_get(out, key, started.opaque);
+                (rows::GET, Expect::Get)
+            }
+            _ => return,
+        };
+        let request = Request {
+            op,
+            row: row as u8,
+            expect,
+            redirects: Redirects::None,
+            tries: 0,
+            scan: false,
+            stamp: None,
+            queued: false,
+        };
+        conn.finish(started, Purpose::Work(request), sent, sent);
     }
 
     /// Whether replies can be recorded the plain way now: no cluster, no per-client

@@ -8,6 +8,7 @@
 use std::time::Instant;
 
 use rand::Rng;
+use rand::rngs::SmallRng;
 
 use crate::debug_log;
 use crate::engine::budget::RequestBudget;
@@ -20,6 +21,7 @@ use crate::protocol::{Expect, Key, resp};
 use crate::stats::rows;
 use crate::workload::commands::ScanState;
 use crate::workload::keys::write_key;
+use crate::workload::values::ValuePool;
 
 /// How a client paces its requests.
 pub(super) enum Pacing {
@@ -103,7 +105,7 @@ fn warm_up(due: Option<Due>, batch_time: &mut Option<Instant>, ctx: &ClientConte
 /// The key of `key_id` (an imported item's key, or the key prefix and the id's digits,
 /// formatted into `digits`) and its imported item, if any.
 #[inline]
-fn key_of<'a>(
+pub(super) fn key_of<'a>(
     plan: &'a Plan,
     key_id: u64,
     digits: &'a mut itoa::Buffer,
@@ -118,6 +120,32 @@ fn key_of<'a>(
             let prefix = plan.workload.keys.prefix.as_bytes();
             (Key::new(prefix, digits.format(key_id).as_bytes()), item)
         }
+    }
+}
+
+/// The value and expiry of a SET: imported item `item`'s, or `value_size` bytes from the
+/// value pool.
+#[inline]
+pub(super) fn set_value<'a>(
+    plan: &'a Plan,
+    values: &'a ValuePool,
+    item: Option<usize>,
+    value_size: usize,
+    expiry_secs: u32,
+    rng: &mut SmallRng,
+) -> (&'a [u8], u32) {
+    match (item, &plan.workload.dataset.import) {
+        (Some(index), Some(data)) => {
+            let item = data.item(index);
+            // An expiry range overrides the file's expiry, as in memtier.
+            let expiry = if plan.load.shape.expiry_range.is_some() {
+                expiry_secs
+            } else {
+                item.expiry_secs
+            };
+            (item.value, expiry)
+        }
+        _ => (values.value(value_size, rng), expiry_secs),
     }
 }
 
@@ -476,19 +504,14 @@ impl Client {
             } => {
                 let mut digits = itoa::Buffer::new();
                 let (key, item) = key_of(plan, key_id, &mut digits);
-                let (value, expiry) = match (item, &dataset.import) {
-                    (Some(index), Some(data)) => {
-                        let item = data.item(index);
-                        // An expiry range overrides the file's expiry, as in memtier.
-                        let expiry = if shape.expiry_range.is_some() {
-                            expiry_secs
-                        } else {
-                            item.expiry_secs
-                        };
-                        (item.value, expiry)
-                    }
-                    _ => (ctx.values.value(value_size, self.ops.rng()), expiry_secs),
-                };
+                let (value, expiry) = set_value(
+                    plan,
+                    ctx.values,
+                    item,
+                    value_size,
+                    expiry_secs,
+                    self.ops.rng(),
+                );
                 let stamp = self.visibility.as_mut().and_then(|v| v.next_write());
                 let value = match (stamp, self.visibility.as_mut()) {
                     (Some(seq), Some(vis)) => {
