@@ -607,6 +607,61 @@ impl Connection {
     /// push data on the way; `Ok(true)`: [`answer`](Self::answer) holds it, `Ok(false)`:
     /// nothing more in the buffer for now.
     pub fn next_answer(&mut self, plan: &Plan) -> Result<bool, Failure> {
+        match self.decode_reply(plan)? {
+            Some((reply, start)) => {
+                self.keep_answer(reply, start);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// Hands each reply in the buffer with its request to `take` in turn, in one call (a
+    /// pipelined batch is read at once), until `take` declines one: `Ok(true)`, and
+    /// [`answer`](Self::answer) holds the declined reply for the caller to deal with;
+    /// `Ok(false)`: nothing more in the buffer for now. The request is lent where it
+    /// waits in the queue, not copied out.
+    pub fn drain_answers(
+        &mut self,
+        plan: &Plan,
+        mut take: impl FnMut(&Pending, &Reply) -> bool,
+    ) -> Result<bool, Failure> {
+        while let Some((reply, start)) = self.decode_reply(plan)? {
+            if let Some(pending) = self.inflight.front()
+                && take(pending, &reply)
+            {
+                self.inflight.pop_front();
+                continue;
+            }
+            self.keep_answer(reply, start);
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// Takes the oldest request off the queue into [`answer`](Self::answer) with its
+    /// reply (a reply with nothing in flight answers no request).
+    fn keep_answer(&mut self, reply: Reply, start: usize) {
+        self.answer = match self.inflight.pop_front() {
+            Some(pending) => Answer {
+                pending,
+                reply,
+                start,
+            },
+            // Answers nothing: the client decides what it means.
+            None => Answer {
+                reply,
+                start,
+                ..Answer::none()
+            },
+        };
+    }
+
+    /// Decodes the next complete reply that answers a request (the oldest in flight, if
+    /// any), handling setup replies and RESP3 push data on the way: the reply and where
+    /// it starts in the read buffer; `None` when the buffer holds no more.
+    #[inline(always)]
+    fn decode_reply(&mut self, plan: &Plan) -> Result<Option<(Reply, usize)>, Failure> {
         while self.rstart < self.rend {
             let expect = match (self.setup.front(), self.inflight.front()) {
                 (Some(step), _) => step.expect(),
@@ -646,16 +701,8 @@ impl Connection {
                 }
                 continue;
             }
-            let Some(pending) = self.inflight.pop_front() else {
-                // Answers nothing: the client decides what it means.
-                self.answer = Answer {
-                    reply,
-                    start,
-                    ..Answer::none()
-                };
-                return Ok(true);
-            };
-            if let Some(opaque) = self.codec.reply_opaque(&self.rbuf[start..self.rstart])
+            if let Some(pending) = self.inflight.front()
+                && let Some(opaque) = self.codec.reply_opaque(&self.rbuf[start..self.rstart])
                 && opaque != pending.opaque
             {
                 return Err(Failure::Broken(format!(
@@ -663,19 +710,14 @@ impl Connection {
                     self.peer, pending.opaque
                 )));
             }
-            self.answer = Answer {
-                pending,
-                reply,
-                start,
-            };
-            return Ok(true);
+            return Ok(Some((reply, start)));
         }
         if self.rstart == self.rend {
             self.rstart = 0;
             self.rend = 0;
             self.shrink_read_buffer();
         }
-        Ok(false)
+        Ok(None)
     }
 
     /// The reply [`next_answer`](Self::next_answer) decoded last, with its request.

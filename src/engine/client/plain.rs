@@ -10,10 +10,10 @@ use crate::debug;
 use crate::engine::client::record::{Elapsed, hits_and_misses};
 use crate::engine::client::send::{Pacing, key_of, set_value};
 use crate::engine::client::{Client, ClientContext};
-use crate::engine::connection::{Answer, Purpose, Redirects, Request};
+use crate::engine::connection::{Pending, Purpose, Redirects, Request};
 use crate::engine::generator::Op;
 use crate::plan::{BatchWrap, Plan};
-use crate::protocol::{Expect, ReplyKind};
+use crate::protocol::{Expect, Reply, ReplyKind};
 use crate::stats::rows;
 
 impl Client {
@@ -118,20 +118,20 @@ impl Client {
     }
 }
 
-/// Records `answer` the plain way when it is a workload reply that is not an error and
-/// its row keeps no service times or reply sizes; returns false (nothing recorded) for
-/// anything else, which the general path then takes.
+/// Records `reply` to `pending` the plain way when it is a workload reply that is not an
+/// error and its row keeps no service times or reply sizes; returns false (nothing
+/// recorded) for anything else, which the general path then takes.
 #[inline]
 pub(super) fn record_plain(
-    answer: &Answer,
+    pending: &Pending,
+    reply: &Reply,
     elapsed: &mut Elapsed,
     plan: &Plan,
     ctx: &mut ClientContext,
 ) -> bool {
-    let Purpose::Work(request) = answer.pending.purpose else {
+    let Purpose::Work(request) = pending.purpose else {
         return false;
     };
-    let reply = &answer.reply;
     let Some(stats) = ctx.stats.get_mut(usize::from(request.row)) else {
         return false;
     };
@@ -142,8 +142,8 @@ pub(super) fn record_plain(
     {
         return false;
     }
-    let latency_us = elapsed.since(answer.pending.intended);
-    stats.record_batched(latency_us, u64::from(answer.pending.tx), reply.len as u64);
+    let latency_us = elapsed.since(pending.intended);
+    stats.record_batched(latency_us, u64::from(pending.tx), reply.len as u64);
     let (hits, misses) = hits_and_misses(reply, &request, plan);
     stats.hits += hits;
     stats.misses += misses;

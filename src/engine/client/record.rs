@@ -30,13 +30,20 @@ impl Client {
             last: None,
         };
         let plain = self.records_plainly(plan, ctx);
-        while self.conns[i].next_answer(plan)? {
-            if plain && record_plain(self.conns[i].answer(), &mut elapsed, plan, ctx) {
-                continue;
+        loop {
+            let found = if plain {
+                // The plain answers of the batch in one call; one it declines comes back.
+                self.conns[i].drain_answers(plan, |pending, reply| {
+                    record_plain(pending, reply, &mut elapsed, plan, ctx)
+                })?
+            } else {
+                self.conns[i].next_answer(plan)?
+            };
+            if !found {
+                return Ok(());
             }
             self.take_answer(i, &mut elapsed, plan, ctx)?;
         }
-        Ok(())
     }
 
     /// Records the answer connection `i` just decoded, whatever it is.
