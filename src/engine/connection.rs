@@ -470,7 +470,7 @@ impl Connection {
 
     /// Starts writing a request sent at `sent`; encode it with [`encoder`](Self::encoder)
     /// and put it in flight with [`finish`](Self::finish).
-    #[inline]
+    #[inline(always)]
     pub fn begin(&mut self, sent: Instant) -> Started {
         if !self.prefix.is_empty() {
             // The set-up commands go out in the same write as the first request.

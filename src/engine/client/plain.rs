@@ -44,19 +44,27 @@ impl Client {
             && ctx.budget.is_none()
     }
 
-    /// The plain closed loop's fill: new requests from the generator until the pipeline
-    /// is full or the share is sent, all stamped with one clock read. A plain SET or GET
+    /// The plain closed loop's fill: as many new requests from the generator as the
+    /// pipeline has room for (or the share has left), all stamped with one clock read. A plain SET or GET
     /// is written here; any other request, a data offset, keys marked for a later
     /// verification or request lines to print take [`Client::send_op`].
     pub(super) fn fill_plain(&mut self, plan: &Plan, ctx: &mut ClientContext) {
-        let mut sent = None;
         let lean = plan.load.shape.data_offset == 0 && ctx.written.is_none() && !debug::enabled(2);
-        while self.remaining != Some(0) && self.conns[0].has_room(self.pipeline, None) {
+        let conn = &self.conns[0];
+        if !conn.has_room(self.pipeline, None) {
+            return;
+        }
+        let room = (self.pipeline - conn.in_flight()) as u64;
+        let count = self.remaining.map_or(room, |left| left.min(room));
+        if count == 0 {
+            return;
+        }
+        if let Some(left) = self.remaining.as_mut() {
+            *left -= count;
+        }
+        let at = Instant::now();
+        for _ in 0..count {
             let op = self.ops.next_op();
-            if let Some(left) = self.remaining.as_mut() {
-                *left -= 1;
-            }
-            let at = *sent.get_or_insert_with(Instant::now);
             match op {
                 Op::Get { .. } | Op::Set { .. } if lean => self.send_plain(op, at, plan, ctx),
                 _ => self.send_op(0, op, false, Redirects::None, 0, at, at, plan, ctx),
