@@ -242,8 +242,10 @@ pub struct Connection {
     inflight: VecDeque<Pending>,
     /// The reply [`Connection::next_answer`] decoded last, with its request: kept here
     /// and lent out rather than returned (moving it through a `Result<Option<_>>`
-    /// cost more than decoding the reply did).
-    answer: Answer,
+    /// cost more than decoding the reply did). Boxed when first needed: the plain
+    /// path's replies never come here, and ten thousand connections should not carry
+    /// it unused.
+    answer: Option<Box<Answer>>,
     /// Last time a reply arrived, or a request went out with nothing in flight: the
     /// stall watchdog measures from here.
     last_progress: Instant,
@@ -273,7 +275,7 @@ impl Connection {
             codec: Codec::new(plan.server.protocol),
             next_opaque: 0,
             inflight: VecDeque::with_capacity(plan.load.pipeline),
-            answer: Answer::none(),
+            answer: None,
             last_progress: Instant::now(),
         }
     }
@@ -642,7 +644,7 @@ impl Connection {
     /// Takes the oldest request off the queue into [`answer`](Self::answer) with its
     /// reply (a reply with nothing in flight answers no request).
     fn keep_answer(&mut self, reply: Reply, start: usize) {
-        self.answer = match self.inflight.pop_front() {
+        let answer = match self.inflight.pop_front() {
             Some(pending) => Answer {
                 pending,
                 reply,
@@ -655,6 +657,10 @@ impl Connection {
                 ..Answer::none()
             },
         };
+        match self.answer.as_deref_mut() {
+            Some(kept) => *kept = answer,
+            None => self.answer = Some(Box::new(answer)),
+        }
     }
 
     /// Decodes the next complete reply that answers a request (the oldest in flight, if
@@ -720,9 +726,13 @@ impl Connection {
         Ok(None)
     }
 
-    /// The reply [`next_answer`](Self::next_answer) decoded last, with its request.
+    /// The reply [`next_answer`](Self::next_answer) (or a declining
+    /// [`drain_answers`](Self::drain_answers)) decoded last, with its request: call it
+    /// only after one of them said there is one.
     pub fn answer(&self) -> &Answer {
-        &self.answer
+        self.answer
+            .as_deref()
+            .expect("an answer is asked for only after one was decoded")
     }
 
     /// The bytes of a reply decoded by [`Connection::next_answer`].
