@@ -164,19 +164,29 @@ impl Schedule {
         self.blocked
     }
 
-    /// When the position after the next is due (what [`peek`](Self::peek) returns once
-    /// one more position is taken), so a timer can be armed one wake-up ahead.
-    pub fn peek_after(&self) -> Instant {
+    /// When the positions after the next are due (what [`peek`](Self::peek) returns once
+    /// one, two, ... more positions are taken), into `ahead`, so timers can be armed for
+    /// the next wake-ups before they are needed.
+    pub fn peek_ahead(&self, ahead: &mut [Instant]) {
         match &self.gaps {
-            Gaps::Uniform { .. } => self.time_of(self.taken + 1),
+            Gaps::Uniform { .. } => {
+                for (k, at) in ahead.iter_mut().enumerate() {
+                    *at = self.time_of(self.taken + 1 + k as u64);
+                }
+            }
             Gaps::Poisson {
                 rng,
                 mean_gap_ns,
                 at_ns,
             } => {
-                // The gap `take` will draw: the same generator, a step ahead on a copy.
-                let gap: f64 = rng.clone().sample(Exp1);
-                self.offset((*at_ns + gap * *mean_gap_ns) as u64)
+                // The gaps `take` will draw: the same generator, steps ahead on a copy.
+                let mut rng = rng.clone();
+                let mut ns = *at_ns;
+                for at in ahead.iter_mut() {
+                    let gap: f64 = rng.sample(Exp1);
+                    ns += gap * *mean_gap_ns;
+                    *at = self.offset(ns as u64);
+                }
             }
         }
     }
@@ -341,14 +351,19 @@ mod tests {
     }
 
     #[test]
-    fn peek_after_is_the_next_peek() {
+    fn peek_ahead_gives_the_next_peeks() {
         let start = Instant::now();
         for arrival in [Arrival::Uniform, Arrival::Poisson] {
             let mut s = Schedule::new(rate(30_000, arrival), start, 1, 3);
+            let mut ahead = [start; 3];
             for _ in 0..1000 {
-                let after = s.peek_after();
+                s.peek_ahead(&mut ahead);
+                let mut copy = s.clone();
+                for at in ahead {
+                    copy.take();
+                    assert_eq!(copy.peek(), at, "{arrival:?}");
+                }
                 s.take();
-                assert_eq!(s.peek(), after, "{arrival:?}");
             }
         }
     }

@@ -13,9 +13,9 @@
 //! Arming is cheap unless it moves the machine's earliest timer: then the kernel
 //! reprograms the timer device, which on a virtual machine is a trip to the hypervisor
 //! (9.5 µs of CPU per `timerfd_settime` 50 µs ahead against 0.3 µs 3 ms ahead, measured
-//! on the 2-core VM of docs/performance.md). The scheduler's [`Alarm`] therefore keeps two
-//! timers armed one wake-up ahead: when one fires, the other already holds the next
-//! wake-up, and the one that fired is re-armed for the wake-up after it, behind the
+//! on the 2-core VM of docs/performance.md). The scheduler's [`Alarm`] therefore keeps a
+//! few timers armed for the next wake-ups: when one fires, the others already hold the
+//! wake-ups after it, and the one that fired is re-armed for a later one, behind the
 //! earliest, at the cheap price.
 
 use std::time::Instant;
@@ -234,19 +234,25 @@ mod tests {
         assert!(events.iter().any(|e| e.token() == Token(1)));
     }
 }
-/// Two [`TimerFd`]s, each with the instant it is armed for: the next wake-up and the one
-/// after it, so a wake-up already armed costs no syscall (a worker re-computes its next
-/// wake-up on every loop) and re-arming the spent timer never moves the earliest expiry.
+/// How many wake-ups an [`Alarm`] keeps armed ahead. A wake-up from idle on the VM of
+/// docs/performance.md takes 25-35 µs at the median and often over 50 µs (two positions
+/// at 20 000/s): with a few wake-ups armed ahead, those that fall due while the worker is
+/// late are held already, and only the timers that fired are re-armed, behind them.
+pub const AHEAD: usize = 4;
+
+/// [`AHEAD`] [`TimerFd`]s, each with the instant it is armed for: the next wake-ups, so a
+/// wake-up already armed costs no syscall (a worker re-computes its next wake-up on every
+/// loop) and re-arming a spent timer never moves the earliest expiry.
 pub struct Alarm {
-    timers: [TimerFd; 2],
-    armed: [Option<Instant>; 2],
+    timers: [TimerFd; AHEAD],
+    armed: [Option<Instant>; AHEAD],
 }
 
 impl Alarm {
     /// Timers registered in `poll` under `token` when `wanted` and the platform has them;
     /// otherwise ones that do nothing ([`is_precise`](Self::is_precise) says so).
     pub fn new(poll: &mio::Poll, token: mio::Token, wanted: bool) -> Alarm {
-        let make = || {
+        let make = |_| {
             if !wanted {
                 return TimerFd::none();
             }
@@ -256,15 +262,15 @@ impl Alarm {
                 _ => TimerFd::none(),
             }
         };
-        let timers = [make(), make()];
+        let timers: [TimerFd; AHEAD] = std::array::from_fn(make);
         let timers = if timers.iter().all(TimerFd::is_precise) {
             timers
         } else {
-            [TimerFd::none(), TimerFd::none()]
+            std::array::from_fn(|_| TimerFd::none())
         };
         Alarm {
             timers,
-            armed: [None, None],
+            armed: [None; AHEAD],
         }
     }
 
@@ -273,41 +279,44 @@ impl Alarm {
         self.timers[0].is_precise()
     }
 
-    /// Makes sure the caller wakes at `at` (at once if it has passed) and, when known,
-    /// at `then`, the wake-up after it; only timers not armed for them already are set.
-    pub fn arm(&mut self, at: Instant, then: Option<Instant>, now: Instant) -> Result<(), String> {
-        let first = self.ensure(at, now, None)?;
-        match then {
-            Some(then) if then > at => self.ensure(then, now, Some(first)).map(|_| ()),
-            _ => Ok(()),
+    /// Makes sure the caller wakes at each of `wanted` (the next wake-up first, then
+    /// those known to follow it, in order; one that has passed by `now` fires at once);
+    /// only timers not armed for them already are set. A timer armed for a wanted time
+    /// that passed since `now` has fired, and its event wakes the caller's next poll.
+    pub fn arm(&mut self, wanted: &[Instant], now: Instant) -> Result<(), String> {
+        let mut kept = [false; AHEAD];
+        // Which timers have fired: by the clock now, not at the caller's `now`.
+        let mut fresh = None;
+        let mut previous = None;
+        for &at in wanted.iter().take(AHEAD) {
+            if previous.is_some_and(|p| at <= p) {
+                break;
+            }
+            previous = Some(at);
+            if let Some(held) = (0..AHEAD).find(|&i| self.armed[i] == Some(at) && at > now) {
+                kept[held] = true;
+                continue;
+            }
+            let slot = pick(&self.armed, &kept, *fresh.get_or_insert_with(Instant::now));
+            self.timers[slot]
+                .arm_at(at)
+                .map_err(|err| format!("cannot arm the open-loop timer: {err}"))?;
+            self.armed[slot] = Some(at);
+            kept[slot] = true;
         }
-    }
-
-    /// Arms a timer for `at` unless one is armed for it already, never the timer `keep`;
-    /// returns the timer that holds `at`.
-    fn ensure(&mut self, at: Instant, now: Instant, keep: Option<usize>) -> Result<usize, String> {
-        if let Some(held) = self.armed.iter().position(|&a| a == Some(at) && at > now) {
-            return Ok(held);
-        }
-        let slot = pick(&self.armed, now, keep);
-        self.timers[slot]
-            .arm_at(at)
-            .map_err(|err| format!("cannot arm the open-loop timer: {err}"))?;
-        self.armed[slot] = Some(at);
-        Ok(slot)
+        Ok(())
     }
 }
 
-/// Which timer to re-arm: not `keep`; one that has fired (or was never armed) first, else
-/// the one armed for the later time, so the earlier expiry stays where it is.
-fn pick(armed: &[Option<Instant>; 2], now: Instant, keep: Option<usize>) -> usize {
-    let spent = |i: usize| armed[i].is_none_or(|t| t <= now);
-    match keep {
-        Some(k) => 1 - k,
-        None if spent(0) => 0,
-        None if spent(1) => 1,
-        None => usize::from(armed[1] > armed[0]),
-    }
+/// Which timer to re-arm: not one `kept` for an earlier wanted time; one that has fired
+/// (or was never armed) first, else the one armed for the latest time, so earlier expiries
+/// stay where they are.
+fn pick(armed: &[Option<Instant>; AHEAD], kept: &[bool; AHEAD], now: Instant) -> usize {
+    let free = || (0..AHEAD).filter(|&i| !kept[i]);
+    free()
+        .find(|&i| armed[i].is_none_or(|t| t <= now))
+        .or_else(|| free().max_by_key(|&i| armed[i]))
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -316,36 +325,50 @@ mod alarm_tests {
     use std::time::Duration;
 
     #[test]
-    fn the_timer_re_armed_is_spent_or_the_later_one() {
+    fn the_timer_re_armed_is_spent_or_the_latest() {
         let t0 = Instant::now();
-        let us = Duration::from_micros;
-        let (a, b) = (Some(t0 + us(50)), Some(t0 + us(100)));
-        // At t0 + 60 the first has fired: it takes the wake-up after the next.
-        assert_eq!(pick(&[a, b], t0 + us(60), None), 0);
-        assert_eq!(pick(&[b, a], t0 + us(60), None), 1);
-        // Neither has fired: the later one moves, the earlier expiry stays.
-        assert_eq!(pick(&[a, b], t0, None), 1);
-        assert_eq!(pick(&[b, a], t0, None), 0);
-        assert_eq!(pick(&[None, b], t0, None), 0);
-        // The timer holding the next wake-up is never taken for the one after it.
-        assert_eq!(pick(&[None, None], t0, Some(0)), 1);
-        assert_eq!(pick(&[a, b], t0 + us(200), Some(1)), 0);
+        let us = |n| Some(t0 + Duration::from_micros(n));
+        let none = [false; AHEAD];
+        let armed = [us(50), us(100), us(150), us(200)];
+        // At t0 + 60 the first has fired: it takes the next wake-up to arm.
+        assert_eq!(pick(&armed, &none, t0 + Duration::from_micros(60)), 0);
+        // None has fired: the latest moves, the earlier expiries stay.
+        assert_eq!(pick(&armed, &none, t0), 3);
+        assert_eq!(pick(&[us(50), None, us(150), us(200)], &none, t0), 1);
+        // Timers kept for earlier wanted times are never taken.
+        assert_eq!(pick(&armed, &[true, false, false, true], t0), 2);
     }
 
     #[cfg(target_os = "linux")]
     #[test]
-    fn a_wake_up_armed_ahead_costs_no_re_arming() {
+    fn wake_ups_armed_ahead_cost_no_re_arming() {
         let poll = mio::Poll::new().unwrap();
         let mut alarm = Alarm::new(&poll, mio::Token(3), true);
         assert!(alarm.is_precise());
         let t0 = Instant::now() + Duration::from_secs(60);
-        let us = Duration::from_micros;
-        alarm.arm(t0, Some(t0 + us(50)), Instant::now()).unwrap();
-        assert_eq!(alarm.armed, [Some(t0), Some(t0 + us(50))]);
-        // After the first fires, the next is held already; the spent timer goes ahead.
+        let at = |k: u64| t0 + Duration::from_micros(50 * k);
         alarm
-            .arm(t0 + us(50), Some(t0 + us(100)), t0 + us(1))
+            .arm(&[at(0), at(1), at(2), at(3)], Instant::now())
             .unwrap();
-        assert_eq!(alarm.armed, [Some(t0 + us(100)), Some(t0 + us(50))]);
+        assert_eq!(
+            alarm.armed,
+            [Some(at(0)), Some(at(1)), Some(at(2)), Some(at(3))]
+        );
+        // Two positions on: the timers of the two still wanted stay, the other two go
+        // ahead (which of them takes which does not matter).
+        alarm
+            .arm(
+                &[at(2), at(3), at(4), at(5)],
+                at(1) + Duration::from_micros(1),
+            )
+            .unwrap();
+        let mut moved = [alarm.armed[0], alarm.armed[1]];
+        moved.sort();
+        assert_eq!(moved, [Some(at(4)), Some(at(5))]);
+        assert_eq!(alarm.armed[2..], [Some(at(2)), Some(at(3))]);
+        // Nothing new wanted: nothing changes.
+        let before = alarm.armed;
+        alarm.arm(&[at(2), at(3)], at(1)).unwrap();
+        assert_eq!(alarm.armed, before);
     }
 }

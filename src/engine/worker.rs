@@ -9,9 +9,10 @@
 //! In open loop, send times need better than the poll timeout's milliseconds: the
 //! earliest of the next due position (of the worker's share of a total rate) and the
 //! client timers (a connection's own schedule) arms a `timerfd` in the same poll, at
-//! that absolute time, and only when it differs from what is armed; the wake-up after it
-//! is armed on a second timer at the same time, so re-arming never moves the machine's
-//! earliest timer (expensive on a virtual machine; see `engine::timer`). A due position goes
+//! that absolute time, and only when it differs from what is armed; the schedule's next
+//! few positions are armed on further timers at the same time, so re-arming never moves
+//! the machine's earliest timer (expensive on a virtual machine; see `engine::timer`).
+//! A due position goes
 //! to the next client in turn that has room; when none has, it waits (the schedule is
 //! "blocked") and the first client a reply frees takes it, its latency still counted
 //! from its intended time.
@@ -40,7 +41,7 @@ use crate::engine::generator::OpGenerator;
 use crate::engine::progress::WorkerProgress;
 use crate::engine::resolver::Resolver;
 use crate::engine::schedule::Schedule;
-use crate::engine::timer::Alarm;
+use crate::engine::timer::{AHEAD, Alarm};
 use crate::engine::verify::VerifyJob;
 use crate::plan::{Pacing, Plan, StopAt};
 use crate::stats::{ClientSeries, OpStats, ReplySizes, ScheduleStats};
@@ -392,26 +393,29 @@ impl Worker {
                 wake_at = wake_at.min(self.measure_start).min(next_warmup_check);
             }
             // What needs waking on time: client timers, and the shared schedule's next
-            // position unless it is blocked (then a reply frees a client, which takes it);
-            // the wake-up after it is armed too, ahead of time (see `Alarm`).
-            let position = tally
-                .shared
-                .as_ref()
-                .filter(|s| !s.is_blocked())
-                .map(|s| (s.peek(), s.peek_after()));
-            let precise = match (slots.next_timer(), position) {
-                (Some(timer), Some((at, after))) if at <= timer => {
-                    Some((at, Some(after.min(timer))))
-                }
-                (Some(timer), Some((at, _))) => Some((timer, Some(at))),
-                (Some(timer), None) => Some((timer, None)),
-                (None, position) => position.map(|(at, after)| (at, Some(after))),
-            };
-            match precise {
-                Some((at, then)) if at < wake_at && alarm.is_precise() => {
-                    alarm.arm(at, then, now)?
-                }
-                Some((at, _)) => wake_at = wake_at.min(at),
+            // positions unless it is blocked (then a reply frees a client, which takes
+            // them); the wake-ups after the next are armed too, ahead (see `Alarm`).
+            let timer = slots.next_timer();
+            let mut wanted = [now; AHEAD];
+            let mut n = 0;
+            if let Some(shared) = tally.shared.as_ref().filter(|s| !s.is_blocked()) {
+                wanted[0] = shared.peek();
+                shared.peek_ahead(&mut wanted[1..]);
+                // A client timer before some of them comes first; the rest wait.
+                n = wanted
+                    .iter()
+                    .take_while(|&&at| timer.is_none_or(|t| at <= t))
+                    .count();
+            }
+            if let Some(t) = timer.filter(|_| n < AHEAD) {
+                wanted.copy_within(0..n, 1);
+                wanted[0] = t;
+                n += 1;
+                wanted[..n].sort_unstable();
+            }
+            match wanted[..n].first() {
+                Some(&at) if at < wake_at && alarm.is_precise() => alarm.arm(&wanted[..n], now)?,
+                Some(&at) => wake_at = wake_at.min(at),
                 None => {}
             }
             if let Some(at) = next_progress {
