@@ -279,8 +279,8 @@ impl Alarm {
         self.timers[0].is_precise()
     }
 
-    /// Makes sure the caller wakes at each of `wanted` (the next wake-up first, then
-    /// those known to follow it, in order; one that has passed by `now` fires at once);
+    /// Makes sure the caller wakes at each of the first [`AHEAD`] distinct times of
+    /// `wanted` (sorted: the next wake-up first; one that has passed by `now` fires at once);
     /// only timers not armed for them already are set. A timer armed for a wanted time
     /// that passed since `now` has fired, and its event wakes the caller's next poll.
     pub fn arm(&mut self, wanted: &[Instant], now: Instant) -> Result<(), String> {
@@ -288,10 +288,16 @@ impl Alarm {
         // Which timers have fired: by the clock now, not at the caller's `now`.
         let mut fresh = None;
         let mut previous = None;
-        for &at in wanted.iter().take(AHEAD) {
-            if previous.is_some_and(|p| at <= p) {
+        let mut taken = 0;
+        for &at in wanted {
+            // Two wanted at the same instant share a timer.
+            if previous == Some(at) {
+                continue;
+            }
+            if taken == AHEAD {
                 break;
             }
+            taken += 1;
             previous = Some(at);
             if let Some(held) = (0..AHEAD).find(|&i| self.armed[i] == Some(at) && at > now) {
                 kept[held] = true;

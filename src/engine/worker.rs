@@ -41,6 +41,7 @@ use crate::engine::generator::OpGenerator;
 use crate::engine::progress::WorkerProgress;
 use crate::engine::resolver::Resolver;
 use crate::engine::schedule::Schedule;
+use crate::engine::slots::Slots;
 use crate::engine::timer::{AHEAD, Alarm};
 use crate::engine::verify::VerifyJob;
 use crate::plan::{Pacing, Plan, StopAt};
@@ -144,44 +145,6 @@ impl Totals {
             requests: t.requests + s.count,
             latency_sum_us: t.latency_sum_us + s.latency_sum_us,
         })
-    }
-}
-
-/// Client slots plus the timers they asked for.
-struct Slots {
-    clients: Vec<Option<Client>>,
-    /// `--client-stats` figures of clients already retired.
-    series: Vec<(usize, ClientSeries)>,
-    /// The timer each slot has armed, so stale heap entries can be skipped.
-    armed: Vec<Option<Instant>>,
-    timers: BinaryHeap<Reverse<(Instant, usize)>>,
-    /// Scratch list of timers due in one pass.
-    due: Vec<(Instant, usize)>,
-    active: usize,
-}
-
-impl Slots {
-    /// Re-arms `slot`'s timer if the client now wants a different one.
-    fn arm(&mut self, slot: usize) {
-        let want = self.clients[slot].as_ref().and_then(Client::next_timer);
-        if want != self.armed[slot] {
-            if let Some(at) = want {
-                self.timers.push(Reverse((at, slot)));
-            }
-            self.armed[slot] = want;
-        }
-    }
-
-    fn next_timer(&self) -> Option<Instant> {
-        self.timers.peek().map(|Reverse((at, _))| *at)
-    }
-
-    fn connected(&self) -> u32 {
-        self.clients
-            .iter()
-            .flatten()
-            .filter(|c| c.is_connected())
-            .count() as u32
     }
 }
 
@@ -394,25 +357,20 @@ impl Worker {
             }
             // What needs waking on time: client timers, and the shared schedule's next
             // positions unless it is blocked (then a reply frees a client, which takes
-            // them); the wake-ups after the next are armed too, ahead (see `Alarm`).
-            let timer = slots.next_timer();
-            let mut wanted = [now; AHEAD];
-            let mut n = 0;
+            // them); the wake-ups after the next are armed too, ahead (see `Alarm`): the
+            // earliest few of both.
+            let mut wanted = [now; 2 * AHEAD];
+            let mut n = if alarm.is_precise() {
+                slots.next_timers(&mut wanted[..AHEAD])
+            } else {
+                usize::from(slots.next_timer().map(|t| wanted[0] = t).is_some())
+            };
             if let Some(shared) = tally.shared.as_ref().filter(|s| !s.is_blocked()) {
-                wanted[0] = shared.peek();
-                shared.peek_ahead(&mut wanted[1..]);
-                // A client timer before some of them comes first; the rest wait.
-                n = wanted
-                    .iter()
-                    .take_while(|&&at| timer.is_none_or(|t| at <= t))
-                    .count();
+                wanted[n] = shared.peek();
+                shared.peek_ahead(&mut wanted[n + 1..n + AHEAD]);
+                n += AHEAD;
             }
-            if let Some(t) = timer.filter(|_| n < AHEAD) {
-                wanted.copy_within(0..n, 1);
-                wanted[0] = t;
-                n += 1;
-                wanted[..n].sort_unstable();
-            }
+            wanted[..n].sort_unstable();
             match wanted[..n].first() {
                 Some(&at) if at < wake_at && alarm.is_precise() => alarm.arm(&wanted[..n], now)?,
                 Some(&at) => wake_at = wake_at.min(at),
