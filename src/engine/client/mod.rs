@@ -505,7 +505,7 @@ impl Client {
     fn send_and_settle(&mut self, plan: &Plan, ctx: &mut ClientContext) -> Status {
         self.fill(plan, ctx);
         if self.visibility.is_some() {
-            self.poll_visibility(plan);
+            self.poll_visibility(plan, ctx);
         }
         for i in 0..self.conns.len() {
             if !self.conns[i].has_output() {

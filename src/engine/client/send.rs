@@ -463,13 +463,9 @@ impl Client {
                     }
                     _ => (ctx.values.value(value_size, self.ops.rng()), expiry_secs),
                 };
-                let stamp = self.visibility.as_mut().and_then(|v| v.next_write());
-                let value = match (stamp, self.visibility.as_mut()) {
-                    (Some(seq), Some(vis)) => {
-                        vis.stamp(value, seq);
-                        &vis.value[..]
-                    }
-                    _ => value,
+                let (stamp, value) = match self.visibility.as_mut() {
+                    Some(vis) => (vis.stamp_next(value), &vis.value[..]),
+                    None => (None, value),
                 };
                 let (codec, out) = self.conns[i].encoder();
                 if shape.data_offset > 0 {
