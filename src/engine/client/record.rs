@@ -40,10 +40,10 @@ impl Client {
                     self.exec_reply(i, &answer, received, ctx);
                     continue;
                 }
-                Purpose::Visibility(slot) => {
+                Purpose::Visibility(token) => {
                     let value = answer.reply.text(self.conns[i].reply_bytes(&answer));
                     if let Some(vis) = self.visibility.as_mut() {
-                        vis.answered(slot, value, received, ctx);
+                        vis.answered(token, value, received, ctx);
                     }
                     continue;
                 }
