@@ -152,7 +152,14 @@ fn the_lag_grows_while_the_replica_sleeps() {
     let bg = kvbench(&args(
         &port,
         &from,
-        &["--test-time=4", "-c", "1", "--visibility-ratio=20"],
+        // Four clients on one seed and ten keys: their writes race, as above.
+        &[
+            "--test-time=4",
+            "-c",
+            "4",
+            "--key-maximum=10",
+            "--visibility-ratio=20",
+        ],
     ))
     .with_json()
     .spawn();
