@@ -11,8 +11,9 @@
 //!
 //! The stop is exact: the session decides on each sample as it arrives, and the engine's
 //! [`StopSwitch`] wakes its worker at once, well inside the 10 ms before the next probe is
-//! due; so the server sees exactly the probes whose replies were counted (Ctrl-C, seen
-//! within one sample period, may leave the one probe in flight then uncounted).
+//! due; so the server sees the probes whose replies were counted and, unless this thread
+//! was kept off the CPU past that period, no more (Ctrl-C, seen within one sample period,
+//! may leave the one probe in flight then uncounted).
 //!
 //! A sample's latency: redis-cli's default (closed loop) times each request from its
 //! send; `--open-loop` from when it was due, so a stall counts in every probe it held.
