@@ -290,7 +290,7 @@ fn mismatched_inputs_are_clear_errors() {
         e,
         "x.json: 6 results blocks but no \"ALL STATS\" or \"AGGREGATED AVERAGE RESULTS\" block to merge"
     );
-    // A rate sweep's blocks are steps at different rates: refused, not added up.
+    // A rate sweep's steps are merged step by step, never with a run at one rate.
     let end = KV_SINGLE.rfind('}').unwrap();
     let sweep = format!(
         "{},{}}}",
@@ -299,7 +299,11 @@ fn mismatched_inputs_are_clear_errors() {
     );
     assert_eq!(
         merge_err(&[("a.json", KV_SINGLE), ("sweep.json", &sweep)]),
-        "sweep.json: a rate sweep (its blocks are steps at different rates): merging sweeps step by step is not supported yet; merge runs at one --rate"
+        "a.json: a run at one rate cannot be merged with a rate sweep (sweep.json); merge the shards of one --rate-sweep together"
+    );
+    assert_eq!(
+        merge_err(&[("sweep.json", &sweep)]),
+        "sweep.json: a rate sweep with no \"STEP #n RESULTS\" block: nothing to merge"
     );
     // A damaged second number cannot make the merge allocate for ever.
     let far = DEFAULT_JSON.replacen("\"0\":{", "\"99999999999999999\":{", 1);
