@@ -530,3 +530,24 @@ fn interval_logs_merge_by_tag_with_per_second_percentiles() {
     }
     assert!(merged_sets.ops_per_sec > 0.0);
 }
+
+#[test]
+fn tryagain_counts_and_rates_are_summed() {
+    // kvbench writes TRYAGAIN/sec and TRYAGAIN after ASK/sec in cluster mode.
+    let with = |n: u64| {
+        KV_CLUSTER.replace(
+            "\t\t\t,\"ASK/sec\": 0.00\n",
+            &format!("\t\t\t,\"ASK/sec\": 0.00\n\t\t\t,\"TRYAGAIN/sec\": {n}.50\n\t\t\t,\"TRYAGAIN\": {n}\n"),
+        )
+    };
+    let (a, b) = (with(3), with(4));
+    let m = merged(&[("a.json", &a), ("b.json", &b)]);
+    let totals = m.results.totals().unwrap();
+    assert_eq!(totals.tryagain, 7);
+    assert_eq!(totals.tryagain_per_sec, 8.0);
+    let text = written(&m);
+    assert!(text.contains("\t\t\t,\"TRYAGAIN\": 7\n"), "{text}");
+    // Files without the keys (older ones) add nothing.
+    let old = merged(&[("c1.json", KV_CLUSTER), ("c2.json", KV_CLUSTER)]);
+    assert_eq!(old.results.totals().unwrap().tryagain, 0);
+}

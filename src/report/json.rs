@@ -463,9 +463,13 @@ fn push_sweep(w: &mut JsonWriter, sweep: &SweepReport) {
         sweep.steps.len().max(sweep.planned_steps) as u64,
     );
     w.open_array("Steps");
-    for step in &sweep.steps {
+    for (i, step) in sweep.steps.iter().enumerate() {
         w.open_element();
         w.uint("Target Rate", step.target_per_sec);
+        if let Some(whole) = sweep.whole_rate(i) {
+            // Under --shard: the rate of the whole workload, of which this is a share.
+            w.uint("Whole Rate", whole);
+        }
         w.fixed("Achieved Rate", step.achieved_per_sec, 2);
         for (p, ms) in CURVE_PERCENTILES.iter().zip(step.percentiles_ms) {
             w.fixed(&percentile_key(*p), ms, 3);

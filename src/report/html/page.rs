@@ -12,6 +12,7 @@ use super::charts::{per_second_charts, row_names, spectrum_charts, sweep_charts}
 use super::escape;
 use super::model::{Report, Row, Run};
 use super::numbers::{ms_text, rate_text, ratio, ratio_text};
+use super::servers;
 use super::svg::{self, Chart, PALETTE, SERIES_COLOURS};
 
 const STYLE: &str = "
@@ -39,6 +40,7 @@ tbody.group { border-top: 2px solid #ccc; }
 tr.ratio td { color: #555; font-size: 13px; }
 tr.ratio td.better { color: #1a7f37; font-weight: 600; }
 tr.ratio td.worse { color: #c62828; font-weight: 600; }
+table.servers td.worse, table.visibility td.worse { color: #c62828; font-weight: 600; }
 td.differs { background: #fff6e0; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr));
   gap: 12px 20px; }
@@ -109,6 +111,8 @@ pub fn render_page(report: &Report) -> String {
                 &per_second,
             );
         }
+        servers::render_servers(&mut out, runs, &labels);
+        servers::render_visibility(&mut out, runs, &labels);
         let sweeps = sweep_charts(runs, &labels);
         if !sweeps.is_empty() {
             render_chart_section(
@@ -154,7 +158,7 @@ pub fn display_labels(runs: &[Run]) -> Vec<String> {
     labels
 }
 
-fn swatch(i: usize) -> String {
+pub(super) fn swatch(i: usize) -> String {
     format!(
         "<span class=\"swatch\" style=\"background:{}\"></span>",
         PALETTE[i % SERIES_COLOURS]
@@ -217,7 +221,7 @@ fn latency(row: &Row, v: Option<f64>) -> Option<f64> {
     if row.count == 0 { None } else { v }
 }
 
-fn count_text(x: f64) -> String {
+pub(super) fn count_text(x: f64) -> String {
     let s = rate_text(x);
     s.strip_suffix(".00").map_or(s.clone(), str::to_string)
 }
@@ -278,13 +282,21 @@ fn columns(runs: &[Run]) -> Vec<Column> {
             value: |r| Some(r.kb_per_sec),
             text: rate_text,
         },
-        Column {
-            header: "Count",
-            better: Better::Neither,
-            value: |r| Some(r.count as f64),
-            text: count_text,
-        },
     ]);
+    if runs.iter().flat_map(|r| &r.rows).any(|r| r.tryagain > 0) {
+        cols.push(Column {
+            header: "TRYAGAIN",
+            better: Better::Lower,
+            value: |r| Some(r.tryagain as f64),
+            text: count_text,
+        });
+    }
+    cols.push(Column {
+        header: "Count",
+        better: Better::Neither,
+        value: |r| Some(r.count as f64),
+        text: count_text,
+    });
     cols
 }
 
@@ -405,7 +417,13 @@ fn ratio_class(r: f64, better: Better) -> &'static str {
     }
 }
 
-fn render_chart_section(out: &mut String, id: &str, heading: &str, note: &str, charts: &[Chart]) {
+pub(super) fn render_chart_section(
+    out: &mut String,
+    id: &str,
+    heading: &str,
+    note: &str,
+    charts: &[Chart],
+) {
     let _ = writeln!(out, "<section id=\"{id}\">\n<h2>{}</h2>", escape(heading));
     if charts.is_empty() {
         out.push_str(
@@ -594,7 +612,7 @@ mod tests {
                 },
                 row("Totals", 800, ops, p99, true),
             ],
-            sweep: None,
+            ..Run::default()
         }
     }
 
