@@ -324,6 +324,11 @@ fn merge_service_row(
     })))
 }
 
+/// The sum of `counts`, at most `u64::MAX`.
+pub fn saturating_sum(counts: impl IntoIterator<Item = u64>) -> u64 {
+    counts.into_iter().fold(0, u64::saturating_add)
+}
+
 /// Merges one row's pieces (one per input that has the row) into a [`Row`].
 ///
 /// Count, connection errors and every rate are sums. The whole-run histogram is the sum
@@ -372,11 +377,13 @@ pub fn merge_row(
         misses_per_sec: rates.misses,
         moved_per_sec: rates.moved,
         ask_per_sec: rates.ask,
-        tryagain: pieces.iter().map(|p| p.tryagain).sum(),
+        // Counts a file states without a histogram to back them: saturating, so a damaged
+        // file cannot overflow the merge.
+        tryagain: saturating_sum(pieces.iter().map(|p| p.tryagain)),
         tryagain_per_sec: rates.tryagain,
-        connection_errors: pieces.iter().map(|p| p.connection_errors).sum(),
+        connection_errors: saturating_sum(pieces.iter().map(|p| p.connection_errors)),
         connection_errors_per_sec: rates.connection_errors,
-        errors: pieces.iter().map(|p| p.errors).sum(),
+        errors: saturating_sum(pieces.iter().map(|p| p.errors)),
         avg_latency_ms: avg,
         accumulated_latency_ms: avg * count as f64,
         min_latency_ms: min_ms(&histogram),

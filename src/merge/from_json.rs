@@ -1,42 +1,22 @@
-//! Merges kvbench and memtier_benchmark JSON results: picks each file's whole-run block,
-//! checks the files describe the same workload, and hands each row's pieces to
-//! [`super::combine`]; merges the configuration and run information for the JSON header.
+//! Merges kvbench and memtier_benchmark JSON results block by block: hands each row's
+//! pieces (command rows, a pool's servers, the visibility lag) to [`super::combine`] and
+//! the schedule to [`super::schedule`]; merges the configuration and run information for
+//! the JSON header.
 
 use crate::error::Error;
 use crate::report::{Limit, RunInfo};
 use crate::resultfile::ordered::Json;
-use crate::resultfile::{Block, BlockKind, JsonResult, RowData, Runtime};
+use crate::resultfile::{Block, JsonResult, RowData, Runtime};
 use crate::results::{Results, VisibilityResult};
 use crate::stats::RowName;
 
 use super::MergedResult;
 use super::combine::{
     Layout, Rates, RowPiece, SecondPiece, ServiceSecond, Window, merge_row, nearest_second,
+    saturating_sum,
 };
+use super::inputs::{WholeRun, check_alike, whole_run};
 use super::schedule::merge_schedule;
-
-/// What one file contributes: its whole-run rows and the blocks whose seconds feed the
-/// per-second series.
-pub(super) struct WholeRun<'a> {
-    pub name: &'a str,
-    pub file: &'a JsonResult,
-    pub block: &'a Block,
-    pub runtime: Runtime,
-    pub series_blocks: Vec<&'a Block>,
-}
-
-impl<'a> WholeRun<'a> {
-    /// One block that stands for itself (a rate sweep's step).
-    pub fn of_block(name: &'a str, file: &'a JsonResult, block: &'a Block) -> WholeRun<'a> {
-        WholeRun {
-            name,
-            file,
-            block,
-            runtime: block.runtime.clone(),
-            series_blocks: vec![block],
-        }
-    }
-}
 
 /// Which rows of a block a piece comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,118 +38,6 @@ fn rows_of(block: &Block, source: Source) -> &[RowData] {
             .as_ref()
             .map_or(&[][..], |v| std::slice::from_ref(&v.lag)),
     }
-}
-
-/// A file's whole run: `ALL STATS`; for `-x N` files the AGGREGATED block (counts summed
-/// over the runs, rates their mean), with its runtime and seconds taken from the `RUN #i`
-/// blocks when the file has them (memtier writes zeros in its aggregate's runtime); a
-/// file with one block of another title, that block.
-fn whole_run<'a>(name: &'a str, file: &'a JsonResult) -> Result<WholeRun<'a>, Error> {
-    let find = |pred: &dyn Fn(BlockKind) -> bool| file.blocks.iter().find(|b| pred(b.kind));
-    if let Some(block) = find(&|k| k == BlockKind::AllStats) {
-        return Ok(WholeRun {
-            name,
-            file,
-            block,
-            runtime: block.runtime.clone(),
-            series_blocks: vec![block],
-        });
-    }
-    if let Some(block) = find(&|k| matches!(k, BlockKind::Aggregated(_))) {
-        let runs: Vec<&Block> = file
-            .blocks
-            .iter()
-            .filter(|b| matches!(b.kind, BlockKind::Run(_)))
-            .collect();
-        let mut runtime = block.runtime.clone();
-        if runtime.start_epoch_ms == 0 && !runs.is_empty() {
-            runtime = Runtime {
-                start_epoch_ms: runs
-                    .iter()
-                    .map(|b| b.runtime.start_epoch_ms)
-                    .min()
-                    .unwrap_or(0),
-                finish_epoch_ms: runs
-                    .iter()
-                    .map(|b| b.runtime.finish_epoch_ms)
-                    .max()
-                    .unwrap_or(0),
-                duration_ms: runs.iter().map(|b| b.runtime.duration_ms).sum(),
-                interrupted: runs.iter().any(|b| b.runtime.interrupted),
-            };
-        }
-        return Ok(WholeRun {
-            name,
-            file,
-            block,
-            runtime,
-            series_blocks: runs,
-        });
-    }
-    match &file.blocks[..] {
-        [block] => Ok(WholeRun {
-            name,
-            file,
-            block,
-            runtime: block.runtime.clone(),
-            series_blocks: vec![block],
-        }),
-        blocks => Err(Error::usage(format!(
-            "{name}: {} results blocks but no \"ALL STATS\" or \"AGGREGATED AVERAGE RESULTS\" block to merge",
-            blocks.len()
-        ))),
-    }
-}
-
-/// `redis` for the RESP protocols, `memcache` for memcached's: results of one family
-/// describe the same commands.
-fn protocol_family(protocol: &str) -> &'static str {
-    if protocol.starts_with("memcache") {
-        "memcache"
-    } else {
-        "redis"
-    }
-}
-
-fn command_names(block: &Block) -> Vec<&str> {
-    block
-        .command_rows()
-        .iter()
-        .map(|r| r.name.as_str())
-        .collect()
-}
-
-/// Every file must be of one protocol family and have the same command rows.
-pub(super) fn check_alike(runs: &[WholeRun]) -> Result<(), Error> {
-    let first = &runs[0];
-    let first_commands = command_names(first.block);
-    let mut sorted_first = first_commands.clone();
-    sorted_first.sort_unstable();
-    for run in &runs[1..] {
-        if let (Some(a), Some(b)) = (&first.file.config.protocol, &run.file.config.protocol)
-            && protocol_family(a) != protocol_family(b)
-        {
-            return Err(Error::usage(format!(
-                "{}: protocol {b} cannot be merged with {}'s {a}",
-                run.name, first.name
-            )));
-        }
-        let commands = command_names(run.block);
-        let mut sorted = commands.clone();
-        sorted.sort_unstable();
-        if sorted != sorted_first {
-            return Err(Error::usage(format!(
-                "{}: different commands from {}: {} has {}; {} has {}",
-                run.name,
-                first.name,
-                first.name,
-                first_commands.join(", "),
-                run.name,
-                commands.join(", ")
-            )));
-        }
-    }
-    Ok(())
 }
 
 fn find_row<'a>(rows: &'a [RowData], name: &str) -> Option<&'a RowData> {
@@ -377,15 +245,12 @@ pub(super) fn file_percentiles(run: &WholeRun) -> Vec<f64> {
         .unwrap_or_default()
 }
 
-/// Merges JSON results; `files` holds each file's name and contents, in input order.
-/// Rate sweeps go step by step ([`super::sweep`]).
+/// Merges JSON results of runs at one rate (or closed loop); `files` holds each file's
+/// name and contents, in input order.
 pub fn merge(
     files: &[(&str, &JsonResult)],
     percentiles: Option<&[f64]>,
 ) -> Result<MergedResult, Error> {
-    if files.iter().any(|(_, f)| f.rate_steps.is_some()) {
-        return super::sweep::merge(files, percentiles);
-    }
     let runs: Vec<WholeRun> = files
         .iter()
         .map(|(name, file)| whole_run(name, file))
@@ -523,10 +388,11 @@ pub(super) fn merge_block(
     let rows = merged.pop().unwrap_or_default();
     let visibility = visibility_rows.into_iter().next().map(|lag| {
         let of = |f: fn(&crate::resultfile::VisibilityData) -> u64| {
-            runs.iter()
-                .filter_map(|r| r.block.visibility.as_ref())
-                .map(f)
-                .sum()
+            saturating_sum(
+                runs.iter()
+                    .filter_map(|r| r.block.visibility.as_ref())
+                    .map(f),
+            )
         };
         Box::new(VisibilityResult {
             lag,

@@ -35,6 +35,7 @@
 mod combine;
 mod from_json;
 mod from_logs;
+mod inputs;
 mod schedule;
 mod sweep;
 
@@ -126,7 +127,11 @@ pub fn merge(files: &[ResultFile], options: &MergeOptions) -> Result<MergedResul
                     Content::IntervalLog(_) => return Err(mixed(f, first)),
                 }
             }
-            from_json::merge(&jsons, percentiles)
+            if jsons.iter().any(|(_, j)| j.rate_steps.is_some()) {
+                sweep::merge(&jsons, percentiles)
+            } else {
+                from_json::merge(&jsons, percentiles)
+            }
         }
         Content::IntervalLog(_) => {
             let mut logs = Vec::with_capacity(files.len());

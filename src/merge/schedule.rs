@@ -12,7 +12,12 @@ use crate::results::{Capacity, Row, ScheduleResult};
 use crate::stats::ScheduleStats;
 
 use super::combine::Layout;
-use super::from_json::WholeRun;
+use super::inputs::WholeRun;
+
+/// Bounds on what a file may claim, so a damaged one cannot overflow the judgement of
+/// why a target was missed (connections × pipeline).
+const MAX_CONNECTIONS: u64 = 1 << 32;
+const MAX_PIPELINE: u64 = 1 << 20;
 
 /// The arrival names a [`ScheduleResult`] carries.
 fn arrival(name: &str) -> &'static str {
@@ -42,14 +47,16 @@ fn capacity(runs: &[WholeRun]) -> Capacity {
                 .run_info
                 .connections_per_thread
                 .or(r.file.config.clients);
-            threads.unwrap_or(1) * clients.unwrap_or(1)
+            threads.unwrap_or(1).saturating_mul(clients.unwrap_or(1))
         })
-        .sum();
+        .fold(0u64, u64::saturating_add)
+        .min(MAX_CONNECTIONS);
     let pipeline = runs
         .iter()
         .filter_map(|r| config_u64(r, "pipeline"))
         .max()
-        .unwrap_or(1);
+        .unwrap_or(1)
+        .min(MAX_PIPELINE);
     Capacity {
         connections,
         pipeline,
@@ -118,23 +125,37 @@ pub(super) fn merge_schedule(
     let mut health = ScheduleStats::new();
     for &(run, s) in &with {
         lags.extend(needed(run, &s.lag, "Lag", s.sent)?);
-        let unfinished = s.unsent_at_end + s.in_flight_at_end;
+        let unfinished = s.unsent_at_end.saturating_add(s.in_flight_at_end);
         ages.extend(needed(
             run,
             &s.unfinished_age,
             "Unfinished Age",
             unfinished,
         )?);
-        health.sent += s.sent;
-        health.late += s.late;
-        health.late_blocked += s.late_blocked;
-        health.unsent_at_end += s.unsent_at_end;
-        health.in_flight_at_end += s.in_flight_at_end;
+        // Saturating, and late sends waiting for a connection are some of the late ones:
+        // a damaged file cannot make the merge overflow.
+        health.sent = health.sent.saturating_add(s.sent);
+        health.late = health.late.saturating_add(s.late);
+        health.late_blocked = health
+            .late_blocked
+            .saturating_add(s.late_blocked.min(s.late))
+            .min(health.late);
+        // Each at most half the range: their sum (the unfinished requests) stays exact.
+        health.unsent_at_end = health
+            .unsent_at_end
+            .saturating_add(s.unsent_at_end)
+            .min(u64::MAX / 2);
+        health.in_flight_at_end = health
+            .in_flight_at_end
+            .saturating_add(s.in_flight_at_end)
+            .min(u64::MAX / 2);
     }
     health.lag = Layout::of(lags.iter().copied()).sum(lags.iter().copied())?;
     health.unfinished_age = Layout::of(ages.iter().copied()).sum(ages.iter().copied())?;
     Ok(Some(ScheduleResult::new(
-        with.iter().map(|(_, s)| s.target_per_sec).sum(),
+        with.iter()
+            .map(|(_, s)| s.target_per_sec)
+            .fold(0, u64::saturating_add),
         arrival(&first.arrival),
         first.per_connection,
         with.iter().map(|(_, s)| s.achieved_per_sec).sum(),

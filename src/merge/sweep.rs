@@ -14,9 +14,8 @@ use crate::resultfile::{Block, JsonResult, RateSteps};
 use crate::results::{Results, SweepReport};
 
 use super::MergedResult;
-use super::from_json::{
-    WholeRun, check_alike, chosen_percentiles, merge_block, merge_configuration, merge_run_info,
-};
+use super::from_json::{chosen_percentiles, merge_block, merge_configuration, merge_run_info};
+use super::inputs::{WholeRun, check_alike};
 
 /// The step blocks of a sweep's file: `STEP #n RESULTS (R requests/s)`, in order.
 fn step_blocks(file: &JsonResult) -> Vec<&Block> {

@@ -13,6 +13,7 @@ pub mod charts;
 pub mod model;
 pub mod numbers;
 pub mod page;
+pub mod section;
 pub mod servers;
 pub mod svg;
 

@@ -11,9 +11,9 @@ use std::fmt::Write as _;
 use super::charts::{per_second_charts, row_names, spectrum_charts, sweep_charts};
 use super::escape;
 use super::model::{Report, Row, Run};
-use super::numbers::{ms_text, rate_text, ratio, ratio_text};
+use super::numbers::{count_text, ms_text, rate_text, ratio, ratio_text};
+use super::section::{render_chart_section, swatch};
 use super::servers;
-use super::svg::{self, Chart, PALETTE, SERIES_COLOURS};
 
 const STYLE: &str = "
 :root { color-scheme: light; }
@@ -158,13 +158,6 @@ pub fn display_labels(runs: &[Run]) -> Vec<String> {
     labels
 }
 
-pub(super) fn swatch(i: usize) -> String {
-    format!(
-        "<span class=\"swatch\" style=\"background:{}\"></span>",
-        PALETTE[i % SERIES_COLOURS]
-    )
-}
-
 fn render_run_list(out: &mut String, runs: &[Run], labels: &[String]) {
     match runs {
         [] => {}
@@ -219,11 +212,6 @@ struct Column {
 /// The row's latency, or `None` when it ran no requests (the table shows `---`).
 fn latency(row: &Row, v: Option<f64>) -> Option<f64> {
     if row.count == 0 { None } else { v }
-}
-
-pub(super) fn count_text(x: f64) -> String {
-    let s = rate_text(x);
-    s.strip_suffix(".00").map_or(s.clone(), str::to_string)
 }
 
 fn columns(runs: &[Run]) -> Vec<Column> {
@@ -415,33 +403,6 @@ fn ratio_class(r: f64, better: Better) -> &'static str {
         Better::Lower if up => " class=\"worse\"",
         _ => "",
     }
-}
-
-pub(super) fn render_chart_section(
-    out: &mut String,
-    id: &str,
-    heading: &str,
-    note: &str,
-    charts: &[Chart],
-) {
-    let _ = writeln!(out, "<section id=\"{id}\">\n<h2>{}</h2>", escape(heading));
-    if charts.is_empty() {
-        out.push_str(
-            "<p class=\"note\">These results carry no data for this view.</p>\n</section>\n",
-        );
-        return;
-    }
-    let _ = writeln!(
-        out,
-        "<p class=\"note\">{}</p>\n<div class=\"charts\">",
-        escape(note)
-    );
-    for chart in charts {
-        out.push_str("<figure class=\"chart\">\n");
-        out.push_str(&svg::render(chart));
-        out.push_str("\n</figure>\n");
-    }
-    out.push_str("</div>\n</section>\n");
 }
 
 fn render_sweep_tables(out: &mut String, runs: &[Run], labels: &[String]) {

@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use super::charts::{latency_series, spectrum_series};
 use super::escape;
 use super::model::{Row, Run};
-use super::numbers::{ms_text, rate_text};
-use super::page::{count_text, render_chart_section, swatch};
+use super::numbers::{count_text, ms_text, rate_text};
+use super::section::{render_chart_section, swatch};
 use super::svg::{Chart, SERIES_COLOURS, XScale};
 
 /// A latency cell: `---` for a row that ran nothing or a figure the source lacks.
