@@ -38,6 +38,6 @@ pub mod transport;
 pub mod verify;
 pub mod worker;
 
-pub use observer::{Fanout, Quiet, RunEnd, RunObserver, RunStart, Second};
+pub use observer::{Fanout, Quiet, RunEnd, RunObserver, RunStart, Second, StopSwitch};
 pub use progress::Progress;
 pub use runner::{Outcome, Prepared, prepare, run, run_prepared};

@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use crate::debug_log;
-use crate::engine::client::{Client, ClientContext};
+use crate::engine::client::{Client, ClientContext, held};
 use crate::engine::cluster::{self, Redirect};
 use crate::engine::connection::{Answer, Failure, Purpose, Request};
 use crate::engine::generator::Op;
@@ -40,10 +40,10 @@ impl Client {
                     self.exec_reply(i, &answer, received, ctx);
                     continue;
                 }
-                Purpose::Visibility(slot) => {
+                Purpose::Visibility(token) => {
                     let value = answer.reply.text(self.conns[i].reply_bytes(&answer));
                     if let Some(vis) = self.visibility.as_mut() {
-                        vis.answered(slot, value, received, ctx);
+                        vis.answered(token, value, received, ctx);
                     }
                     continue;
                 }
@@ -91,9 +91,12 @@ impl Client {
             {
                 vis.acknowledged(key_id, seq, received, ctx);
             }
-            if let Some(redirect) = redirect {
-                let intended = ctx.health.is_some().then_some(answer.pending.intended);
-                self.follow(i, redirect, request, intended, plan, ctx)?;
+            match redirect {
+                Some(redirect) => {
+                    let intended = ctx.health.is_some().then_some(answer.pending.intended);
+                    self.follow(i, redirect, request, intended, plan, ctx)?;
+                }
+                None => self.release_copy(request.op),
             }
         }
         Ok(())
@@ -210,7 +213,7 @@ fn record_answer(
         }
         // A request that will be resent is recorded once, when its real answer comes.
         if redirect.is_some()
-            && matches!(
+            && (matches!(
                 request.op,
                 Op::Set { .. }
                     | Op::Get { .. }
@@ -218,7 +221,7 @@ fn record_answer(
                     | Op::Template
                     | Op::Probe
                     | Op::MultiGet
-            )
+            ) || held::resendable_stream(request.op))
         {
             return Ok(redirect);
         }
