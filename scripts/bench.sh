@@ -10,8 +10,9 @@
 # A TLS row runs the same kvbench load against a second, TLS-only redis-server (its own
 # instance, certificates made by openssl at start), to show what TLS costs per request.
 # Open-loop rows run the same kvbench load at a fixed total rate (--rate): at 20 000
-# requests/s (achieved rate, send lag, CPU and syscalls per request), and at 80% of the
-# closed-loop pipeline-1 throughput measured just before (CPU per request against it).
+# requests/s (achieved rate, send lag p50/p99/p99.9, CPU and syscalls per request) beside a
+# closed loop on 2 connections for the same time, and at 80% of the closed-loop pipeline-1
+# throughput measured just before (CPU per request against it).
 # A redis-benchmark front-end section runs `kvbench redis-benchmark` and the real
 # redis-benchmark with the same flags (-t set,get, -c 50, -P 1 and 16, 1M requests per test)
 # on the same server: CPU per request, syscalls per request and peak RSS.
@@ -331,48 +332,64 @@ printf '%s\n' "${rows[@]}" | awk '
     }'
 
 # Open loop: kvbench at a fixed total rate on the same connections. Each run's JSON gives
-# the requests answered, the achieved rate and the send lag; CPU per request is over all
-# requests the process sent (no warm-up, so none are left out).
-json_figures() { # json -> "count achieved_pct late_pct lag_p50_ms lag_p99_ms"
+# the requests answered, the achieved rate and the send lag (actual - intended send time,
+# p50/p99/p99.9); CPU per request is over all requests the process sent (no warm-up, so
+# none are left out). Beside it, a closed loop of the same length on 2 connections (the
+# issue's comparison: about the open loop's throughput on a loaded machine, more on a quiet
+# one; its rate is printed so the comparison can be judged).
+json_figures() { # json -> "count achieved_pct late_pct lag_p50_ms lag_p99_ms lag_p99.9_ms"
     python3 - "$1" <<'PY'
 import json, sys
 block = json.load(open(sys.argv[1]))["ALL STATS"]
 s = block["Schedule"]
 print(block["Totals"]["Count"], s["Achieved Percent"], s["Late Percent"],
-      s["Lag"]["p50.00"], s["Lag"]["p99.00"])
+      s["Lag"]["p50.00"], s["Lag"]["p99.00"], s["Lag"]["p99.90"])
 PY
 }
 closed_ops=$(awk '/^Totals/ { print int($2); exit }' "$OUT_DIR/kvbench-p1.out" 2>/dev/null || echo 0)
 matched_rate=$(( closed_ops * 8 / 10 / 1000 * 1000 ))
 (( matched_rate >= 1000 )) || matched_rate=1000
-open_rows=() # "label rate count achieved late lag50 lag99 cpu syscalls straced_count"
+open_rows=() # "rate count achieved late lag50 lag99 lag999 cpu syscalls straced_count"
 for rate in "$OPEN_RATE" "$matched_rate"; do
     kv=("$KVBENCH" -s 127.0.0.1 -p "$REDIS_PORT" "${kv_base[@]}" --pipeline=1 "--rate=$rate"
         --print-percentiles=50,99,99.9)
     name=kvbench-open-$rate
     echo "==> kvbench open loop at $rate requests/s: $OPEN_SECS s timed, $OPEN_STRACE_SECS s under strace"
     timed_run "$name" "${kv[@]}" "--test-time=$OPEN_SECS" "--json-out-file=$OUT_DIR/$name.json"
-    read -r count achieved late lag50 lag99 < <(json_figures "$OUT_DIR/$name.json")
+    read -r count achieved late lag50 lag99 lag999 < <(json_figures "$OUT_DIR/$name.json")
     cpu=$(awk -v u="$CPU_USER" -v s="$CPU_SYS" 'BEGIN { print u + s }')
     strace_run "$name" "${kv[@]}" "--test-time=$OPEN_STRACE_SECS" "--json-out-file=$OUT_DIR/$name.strace.json"
     read -r scount _ < <(json_figures "$OUT_DIR/$name.strace.json")
-    open_rows+=("$rate $count $achieved $late $lag50 $lag99 $cpu $SYSCALLS $scount")
+    open_rows+=("$rate $count $achieved $late $lag50 $lag99 $lag999 $cpu $SYSCALLS $scount")
 done
+echo "==> kvbench closed loop on 2 connections, pipeline 1: $OPEN_SECS s timed"
+timed_run kvbench-closed-c2 "$KVBENCH" -s 127.0.0.1 -p "$REDIS_PORT" -t 1 -c 2 --ratio=1:1 \
+    "--key-maximum=$KEYS" --hide-histogram -d "$DATA_SIZE" --pipeline=1 "--test-time=$OPEN_SECS"
+closed_c2=$(awk -v u="$CPU_USER" -v s="$CPU_SYS" -v secs="$OPEN_SECS" '/^Totals/ {
+    ops = $2; printf "%d %.2f", ops, (u + s) / (ops * secs) * 1e6; exit }' "$OUT_DIR/kvbench-closed-c2.out")
 echo
 echo "Open loop (--rate, 1 thread, $CLIENTS connections, pipeline 1): closed loop pipeline 1 answered $closed_ops requests/s"
-printf '%s\n' "${open_rows[@]}" | awk -v closed_cpu="$(printf '%s\n' "${rows[@]}" | awk '$1 == "kvbench" && $2 == 1 { print ($4 + $5) / $3 * 1e6; exit }')" '
+printf '%s\n' "${open_rows[@]}" | awk -v closed_cpu="$(printf '%s\n' "${rows[@]}" | awk '$1 == "kvbench" && $2 == 1 { print ($4 + $5) / $3 * 1e6; exit }')" \
+    -v closed_c2="$closed_c2" '
     BEGIN {
-        printf "%-10s %10s %10s %7s %12s %12s %13s %13s\n",
-            "rate", "requests", "achieved%", "late%", "lag p50 ms", "lag p99 ms", "CPU s/1M req", "syscalls/req"
+        printf "%-10s %10s %10s %7s %12s %12s %12s %12s %13s\n",
+            "rate", "requests", "achieved%", "late%", "lag p50 ms", "lag p99 ms", "lag p99.9 ms",
+            "CPU us/req", "syscalls/req"
+        split(closed_c2, c2, " ")
     }
     {
-        per_m = $7 / $2 * 1e6
-        printf "%-10s %10d %10.2f %7.2f %12.3f %12.3f %13.3f %13.2f\n", $1, $2, $3, $4, $5, $6, per_m, $8 / $9
-        last_rate = $1; last_cpu = per_m
+        per_req = $8 / $2 * 1e6
+        printf "%-10s %10d %10.2f %7.2f %12.3f %12.3f %12.3f %12.2f %13.2f\n",
+            $1, $2, $3, $4, $5, $6, $7, per_req, $9 / $10
+        if (NR == 1) { first_rate = $1; first_cpu = per_req }
+        last_rate = $1; last_cpu = per_req
     }
     END {
+        if (c2[2] > 0)
+            printf "closed loop, 2 connections: %d requests/s, CPU %.2f us/req; open loop at %s requests/s / it: %.2f\n",
+                c2[1], c2[2], first_rate, first_cpu / c2[2]
         if (closed_cpu > 0)
-            printf "open loop at %s requests/s / closed loop pipeline 1: CPU per request %.2f (%.3f vs %.3f CPU s per 1M requests)\n",
+            printf "open loop at %s requests/s / closed loop pipeline 1 (50 connections): CPU per request %.2f (%.2f vs %.2f us)\n",
                 last_rate, last_cpu / closed_cpu, last_cpu, closed_cpu
     }'
 

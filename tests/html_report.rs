@@ -80,7 +80,7 @@ fn synthetic_run(label: &str, median_us: f64, ops_per_sec: u64, seed: u64) -> Ru
         ],
         interrupted: false,
         rows,
-        sweep: None,
+        ..Run::default()
     }
 }
 

@@ -16,9 +16,19 @@ use common::{
 };
 
 const TIMEOUT: Duration = Duration::from_secs(60);
-/// Probes sent after the last window ended, before the engine stopped: it polls for the
-/// stop every 100 ms (10 probes), with room for a loaded machine.
-const PROBES_AFTER_THE_END: u64 = 25;
+/// Probes the server may see beyond the printed samples. The session thread decides the
+/// stop as each sample arrives and wakes the engine at once, well inside the 10 ms before
+/// the next probe; a loaded machine can still keep that thread off the CPU for a period
+/// or two. The old stop (a 100 ms poll) let up to ten through, which this still catches.
+const PROBES_PAST_THE_STOP: u64 = 2;
+
+/// The server saw every printed sample's probe and at most [`PROBES_PAST_THE_STOP`] more.
+fn assert_stop_is_prompt(seen: u64, samples: u64, what: &str) {
+    assert!(
+        seen >= samples && seen <= samples + PROBES_PAST_THE_STOP,
+        "{what}: the server saw {seen} probes for {samples} samples"
+    );
+}
 
 /// One figures line: min, max, avg, count (and the window length with --history).
 #[derive(Debug, Clone, PartialEq)]
@@ -153,14 +163,28 @@ fn not_a_terminal_means_one_raw_window_and_the_server_saw_each_ping() {
         f.extra[0] <= f.extra[1] && f.extra[1] <= f.max as f64 * 1.01,
         "{f:?}"
     );
-    // Every sample is a PING the server answered; a few more went out between the
-    // window's end and the engine's stop (it polls for it every 100 ms).
+    // Every sample is a PING the server answered, and the stop is exact: no PING went
+    // out after the one that ended the window.
     let pings = server.commandstats().get("ping").copied().unwrap_or(0);
-    assert!(
-        pings >= f.count && pings <= f.count + PROBES_AFTER_THE_END,
-        "{pings} PINGs for {} samples",
-        f.count
-    );
+    assert_stop_is_prompt(pings, f.count, "one-shot window");
+}
+
+#[test]
+fn an_open_loop_window_sends_no_probe_after_its_end() {
+    // Open loop: probes go out on a fixed schedule, not after each reply; the one due
+    // after the window's last reply must not leave either.
+    let server = RedisServer::start();
+    let port = server.port.to_string();
+    for _ in 0..3 {
+        server.config_resetstat();
+        let run = kvbench(&["latency", "-p", &port, "--open-loop", "-i", "0.3", "--raw"])
+            .timeout(TIMEOUT)
+            .ok();
+        let f = parse_figures(&run.stdout_text());
+        assert!((10..=40).contains(&f.count), "{f:?}");
+        let pings = server.commandstats().get("ping").copied().unwrap_or(0);
+        assert_stop_is_prompt(pings, f.count, "open-loop window");
+    }
 }
 
 /// The figures lines kvbench printed so far.
@@ -181,6 +205,7 @@ fn interrupt(pid: u32) {
 #[test]
 fn history_prints_a_line_a_second_until_ctrl_c() {
     let server = RedisServer::start();
+    server.config_resetstat();
     let port = server.port.to_string();
     let bg = kvbench(&["latency", "-p", &port, "--history", "-i", "1"]).spawn();
     wait_until("three history lines", CONDITION_TIMEOUT, || {
@@ -197,6 +222,11 @@ fn history_prints_a_line_a_second_until_ctrl_c() {
         assert!((1.0..1.3).contains(&seconds), "{f:?}");
         plausible_count(f, "history window");
     }
+    // Ctrl-C stops the probes within a sample period: the one in flight then is not in
+    // the figures (and a loaded machine may let one more through).
+    let samples: u64 = lines.iter().map(|f| f.count).sum();
+    let pings = server.commandstats().get("ping").copied().unwrap_or(0);
+    assert_stop_is_prompt(pings, samples, "Ctrl-C");
 }
 
 #[test]
@@ -252,11 +282,7 @@ fn memcached_text_and_binary_are_probed_with_version() {
         });
         let read = server.stats()["bytes_read"] - before;
         let probes = (read - 7 * 2) / request_len;
-        assert!(
-            probes >= f.count && probes <= f.count + PROBES_AFTER_THE_END,
-            "{protocol}: {read} bytes read for {} samples",
-            f.count
-        );
+        assert_stop_is_prompt(probes, f.count, protocol);
     }
 }
 

@@ -9,7 +9,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::{RedisCluster, RedisServer, describe, kvbench, wait_until};
+use kvbench::report::html::numbers::count_text;
+
+use common::{RedisCluster, RedisServer, TestDir, describe, kvbench, read_json, wait_until};
 
 const TAG: &str = "{tg}";
 const KEYS: u64 = 40;
@@ -66,14 +68,23 @@ fn migrate(from: &RedisServer, to: &RedisServer, ids: impl Iterator<Item = u64>)
     assert_eq!(from.cli(&args), "OK");
 }
 
-#[test]
-fn tryagain_during_a_migration_is_retried_and_counted() {
-    let cluster = RedisCluster::start();
+/// A slot left half migrated: the indices of its owner and of the node importing it.
+struct Migration {
+    src: usize,
+    dst: usize,
+    slot: String,
+    dst_id: String,
+}
+
+/// Puts `KEYS` keys of [`TAG`]'s slot on their owner, marks the slot MIGRATING there and
+/// IMPORTING on the next node, and moves half of the keys: an MGET over both halves gets
+/// -TRYAGAIN.
+fn half_migrate(cluster: &RedisCluster) -> Migration {
     let slot: u16 = cluster.nodes[0]
         .cli(&["CLUSTER", "KEYSLOT", TAG])
         .parse()
         .expect("a slot number");
-    let a = owner_of(&cluster, slot);
+    let a = owner_of(cluster, slot);
     let b = (a + 1) % 3;
     let (src, dst) = (&cluster.nodes[a], &cluster.nodes[b]);
     let mut mset = vec!["MSET".to_string()];
@@ -94,15 +105,34 @@ fn tryagain_during_a_migration_is_retried_and_counted() {
         src.cli(&["CLUSTER", "SETSLOT", &slot_text, "MIGRATING", &dst_id]),
         "OK"
     );
-    // Half the keys move: an MGET over both halves gets -TRYAGAIN.
     migrate(src, dst, (1..=KEYS).filter(|i| i % 2 == 0));
+    Migration {
+        src: a,
+        dst: b,
+        slot: slot_text,
+        dst_id,
+    }
+}
 
-    let port = src.port.to_string();
-    let bg = kvbench(&[
+/// Moves the other half and gives the slot to the importing node everywhere.
+fn finish_migration(cluster: &RedisCluster, m: &Migration) {
+    let (src, dst) = (&cluster.nodes[m.src], &cluster.nodes[m.dst]);
+    migrate(src, dst, (1..=KEYS).filter(|i| i % 2 == 1));
+    for node in [dst, src, &cluster.nodes[3 - m.src - m.dst]] {
+        assert_eq!(
+            node.cli(&["CLUSTER", "SETSLOT", &m.slot, "NODE", &m.dst_id]),
+            "OK"
+        );
+    }
+}
+
+/// The MGET workload over the half-migrated slot, against `port`.
+fn mget_args(port: &str) -> Vec<String> {
+    [
         "-s",
         "127.0.0.1",
         "-p",
-        &port,
+        port,
         "--cluster-mode",
         &format!("--key-prefix={TAG}memtier-"),
         "--key-minimum=1",
@@ -118,9 +148,19 @@ fn tryagain_during_a_migration_is_retried_and_counted() {
         "-t",
         "1",
         "--hide-histogram",
-    ])
-    .with_json()
-    .spawn();
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+#[test]
+fn tryagain_during_a_migration_is_retried_and_counted() {
+    let cluster = RedisCluster::start();
+    let m = half_migrate(&cluster);
+    let (src, dst) = (&cluster.nodes[m.src], &cluster.nodes[m.dst]);
+    let port = src.port.to_string();
+    let bg = kvbench(&[]).args(&mget_args(&port)).with_json().spawn();
     wait_until(
         "the owner answers -TRYAGAIN",
         Duration::from_secs(30),
@@ -136,13 +176,7 @@ fn tryagain_during_a_migration_is_retried_and_counted() {
         },
     );
     // Finish the migration: the retries find every key on the new owner.
-    migrate(src, dst, (1..=KEYS).filter(|i| i % 2 == 1));
-    for node in [dst, src, &cluster.nodes[3 - a - b]] {
-        assert_eq!(
-            node.cli(&["CLUSTER", "SETSLOT", &slot_text, "NODE", &dst_id]),
-            "OK"
-        );
-    }
+    finish_migration(&cluster, &m);
     let run = bg.wait(Duration::from_secs(60));
     assert!(run.status.success(), "{}", describe(&run.out));
     let json = run.json();
@@ -161,6 +195,81 @@ fn tryagain_during_a_migration_is_retried_and_counted() {
     assert_eq!(executed, REQUESTS * CLIENTS, "MGETs the servers executed");
     let stdout = String::from_utf8_lossy(&run.out.stdout);
     assert!(stdout.contains("TRYAGAIN/sec"), "{stdout}");
+}
+
+/// Two shards in the same migration: `kvbench merge` sums their TRYAGAIN counts (what the
+/// servers refused) and `kvbench report` shows the merged count.
+#[test]
+fn merged_shards_sum_their_tryagain_and_the_report_shows_it() {
+    let cluster = RedisCluster::start();
+    let m = half_migrate(&cluster);
+    let dir = TestDir::new("tryagain-merge");
+    let port = cluster.nodes[m.src].port.to_string();
+    let shards: Vec<_> = (0..2)
+        .map(|i| {
+            kvbench(&[])
+                .args(&mget_args(&port))
+                .args(&[
+                    format!("--shard={i}/2"),
+                    format!("--json-out-file={}", dir.file_arg(&format!("s{i}.json"))),
+                ])
+                .spawn()
+        })
+        .collect();
+    wait_until(
+        "the owner answers -TRYAGAIN",
+        Duration::from_secs(30),
+        || tryagains(&cluster.nodes[m.dst]) > 0,
+    );
+    finish_migration(&cluster, &m);
+    for shard in shards {
+        let run = shard.wait(Duration::from_secs(60));
+        assert!(run.status.success(), "{}", describe(&run.out));
+    }
+    let merged = dir.file("merged.json");
+    let inputs = [dir.file_arg("s0.json"), dir.file_arg("s1.json")];
+    kvbench(&[
+        "merge",
+        &format!("--json-out-file={}", merged.display()),
+        &inputs[0],
+        &inputs[1],
+    ])
+    .ok();
+    let json = read_json(&merged);
+    let gets = &json["ALL STATS"]["Gets"];
+    let refused: u64 = cluster.nodes.iter().map(tryagains).sum();
+    assert!(refused > 0);
+    assert_eq!(gets["TRYAGAIN"].as_u64(), Some(refused), "{gets}");
+    assert_eq!(
+        json["ALL STATS"]["Totals"]["TRYAGAIN"].as_u64(),
+        Some(refused)
+    );
+    assert_eq!(
+        gets["Count"].as_u64(),
+        Some(2 * REQUESTS * CLIENTS),
+        "{gets}"
+    );
+    let executed: u64 = cluster.per_node("mget").iter().sum();
+    assert_eq!(
+        executed,
+        2 * REQUESTS * CLIENTS,
+        "MGETs the servers executed"
+    );
+
+    let page = dir.file("report.html");
+    kvbench(&[
+        "report",
+        &merged.display().to_string(),
+        "-o",
+        &page.display().to_string(),
+    ])
+    .ok();
+    let html = std::fs::read_to_string(&page).expect("the report was written");
+    assert!(html.contains("<th>TRYAGAIN</th>"), "{html:.3000}");
+    assert!(
+        html.contains(&format!("<td>{}</td>", count_text(refused as f64))),
+        "{html:.3000}"
+    );
 }
 
 #[test]

@@ -126,8 +126,8 @@ pub enum Purpose {
     Asking,
     /// `CLUSTER SLOTS` to refresh the slot map: its reply is read, not recorded.
     TopologyRefresh,
-    /// A replica-visibility poll of tracked write `slot`: its reply is compared, not
-    /// recorded as load.
+    /// A replica-visibility poll (its token: the tracked write's slot, replica or
+    /// primary, generation): its reply is compared, not recorded as load.
     Visibility(u32),
     /// `MULTI` opening a stream's batch: its `+OK` is not recorded.
     Multi,

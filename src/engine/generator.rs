@@ -48,8 +48,11 @@ pub enum Op {
     Template,
     /// The protocol's liveness probe (`PING`, memcached `version`).
     Probe,
-    /// The client's request stream's next command (in the client's stream buffer).
-    Stream,
+    /// The client's request stream's command: `held` is its copy kept for a resend in
+    /// cluster mode (`client::held`), or `NOT_HELD` (in the client's stream buffer).
+    Stream {
+        held: u32,
+    },
 }
 
 /// The `--command` sequence and one key generator per command (each has its own pattern).

@@ -4,7 +4,8 @@
 //! ```text
 //! run(plan, observer)
 //!   runner   spawns one worker thread per -t, gathers their seconds (gather), stops
-//!   worker   one mio::Poll driving its clients; per-second stats to the runner
+//!   worker   one mio::Poll driving its clients; per-second stats to the runner;
+//!            slots: its clients and the timers they asked for
 //!   client   what to send next, where, recording replies, redirects, reconnects
 //!   connection / transport / tls   one socket: phases, buffers, TCP / Unix / rustls
 //!   cluster  slot map, CLUSTER SLOTS discovery, MOVED/ASK; resolver: names off the loop
@@ -30,12 +31,13 @@ pub mod resolver;
 pub mod runner;
 pub mod schedule;
 pub mod setup;
+pub mod slots;
 pub mod timer;
 pub mod tls;
 pub mod transport;
 pub mod verify;
 pub mod worker;
 
-pub use observer::{Fanout, Quiet, RunEnd, RunObserver, RunStart, Second};
+pub use observer::{Fanout, Quiet, RunEnd, RunObserver, RunStart, Second, StopSwitch};
 pub use progress::Progress;
 pub use runner::{Outcome, Prepared, prepare, run, run_prepared};

@@ -7,6 +7,7 @@
 //! second(s) x N              each second once every running thread reported it
 //! progress(p) x N            every `Outputs::progress_every`, when the plan asks
 //! interrupted(run, after)    Ctrl-C / SIGTERM seen (also during the verification pass)
+//! stop_switch(switch)        threads launched: a switch that stops them at once, from any thread
 //! stop_requested() x N       polled between events: `true` ends the run as a deadline would
 //! run_finished(&mut end)     threads joined: per-client series handed over
 //! ```
@@ -16,7 +17,11 @@
 //! run's error (after any error the run itself had), so the run still ends normally and
 //! what it measured is still reported.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+use mio::Waker;
 
 use crate::engine::progress::Progress;
 use crate::stats::{ClientSeries, OpStats};
@@ -40,6 +45,11 @@ pub trait RunObserver {
     /// A stop signal arrived `after` the run started; the run is being stopped.
     fn interrupted(&mut self, _run: u32, _after: Duration) {}
 
+    /// The run's threads are launched: `switch` stops them at once from any thread (no
+    /// wait for the next [`RunObserver::stop_requested`] poll), for an observer that must
+    /// not let one more request out after it has seen enough.
+    fn stop_switch(&mut self, _switch: &StopSwitch) {}
+
     /// Polled by the run's gathering loop (after each worker message, at least every
     /// 100 ms): `true` stops the run's threads as a deadline would, so an observer that
     /// has seen enough (a latency probe's last window) ends the run. Not a signal: the
@@ -52,6 +62,34 @@ pub trait RunObserver {
     /// when the plan asked for them; an observer that keeps them takes them out.
     fn run_finished(&mut self, _end: &mut RunEnd) -> Result<(), String> {
         Ok(())
+    }
+}
+
+/// Stops a run's worker threads from any thread: raises their stop flag and wakes their
+/// event loops, so none sends another request after [`StopSwitch::stop`] returns (one
+/// already being written goes out).
+#[derive(Clone)]
+pub struct StopSwitch {
+    pub(crate) stop: Arc<AtomicBool>,
+    pub(crate) wakers: Arc<Vec<Waker>>,
+}
+
+impl StopSwitch {
+    /// Stops the run as a deadline would. Idempotent.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        for waker in self.wakers.iter() {
+            // A waker that fails leaves its thread to the next poll of the flag.
+            let _ = waker.wake();
+        }
+    }
+}
+
+impl std::fmt::Debug for StopSwitch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StopSwitch")
+            .field("stopped", &self.stop.load(Ordering::Relaxed))
+            .finish()
     }
 }
 
@@ -134,6 +172,12 @@ impl RunObserver for Fanout<'_> {
     fn interrupted(&mut self, run: u32, after: Duration) {
         for o in &mut self.0 {
             o.interrupted(run, after);
+        }
+    }
+
+    fn stop_switch(&mut self, switch: &StopSwitch) {
+        for o in &mut self.0 {
+            o.stop_switch(switch);
         }
     }
 

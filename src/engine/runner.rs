@@ -20,7 +20,7 @@ use crate::engine::cluster::{self, Node, Topology};
 use crate::engine::error_reply::FirstErrorReply;
 use crate::engine::gather::Gatherer;
 use crate::engine::generator::client_seed;
-use crate::engine::observer::{RunEnd, RunObserver, RunStart};
+use crate::engine::observer::{RunEnd, RunObserver, RunStart, StopSwitch};
 use crate::engine::progress::WorkerProgress;
 use crate::engine::resolver::Resolver;
 use crate::engine::verify::VerifyJob;
@@ -411,6 +411,10 @@ fn run_once(
         }
     }
     drop(tx);
+    let switch = StopSwitch {
+        stop: Arc::clone(&stop),
+        wakers: Arc::new(wakers),
+    };
 
     let mut gather = Gatherer::new(
         plan,
@@ -423,6 +427,7 @@ fn run_once(
     );
     gather.watch_progress(progress);
     if !verifying {
+        observer.stop_switch(&switch);
         let start = RunStart {
             run: run_number,
             threads: plan.load.threads,
@@ -435,7 +440,7 @@ fn run_once(
         }
     }
     let mut first_error = gather
-        .collect(&rx, &stop, &wakers, observer)
+        .collect(&rx, &stop, &switch.wakers, observer)
         .or(spawn_error);
     for (thread, handle) in handles.into_iter().enumerate() {
         if handle.join().is_err() && first_error.is_none() {

@@ -164,6 +164,33 @@ impl Schedule {
         self.blocked
     }
 
+    /// When the positions after the next are due (what [`peek`](Self::peek) returns once
+    /// one, two, ... more positions are taken), into `ahead`, so timers can be armed for
+    /// the next wake-ups before they are needed.
+    pub fn peek_ahead(&self, ahead: &mut [Instant]) {
+        match &self.gaps {
+            Gaps::Uniform { .. } => {
+                for (k, at) in ahead.iter_mut().enumerate() {
+                    *at = self.time_of(self.taken + 1 + k as u64);
+                }
+            }
+            Gaps::Poisson {
+                rng,
+                mean_gap_ns,
+                at_ns,
+            } => {
+                // The gaps `take` will draw: the same generator, steps ahead on a copy.
+                let mut rng = rng.clone();
+                let mut ns = *at_ns;
+                for at in ahead.iter_mut() {
+                    let gap: f64 = rng.sample(Exp1);
+                    ns += gap * *mean_gap_ns;
+                    *at = self.offset(ns as u64);
+                }
+            }
+        }
+    }
+
     /// Positions taken so far.
     pub fn taken(&self) -> u64 {
         self.taken
@@ -247,19 +274,30 @@ impl Schedule {
     }
 
     fn time_of_next(&self) -> Instant {
-        let ns = match &self.gaps {
-            Gaps::Uniform {
-                shares,
-                share,
-                rate,
-            } => {
-                // From the position number, so no rounding ever accumulates.
-                let position = u128::from(self.taken) * u128::from(*shares) + u128::from(*share);
-                let ns = position * NANOS_PER_SEC / u128::from(*rate);
-                u64::try_from(ns).unwrap_or(u64::MAX)
-            }
-            Gaps::Poisson { at_ns, .. } => *at_ns as u64,
+        match &self.gaps {
+            Gaps::Uniform { .. } => self.time_of(self.taken),
+            Gaps::Poisson { at_ns, .. } => self.offset(*at_ns as u64),
+        }
+    }
+
+    /// Uniform arrivals: when this share's position `k` (0-based) is due, from the
+    /// position number, so no rounding ever accumulates.
+    fn time_of(&self, k: u64) -> Instant {
+        let Gaps::Uniform {
+            shares,
+            share,
+            rate,
+        } = &self.gaps
+        else {
+            return self.next;
         };
+        let position = u128::from(k) * u128::from(*shares) + u128::from(*share);
+        let ns = position * NANOS_PER_SEC / u128::from(*rate);
+        self.offset(u64::try_from(ns).unwrap_or(u64::MAX))
+    }
+
+    /// `start` plus `ns` nanoseconds (a century on overflow).
+    fn offset(&self, ns: u64) -> Instant {
         self.start
             .checked_add(Duration::from_nanos(ns))
             .unwrap_or(self.start + Duration::from_secs(86_400 * 365 * 100))
@@ -310,6 +348,24 @@ mod tests {
             (s.peek() - start).as_nanos(),
             position * 1_000_000_000 / 70_000
         );
+    }
+
+    #[test]
+    fn peek_ahead_gives_the_next_peeks() {
+        let start = Instant::now();
+        for arrival in [Arrival::Uniform, Arrival::Poisson] {
+            let mut s = Schedule::new(rate(30_000, arrival), start, 1, 3);
+            let mut ahead = [start; 3];
+            for _ in 0..1000 {
+                s.peek_ahead(&mut ahead);
+                let mut copy = s.clone();
+                for at in ahead {
+                    copy.take();
+                    assert_eq!(copy.peek(), at, "{arrival:?}");
+                }
+                s.take();
+            }
+        }
     }
 
     #[test]

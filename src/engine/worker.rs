@@ -9,7 +9,10 @@
 //! In open loop, send times need better than the poll timeout's milliseconds: the
 //! earliest of the next due position (of the worker's share of a total rate) and the
 //! client timers (a connection's own schedule) arms a `timerfd` in the same poll, at
-//! that absolute time, and only when it differs from what is armed. A due position goes
+//! that absolute time, and only when it differs from what is armed; the schedule's next
+//! few positions are armed on further timers at the same time, so re-arming never moves
+//! the machine's earliest timer (expensive on a virtual machine; see `engine::timer`).
+//! A due position goes
 //! to the next client in turn that has room; when none has, it waits (the schedule is
 //! "blocked") and the first client a reply frees takes it, its latency still counted
 //! from its intended time.
@@ -38,7 +41,8 @@ use crate::engine::generator::OpGenerator;
 use crate::engine::progress::WorkerProgress;
 use crate::engine::resolver::Resolver;
 use crate::engine::schedule::Schedule;
-use crate::engine::timer::Alarm;
+use crate::engine::slots::Slots;
+use crate::engine::timer::{AHEAD, Alarm};
 use crate::engine::verify::VerifyJob;
 use crate::plan::{Pacing, Plan, StopAt};
 use crate::stats::{ClientSeries, OpStats, ReplySizes, ScheduleStats};
@@ -141,44 +145,6 @@ impl Totals {
             requests: t.requests + s.count,
             latency_sum_us: t.latency_sum_us + s.latency_sum_us,
         })
-    }
-}
-
-/// Client slots plus the timers they asked for.
-struct Slots {
-    clients: Vec<Option<Client>>,
-    /// `--client-stats` figures of clients already retired.
-    series: Vec<(usize, ClientSeries)>,
-    /// The timer each slot has armed, so stale heap entries can be skipped.
-    armed: Vec<Option<Instant>>,
-    timers: BinaryHeap<Reverse<(Instant, usize)>>,
-    /// Scratch list of timers due in one pass.
-    due: Vec<(Instant, usize)>,
-    active: usize,
-}
-
-impl Slots {
-    /// Re-arms `slot`'s timer if the client now wants a different one.
-    fn arm(&mut self, slot: usize) {
-        let want = self.clients[slot].as_ref().and_then(Client::next_timer);
-        if want != self.armed[slot] {
-            if let Some(at) = want {
-                self.timers.push(Reverse((at, slot)));
-            }
-            self.armed[slot] = want;
-        }
-    }
-
-    fn next_timer(&self) -> Option<Instant> {
-        self.timers.peek().map(|Reverse((at, _))| *at)
-    }
-
-    fn connected(&self) -> u32 {
-        self.clients
-            .iter()
-            .flatten()
-            .filter(|c| c.is_connected())
-            .count() as u32
     }
 }
 
@@ -390,14 +356,24 @@ impl Worker {
                 wake_at = wake_at.min(self.measure_start).min(next_warmup_check);
             }
             // What needs waking on time: client timers, and the shared schedule's next
-            // position unless it is blocked (then a reply frees a client, which takes it).
-            let mut precise = slots.next_timer();
+            // positions unless it is blocked (then a reply frees a client, which takes
+            // them); the wake-ups after the next are armed too, ahead (see `Alarm`): the
+            // earliest few of both.
+            let mut wanted = [now; 2 * AHEAD];
+            let mut n = if alarm.is_precise() {
+                slots.next_timers(&mut wanted[..AHEAD])
+            } else {
+                usize::from(slots.next_timer().map(|t| wanted[0] = t).is_some())
+            };
             if let Some(shared) = tally.shared.as_ref().filter(|s| !s.is_blocked()) {
-                precise = Some(precise.map_or(shared.peek(), |t| t.min(shared.peek())));
+                wanted[n] = shared.peek();
+                shared.peek_ahead(&mut wanted[n + 1..n + AHEAD]);
+                n += AHEAD;
             }
-            match precise {
-                Some(at) if at < wake_at && alarm.is_precise() => alarm.arm(at, now)?,
-                Some(at) => wake_at = wake_at.min(at),
+            wanted[..n].sort_unstable();
+            match wanted[..n].first() {
+                Some(&at) if at < wake_at && alarm.is_precise() => alarm.arm(&wanted[..n], now)?,
+                Some(&at) => wake_at = wake_at.min(at),
                 None => {}
             }
             if let Some(at) = next_progress {

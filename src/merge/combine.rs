@@ -4,7 +4,9 @@
 use hdrhistogram::Histogram;
 
 use crate::error::Error;
-use crate::results::{IntervalSummary, Row, compress_histogram, latency_at_percentile_ms};
+use crate::results::{
+    IntervalSummary, Row, ServiceInterval, ServiceRow, compress_histogram, latency_at_percentile_ms,
+};
 use crate::stats::RowName;
 
 /// Per-second figures one input adds to a row (already per second: summed as they are).
@@ -16,6 +18,7 @@ pub struct Rates {
     pub moved: f64,
     pub ask: f64,
     pub connection_errors: f64,
+    pub tryagain: f64,
     pub kb: f64,
     pub kb_rx: f64,
     pub kb_tx: f64,
@@ -29,6 +32,7 @@ impl Rates {
         self.moved += o.moved;
         self.ask += o.ask;
         self.connection_errors += o.connection_errors;
+        self.tryagain += o.tryagain;
         self.kb += o.kb;
         self.kb_rx += o.kb_rx;
         self.kb_tx += o.kb_tx;
@@ -40,6 +44,11 @@ impl Rates {
 pub struct RowPiece<'a> {
     pub count: u64,
     pub connection_errors: u64,
+    /// Cluster `-TRYAGAIN` replies and error replies.
+    pub tryagain: u64,
+    pub errors: u64,
+    /// Open loop: the whole-run service-time histogram (`None` in closed loop).
+    pub service: Option<&'a Histogram<u64>>,
     pub rates: Rates,
     /// Histograms whose sum is this input's whole-run latency for the row (one for a JSON
     /// row; every interval for a log). Empty when the row never ran.
@@ -58,6 +67,17 @@ pub struct SecondPiece<'a> {
     pub average_ms: Option<f64>,
     pub min_ms: Option<f64>,
     pub max_ms: Option<f64>,
+    pub histogram: Option<&'a Histogram<u64>>,
+    /// Open loop: the second's service times.
+    pub service: Option<ServiceSecond<'a>>,
+}
+
+/// One input's service times for one second (open loop).
+#[derive(Clone, Debug, Default)]
+pub struct ServiceSecond<'a> {
+    pub average_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
     pub histogram: Option<&'a Histogram<u64>>,
 }
 
@@ -202,6 +222,7 @@ fn merge_second(
     if count == 0 {
         return Ok(s);
     }
+    s.service = merge_service_second(&busy, layout, percentiles)?;
     if busy.iter().all(|p| p.histogram.is_some()) {
         let h = layout.sum(busy.iter().filter_map(|p| p.histogram))?;
         s.avg_latency_ms = h.mean() / 1000.0;
@@ -234,6 +255,78 @@ fn merge_second(
         s.max_latency_us = (s.max_latency_ms * 1000.0).round() as u64;
     }
     Ok(s)
+}
+
+/// The service times of one merged second: from the sum of the seconds' histograms
+/// where every input has one, else the true mean, min and max and no percentiles; `None`
+/// when no input measured service times (closed loop).
+fn merge_service_second(
+    busy: &[&&SecondPiece],
+    layout: &Layout,
+    percentiles: &[f64],
+) -> Result<Option<Box<ServiceInterval>>, Error> {
+    let parts: Vec<(u64, &ServiceSecond)> = busy
+        .iter()
+        .filter_map(|p| p.service.as_ref().map(|s| (p.count, s)))
+        .collect();
+    if parts.is_empty() {
+        return Ok(None);
+    }
+    let count: u64 = parts.iter().map(|(c, _)| c).sum();
+    let mut out = ServiceInterval::default();
+    if parts.iter().all(|(_, s)| s.histogram.is_some()) {
+        let h = layout.sum(parts.iter().filter_map(|(_, s)| s.histogram))?;
+        out.avg_latency_ms = if h.is_empty() { 0.0 } else { h.mean() / 1000.0 };
+        out.accumulated_latency_ms = out.avg_latency_ms * count as f64;
+        out.min_latency_ms = min_ms(&h);
+        out.max_latency_ms = max_ms(&h);
+        out.percentiles_ms = percentiles
+            .iter()
+            .map(|&p| latency_at_percentile_ms(&h, p))
+            .collect();
+        out.max_latency_us = if h.is_empty() { 0 } else { h.max() };
+        out.compressed_histogram = compress_histogram(&h);
+    } else {
+        let sum: f64 = parts.iter().map(|(c, s)| s.average_ms * *c as f64).sum();
+        out.accumulated_latency_ms = sum;
+        out.avg_latency_ms = if count == 0 { 0.0 } else { sum / count as f64 };
+        out.min_latency_ms = parts
+            .iter()
+            .map(|(_, s)| s.min_ms)
+            .fold(f64::INFINITY, f64::min);
+        if !out.min_latency_ms.is_finite() {
+            out.min_latency_ms = 0.0;
+        }
+        out.max_latency_ms = parts.iter().map(|(_, s)| s.max_ms).fold(0.0, f64::max);
+        out.max_latency_us = (out.max_latency_ms * 1000.0).round() as u64;
+    }
+    Ok(Some(Box::new(out)))
+}
+
+/// The whole-run service times of a row: the sum of the pieces' service histograms, or
+/// `None` when no piece has one (closed loop).
+fn merge_service_row(
+    pieces: &[RowPiece],
+    layout: &Layout,
+) -> Result<Option<Box<ServiceRow>>, Error> {
+    if pieces.iter().all(|p| p.service.is_none()) {
+        return Ok(None);
+    }
+    let h = layout.sum(pieces.iter().filter_map(|p| p.service))?;
+    let count: u64 = pieces.iter().map(|p| p.count).sum();
+    let avg = if h.is_empty() { 0.0 } else { h.mean() / 1000.0 };
+    Ok(Some(Box::new(ServiceRow {
+        avg_latency_ms: avg,
+        accumulated_latency_ms: avg * count as f64,
+        min_latency_ms: min_ms(&h),
+        max_latency_ms: max_ms(&h),
+        histogram: h,
+    })))
+}
+
+/// The sum of `counts`, at most `u64::MAX`.
+pub fn saturating_sum(counts: impl IntoIterator<Item = u64>) -> u64 {
+    counts.into_iter().fold(0, u64::saturating_add)
 }
 
 /// Merges one row's pieces (one per input that has the row) into a [`Row`].
@@ -284,12 +377,13 @@ pub fn merge_row(
         misses_per_sec: rates.misses,
         moved_per_sec: rates.moved,
         ask_per_sec: rates.ask,
-        // Result files carry no TRYAGAIN counts to merge yet.
-        tryagain: 0,
-        tryagain_per_sec: 0.0,
-        connection_errors: pieces.iter().map(|p| p.connection_errors).sum(),
+        // Counts a file states without a histogram to back them: saturating, so a damaged
+        // file cannot overflow the merge.
+        tryagain: saturating_sum(pieces.iter().map(|p| p.tryagain)),
+        tryagain_per_sec: rates.tryagain,
+        connection_errors: saturating_sum(pieces.iter().map(|p| p.connection_errors)),
         connection_errors_per_sec: rates.connection_errors,
-        errors: 0,
+        errors: saturating_sum(pieces.iter().map(|p| p.errors)),
         avg_latency_ms: avg,
         accumulated_latency_ms: avg * count as f64,
         min_latency_ms: min_ms(&histogram),
@@ -299,9 +393,7 @@ pub fn merge_row(
         kb_tx_per_sec: rates.kb_tx,
         histogram,
         series,
-        // Result files are merged by their response times; service times (open loop)
-        // are not read back yet.
-        service: None,
+        service: merge_service_row(pieces, layout)?,
     })
 }
 

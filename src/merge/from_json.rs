@@ -1,154 +1,65 @@
-//! Merges kvbench and memtier_benchmark JSON results: picks each file's whole-run block,
-//! checks the files describe the same workload, and hands each row's pieces to
-//! [`super::combine`]; merges the configuration and run information for the JSON header.
+//! Merges kvbench and memtier_benchmark JSON results block by block: hands each row's
+//! pieces (command rows, a pool's servers, the visibility lag) to [`super::combine`] and
+//! the schedule to [`super::schedule`]; merges the configuration and run information for
+//! the JSON header.
 
 use crate::error::Error;
 use crate::report::{Limit, RunInfo};
 use crate::resultfile::ordered::Json;
-use crate::resultfile::{Block, BlockKind, JsonResult, RowData, Runtime};
-use crate::results::Results;
+use crate::resultfile::{Block, JsonResult, RowData, Runtime};
+use crate::results::{Results, VisibilityResult};
 use crate::stats::RowName;
 
 use super::MergedResult;
-use super::combine::{Layout, Rates, RowPiece, SecondPiece, Window, merge_row, nearest_second};
+use super::combine::{
+    Layout, Rates, RowPiece, SecondPiece, ServiceSecond, Window, merge_row, nearest_second,
+    saturating_sum,
+};
+use super::inputs::{WholeRun, check_alike, whole_run};
+use super::schedule::merge_schedule;
 
-/// What one file contributes: its whole-run rows and the blocks whose seconds feed the
-/// per-second series.
-struct WholeRun<'a> {
-    name: &'a str,
-    file: &'a JsonResult,
-    block: &'a Block,
-    runtime: Runtime,
-    series_blocks: Vec<&'a Block>,
+/// Which rows of a block a piece comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Source {
+    /// The command rows and `Totals`.
+    Commands,
+    /// A pool's per-server rows (`"Servers"`), matched by address.
+    Servers,
+    /// The replica visibility lag row.
+    Visibility,
 }
 
-/// A file's whole run: `ALL STATS`; for `-x N` files the AGGREGATED block (counts summed
-/// over the runs, rates their mean), with its runtime and seconds taken from the `RUN #i`
-/// blocks when the file has them (memtier writes zeros in its aggregate's runtime); a
-/// file with one block of another title, that block.
-fn whole_run<'a>(name: &'a str, file: &'a JsonResult) -> Result<WholeRun<'a>, Error> {
-    if file.rate_steps.is_some() {
-        // Its blocks are steps at different rates: adding them up would describe no
-        // load that ever ran.
-        return Err(Error::usage(format!(
-            "{name}: a rate sweep (its blocks are steps at different rates): merging sweeps step by step is not supported yet; merge runs at one --rate"
-        )));
-    }
-    let find = |pred: &dyn Fn(BlockKind) -> bool| file.blocks.iter().find(|b| pred(b.kind));
-    if let Some(block) = find(&|k| k == BlockKind::AllStats) {
-        return Ok(WholeRun {
-            name,
-            file,
-            block,
-            runtime: block.runtime.clone(),
-            series_blocks: vec![block],
-        });
-    }
-    if let Some(block) = find(&|k| matches!(k, BlockKind::Aggregated(_))) {
-        let runs: Vec<&Block> = file
-            .blocks
-            .iter()
-            .filter(|b| matches!(b.kind, BlockKind::Run(_)))
-            .collect();
-        let mut runtime = block.runtime.clone();
-        if runtime.start_epoch_ms == 0 && !runs.is_empty() {
-            runtime = Runtime {
-                start_epoch_ms: runs
-                    .iter()
-                    .map(|b| b.runtime.start_epoch_ms)
-                    .min()
-                    .unwrap_or(0),
-                finish_epoch_ms: runs
-                    .iter()
-                    .map(|b| b.runtime.finish_epoch_ms)
-                    .max()
-                    .unwrap_or(0),
-                duration_ms: runs.iter().map(|b| b.runtime.duration_ms).sum(),
-                interrupted: runs.iter().any(|b| b.runtime.interrupted),
-            };
-        }
-        return Ok(WholeRun {
-            name,
-            file,
-            block,
-            runtime,
-            series_blocks: runs,
-        });
-    }
-    match &file.blocks[..] {
-        [block] => Ok(WholeRun {
-            name,
-            file,
-            block,
-            runtime: block.runtime.clone(),
-            series_blocks: vec![block],
-        }),
-        blocks => Err(Error::usage(format!(
-            "{name}: {} results blocks but no \"ALL STATS\" or \"AGGREGATED AVERAGE RESULTS\" block to merge",
-            blocks.len()
-        ))),
+fn rows_of(block: &Block, source: Source) -> &[RowData] {
+    match source {
+        Source::Commands => &block.rows,
+        Source::Servers => &block.servers,
+        Source::Visibility => block
+            .visibility
+            .as_ref()
+            .map_or(&[][..], |v| std::slice::from_ref(&v.lag)),
     }
 }
 
-/// `redis` for the RESP protocols, `memcache` for memcached's: results of one family
-/// describe the same commands.
-fn protocol_family(protocol: &str) -> &'static str {
-    if protocol.starts_with("memcache") {
-        "memcache"
-    } else {
-        "redis"
-    }
+fn find_row<'a>(rows: &'a [RowData], name: &str) -> Option<&'a RowData> {
+    rows.iter().find(|r| r.name == name)
 }
 
-fn command_names(block: &Block) -> Vec<&str> {
-    block
-        .command_rows()
-        .iter()
-        .map(|r| r.name.as_str())
-        .collect()
-}
-
-/// Every file must be of one protocol family and have the same command rows.
-fn check_alike(runs: &[WholeRun]) -> Result<(), Error> {
-    let first = &runs[0];
-    let first_commands = command_names(first.block);
-    let mut sorted_first = first_commands.clone();
-    sorted_first.sort_unstable();
-    for run in &runs[1..] {
-        if let (Some(a), Some(b)) = (&first.file.config.protocol, &run.file.config.protocol)
-            && protocol_family(a) != protocol_family(b)
-        {
-            return Err(Error::usage(format!(
-                "{}: protocol {b} cannot be merged with {}'s {a}",
-                run.name, first.name
-            )));
-        }
-        let commands = command_names(run.block);
-        let mut sorted = commands.clone();
-        sorted.sort_unstable();
-        if sorted != sorted_first {
-            return Err(Error::usage(format!(
-                "{}: different commands from {}: {} has {}; {} has {}",
-                run.name,
-                first.name,
-                first.name,
-                first_commands.join(", "),
-                run.name,
-                commands.join(", ")
-            )));
-        }
-    }
-    Ok(())
-}
-
-fn find_row<'a>(block: &'a Block, name: &str) -> Option<&'a RowData> {
-    block.rows.iter().find(|r| r.name == name)
-}
-
-/// One file's piece of the row named `row_name`.
-fn row_piece<'a>(run: &WholeRun<'a>, row_name: &str) -> Result<RowPiece<'a>, Error> {
-    let Some(row) = find_row(run.block, row_name) else {
+/// One file's piece of the row named `row_name` among its `source` rows.
+fn row_piece<'a>(
+    run: &WholeRun<'a>,
+    row_name: &str,
+    source: Source,
+) -> Result<RowPiece<'a>, Error> {
+    let Some(row) = find_row(rows_of(run.block, source), row_name) else {
         return Ok(RowPiece::default());
+    };
+    let place = match source {
+        Source::Commands => format!("\"{}\" > \"{row_name}\"", run.block.title),
+        Source::Servers => format!("\"{}\" > \"Servers\" > \"{row_name}\"", run.block.title),
+        Source::Visibility => format!(
+            "\"{}\" > \"Replica Visibility\" > \"{row_name}\"",
+            run.block.title
+        ),
     };
     let histograms = match (&row.histogram, row.count) {
         // memtier writes a histogram for a row that never ran; nothing to add.
@@ -156,22 +67,34 @@ fn row_piece<'a>(run: &WholeRun<'a>, row_name: &str) -> Result<RowPiece<'a>, Err
         (Some(h), count) if h.len() == count => vec![h],
         (Some(h), count) => {
             return Err(Error::usage(format!(
-                "{}: \"{}\" > \"{row_name}\": its histogram holds {} requests but its Count is {count}, so its latency cannot be merged exactly",
+                "{}: {place}: its histogram holds {} requests but its Count is {count}, so its latency cannot be merged exactly",
                 run.name,
-                run.block.title,
                 h.len()
             )));
         }
         (None, _) => {
             return Err(Error::usage(format!(
-                "{}: \"{}\" > \"{row_name}\" has no compressed histogram, so its latency cannot be merged exactly",
-                run.name, run.block.title
+                "{}: {place} has no compressed histogram, so its latency cannot be merged exactly",
+                run.name
             )));
         }
     };
+    let service = match &row.service {
+        None => None,
+        Some(s) => match &s.histogram {
+            Some(h) => Some(h),
+            None if row.count == 0 => None,
+            None => {
+                return Err(Error::usage(format!(
+                    "{}: {place} > \"Service Latency\" has no compressed histogram, so its service time cannot be merged exactly",
+                    run.name
+                )));
+            }
+        },
+    };
     let mut seconds = Vec::new();
     for block in &run.series_blocks {
-        let Some(r) = find_row(block, row_name) else {
+        let Some(r) = find_row(rows_of(block, source), row_name) else {
             continue;
         };
         for s in &r.series {
@@ -189,12 +112,21 @@ fn row_piece<'a>(run: &WholeRun<'a>, row_name: &str) -> Result<RowPiece<'a>, Err
                 min_ms: s.min_latency_ms,
                 max_ms: s.max_latency_ms,
                 histogram: s.histogram.as_ref().filter(|_| s.count > 0),
+                service: s.service.as_ref().map(|sv| ServiceSecond {
+                    average_ms: sv.average_latency_ms,
+                    min_ms: sv.min_latency_ms,
+                    max_ms: sv.max_latency_ms,
+                    histogram: sv.histogram.as_ref(),
+                }),
             });
         }
     }
     Ok(RowPiece {
         count: row.count,
         connection_errors: row.connection_errors,
+        tryagain: row.tryagain,
+        errors: row.errors,
+        service,
         rates: Rates {
             ops: row.ops_per_sec,
             hits: row.hits_per_sec,
@@ -202,6 +134,7 @@ fn row_piece<'a>(run: &WholeRun<'a>, row_name: &str) -> Result<RowPiece<'a>, Err
             moved: row.moved_per_sec.unwrap_or(0.0),
             ask: row.ask_per_sec.unwrap_or(0.0),
             connection_errors: row.connection_errors_per_sec,
+            tryagain: row.tryagain_per_sec,
             kb: row.kb_per_sec,
             kb_rx: row.kb_rx_per_sec,
             kb_tx: row.kb_tx_per_sec,
@@ -214,7 +147,7 @@ fn row_piece<'a>(run: &WholeRun<'a>, row_name: &str) -> Result<RowPiece<'a>, Err
 /// The merged `"configuration"`: each key in first-seen order; its value where every file
 /// agrees, else an array of each file's value (`null` where a file lacks the key); then
 /// `"merged_from"`, the files' names.
-fn merge_configuration(runs: &[WholeRun]) -> Vec<(String, String)> {
+pub(super) fn merge_configuration(runs: &[WholeRun]) -> Vec<(String, String)> {
     let mut keys: Vec<&str> = Vec::new();
     for run in runs {
         for (k, _) in &run.file.configuration {
@@ -258,7 +191,7 @@ fn merge_configuration(runs: &[WholeRun]) -> Vec<(String, String)> {
 /// The merged `"run information"`: threads summed; connections per thread kept when every
 /// file agrees, else all connections over all threads (rounded down); requests per client
 /// or seconds, the largest, when every file has the same kind, else the merged duration.
-fn merge_run_info(runs: &[WholeRun], duration_ms: u64) -> RunInfo {
+pub(super) fn merge_run_info(runs: &[WholeRun], duration_ms: u64) -> RunInfo {
     let threads: Vec<u64> = runs
         .iter()
         .map(|r| {
@@ -305,14 +238,15 @@ fn merge_run_info(runs: &[WholeRun], duration_ms: u64) -> RunInfo {
 }
 
 /// The first file's percentile list (its `Totals` "Percentile Latencies" keys).
-fn file_percentiles(run: &WholeRun) -> Vec<f64> {
+pub(super) fn file_percentiles(run: &WholeRun) -> Vec<f64> {
     run.block
         .totals()
         .map(|t| t.percentiles.iter().map(|p| p.percent).collect())
         .unwrap_or_default()
 }
 
-/// Merges JSON results; `files` holds each file's name and contents, in input order.
+/// Merges JSON results of runs at one rate (or closed loop); `files` holds each file's
+/// name and contents, in input order.
 pub fn merge(
     files: &[(&str, &JsonResult)],
     percentiles: Option<&[f64]>,
@@ -322,8 +256,25 @@ pub fn merge(
         .map(|(name, file)| whole_run(name, file))
         .collect::<Result<_, _>>()?;
     check_alike(&runs)?;
+    let percentiles = chosen_percentiles(&runs[0], percentiles);
+    let results = merge_block(&runs, &percentiles, "ALL STATS".to_string())?;
     let first = &runs[0];
-    let percentiles = match percentiles {
+    Ok(MergedResult {
+        run_info: merge_run_info(&runs, results.duration_ms),
+        configuration: merge_configuration(&runs),
+        hide_histogram: first.block.distributions.is_empty(),
+        percentiles,
+        inputs: runs.iter().map(|r| r.name.to_string()).collect(),
+        results,
+        steps: Vec::new(),
+        sweep: None,
+        notes: Vec::new(),
+    })
+}
+
+/// The percentiles asked for, else the first file's, else 50, 99, 99.9.
+pub(super) fn chosen_percentiles(first: &WholeRun, percentiles: Option<&[f64]>) -> Vec<f64> {
+    match percentiles {
         Some(p) => p.to_vec(),
         None => {
             let p = file_percentiles(first);
@@ -333,22 +284,54 @@ pub fn merge(
                 p
             }
         }
-    };
+    }
+}
 
-    let names: Vec<RowName> = first
-        .block
-        .rows
-        .iter()
-        .map(|r| RowName {
-            row: r.name.clone(),
-            hist: r.hist_name.clone(),
-            has_hits: r.has_hits,
-        })
-        .collect();
-    let pieces: Vec<Vec<RowPiece>> = names
-        .iter()
-        .map(|n| runs.iter().map(|r| row_piece(r, &n.row)).collect())
-        .collect::<Result<_, _>>()?;
+/// The row names of `source` in every run, in first-seen order (a pool's members are
+/// matched by address; one shard may have seen a member the other did not list).
+fn source_names(runs: &[WholeRun], source: Source) -> Vec<RowName> {
+    let mut names: Vec<RowName> = Vec::new();
+    for run in runs {
+        for r in rows_of(run.block, source) {
+            if !names.iter().any(|n| n.row == r.name) {
+                names.push(RowName {
+                    row: r.name.clone(),
+                    hist: r.hist_name.clone(),
+                    has_hits: r.has_hits,
+                });
+            }
+        }
+        if source == Source::Commands {
+            // The first file's order; check_alike made every file's rows the same.
+            break;
+        }
+    }
+    names
+}
+
+/// Merges one block of each run (already checked alike) into one titled `title`: command
+/// rows, a pool's per-server rows, the visibility lag and the open-loop schedule.
+pub(super) fn merge_block(
+    runs: &[WholeRun],
+    percentiles: &[f64],
+    title: String,
+) -> Result<Results, Error> {
+    let sources = [Source::Commands, Source::Servers, Source::Visibility];
+    let mut names: Vec<Vec<RowName>> = Vec::with_capacity(sources.len());
+    let mut pieces: Vec<Vec<Vec<RowPiece>>> = Vec::with_capacity(sources.len());
+    for source in sources {
+        let n = source_names(runs, source);
+        let p = n
+            .iter()
+            .map(|name| {
+                runs.iter()
+                    .map(|r| row_piece(r, &name.row, source))
+                    .collect()
+            })
+            .collect::<Result<Vec<Vec<RowPiece>>, Error>>()?;
+        names.push(n);
+        pieces.push(p);
+    }
 
     let known: Vec<&Runtime> = runs
         .iter()
@@ -362,12 +345,8 @@ pub fn merge(
         .max()
         .unwrap_or(0)
         .max(start);
-    let all_seconds = || {
-        pieces
-            .iter()
-            .flatten()
-            .flat_map(|p| p.seconds.iter().map(|s| s.epoch_second))
-    };
+    let all_pieces = || pieces.iter().flatten().flatten();
+    let all_seconds = || all_pieces().flat_map(|p| p.seconds.iter().map(|s| s.epoch_second));
     let first_second = all_seconds()
         .chain((start > 0).then(|| nearest_second(start)))
         .min()
@@ -383,20 +362,48 @@ pub fn merge(
         },
         finish,
     )?;
-    let layout = Layout::of(pieces.iter().flatten().flat_map(|p| {
+    let layout = Layout::of(all_pieces().flat_map(|p| {
         p.histograms
             .iter()
             .copied()
+            .chain(p.service)
             .chain(p.seconds.iter().filter_map(|s| s.histogram))
+            .chain(
+                p.seconds
+                    .iter()
+                    .filter_map(|s| s.service.as_ref().and_then(|v| v.histogram)),
+            )
     }));
-    let rows = names
-        .into_iter()
-        .zip(&pieces)
-        .map(|(name, p)| merge_row(name, p, &layout, &window, &percentiles))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut merged: Vec<Vec<crate::results::Row>> = Vec::with_capacity(sources.len());
+    for (n, p) in names.into_iter().zip(&pieces) {
+        merged.push(
+            n.into_iter()
+                .zip(p)
+                .map(|(name, p)| merge_row(name, p, &layout, &window, percentiles))
+                .collect::<Result<Vec<_>, _>>()?,
+        );
+    }
+    let visibility_rows = merged.pop().unwrap_or_default();
+    let servers = merged.pop().unwrap_or_default();
+    let rows = merged.pop().unwrap_or_default();
+    let visibility = visibility_rows.into_iter().next().map(|lag| {
+        let of = |f: fn(&crate::resultfile::VisibilityData) -> u64| {
+            saturating_sum(
+                runs.iter()
+                    .filter_map(|r| r.block.visibility.as_ref())
+                    .map(f),
+            )
+        };
+        Box::new(VisibilityResult {
+            lag,
+            timeouts: of(|v| v.timeouts),
+            untracked: of(|v| v.untracked),
+        })
+    });
+    let schedule = merge_schedule(runs, rows.last())?;
 
-    let results = Results {
-        title: "ALL STATS".to_string(),
+    Ok(Results {
+        title,
         run_number: 1,
         start_epoch_ms: window.start_epoch_ms,
         finish_epoch_ms: finish.max(window.start_epoch_ms),
@@ -406,17 +413,8 @@ pub fn merge(
             .iter()
             .any(|r| r.block.rows.iter().any(|row| row.moved_per_sec.is_some())),
         rows,
-        // An open-loop run's "Schedule" is not read back yet.
-        servers: Vec::new(),
-        visibility: None,
-        schedule: None,
-    };
-    Ok(MergedResult {
-        run_info: merge_run_info(&runs, results.duration_ms),
-        configuration: merge_configuration(&runs),
-        hide_histogram: first.block.distributions.is_empty(),
-        percentiles,
-        inputs: runs.iter().map(|r| r.name.to_string()).collect(),
-        results,
+        servers,
+        visibility,
+        schedule,
     })
 }

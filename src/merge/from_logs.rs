@@ -175,5 +175,8 @@ pub fn merge(
         percentiles,
         hide_histogram: false,
         inputs: logs.iter().map(|(n, _)| n.to_string()).collect(),
+        steps: Vec::new(),
+        sweep: None,
+        notes: Vec::new(),
     })
 }

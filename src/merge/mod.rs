@@ -25,17 +25,26 @@
 //!   logs), else the true mean, min and max and no percentiles (JSON carries none per
 //!   second).
 //! - **Runtime**: earliest start to latest finish; interrupted if any input was.
+//! - **Open loop**: service times like response times (summed histograms); the
+//!   `"Schedule"` with targets, achieved rates and counts summed and the send lag from the
+//!   summed histograms ([`schedule`]).
+//! - **Pools and replicas**: per-server rows matched by address, the visibility lag like
+//!   a row, its timeouts summed; TRYAGAIN and error counts summed.
+//! - **Rate sweeps**: step by step ([`sweep`]).
 
 mod combine;
 mod from_json;
 mod from_logs;
+mod inputs;
+mod schedule;
+mod sweep;
 
 use std::path::Path;
 
 use crate::error::Error;
 use crate::report::RunInfo;
 use crate::resultfile::{Content, ResultFile, read_file};
-use crate::results::Results;
+use crate::results::{Results, SweepReport};
 
 /// Choices a front end passes to the merge.
 #[derive(Clone, Debug, Default)]
@@ -49,8 +58,15 @@ pub struct MergeOptions {
 #[derive(Clone, Debug)]
 pub struct MergedResult {
     /// One block titled `ALL STATS`, run number 1: rows in the first file's order, Totals
-    /// last, each with its summed histogram and per-second series.
+    /// last, each with its summed histogram and per-second series. For a rate sweep, the
+    /// last merged step (all of them are in `steps`).
     pub results: Results,
+    /// A rate sweep's merged steps, in order (empty otherwise).
+    pub steps: Vec<Results>,
+    /// A rate sweep's curve, judged on the merged steps.
+    pub sweep: Option<SweepReport>,
+    /// What the merge left out and why, for the front end to print.
+    pub notes: Vec<String>,
     /// The `"configuration"` entries: key and JSON literal. A key keeps its value where
     /// every input agrees and becomes an array of the inputs' values (`null` where one
     /// lacks it) where they differ; `"merged_from"` lists the inputs.
@@ -66,6 +82,15 @@ pub struct MergedResult {
 }
 
 impl MergedResult {
+    /// The blocks to render: a sweep's steps, else the one merged block.
+    pub fn blocks(&self) -> &[Results] {
+        if self.sweep.is_some() {
+            &self.steps
+        } else {
+            std::slice::from_ref(&self.results)
+        }
+    }
+
     /// The configuration as `report::json::render_json` takes it.
     pub fn shown(&self) -> Vec<(&str, String)> {
         self.configuration
@@ -102,7 +127,11 @@ pub fn merge(files: &[ResultFile], options: &MergeOptions) -> Result<MergedResul
                     Content::IntervalLog(_) => return Err(mixed(f, first)),
                 }
             }
-            from_json::merge(&jsons, percentiles)
+            if jsons.iter().any(|(_, j)| j.rate_steps.is_some()) {
+                sweep::merge(&jsons, percentiles)
+            } else {
+                from_json::merge(&jsons, percentiles)
+            }
         }
         Content::IntervalLog(_) => {
             let mut logs = Vec::with_capacity(files.len());

@@ -384,6 +384,10 @@ fn push_service_interval(w: &mut JsonWriter, s: &ServiceInterval, percentiles: &
     for (&p, &ms) in percentiles.iter().zip(&s.percentiles_ms) {
         w.fixed(&percentile_key(p), ms, 3);
     }
+    // As the second's response times: its own histogram, for exact merges.
+    if !s.compressed_histogram.is_empty() {
+        w.string("Compressed Histogram", &s.compressed_histogram);
+    }
     w.close('}');
 }
 
@@ -420,6 +424,22 @@ fn push_schedule(w: &mut JsonWriter, s: &ScheduleResult, percentiles: &[f64]) {
     w.string("Compressed Histogram", &compress_histogram(&h.lag));
     w.close('}');
     w.close('}');
+    // The ages the unfinished requests had at the end (a rate sweep counts them in its
+    // step's percentiles), so a merge of sweeps recomputes those exactly.
+    w.open_object("Unfinished Age");
+    let max = if h.unfinished_age.is_empty() {
+        0
+    } else {
+        h.unfinished_age.max()
+    };
+    w.fixed("Max", max as f64 / 1000.0, 3);
+    w.open_object("Histogram log format");
+    w.string(
+        "Compressed Histogram",
+        &compress_histogram(&h.unfinished_age),
+    );
+    w.close('}');
+    w.close('}');
     if let Some(behind) = &s.behind {
         w.string("Behind", &behind.reason());
     }
@@ -443,9 +463,13 @@ fn push_sweep(w: &mut JsonWriter, sweep: &SweepReport) {
         sweep.steps.len().max(sweep.planned_steps) as u64,
     );
     w.open_array("Steps");
-    for step in &sweep.steps {
+    for (i, step) in sweep.steps.iter().enumerate() {
         w.open_element();
         w.uint("Target Rate", step.target_per_sec);
+        if let Some(whole) = sweep.whole_rate(i) {
+            // Under --shard: the rate of the whole workload, of which this is a share.
+            w.uint("Whole Rate", whole);
+        }
         w.fixed("Achieved Rate", step.achieved_per_sec, 2);
         for (p, ms) in CURVE_PERCENTILES.iter().zip(step.percentiles_ms) {
             w.fixed(&percentile_key(*p), ms, 3);

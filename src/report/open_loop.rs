@@ -179,10 +179,20 @@ pub fn render_sweep(report: &SweepReport) -> String {
     let mut out = String::from(
         "RATE STEPS (response time, ms; unanswered requests count at their age when the step ended)\n",
     );
+    let sharded = !report.whole_rates.is_empty();
+    if sharded {
+        out.push_str(
+            "This is one shard: each step ran its share (Target) of the whole rate; merge the shards' JSON files (kvbench merge) for the whole curve.\n",
+        );
+    }
     let slo_label = report
         .slo
         .map(|(p, ms)| format!("p{} <= {} ms", finite(p), finite(ms)));
-    let mut header = format!("{:>10} {:>12}", "Target", "Achieved");
+    let mut header = String::new();
+    if sharded {
+        let _ = write!(header, "{:>10} ", "Whole rate");
+    }
+    let _ = write!(header, "{:>10} {:>12}", "Target", "Achieved");
     for p in CURVE_PERCENTILES {
         let _ = write!(header, " {:>12}", format!("p{}", finite(p)));
     }
@@ -192,7 +202,11 @@ pub fn render_sweep(report: &SweepReport) -> String {
     }
     out.push_str(&header);
     out.push('\n');
-    for step in &report.steps {
+    for (i, step) in report.steps.iter().enumerate() {
+        if sharded {
+            let whole = report.whole_rate(i).unwrap_or(step.target_per_sec);
+            let _ = write!(out, "{whole:>10} ");
+        }
         let _ = write!(
             out,
             "{:>10} {:>12.2}",
@@ -209,19 +223,32 @@ pub fn render_sweep(report: &SweepReport) -> String {
         out.push('\n');
     }
     if let Some(label) = slo_label {
-        let verdict = match (report.highest_held(), report.first_broken()) {
+        // Rates as the user named them: the whole rate of a shard's step.
+        let whole = |target: u64| {
+            report
+                .steps
+                .iter()
+                .position(|s| s.target_per_sec == target)
+                .and_then(|i| report.whole_rate(i))
+                .map_or_else(
+                    || format!("{target} requests/s"),
+                    |w| format!("{w} requests/s (this shard's share: {target})"),
+                )
+        };
+        let verdict = match (
+            report.highest_held().map(whole),
+            report.first_broken().map(|b| whole(b.target_per_sec)),
+        ) {
             (Some(rate), Some(broken)) => format!(
-                "Highest rate that held {label}: {rate} requests/s (stopped at {} requests/s, \
-                 the first step that broke it).",
-                broken.target_per_sec
+                "Highest rate that held {label}: {rate} (stopped at {broken}, the first step that \
+                 broke it)."
             ),
             (Some(rate), None) => {
-                format!("Highest rate that held {label}: {rate} requests/s (every step held it).")
+                format!("Highest rate that held {label}: {rate} (every step held it).")
             }
-            (None, Some(broken)) => format!(
-                "No rate held {label}: the first step ({} requests/s) broke it.",
-                broken.target_per_sec
-            ),
+            (None, Some(broken)) => {
+                format!("No rate held {label}: the first step ({broken}) broke it.")
+            }
             (None, None) => format!("No step completed, so no rate is known to hold {label}."),
         };
         out.push_str(&verdict);
@@ -338,6 +365,26 @@ mod tests {
         assert_eq!(
             lines[4],
             "Highest rate that held p99 <= 1 ms: 1000 requests/s (stopped at 2000 requests/s, the first step that broke it)."
+        );
+
+        // A shard's curve names the whole rates the user asked for beside its shares.
+        report.whole_rates = vec![2000, 4000];
+        let text = render_sweep(&report);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[1].starts_with("This is one shard"), "{}", lines[1]);
+        assert!(
+            lines[2].starts_with("Whole rate     Target"),
+            "{}",
+            lines[2]
+        );
+        assert!(
+            lines[3].starts_with("      2000       1000 "),
+            "{}",
+            lines[3]
+        );
+        assert_eq!(
+            lines[5],
+            "Highest rate that held p99 <= 1 ms: 2000 requests/s (this shard's share: 1000) (stopped at 4000 requests/s (this shard's share: 2000), the first step that broke it)."
         );
     }
 }

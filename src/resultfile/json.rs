@@ -11,7 +11,7 @@ use crate::results::decode_histogram;
 
 use super::model::{
     Block, BlockKind, ConfigFacts, Distribution, JsonResult, Percentile, RateStep, RateSteps,
-    RowData, RunInformation, Runtime, Second,
+    RowData, RunInformation, Runtime, ScheduleData, Second, ServiceData, VisibilityData,
 };
 use super::ordered::Json;
 
@@ -167,6 +167,94 @@ fn second(offset: u64, obj: &Json, at: &At) -> Result<Second, String> {
         max_latency_ms: f64_at(obj, at, "Max Latency")?,
         percentiles: percentiles(obj, at)?,
         histogram: histogram(obj, at)?,
+        service: service(obj, at)?,
+    })
+}
+
+/// The `"Service Latency"` object of a row or a second: the row's latency keys (a row
+/// nests its percentiles and histogram in `"Percentile Latencies"`, a second does not).
+fn service(obj: &Json, at: &At) -> Result<Option<ServiceData>, String> {
+    let Some(s) = obj.get("Service Latency") else {
+        return Ok(None);
+    };
+    let at = at.child("Service Latency");
+    let (pcts, hist) = match s.get("Percentile Latencies") {
+        Some(p) => {
+            let pct_at = at.child("Percentile Latencies");
+            (percentiles(p, &pct_at)?, histogram(p, &pct_at)?)
+        }
+        None => (percentiles(s, &at)?, histogram(s, &at)?),
+    };
+    Ok(Some(ServiceData {
+        average_latency_ms: figure(s, &at, "Average Latency")?,
+        min_latency_ms: figure(s, &at, "Min Latency")?,
+        max_latency_ms: figure(s, &at, "Max Latency")?,
+        percentiles: pcts,
+        histogram: hist,
+    }))
+}
+
+/// kvbench's `"Schedule"` object of an open-loop block.
+fn schedule(obj: &Json, at: &At) -> Result<ScheduleData, String> {
+    let lag_at = at.child("Lag");
+    let lag = match obj.get("Lag") {
+        Some(l) => histogram(l, &lag_at)?,
+        None => None,
+    };
+    let age_at = at.child("Unfinished Age");
+    let unfinished_age = match obj.get("Unfinished Age") {
+        Some(a) => histogram(a, &age_at)?,
+        None => None,
+    };
+    let count = |key: &str| Ok::<u64, String>(u64_at(obj, at, key)?.unwrap_or(0));
+    Ok(ScheduleData {
+        target_per_sec: required(u64_at(obj, at, "Target Rate")?, at, "Target Rate")?,
+        per_connection: obj.get("Rate Set").and_then(Json::as_str) == Some("per connection"),
+        arrival: obj
+            .get("Arrival")
+            .and_then(Json::as_str)
+            .unwrap_or("uniform")
+            .to_string(),
+        achieved_per_sec: figure(obj, at, "Achieved Rate")?,
+        sent: count("Sent")?,
+        late: count("Late")?,
+        late_blocked: count("Late Waiting For Connection")?,
+        unsent_at_end: count("Unsent At End")?,
+        in_flight_at_end: count("In Flight At End")?,
+        lag,
+        unfinished_age,
+    })
+}
+
+/// The rows of a `"Servers"` object (a pool), one per member.
+fn servers(obj: &Json, at: &At) -> Result<Vec<RowData>, String> {
+    let mut out = Vec::new();
+    for (key, value) in obj.members().unwrap_or_default() {
+        if value.get("Count").is_some() {
+            let mut r = row(key, value, &at.child(key))?;
+            r.hist_name = key.clone();
+            out.push(r);
+        }
+    }
+    Ok(out)
+}
+
+/// The `"Replica Visibility"` object: its counts and its one lag row.
+fn visibility(obj: &Json, at: &At) -> Result<VisibilityData, String> {
+    let lag = obj
+        .members()
+        .unwrap_or_default()
+        .iter()
+        .find(|(_, v)| v.get("Count").is_some());
+    let Some((key, value)) = lag else {
+        return Err(at.error("no lag row"));
+    };
+    let mut lag = row(key, value, &at.child(key))?;
+    lag.hist_name = "VISIBILITY".to_string();
+    Ok(VisibilityData {
+        timeouts: u64_at(obj, at, "Timeouts")?.unwrap_or(0),
+        untracked: u64_at(obj, at, "Untracked")?.unwrap_or(0),
+        lag,
     })
 }
 
@@ -220,6 +308,10 @@ fn row(name: &str, obj: &Json, at: &At) -> Result<RowData, String> {
         kb_per_sec: figure(obj, at, "KB/sec")?,
         kb_rx_per_sec: figure(obj, at, "KB/sec RX")?,
         kb_tx_per_sec: figure(obj, at, "KB/sec TX")?,
+        tryagain: u64_at(obj, at, "TRYAGAIN")?.unwrap_or(0),
+        tryagain_per_sec: figure(obj, at, "TRYAGAIN/sec")?,
+        errors: u64_at(obj, at, "Errors")?.unwrap_or(0),
+        service: service(obj, at)?,
         series: series(obj, at)?,
         percentiles: pcts,
         histogram: hist,
@@ -313,10 +405,20 @@ fn block(title: &str, obj: &Json) -> Result<Block, String> {
     }
     let mut rows = Vec::new();
     let mut distributions = Vec::new();
+    let mut schedule_data = None;
+    let mut server_rows = Vec::new();
+    let mut visibility_data = None;
     for (key, value) in obj.members().unwrap_or_default() {
         match value {
             Json::Object(_) if value.get("Count").is_some() => {
                 rows.push(row(key, value, &at.child(key))?)
+            }
+            Json::Object(_) if key == "Schedule" => {
+                schedule_data = Some(schedule(value, &at.child(key))?)
+            }
+            Json::Object(_) if key == "Servers" => server_rows = servers(value, &at.child(key))?,
+            Json::Object(_) if key == "Replica Visibility" => {
+                visibility_data = Some(visibility(value, &at.child(key))?)
             }
             Json::Array(items) => distributions.push(distribution(key, items, &at.child(key))?),
             _ => {}
@@ -335,6 +437,9 @@ fn block(title: &str, obj: &Json) -> Result<Block, String> {
         runtime,
         rows,
         distributions,
+        schedule: schedule_data,
+        servers: server_rows,
+        visibility: visibility_data,
     })
 }
 

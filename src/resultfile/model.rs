@@ -167,6 +167,56 @@ pub struct Block {
     pub rows: Vec<RowData>,
     /// The `"SET": [{"<=msec", "percent"}, ...]` arrays, when the run did not hide them.
     pub distributions: Vec<Distribution>,
+    /// kvbench's open-loop `"Schedule"` object, when the run had a rate.
+    pub schedule: Option<ScheduleData>,
+    /// kvbench's `"Servers"` object (a pool): one row per member, keyed `host:port`.
+    pub servers: Vec<RowData>,
+    /// kvbench's `"Replica Visibility"` object (`--visibility-from`).
+    pub visibility: Option<VisibilityData>,
+}
+
+/// kvbench's `"Schedule"` object: how an open-loop run kept its schedule.
+#[derive(Clone, Debug, Default)]
+pub struct ScheduleData {
+    /// `"Target Rate"`: requests per second aimed at (this process's share under `--shard`).
+    pub target_per_sec: u64,
+    /// `"Rate Set"` is `per connection` (`--rate-limiting`) rather than `in all`.
+    pub per_connection: bool,
+    /// `"Arrival"`: `uniform` or `poisson`.
+    pub arrival: String,
+    pub achieved_per_sec: f64,
+    pub sent: u64,
+    pub late: u64,
+    /// `"Late Waiting For Connection"`.
+    pub late_blocked: u64,
+    pub unsent_at_end: u64,
+    pub in_flight_at_end: u64,
+    /// `"Lag"` > `"Compressed Histogram"` (µs): actual minus intended send time.
+    pub lag: Option<Histogram<u64>>,
+    /// `"Unfinished Age"` > `"Compressed Histogram"` (µs): how old each unfinished request
+    /// was when the run ended (written by kvbench since merges of sweeps need it).
+    pub unfinished_age: Option<Histogram<u64>>,
+}
+
+/// kvbench's `"Replica Visibility"` object.
+#[derive(Clone, Debug)]
+pub struct VisibilityData {
+    pub timeouts: u64,
+    pub untracked: u64,
+    /// The lag as a row (its count is the writes seen, its histogram the lag, µs).
+    pub lag: RowData,
+}
+
+/// A row's (or a second's) `"Service Latency"` object: open-loop service times.
+#[derive(Clone, Debug, Default)]
+pub struct ServiceData {
+    pub average_latency_ms: f64,
+    pub min_latency_ms: f64,
+    pub max_latency_ms: f64,
+    pub percentiles: Vec<Percentile>,
+    /// The compressed histogram (µs), when written (every row; seconds since kvbench
+    /// writes them there too).
+    pub histogram: Option<Histogram<u64>>,
 }
 
 impl Block {
@@ -229,6 +279,13 @@ pub struct RowData {
     pub kb_per_sec: f64,
     pub kb_rx_per_sec: f64,
     pub kb_tx_per_sec: f64,
+    /// `"TRYAGAIN"` and `"TRYAGAIN/sec"` (kvbench, cluster mode).
+    pub tryagain: u64,
+    pub tryagain_per_sec: f64,
+    /// `"Errors"`: error replies (kvbench writes it in a pool member's row).
+    pub errors: u64,
+    /// `"Service Latency"` (kvbench, open loop).
+    pub service: Option<ServiceData>,
     /// The `"Time-Serie"`, one entry per second of the run, ordered by second.
     pub series: Vec<Second>,
     /// `"Percentile Latencies"`, in file order.
@@ -253,9 +310,11 @@ pub struct Second {
     pub min_latency_ms: Option<f64>,
     pub max_latency_ms: Option<f64>,
     pub percentiles: Vec<Percentile>,
-    /// A compressed histogram of the second, when the writer put one in (neither kvbench
-    /// nor memtier_benchmark 2.2 do yet).
+    /// A compressed histogram of the second, when the writer put one in (kvbench does;
+    /// memtier_benchmark 2.2 does not).
     pub histogram: Option<Histogram<u64>>,
+    /// `"Service Latency"` of the second (kvbench, open loop).
+    pub service: Option<ServiceData>,
 }
 
 /// One distribution array of a block: `"SET": [{"<=msec": 0.015, "percent": 0.0}, ...]`.

@@ -40,6 +40,9 @@ pub struct SweepReport {
     /// Steps that were planned (the sweep stops at the first one that breaks the
     /// objective, so `steps` may hold fewer).
     pub planned_steps: usize,
+    /// Under `--shard`: each step's rate for the whole workload (what the user asked for),
+    /// of which `steps[i].target_per_sec` is this process's share; empty otherwise.
+    pub whole_rates: Vec<u64>,
 }
 
 impl SweepReport {
@@ -49,7 +52,13 @@ impl SweepReport {
             steps: Vec::new(),
             slo,
             planned_steps,
+            whole_rates: Vec::new(),
         }
+    }
+
+    /// The whole workload's rate of step `index` when this process ran a share of it.
+    pub fn whole_rate(&self, index: usize) -> Option<u64> {
+        self.whole_rates.get(index).copied()
     }
 
     /// Adds the step whose results are `run`, aiming at `target_per_sec`; returns

@@ -8,6 +8,7 @@
 //! - `pinned`: a client pinned to one cluster master, its slots and slot tags;
 //! - `reconnect`: what a connection failure means: the end, or a back-off.
 //! - `txn`: a request stream's batches as MULTI/EXEC transactions, recorded at EXEC.
+//! - `held`: cluster mode: copies of stream commands in flight, to resend after MOVED/ASK.
 //!
 //! Timers (start, its own schedule, back-off, connect timeout, a pending name lookup) are
 //! the worker's: the client only says when it next wants to be woken
@@ -15,6 +16,7 @@
 //! worker hands a due position to a client with room ([`Client::on_due`]), and a client
 //! freed by a reply takes the positions that fell due meanwhile.
 
+mod held;
 mod pinned;
 mod plain;
 mod reconnect;
@@ -166,6 +168,8 @@ pub struct Client {
     stream_ends_batch: bool,
     /// How a stream's batches go out.
     wrap: BatchWrap,
+    /// Cluster mode, a stream of plain batches: its commands in flight, for resends.
+    stream_copies: Option<Box<held::HeldCommands>>,
     /// The open or unanswered MULTI/EXEC batch.
     txn: Transaction,
     /// Connected early for a start time: no request goes out before it.
@@ -307,6 +311,12 @@ impl Client {
                 .as_ref()
                 .map(|s| s.wrap)
                 .unwrap_or_default(),
+            stream_copies: plan
+                .workload
+                .stream
+                .as_ref()
+                .filter(|s| plan.server.cluster_mode && s.wrap == BatchWrap::Plain)
+                .map(|_| Box::default()),
             txn: Transaction::default(),
             hold: None,
             plain: false,
@@ -511,7 +521,7 @@ impl Client {
     fn send_and_settle(&mut self, plan: &Plan, ctx: &mut ClientContext) -> Status {
         self.fill(plan, ctx);
         if self.visibility.is_some() {
-            self.poll_visibility(plan);
+            self.poll_visibility(plan, ctx);
         }
         for i in 0..self.conns.len() {
             if !self.conns[i].has_output() {

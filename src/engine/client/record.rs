@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crate::debug_log;
 use crate::engine::client::plain::record_plain;
-use crate::engine::client::{Client, ClientContext};
+use crate::engine::client::{Client, ClientContext, held};
 use crate::engine::cluster::{self, Redirect};
 use crate::engine::connection::{Answer, Failure, Purpose, Request};
 use crate::engine::generator::Op;
@@ -70,12 +70,12 @@ impl Client {
                 self.exec_reply(i, &answer, received, ctx);
                 return Ok(());
             }
-            Purpose::Visibility(slot) => {
+            Purpose::Visibility(token) => {
                 let conn = &self.conns[i];
                 let answer = conn.answer();
                 let value = answer.reply.text(conn.reply_bytes(answer));
                 if let Some(vis) = self.visibility.as_mut() {
-                    vis.answered(slot, value, received, ctx);
+                    vis.answered(token, value, received, ctx);
                 }
                 return Ok(());
             }
@@ -128,9 +128,12 @@ impl Client {
         {
             vis.acknowledged(key_id, seq, received, ctx);
         }
-        if let Some(redirect) = redirect {
-            let intended = ctx.health.is_some().then_some(intended);
-            self.follow(i, redirect, request, intended, plan, ctx)?;
+        match redirect {
+            Some(redirect) => {
+                let intended = ctx.health.is_some().then_some(intended);
+                self.follow(i, redirect, request, intended, plan, ctx)?;
+            }
+            None => self.release_copy(request.op),
         }
         Ok(())
     }
@@ -246,7 +249,7 @@ fn record_answer(
         }
         // A request that will be resent is recorded once, when its real answer comes.
         if redirect.is_some()
-            && matches!(
+            && (matches!(
                 request.op,
                 Op::Set { .. }
                     | Op::Get { .. }
@@ -254,7 +257,7 @@ fn record_answer(
                     | Op::Template
                     | Op::Probe
                     | Op::MultiGet
-            )
+            ) || held::resendable_stream(request.op))
         {
             return Ok(redirect);
         }

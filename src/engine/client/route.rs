@@ -7,7 +7,7 @@
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
-use crate::engine::client::{Client, ClientContext, MAX_CONNECTIONS_PER_CLIENT, Status};
+use crate::engine::client::{Client, ClientContext, MAX_CONNECTIONS_PER_CLIENT, Status, held};
 use crate::engine::cluster::{Redirect, SlotMap};
 use crate::engine::connection::{Connection, Failure, Purpose, Redirects, Request};
 use crate::engine::generator::Op;
@@ -116,8 +116,9 @@ impl Client {
         let resendable = matches!(
             request.op,
             Op::Set { .. } | Op::Get { .. } | Op::Verify { .. } | Op::MultiGet | Op::Template
-        );
+        ) || held::resendable_stream(request.op);
         if !resendable || request.tries >= TRYAGAIN_TRIES {
+            self.release_copy(request.op);
             let row = usize::from(request.row);
             if row < ctx.stats.len() {
                 ctx.stats[row].errors += 1;
@@ -158,7 +159,7 @@ impl Client {
         let resendable = matches!(
             request.op,
             Op::Set { .. } | Op::Get { .. } | Op::Verify { .. } | Op::MultiGet
-        );
+        ) || held::resendable_stream(request.op);
         let redirects = match request.redirects {
             Redirects::None => Some(Redirects::Once),
             Redirects::Once => Some(Redirects::Twice),
@@ -174,6 +175,7 @@ impl Client {
                 intended,
             }),
             _ => {
+                self.release_copy(request.op);
                 let row = usize::from(request.row);
                 if row < ctx.stats.len() {
                     ctx.stats[row].errors += 1;

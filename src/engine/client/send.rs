@@ -12,6 +12,7 @@ use rand::rngs::SmallRng;
 
 use crate::debug_log;
 use crate::engine::budget::RequestBudget;
+use crate::engine::client::held::NOT_HELD;
 use crate::engine::client::{Client, ClientContext};
 use crate::engine::connection::{Connection, Phase, Purpose, Redirects, Request};
 use crate::engine::generator::Op;
@@ -165,7 +166,7 @@ fn encode_read(conn: &mut Connection, plan: &Plan, key: Key, opaque: u32) {
 fn row_of(op: &Op) -> usize {
     match op {
         // A template's requests have one row.
-        Op::Set { .. } | Op::Template | Op::Probe | Op::Stream => rows::SET,
+        Op::Set { .. } | Op::Template | Op::Probe | Op::Stream { .. } => rows::SET,
         Op::Wait { .. } => rows::WAIT,
         _ => rows::GET,
     }
@@ -366,7 +367,11 @@ impl Client {
     fn next_from_stream(&mut self) -> Option<Op> {
         let step = self.stream.as_mut()?.next(&mut self.stream_cmd)?;
         self.stream_ends_batch = step.ends_batch;
-        Some(Op::Stream)
+        let held = match self.stream_copies.as_mut() {
+            Some(held) => held.hold(&self.stream_cmd),
+            None => NOT_HELD,
+        };
+        Some(Op::Stream { held })
     }
 
     /// Open loop: takes the schedule's next position if it is due by `now` and, when
@@ -408,9 +413,13 @@ impl Client {
                 Some(&id) => write_key(&mut self.key_buf, &plan.workload.keys.prefix, id),
                 None => self.key_buf.clear(),
             },
-            Op::Stream => {
+            Op::Stream { held } => {
                 self.key_buf.clear();
-                self.key_buf.extend_from_slice(self.stream_cmd.key());
+                let cmd = match self.stream_copies.as_deref().and_then(|h| h.get(held)) {
+                    Some(cmd) => cmd,
+                    None => &self.stream_cmd,
+                };
+                self.key_buf.extend_from_slice(cmd.key());
             }
             Op::Wait { .. } | Op::Template | Op::Probe => self.key_buf.clear(),
         }
@@ -437,7 +446,7 @@ impl Client {
             resp::encode_command(conn.encoder().1, &[b"ASKING"]);
             conn.finish(started, Purpose::Asking, sent, sent);
         }
-        let queued = op == Op::Stream && self.wrap == BatchWrap::MultiExec;
+        let queued = matches!(op, Op::Stream { .. }) && self.wrap == BatchWrap::MultiExec;
         if queued {
             self.open_transaction(i, sent);
         }
@@ -512,13 +521,9 @@ impl Client {
                     expiry_secs,
                     self.ops.rng(),
                 );
-                let stamp = self.visibility.as_mut().and_then(|v| v.next_write());
-                let value = match (stamp, self.visibility.as_mut()) {
-                    (Some(seq), Some(vis)) => {
-                        vis.stamp(value, seq);
-                        &vis.value[..]
-                    }
-                    _ => value,
+                let (stamp, value) = match self.visibility.as_mut() {
+                    Some(vis) => (vis.stamp_next(value), &vis.value[..]),
+                    None => (None, value),
                 };
                 let (codec, out) = self.conns[i].encoder();
                 if shape.data_offset > 0 {
@@ -576,8 +581,12 @@ impl Client {
                 codec.encode_probe(out, opaque);
                 (rows::SET, Expect::Probe, false, None)
             }
-            Op::Stream => {
-                self.stream_cmd.encode_resp(self.conns[i].encoder().1);
+            Op::Stream { held } => {
+                let cmd = match self.stream_copies.as_deref().and_then(|h| h.get(held)) {
+                    Some(cmd) => cmd,
+                    None => &self.stream_cmd,
+                };
+                cmd.encode_resp(self.conns[i].encoder().1);
                 (rows::SET, Expect::Store, false, None)
             }
             Op::Command { index, value_size } => {

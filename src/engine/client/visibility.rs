@@ -1,14 +1,28 @@
-//! Replica visibility for one client: one write in N carries a stamp in its value (a
-//! sequence number shared by every client of the process); once the primary acknowledges
-//! it, the client polls the key on the other endpoint (its last connection) until that
-//! stamp or a later one is there, and records the lag (acknowledgement → seen) in the
-//! visibility stats row. Clients write the same keys (one seed by default), so a later
-//! write of the key by another client may replace ours before the replica shows it: a
-//! later stamp counts as seen, as replication applies the primary's writes in order (two
-//! writes of one key racing on the primary within a round trip are the exception).
-//! Tracked writes live in a fixed slab (no allocation per write, bounded memory); a
-//! write that finds the slab full is counted as untracked, one not seen within the
-//! timeout as a timeout.
+//! Replica visibility for one client: while the probe is on, every write's value starts
+//! with a stamp (a sequence number shared by every client of the process), and one write
+//! in N is tracked: once the primary acknowledges it, the client polls the key on the
+//! other endpoint until the write is there, and records the lag (acknowledgement → seen)
+//! in the visibility stats row.
+//!
+//! When is a tracked write `s` there? Writes of one key from several clients race, and a
+//! stamp's order (taken when a request is built) need not be the primary's order of
+//! applying them; replication keeps the primary's order. So, for the stamp `x` the other
+//! endpoint shows, with `h` the last stamp taken when `s` was acknowledged:
+//!
+//! ```text
+//! x == s          seen
+//! x > h           seen: x was taken after s was applied, so was applied after it
+//! other x         undecided (applied before or after s): GET the key on the primary;
+//!                 if it still holds x, x is the key's last write and came after s:
+//!                 seen (at the poll that showed x); otherwise poll again
+//! no stamp        not yet (the key is not there)
+//! ```
+//!
+//! Nothing is taken as seen that was not, and a racing write can no longer leave a
+//! tracked write looking never seen. Tracked writes live in a fixed slab (no allocation
+//! per write, bounded memory); a write that finds the slab full is counted as untracked,
+//! one not seen within the timeout as a timeout. A poll whose connection dropped is
+//! given up a second after the timeout (a timeout).
 //!
 //! The visibility row's fields: `count` and the latency histogram are the visible
 //! writes and their lag; `errors` counts timeouts; `misses` counts untracked writes.
@@ -27,18 +41,52 @@ use crate::protocol::Key;
 const MAX_TRACKED: usize = 256;
 /// Pause between two polls of a write not visible yet (the lag's resolution).
 const POLL_INTERVAL: Duration = Duration::from_millis(1);
+/// A poll unanswered this long past the timeout was lost with its connection.
+const LOST_AFTER: Duration = Duration::from_secs(1);
+/// The connection to the primary: visibility goes with one server only (no cluster, no
+/// pool), so the workload's first connection.
+const PRIMARY_CONN: usize = 0;
+
+/// A poll's token in [`Purpose::Visibility`]: the slot (8 bits), whether it asks the
+/// primary (1 bit), and the slot's generation (the rest), so the late answer of a poll
+/// given up is not taken for the next write in that slot.
+const SLOT_BITS: u32 = 8;
+const PRIMARY_BIT: u32 = 1 << SLOT_BITS;
+const GENERATION_SHIFT: u32 = SLOT_BITS + 1;
 
 /// The last sequence number stamped, over every client of the process.
 static SEQUENCE: AtomicU64 = AtomicU64::new(0);
+
+/// Where a tracked write's polling stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// A poll of the other endpoint is due at `next_poll`.
+    Waiting,
+    /// A poll of the other endpoint is in flight.
+    Polling,
+    /// The other endpoint showed the undecided stamp `shown` at `at`: ask the primary.
+    CheckDue { shown: u64, at: Instant },
+    /// The primary is being asked whether it still holds `shown`.
+    Checking { shown: u64, at: Instant },
+}
 
 /// One tracked write.
 #[derive(Clone, Copy, Debug)]
 struct Tracked {
     key_id: u64,
     seq: u64,
+    /// The last stamp taken when the write was acknowledged.
+    horizon: u64,
     acked: Instant,
     next_poll: Instant,
-    polling: bool,
+    phase: Phase,
+}
+
+impl Tracked {
+    /// When a poll in flight is taken as lost.
+    fn lost_at(&self, timeout: Duration) -> Instant {
+        self.acked + timeout + LOST_AFTER
+    }
 }
 
 /// One client's visibility state.
@@ -51,8 +99,9 @@ pub(super) struct Visibility {
     timeout: Duration,
     writes: u64,
     slots: Vec<Option<Tracked>>,
+    generations: Vec<u32>,
     free: Vec<u32>,
-    /// The stamped copy of a tracked write's value.
+    /// The stamped copy of the last write's value.
     pub value: Vec<u8>,
 }
 
@@ -76,6 +125,31 @@ fn read_stamp(value: &[u8]) -> Option<u64> {
     u64::from_str_radix(text, 16).ok()
 }
 
+/// What the other endpoint's stamp says of tracked write `t`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shown {
+    Seen,
+    /// A write that may have come before or after `t` on the primary.
+    Undecided(u64),
+    NotYet,
+}
+
+fn judge(t: &Tracked, stamp: Option<u64>) -> Shown {
+    match stamp {
+        Some(x) if x == t.seq || x > t.horizon => Shown::Seen,
+        Some(x) => Shown::Undecided(x),
+        None => Shown::NotYet,
+    }
+}
+
+/// The next poll to send: the slot's token, its key, and whether it goes to the primary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Due {
+    token: u32,
+    key_id: u64,
+    primary: bool,
+}
+
 impl Visibility {
     /// The state of client `client`, polling over connection `conn`, recording in `row`.
     pub fn new(probe: &VisibilityProbe, conn: usize, row: usize) -> Visibility {
@@ -86,32 +160,32 @@ impl Visibility {
             timeout: probe.timeout,
             writes: 0,
             slots: vec![None; MAX_TRACKED],
+            generations: vec![0; MAX_TRACKED],
             free: (0..MAX_TRACKED as u32).rev().collect(),
             value: Vec::new(),
         }
     }
 
-    /// Called for each write: `Some(seq)` when this one is tracked, its value to be
-    /// stamped with [`Visibility::stamp`].
-    pub fn next_write(&mut self) -> Option<u64> {
+    /// Called for each write with its `value`: copies it into [`Visibility::value`] with
+    /// a fresh stamp at its start (every write is stamped, so that whatever write of a key
+    /// the other endpoint shows can be placed), and returns `Some(seq)` when this write
+    /// is tracked.
+    pub fn stamp_next(&mut self, value: &[u8]) -> Option<u64> {
         self.writes += 1;
-        if !self.writes.is_multiple_of(self.every) {
-            return None;
-        }
-        Some(SEQUENCE.fetch_add(1, Ordering::Relaxed) + 1)
-    }
-
-    /// `value` copied into the client's buffer with write `seq`'s stamp at its start.
-    pub fn stamp(&mut self, value: &[u8], seq: u64) {
+        let seq = SEQUENCE.fetch_add(1, Ordering::SeqCst) + 1;
         self.value.clear();
         self.value.extend_from_slice(value);
         if self.value.len() >= STAMP_LEN {
             write_stamp(&mut self.value, seq);
         }
+        self.writes.is_multiple_of(self.every).then_some(seq)
     }
 
     /// The primary acknowledged tracked write `seq` of key `key_id` at `acked`.
     pub fn acknowledged(&mut self, key_id: u64, seq: u64, acked: Instant, ctx: &mut ClientContext) {
+        // Read after the acknowledgement: any later stamp is a write sent after ours was
+        // applied.
+        let horizon = SEQUENCE.load(Ordering::SeqCst);
         let Some(slot) = self.free.pop() else {
             if let Some(stats) = ctx.stats.get_mut(self.row) {
                 stats.misses += 1;
@@ -121,9 +195,10 @@ impl Visibility {
         self.slots[slot as usize] = Some(Tracked {
             key_id,
             seq,
+            horizon,
             acked,
             next_poll: acked,
-            polling: false,
+            phase: Phase::Waiting,
         });
     }
 
@@ -132,7 +207,7 @@ impl Visibility {
         self.free.len() < self.slots.len()
     }
 
-    /// When the next poll is due, if one waits.
+    /// When the next poll (or the giving up of a lost one) is due, if one waits.
     pub fn next_poll(&self) -> Option<Instant> {
         if !self.is_waiting() {
             return None;
@@ -140,90 +215,168 @@ impl Visibility {
         self.slots
             .iter()
             .flatten()
-            .filter(|t| !t.polling)
-            .map(|t| t.next_poll)
+            .map(|t| match t.phase {
+                Phase::Waiting => t.next_poll,
+                Phase::CheckDue { at, .. } => at,
+                Phase::Polling | Phase::Checking { .. } => t.lost_at(self.timeout),
+            })
             .min()
     }
 
     fn release(&mut self, slot: u32) {
         self.slots[slot as usize] = None;
+        let generation = &mut self.generations[slot as usize];
+        *generation = generation.wrapping_add(1) & (u32::MAX >> GENERATION_SHIFT);
         self.free.push(slot);
     }
 
-    /// The reply `value` to the poll of `slot` came at `received`.
-    pub fn answered(
+    fn token(&self, slot: u32, primary: bool) -> u32 {
+        (self.generations[slot as usize] << GENERATION_SHIFT)
+            | if primary { PRIMARY_BIT } else { 0 }
+            | slot
+    }
+
+    /// Records a tracked write seen at `at` (or timed out), if it was measured.
+    fn settle(
         &mut self,
         slot: u32,
+        t: &Tracked,
+        seen_at: Option<Instant>,
+        ctx: &mut ClientContext,
+    ) {
+        let measured = t.acked >= ctx.measure_from;
+        if measured && let Some(stats) = ctx.stats.get_mut(self.row) {
+            match seen_at {
+                Some(at) => {
+                    let lag = at.saturating_duration_since(t.acked);
+                    stats.record(lag.as_micros() as u64, 0, 0);
+                }
+                None => stats.errors += 1,
+            }
+        }
+        self.release(slot);
+    }
+
+    /// The reply `value` to the poll `token` came at `received`.
+    pub fn answered(
+        &mut self,
+        token: u32,
         value: &[u8],
         received: Instant,
         ctx: &mut ClientContext,
     ) {
-        let Some(tracked) = self.slots.get(slot as usize).copied().flatten() else {
+        let slot = token & ((1 << SLOT_BITS) - 1);
+        let primary = token & PRIMARY_BIT != 0;
+        let Some(t) = self.slots.get(slot as usize).copied().flatten() else {
             return;
         };
-        // Writes replicate in order: a later write of the key there means ours landed.
-        let seen = read_stamp(value).is_some_and(|seq| seq >= tracked.seq);
-        let lag = received.saturating_duration_since(tracked.acked);
+        if token != self.token(slot, primary) {
+            // The answer to a poll given up as lost.
+            return;
+        }
+        let stamp = read_stamp(value);
+        let verdict = match (primary, t.phase) {
+            (true, Phase::Checking { shown, at }) if stamp == Some(shown) => Some(at),
+            (true, _) => None,
+            (false, _) => match judge(&t, stamp) {
+                Shown::Seen => Some(received),
+                Shown::Undecided(shown) => {
+                    if let Some(Some(t)) = self.slots.get_mut(slot as usize) {
+                        t.phase = Phase::CheckDue {
+                            shown,
+                            at: received,
+                        };
+                    }
+                    debug_log!(2, "visibility: write {} undecided ({shown})", t.seq);
+                    return;
+                }
+                Shown::NotYet => None,
+            },
+        };
+        let lag = received.saturating_duration_since(t.acked);
         debug_log!(
             2,
-            "visibility poll {slot} (write {}): {} after {} us ({})",
-            tracked.seq,
-            if seen { "seen" } else { "not yet" },
+            "visibility poll {slot} (write {}, {}): {} after {} us ({})",
+            t.seq,
+            if primary { "primary" } else { "replica" },
+            if verdict.is_some() { "seen" } else { "not yet" },
             lag.as_micros(),
             String::from_utf8_lossy(&value[..value.len().min(STAMP_LEN)])
         );
-        let measured = tracked.acked >= ctx.measure_from;
-        if seen {
-            if measured && let Some(stats) = ctx.stats.get_mut(self.row) {
-                stats.record(lag.as_micros() as u64, 0, 0);
-            }
-            self.release(slot);
+        if verdict.is_some() {
+            self.settle(slot, &t, verdict, ctx);
         } else if lag >= self.timeout {
-            if measured && let Some(stats) = ctx.stats.get_mut(self.row) {
-                stats.errors += 1;
-            }
-            self.release(slot);
+            self.settle(slot, &t, None, ctx);
         } else if let Some(Some(t)) = self.slots.get_mut(slot as usize) {
-            t.polling = false;
+            t.phase = Phase::Waiting;
             t.next_poll = received + POLL_INTERVAL;
         }
     }
 
-    /// The slot of the next write due for a poll at `now`, marked as polling.
-    fn take_due(&mut self, now: Instant) -> Option<(u32, u64)> {
-        for (slot, entry) in self.slots.iter_mut().enumerate() {
-            if let Some(t) = entry
-                && !t.polling
-                && t.next_poll <= now
-            {
-                t.polling = true;
-                return Some((slot as u32, t.key_id));
+    /// The next poll due at `now` whose connection is ready, marked as sent; polls lost
+    /// with their connection are given up (timeouts) on the way.
+    fn take_due(
+        &mut self,
+        now: Instant,
+        ready: (bool, bool),
+        ctx: &mut ClientContext,
+    ) -> Option<Due> {
+        let (replica_ready, primary_ready) = ready;
+        for slot in 0..self.slots.len() as u32 {
+            let Some(t) = self.slots[slot as usize] else {
+                continue;
+            };
+            let (phase, primary) = match t.phase {
+                Phase::Waiting if replica_ready && t.next_poll <= now => (Phase::Polling, false),
+                Phase::CheckDue { shown, at } if primary_ready => {
+                    (Phase::Checking { shown, at }, true)
+                }
+                Phase::Polling | Phase::Checking { .. } if now >= t.lost_at(self.timeout) => {
+                    self.settle(slot, &t, None, ctx);
+                    continue;
+                }
+                _ => continue,
+            };
+            if let Some(Some(t)) = self.slots.get_mut(slot as usize) {
+                t.phase = phase;
             }
+            return Some(Due {
+                token: self.token(slot, primary),
+                key_id: t.key_id,
+                primary,
+            });
         }
         None
     }
 }
 
 impl Client {
-    /// Sends a poll for every tracked write that is due, over the visibility connection.
-    pub(super) fn poll_visibility(&mut self, plan: &Plan) {
-        let Some(vis) = self.visibility.as_mut() else {
+    /// Sends every poll that is due: GETs of tracked writes' keys on the other endpoint,
+    /// and of undecided ones on the primary.
+    pub(super) fn poll_visibility(&mut self, plan: &Plan, ctx: &mut ClientContext) {
+        let Some(vis) = self.visibility.as_ref() else {
             return;
         };
-        if !vis.is_waiting() || !self.conns[vis.conn].is_ready() {
+        if !vis.is_waiting() {
             return;
         }
+        let replica = vis.conn;
+        let ready = (
+            self.conns[replica].is_ready(),
+            self.conns[PRIMARY_CONN].is_ready(),
+        );
         let now = Instant::now();
-        while let Some((slot, key_id)) = self.visibility.as_mut().and_then(|v| v.take_due(now)) {
-            self.load_key(plan, key_id);
-            let Some(conn) = self.visibility.as_ref().map(|v| v.conn) else {
-                return;
-            };
-            let c = &mut self.conns[conn];
+        while let Some(due) = self
+            .visibility
+            .as_mut()
+            .and_then(|v| v.take_due(now, ready, ctx))
+        {
+            self.load_key(plan, due.key_id);
+            let c = &mut self.conns[if due.primary { PRIMARY_CONN } else { replica }];
             let started = c.begin(now);
             let (codec, out) = c.encoder();
             codec.encode_get(out, Key::from(&self.key_buf), started.opaque);
-            c.finish(started, Purpose::Visibility(slot), now, now);
+            c.finish(started, Purpose::Visibility(due.token), now, now);
         }
     }
 }
@@ -240,5 +393,53 @@ mod tests {
         assert_eq!(read_stamp(&value), Some(0x12ab_ffff_fffe));
         assert_eq!(read_stamp(b"xxxxxxxxxxxxxxxxxxxxxxx"), None);
         assert_eq!(read_stamp(b"#short#"), None);
+    }
+
+    fn tracked(seq: u64, horizon: u64) -> Tracked {
+        let now = Instant::now();
+        Tracked {
+            key_id: 1,
+            seq,
+            horizon,
+            acked: now,
+            next_poll: now,
+            phase: Phase::Waiting,
+        }
+    }
+
+    #[test]
+    fn a_stamp_is_placed_against_the_write_and_its_horizon() {
+        // Write 10, acknowledged when stamps up to 14 had been taken.
+        let t = tracked(10, 14);
+        assert_eq!(judge(&t, Some(10)), Shown::Seen);
+        assert_eq!(judge(&t, Some(15)), Shown::Seen, "taken after the ack");
+        // Taken before the ack: before or after write 10 on the primary.
+        assert_eq!(judge(&t, Some(9)), Shown::Undecided(9));
+        assert_eq!(judge(&t, Some(12)), Shown::Undecided(12));
+        assert_eq!(judge(&t, Some(14)), Shown::Undecided(14));
+        assert_eq!(judge(&t, None), Shown::NotYet);
+    }
+
+    #[test]
+    fn tokens_carry_slot_side_and_generation() {
+        let probe = VisibilityProbe {
+            endpoint: crate::plan::Endpoint::Unix("x".into()),
+            every: 1,
+            timeout: Duration::from_secs(1),
+        };
+        let mut vis = Visibility::new(&probe, 1, 0);
+        let first = vis.token(255, true);
+        assert_eq!(first & 0xff, 255);
+        assert_ne!(first & PRIMARY_BIT, 0);
+        vis.release(255);
+        let second = vis.token(255, true);
+        assert_ne!(first, second, "a new generation after release");
+        assert_eq!(second & 0xff, 255);
+        vis.generations[3] = u32::MAX >> GENERATION_SHIFT;
+        vis.release(3);
+        assert_eq!(
+            vis.generations[3], 0,
+            "the generation wraps within its bits"
+        );
     }
 }

@@ -21,9 +21,9 @@ const DEFAULT_TIMEOUT_MS: u64 = 5000;
 pub struct VisibilityArgs {
     /// After a tracked write is acknowledged, poll its key on HOST:PORT (a replica, or
     /// the same database in another region) until the written value is there, and
-    /// report the visibility lag
+    /// report the visibility lag. One endpoint per run (the flag may not repeat)
     #[arg(long, value_name = "HOST:PORT", help_heading = HEADING)]
-    pub visibility_from: Option<String>,
+    pub visibility_from: Vec<String>,
 
     /// Track one write in N for --visibility-from (default: 100)
     #[arg(long, value_name = "N", help_heading = HEADING)]
@@ -43,7 +43,13 @@ impl VisibilityArgs {
     /// The probe the flags ask for, its endpoint resolved; `None` without
     /// `--visibility-from`.
     pub fn probe(&self, target: &Target) -> Result<Option<VisibilityProbe>> {
-        let Some(from) = self.visibility_from.as_deref() else {
+        if self.visibility_from.len() > 1 {
+            return Err(usage(format!(
+                "--visibility-from takes one endpoint per run (given {} times).",
+                self.visibility_from.len()
+            )));
+        }
+        let Some(from) = self.visibility_from.first().map(String::as_str) else {
             if self.visibility_ratio.is_some() || self.visibility_timeout.is_some() {
                 return Err(usage(
                     "--visibility-ratio and --visibility-timeout apply with --visibility-from=HOST:PORT.",

@@ -6,8 +6,14 @@
 //! engine thread:  engine::run(probe plan, observer: "stop when the session says so")
 //!                   every reply -> Sample (intended, sent, received) over a channel
 //! this thread:    recv_timeout(10 ms) -> Session::sample / Session::tick -> stdout
-//!                 Flow::Stop or Ctrl-C -> raise the stop, join, write --hdr-file
+//!                 Flow::Stop or Ctrl-C -> the engine's StopSwitch, join, write --hdr-file
 //! ```
+//!
+//! The stop is exact: the session decides on each sample as it arrives, and the engine's
+//! [`StopSwitch`] wakes its worker at once, well inside the 10 ms before the next probe is
+//! due; so the server sees the probes whose replies were counted and, unless this thread
+//! was kept off the CPU past that period, no more (Ctrl-C, seen within one sample period,
+//! may leave the one probe in flight then uncounted).
 //!
 //! A sample's latency: redis-cli's default (closed loop) times each request from its
 //! send; `--open-loop` from when it was due, so a stall counts in every probe it held.
@@ -17,8 +23,8 @@
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -27,7 +33,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 use super::flags::{Options, Parsed, SAMPLE_PERIOD_US, parse};
 use super::probe::probe_plan;
 use super::session::{Flow, Session};
-use crate::engine::{self, Outcome, RunObserver};
+use crate::engine::{self, Outcome, RunObserver, StopSwitch};
 use crate::error::Error;
 use crate::plan::Sample;
 use crate::signals;
@@ -45,8 +51,8 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let (tx, rx) = crossbeam_channel::unbounded();
     let plan = Arc::new(probe_plan(&options, tx)?);
     signals::install();
-    let stop = Arc::new(AtomicBool::new(false));
-    let engine_stop = Arc::clone(&stop);
+    let stop = Stop::default();
+    let engine_stop = stop.clone();
     let engine = thread::Builder::new()
         .name("kvbench-latency-engine".to_string())
         .spawn(move || {
@@ -57,8 +63,8 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         })
         .map_err(|e| Error::run(format!("cannot start the probe: {e}")))?;
     let stdout = std::io::stdout();
-    let probed = probe(&options, stdout.is_terminal(), &rx, stdout.lock());
-    stop.store(true, Ordering::Relaxed);
+    let probed = probe(&options, stdout.is_terminal(), &rx, stdout.lock(), &stop);
+    stop.stop();
     let outcome = engine.join().map_err(|_| {
         Error::run("internal error: the probe's engine thread stopped unexpectedly")
     })?;
@@ -102,6 +108,7 @@ fn probe<W: Write>(
     stdout_is_tty: bool,
     rx: &Receiver<Sample>,
     out: W,
+    stop: &Stop,
 ) -> Result<Ended, Error> {
     let origin = Instant::now();
     let us = |t: Instant| t.saturating_duration_since(origin).as_micros() as u64;
@@ -111,6 +118,7 @@ fn probe<W: Write>(
     let mut out = Some(out);
     let ended = loop {
         if let Some(signal) = signals::received() {
+            stop.stop();
             if let Some(s) = session.as_mut() {
                 s.interrupt(us(Instant::now()))?;
             }
@@ -154,6 +162,8 @@ fn probe<W: Write>(
             },
         };
         if flow == Flow::Stop {
+            // Before anything else: the next probe is due within one sample period.
+            stop.stop();
             break Ended::Done;
         }
     };
@@ -163,11 +173,34 @@ fn probe<W: Write>(
     Ok(ended)
 }
 
-/// Ends the engine's run once the session has stopped (the flag this thread raises).
-struct StopWhen(Arc<AtomicBool>);
+/// The session's side of stopping the engine: the run's [`StopSwitch`] once the engine
+/// hands it over, and whether the session asked for the stop (for a switch handed over
+/// after that, or a run not started yet).
+#[derive(Clone, Default)]
+struct Stop {
+    switch: Arc<OnceLock<StopSwitch>>,
+    asked: Arc<AtomicBool>,
+}
+
+impl Stop {
+    /// Stops the engine's run now (or as soon as it starts).
+    fn stop(&self) {
+        self.asked.store(true, Ordering::SeqCst);
+        if let Some(switch) = self.switch.get() {
+            switch.stop();
+        }
+    }
+}
+
+/// Ends the engine's run once the session has stopped.
+struct StopWhen(Stop);
 
 impl RunObserver for StopWhen {
+    fn stop_switch(&mut self, switch: &StopSwitch) {
+        let _ = self.0.switch.set(switch.clone());
+    }
+
     fn stop_requested(&mut self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.0.asked.load(Ordering::SeqCst)
     }
 }

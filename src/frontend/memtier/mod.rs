@@ -94,6 +94,12 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         prometheus.stop();
     }
     name_runs(&mut outcome.runs, &plan);
+    if let (Some(report), Some(sweep)) = (outcome.sweep.as_mut(), plan.load.sweep)
+        && plan.load.shard.count > 1
+    {
+        // The steps ran this shard's share; the reports name the rate the user asked for.
+        report.whole_rates = sweep.rates().collect();
+    }
 
     let anything_measured = outcome
         .runs

@@ -58,6 +58,9 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         merged.inputs.len(),
         merged.inputs.join(", ")
     );
+    for note in &merged.notes {
+        eprintln!("{note}");
+    }
     let shown = merged.shown();
     let rendering = Rendering {
         info: merged.run_info,
@@ -65,14 +68,14 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         hide_histogram: flags.hide_histogram || merged.hide_histogram,
         print_all_runs: false,
         configuration: &shown,
-        sweep: None,
+        sweep: merged.sweep.as_ref(),
     };
     let destinations = Destinations {
         out_file: flags.out_file.clone(),
         json_out_file: flags.json_out_file.clone(),
         hdr_file_prefix: flags.hdr_file_prefix.clone(),
     };
-    let runs = std::slice::from_ref(&merged.results);
+    let runs = merged.blocks();
     let written = report::write_reports(&destinations, &rendering, runs, None);
     // The log too when another output failed: each is worth having on its own.
     let logged = match &flags.hdr_log {

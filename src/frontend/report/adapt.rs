@@ -12,10 +12,13 @@
 //! | per second | `Time-Serie`: count over the second's length (the last second may be partial) |
 //! | spectrum | the row's `Compressed Histogram` (µs) |
 //! | rate sweep | kvbench's `Rate Steps` (a sweep's file shows the curve, not a table) |
+//! | TRYAGAIN | a row's `TRYAGAIN` (kvbench, cluster mode) |
+//! | per server | the main block's `Servers` rows (a pool), with their `Errors` |
+//! | visibility | the main block's `Replica Visibility`: its lag row, timeouts, untracked |
 //! | configuration | `configuration`, then the run's facts (block, start, duration, run information, SLO) |
 
 use crate::date::civil_from_days;
-use crate::report::html::{RateSweep, Row, Run, SecondPoint, SweepStep};
+use crate::report::html::{RateSweep, Row, Run, SecondPoint, SweepStep, Visibility};
 use crate::resultfile::ordered::Json;
 use crate::resultfile::{
     Block, BlockKind, JsonResult, RateSteps, RowData, Runtime, Second, find_percentile,
@@ -50,12 +53,29 @@ pub fn run_from_json(label: String, json: &JsonResult) -> Run {
         (Some(block), None) => block.rows.iter().map(|r| row(r, &block.runtime)).collect(),
         _ => Vec::new(),
     };
+    let (servers, visibility) = match (block, &sweep) {
+        (Some(block), None) => (
+            block
+                .servers
+                .iter()
+                .map(|r| row(r, &block.runtime))
+                .collect(),
+            block.visibility.as_ref().map(|v| Visibility {
+                lag: row(&v.lag, &block.runtime),
+                timeouts: v.timeouts,
+                untracked: v.untracked,
+            }),
+        ),
+        _ => (Vec::new(), None),
+    };
     Run {
         label,
         config,
         interrupted: json.blocks.iter().any(|b| b.runtime.interrupted),
         rows,
         sweep,
+        servers,
+        visibility,
     }
 }
 
@@ -189,6 +209,9 @@ fn row(data: &RowData, runtime: &Runtime) -> Row {
     row.kb_per_sec = data.kb_per_sec;
     row.per_second = per_second(&data.series, runtime.duration_ms);
     row.histogram = histogram.cloned();
+    row.errors = data.errors;
+    row.connection_errors = data.connection_errors;
+    row.tryagain = data.tryagain;
     row
 }
 
@@ -378,6 +401,30 @@ mod tests {
             run.config
                 .contains(&("Highest Rate Held".into(), "none".into()))
         );
+    }
+
+    #[test]
+    fn tryagain_counts_reach_the_page_where_any() {
+        const KV_CLUSTER: &str = include_str!("../../resultfile/testdata/kvbench_cluster.json");
+        let plain = run_from_json("c".into(), &json(KV_CLUSTER));
+        assert!(plain.rows.iter().all(|r| r.tryagain == 0));
+        let page = crate::report::html::render_page(&crate::report::html::Report {
+            title: String::new(),
+            runs: vec![plain],
+        });
+        assert!(!page.contains("<th>TRYAGAIN</th>"));
+        let with = KV_CLUSTER.replace(
+            "\t\t\t,\"ASK/sec\": 0.00\n",
+            "\t\t\t,\"ASK/sec\": 0.00\n\t\t\t,\"TRYAGAIN/sec\": 1.00\n\t\t\t,\"TRYAGAIN\": 12\n",
+        );
+        let run = run_from_json("c".into(), &json(&with));
+        assert_eq!(row(&run, "Totals").tryagain, 12);
+        let page = crate::report::html::render_page(&crate::report::html::Report {
+            title: String::new(),
+            runs: vec![run],
+        });
+        assert!(page.contains("<th>TRYAGAIN</th>"), "{page:.3000}");
+        assert!(page.contains("<td>12</td>"));
     }
 
     #[test]

@@ -165,7 +165,7 @@ fn throughput_series(name: &str, row: &Row, color: usize) -> Series {
 
 /// The p50 (solid) and p99 (dashed) lines of one row; seconds without requests are gaps
 /// in neither line: they are left out, and the line joins its neighbours.
-fn latency_series(name: &str, row: &Row, color: usize) -> [Series; 2] {
+pub(super) fn latency_series(name: &str, row: &Row, color: usize) -> [Series; 2] {
     let line = |which: &str, stroke, get: fn(&SecondPoint) -> Option<f64>| {
         let points: Vec<(f64, f64)> = row
             .per_second
@@ -232,7 +232,7 @@ fn hist(row: &Row) -> Option<&Histogram<u64>> {
     row.histogram.as_ref().filter(|h| !h.is_empty())
 }
 
-fn spectrum_series(name: &str, h: &Histogram<u64>, color: usize) -> Series {
+pub(super) fn spectrum_series(name: &str, h: &Histogram<u64>, color: usize) -> Series {
     let count = h.len();
     let end = (count as f64).log10();
     let mut marks: Vec<Mark> = MARKED_PERCENTILES

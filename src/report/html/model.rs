@@ -32,6 +32,22 @@ pub struct Run {
     pub rows: Vec<Row>,
     /// The rate sweep's measured curve, when the run was one.
     pub sweep: Option<RateSweep>,
+    /// A pool's per-server rows (`host:port`, every command together), in the order
+    /// given; empty without a pool.
+    pub servers: Vec<Row>,
+    /// Replica visibility (`--visibility-from`), when the run measured it.
+    pub visibility: Option<Visibility>,
+}
+
+/// How long tracked writes took to become visible on another endpoint.
+#[derive(Clone, Debug)]
+pub struct Visibility {
+    /// The lag as a row: its count is the writes seen, its latencies the lag.
+    pub lag: Row,
+    /// Tracked writes never seen within the timeout.
+    pub timeouts: u64,
+    /// Writes left untracked because too many were waiting already.
+    pub untracked: u64,
 }
 
 /// One row of the ALL STATS table (`Sets`, `Gets`, `Waits`, `Hsets`, ..., `Totals`) with
@@ -62,6 +78,11 @@ pub struct Row {
     /// The row's whole-run latency histogram in microseconds, from which the page draws
     /// the percentile spectrum; `None` when the source has none.
     pub histogram: Option<Histogram<u64>>,
+    /// Error replies and connection errors (shown for a pool's servers).
+    pub errors: u64,
+    pub connection_errors: u64,
+    /// Cluster `-TRYAGAIN` replies, each retried (the table shows them where any).
+    pub tryagain: u64,
 }
 
 /// One second (or the last, possibly partial, second) of one row.
@@ -112,6 +133,9 @@ impl Row {
             kb_per_sec: 0.0,
             per_second: Vec::new(),
             histogram: None,
+            errors: 0,
+            connection_errors: 0,
+            tryagain: 0,
         }
     }
 

@@ -42,6 +42,12 @@ pub fn ratio_text(r: f64) -> String {
     format!("{r:.2}×")
 }
 
+/// A count as the tables print it: grouped like a rate, without the `.00`.
+pub fn count_text(x: f64) -> String {
+    let s = rate_text(x);
+    s.strip_suffix(".00").map_or(s.clone(), str::to_string)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

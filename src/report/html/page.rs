@@ -11,8 +11,9 @@ use std::fmt::Write as _;
 use super::charts::{per_second_charts, row_names, spectrum_charts, sweep_charts};
 use super::escape;
 use super::model::{Report, Row, Run};
-use super::numbers::{ms_text, rate_text, ratio, ratio_text};
-use super::svg::{self, Chart, PALETTE, SERIES_COLOURS};
+use super::numbers::{count_text, ms_text, rate_text, ratio, ratio_text};
+use super::section::{render_chart_section, swatch};
+use super::servers;
 
 const STYLE: &str = "
 :root { color-scheme: light; }
@@ -39,6 +40,7 @@ tbody.group { border-top: 2px solid #ccc; }
 tr.ratio td { color: #555; font-size: 13px; }
 tr.ratio td.better { color: #1a7f37; font-weight: 600; }
 tr.ratio td.worse { color: #c62828; font-weight: 600; }
+table.servers td.worse, table.visibility td.worse { color: #c62828; font-weight: 600; }
 td.differs { background: #fff6e0; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr));
   gap: 12px 20px; }
@@ -109,6 +111,8 @@ pub fn render_page(report: &Report) -> String {
                 &per_second,
             );
         }
+        servers::render_servers(&mut out, runs, &labels);
+        servers::render_visibility(&mut out, runs, &labels);
         let sweeps = sweep_charts(runs, &labels);
         if !sweeps.is_empty() {
             render_chart_section(
@@ -152,13 +156,6 @@ pub fn display_labels(runs: &[Run]) -> Vec<String> {
         labels.push(label);
     }
     labels
-}
-
-fn swatch(i: usize) -> String {
-    format!(
-        "<span class=\"swatch\" style=\"background:{}\"></span>",
-        PALETTE[i % SERIES_COLOURS]
-    )
 }
 
 fn render_run_list(out: &mut String, runs: &[Run], labels: &[String]) {
@@ -217,11 +214,6 @@ fn latency(row: &Row, v: Option<f64>) -> Option<f64> {
     if row.count == 0 { None } else { v }
 }
 
-fn count_text(x: f64) -> String {
-    let s = rate_text(x);
-    s.strip_suffix(".00").map_or(s.clone(), str::to_string)
-}
-
 fn columns(runs: &[Run]) -> Vec<Column> {
     let any_hits = runs
         .iter()
@@ -278,13 +270,21 @@ fn columns(runs: &[Run]) -> Vec<Column> {
             value: |r| Some(r.kb_per_sec),
             text: rate_text,
         },
-        Column {
-            header: "Count",
-            better: Better::Neither,
-            value: |r| Some(r.count as f64),
-            text: count_text,
-        },
     ]);
+    if runs.iter().flat_map(|r| &r.rows).any(|r| r.tryagain > 0) {
+        cols.push(Column {
+            header: "TRYAGAIN",
+            better: Better::Lower,
+            value: |r| Some(r.tryagain as f64),
+            text: count_text,
+        });
+    }
+    cols.push(Column {
+        header: "Count",
+        better: Better::Neither,
+        value: |r| Some(r.count as f64),
+        text: count_text,
+    });
     cols
 }
 
@@ -403,27 +403,6 @@ fn ratio_class(r: f64, better: Better) -> &'static str {
         Better::Lower if up => " class=\"worse\"",
         _ => "",
     }
-}
-
-fn render_chart_section(out: &mut String, id: &str, heading: &str, note: &str, charts: &[Chart]) {
-    let _ = writeln!(out, "<section id=\"{id}\">\n<h2>{}</h2>", escape(heading));
-    if charts.is_empty() {
-        out.push_str(
-            "<p class=\"note\">These results carry no data for this view.</p>\n</section>\n",
-        );
-        return;
-    }
-    let _ = writeln!(
-        out,
-        "<p class=\"note\">{}</p>\n<div class=\"charts\">",
-        escape(note)
-    );
-    for chart in charts {
-        out.push_str("<figure class=\"chart\">\n");
-        out.push_str(&svg::render(chart));
-        out.push_str("\n</figure>\n");
-    }
-    out.push_str("</div>\n</section>\n");
 }
 
 fn render_sweep_tables(out: &mut String, runs: &[Run], labels: &[String]) {
@@ -594,7 +573,7 @@ mod tests {
                 },
                 row("Totals", 800, ops, p99, true),
             ],
-            sweep: None,
+            ..Run::default()
         }
     }
 

@@ -1,0 +1,97 @@
+//! A worker's client slots and the timers their clients asked for: a heap of
+//! (instant, slot) with superseded entries skipped, not removed.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::Instant;
+
+use crate::engine::client::Client;
+use crate::stats::ClientSeries;
+
+/// Client slots plus the timers they asked for.
+pub(super) struct Slots {
+    pub(super) clients: Vec<Option<Client>>,
+    /// `--client-stats` figures of clients already retired.
+    pub(super) series: Vec<(usize, ClientSeries)>,
+    /// The timer each slot has armed, so stale heap entries can be skipped.
+    pub(super) armed: Vec<Option<Instant>>,
+    pub(super) timers: BinaryHeap<Reverse<(Instant, usize)>>,
+    /// Scratch list of timers due in one pass.
+    pub(super) due: Vec<(Instant, usize)>,
+    pub(super) active: usize,
+}
+
+impl Slots {
+    /// Re-arms `slot`'s timer if the client now wants a different one.
+    pub(super) fn arm(&mut self, slot: usize) {
+        let want = self.clients[slot].as_ref().and_then(Client::next_timer);
+        if want != self.armed[slot] {
+            if let Some(at) = want {
+                self.timers.push(Reverse((at, slot)));
+            }
+            self.armed[slot] = want;
+        }
+    }
+
+    pub(super) fn next_timer(&self) -> Option<Instant> {
+        self.timers.peek().map(|Reverse((at, _))| *at)
+    }
+
+    /// The earliest client timers still armed, up to `out.len()` of them, in order, into
+    /// `out`; returns how many (the heap also holds superseded entries, skipped here).
+    pub(super) fn next_timers(&self, out: &mut [Instant]) -> usize {
+        let mut n = 0;
+        for &Reverse((at, slot)) in self.timers.as_slice() {
+            if self.armed[slot] != Some(at) || (n == out.len() && at >= out[n - 1]) {
+                continue;
+            }
+            // Insertion into the short sorted list, dropping its last when full.
+            let mut i = n.min(out.len() - 1);
+            while i > 0 && out[i - 1] > at {
+                out[i] = out[i - 1];
+                i -= 1;
+            }
+            out[i] = at;
+            n = (n + 1).min(out.len());
+        }
+        n
+    }
+
+    pub(super) fn connected(&self) -> u32 {
+        self.clients
+            .iter()
+            .flatten()
+            .filter(|c| c.is_connected())
+            .count() as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn next_timers_are_the_earliest_still_armed_in_order() {
+        let t0 = Instant::now();
+        let us = |n| t0 + Duration::from_micros(n);
+        let mut slots = Slots {
+            clients: Vec::new(),
+            series: Vec::new(),
+            armed: vec![Some(us(30)), Some(us(10)), Some(us(50)), None, Some(us(20))],
+            timers: BinaryHeap::new(),
+            due: Vec::new(),
+            active: 0,
+        };
+        // Slot 3's entry and slot 0's earlier one are superseded.
+        for (at, slot) in [(30, 0), (10, 1), (50, 2), (5, 3), (20, 4), (1, 0)] {
+            slots.timers.push(Reverse((us(at), slot)));
+        }
+        let mut out = [t0; 3];
+        assert_eq!(slots.next_timers(&mut out), 3);
+        assert_eq!(out, [us(10), us(20), us(30)]);
+        let mut out = [t0; 8];
+        assert_eq!(slots.next_timers(&mut out), 4);
+        assert_eq!(out[..4], [us(10), us(20), us(30), us(50)]);
+    }
+}
