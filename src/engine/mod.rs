@@ -24,6 +24,7 @@ pub mod error_log;
 pub mod error_reply;
 pub mod gather;
 pub mod generator;
+pub mod in_flight;
 pub mod observer;
 pub mod progress;
 pub mod query;

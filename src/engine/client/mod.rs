@@ -16,6 +16,7 @@
 //! worker hands a due position to a client with room ([`Client::on_due`]), and a client
 //! freed by a reply takes the positions that fell due meanwhile.
 
+mod counts;
 mod held;
 mod pinned;
 mod plain;

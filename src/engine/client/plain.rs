@@ -7,11 +7,11 @@
 use std::time::Instant;
 
 use crate::debug;
-use crate::engine::client::record::{Elapsed, hits_and_misses};
+use crate::engine::client::counts::{Elapsed, hits_and_misses};
 use crate::engine::client::send::{Pacing, key_of, set_value};
 use crate::engine::client::{Client, ClientContext};
-use crate::engine::connection::{Pending, Purpose, Redirects, Request};
 use crate::engine::generator::Op;
+use crate::engine::in_flight::{Pending, Purpose, Redirects, Request};
 use crate::plan::{BatchWrap, Plan};
 use crate::protocol::{Expect, Reply, ReplyKind};
 use crate::stats::rows;

@@ -5,15 +5,17 @@
 use std::time::Instant;
 
 use crate::debug_log;
+use crate::engine::client::counts::{Elapsed, hits_and_misses};
 use crate::engine::client::plain::record_plain;
 use crate::engine::client::{Client, ClientContext, held};
 use crate::engine::cluster::{self, Redirect};
-use crate::engine::connection::{Answer, Failure, Purpose, Request};
+use crate::engine::connection::{Answer, Failure};
 use crate::engine::generator::Op;
+use crate::engine::in_flight::{Purpose, Request};
 use crate::plan::{Endpoint, ErrorReplies, Plan, Sample};
+use crate::protocol::ReplyKind;
 use crate::protocol::resp_value::{self, first_bulk};
-use crate::protocol::{Expect, Reply, ReplyKind};
-use crate::stats::{ClientSeries, rows};
+use crate::stats::ClientSeries;
 use crate::workload::commands::{ScanState, scan_cursor};
 
 impl Client {
@@ -25,10 +27,7 @@ impl Client {
         plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Result<(), Failure> {
-        let mut elapsed = Elapsed {
-            received,
-            last: None,
-        };
+        let mut elapsed = Elapsed::new(received);
         let plain = self.records_plainly(plan, ctx);
         loop {
             let found = if plain {
@@ -159,27 +158,6 @@ fn record_server(answer: &Answer, row: usize, received: Instant, ctx: &mut Clien
     }
     if answer.reply.kind == ReplyKind::Error {
         stats.errors += 1;
-    }
-}
-
-/// Microseconds from a request's intended send time to when its reply was read,
-/// computed once per send time: the replies to one pipelined batch share both.
-pub(super) struct Elapsed {
-    pub received: Instant,
-    last: Option<(Instant, u64)>,
-}
-
-impl Elapsed {
-    #[inline]
-    pub(super) fn since(&mut self, from: Instant) -> u64 {
-        if let Some((at, us)) = self.last
-            && at == from
-        {
-            return us;
-        }
-        let us = self.received.saturating_duration_since(from).as_micros() as u64;
-        self.last = Some((from, us));
-        us
     }
 }
 
@@ -365,26 +343,4 @@ fn record_answer(
         series.miss(ctx.second, misses);
     }
     Ok(None)
-}
-
-/// The hits and misses a reply that is not an error counts: reads only (SETs and
-/// arbitrary commands count neither).
-#[inline]
-pub(super) fn hits_and_misses(reply: &Reply, request: &Request, plan: &Plan) -> (u64, u64) {
-    let is_get = plan.workload.arbitrary.is_none() && usize::from(request.row) == rows::GET;
-    match reply.kind {
-        _ if !is_get => (0, 0),
-        ReplyKind::Array | ReplyKind::Nil if matches!(request.expect, Expect::MultiGet(_)) => {
-            let keys = match request.expect {
-                Expect::MultiGet(keys) => keys,
-                _ => 1,
-            };
-            let misses = u64::from(reply.nil_elements.min(keys));
-            (u64::from(keys) - misses, misses)
-        }
-        ReplyKind::Nil => (0, 1),
-        // GETRANGE answers an empty string for a missing key.
-        ReplyKind::Bulk if plan.load.shape.data_offset > 0 && reply.payload.1 == 0 => (0, 1),
-        _ => (1, 0),
-    }
 }

@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 
 use crate::engine::client::{Client, ClientContext, MAX_CONNECTIONS_PER_CLIENT, Status, held};
 use crate::engine::cluster::{Redirect, SlotMap};
-use crate::engine::connection::{Connection, Failure, Purpose, Redirects, Request};
+use crate::engine::connection::{Connection, Failure};
 use crate::engine::generator::Op;
+use crate::engine::in_flight::{Purpose, Redirects, Request};
 use crate::engine::resolver::Lookup;
 use crate::plan::{Endpoint, Plan};
 use crate::protocol::resp;

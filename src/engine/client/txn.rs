@@ -12,7 +12,8 @@
 use std::time::Instant;
 
 use crate::engine::client::{Client, ClientContext};
-use crate::engine::connection::{Answer, Purpose};
+use crate::engine::connection::Answer;
+use crate::engine::in_flight::Purpose;
 use crate::protocol::ReplyKind;
 use crate::protocol::resp;
 use crate::protocol::resp_value::{Token, elements};

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use crate::debug_log;
 use crate::engine::client::{Client, ClientContext};
-use crate::engine::connection::Purpose;
+use crate::engine::in_flight::Purpose;
 use crate::plan::visibility::STAMP_LEN;
 use crate::plan::{Plan, VisibilityProbe};
 use crate::protocol::Key;

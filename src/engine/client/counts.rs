@@ -1,0 +1,61 @@
+//! What one reply counts, shared by the plain closed loop and the general record path:
+//! its elapsed microseconds and its hits and misses.
+
+use std::time::Instant;
+
+use crate::engine::in_flight::Request;
+use crate::plan::Plan;
+use crate::protocol::{Expect, Reply, ReplyKind};
+use crate::stats::rows;
+
+/// Microseconds from a request's intended send time to when its reply was read,
+/// computed once per send time: the replies to one pipelined batch share both.
+pub(super) struct Elapsed {
+    pub received: Instant,
+    last: Option<(Instant, u64)>,
+}
+
+impl Elapsed {
+    /// Nothing computed yet, for replies read at `received`.
+    #[inline]
+    pub(super) fn new(received: Instant) -> Self {
+        Elapsed {
+            received,
+            last: None,
+        }
+    }
+
+    #[inline]
+    pub(super) fn since(&mut self, from: Instant) -> u64 {
+        if let Some((at, us)) = self.last
+            && at == from
+        {
+            return us;
+        }
+        let us = self.received.saturating_duration_since(from).as_micros() as u64;
+        self.last = Some((from, us));
+        us
+    }
+}
+
+/// The hits and misses a reply that is not an error counts: reads only (SETs and
+/// arbitrary commands count neither).
+#[inline]
+pub(super) fn hits_and_misses(reply: &Reply, request: &Request, plan: &Plan) -> (u64, u64) {
+    let is_get = plan.workload.arbitrary.is_none() && usize::from(request.row) == rows::GET;
+    match reply.kind {
+        _ if !is_get => (0, 0),
+        ReplyKind::Array | ReplyKind::Nil if matches!(request.expect, Expect::MultiGet(_)) => {
+            let keys = match request.expect {
+                Expect::MultiGet(keys) => keys,
+                _ => 1,
+            };
+            let misses = u64::from(reply.nil_elements.min(keys));
+            (u64::from(keys) - misses, misses)
+        }
+        ReplyKind::Nil => (0, 1),
+        // GETRANGE answers an empty string for a missing key.
+        ReplyKind::Bulk if plan.load.shape.data_offset > 0 && reply.payload.1 == 0 => (0, 1),
+        _ => (1, 0),
+    }
+}
