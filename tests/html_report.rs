@@ -9,7 +9,7 @@ mod common;
 use std::fs;
 
 use common::TestDir;
-use common::browser::{chromium_for, decode_png, hex_colour, pixels_near, run_chromium};
+use common::browser::{chromium_for, hex_colour, pixels_near, run_chromium, screenshot_not_blank};
 use hdrhistogram::Histogram;
 use kvbench::report::html::svg::PALETTE;
 use kvbench::report::html::{Report, Row, Run, SecondPoint, render_page};
@@ -19,7 +19,6 @@ use rand::rngs::SmallRng;
 use rand_distr::{Distribution, LogNormal};
 
 const SECONDS: u64 = 20;
-const WINDOW: (u32, u32) = (1280, 2400);
 
 /// Latency as a log-normal around `median_us` with a 1% slow tail, and a throughput that
 /// wobbles from second to second: what a real run looks like, recorded into HdrHistograms
@@ -142,25 +141,7 @@ fn a_two_run_report_draws_its_charts_in_chromium() {
     assert!(!dom.contains("<script"));
 
     // The screenshot: the right size, not blank, and both runs' colours painted.
-    let png_path = dir.join("report.png");
-    run_chromium(
-        &chromium,
-        dir,
-        "screenshot",
-        &[
-            format!("--window-size={},{}", WINDOW.0, WINDOW.1),
-            format!("--screenshot={}", png_path.display()),
-        ],
-        &page,
-    );
-    let (width, height, pixels) = decode_png(&fs::read(&png_path).expect("screenshot written"));
-    assert_eq!((width, height), WINDOW);
-    let first = pixels[0];
-    let distinct = pixels.iter().filter(|p| **p != first).count();
-    assert!(
-        distinct > pixels.len() / 100,
-        "the screenshot is (nearly) blank"
-    );
+    let pixels = screenshot_not_blank(&chromium, dir, &page);
     for (run, hex) in PALETTE[..2].iter().enumerate() {
         let painted = pixels_near(&pixels, hex_colour(hex));
         assert!(

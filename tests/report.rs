@@ -10,13 +10,11 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::browser::{chromium_for, decode_png, hex_colour, pixels_near, run_chromium};
+use common::browser::{chromium_for, hex_colour, pixels_near, run_chromium, screenshot_not_blank};
 use common::{RedisServer, TestDir, describe, kvbench, kvbench_at, read_json};
 use kvbench::merge::{MergeOptions, merge_files};
 use kvbench::report::html::svg::PALETTE;
 use kvbench::report::json::render_json;
-
-const WINDOW: (u32, u32) = (1280, 2400);
 
 fn testdata(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -155,22 +153,7 @@ fn two_real_runs_report_draws_in_chromium() {
         }
     }
 
-    let png_path = dir.join("report.png");
-    run_chromium(
-        &chromium,
-        dir,
-        "screenshot",
-        &[
-            format!("--window-size={},{}", WINDOW.0, WINDOW.1),
-            format!("--screenshot={}", png_path.display()),
-        ],
-        &page_path,
-    );
-    let (width, height, pixels) = decode_png(&fs::read(&png_path).expect("screenshot written"));
-    assert_eq!((width, height), WINDOW);
-    let first = pixels[0];
-    let distinct = pixels.iter().filter(|p| **p != first).count();
-    assert!(distinct > pixels.len() / 100, "the screenshot is blank");
+    let pixels = screenshot_not_blank(&chromium, dir, &page_path);
     for (run, hex) in PALETTE[..2].iter().enumerate() {
         let painted = pixels_near(&pixels, hex_colour(hex));
         assert!(painted > 500, "run {run}'s colour {hex}: {painted} pixels");

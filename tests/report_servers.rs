@@ -14,12 +14,10 @@ use std::time::Duration;
 
 use kvbench::report::html::numbers::count_text;
 
-use common::browser::{chromium_for, decode_png, run_chromium};
+use common::browser::{chromium_for, run_chromium, screenshot_not_blank};
 use common::{
     Memcached, RedisServer, TestDir, describe, kvbench, kvbench_at, read_json, wait_until,
 };
-
-const WINDOW: (u32, u32) = (1280, 2400);
 
 /// The text of the `<section id="ID">` of `page`.
 fn section<'a>(page: &'a str, id: &str) -> &'a str {
@@ -163,22 +161,7 @@ fn pool_and_replica_runs_show_per_server_and_visibility() {
         let lines = svg.matches("<path class=\"line\" d=\"M").count();
         assert!(lines >= 1, "a lag chart without a line: {svg:.400}");
     }
-    let png_path = dir.join("report.png");
-    run_chromium(
-        &chromium,
-        dir,
-        "screenshot",
-        &[
-            format!("--window-size={},{}", WINDOW.0, WINDOW.1),
-            format!("--screenshot={}", png_path.display()),
-        ],
-        &page_path,
-    );
-    let (width, height, pixels) = decode_png(&fs::read(&png_path).expect("screenshot written"));
-    assert_eq!((width, height), WINDOW);
-    let first = pixels[0];
-    let distinct = pixels.iter().filter(|p| **p != first).count();
-    assert!(distinct > pixels.len() / 100, "the screenshot is blank");
+    screenshot_not_blank(&chromium, dir, &page_path);
     if std::env::var_os("KVBENCH_KEEP_REPORT").is_some() {
         println!("kept the report and its screenshot in {}", dir.display());
         std::mem::forget(scratch);

@@ -71,6 +71,34 @@ pub fn run_chromium(
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The reports' screenshot size: wide enough for the tables, tall enough for the charts.
+pub const WINDOW: (u32, u32) = (1280, 2400);
+
+/// Screenshots `page` at [`WINDOW`] into `dir/report.png` and returns its pixels, after
+/// checking the size and that the page is not (nearly) blank.
+pub fn screenshot_not_blank(chromium: &Path, dir: &Path, page: &Path) -> Vec<[u8; 3]> {
+    let png_path = dir.join("report.png");
+    run_chromium(
+        chromium,
+        dir,
+        "screenshot",
+        &[
+            format!("--window-size={},{}", WINDOW.0, WINDOW.1),
+            format!("--screenshot={}", png_path.display()),
+        ],
+        page,
+    );
+    let (width, height, pixels) = decode_png(&fs::read(&png_path).expect("screenshot written"));
+    assert_eq!((width, height), WINDOW);
+    let first = pixels[0];
+    let distinct = pixels.iter().filter(|p| **p != first).count();
+    assert!(
+        distinct > pixels.len() / 100,
+        "the screenshot is (nearly) blank"
+    );
+    pixels
+}
+
 /// An 8-bit RGB or RGBA, non-interlaced PNG decoded to RGB pixels: (width, height, pixels).
 pub fn decode_png(bytes: &[u8]) -> (u32, u32, Vec<[u8; 3]>) {
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
