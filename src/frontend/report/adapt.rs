@@ -15,13 +15,16 @@
 //! | TRYAGAIN | a row's `TRYAGAIN` (kvbench, cluster mode) |
 //! | per server | the main block's `Servers` rows (a pool), with their `Errors` |
 //! | visibility | the main block's `Replica Visibility`: its lag row, timeouts, untracked |
+//! | service time | each row's `Service Latency` (open loop): its histogram, else its percentiles |
+//! | schedule | the main block's `Schedule` (open loop): target, achieved, late, lag histogram |
 //! | configuration | `configuration`, then the run's facts (block, start, duration, run information, SLO) |
 
 use crate::date::civil_from_days;
-use crate::report::html::{RateSweep, Row, Run, SecondPoint, SweepStep, Visibility};
+use crate::report::html::{RateSweep, Row, Run, Schedule, SecondPoint, SweepStep, Visibility};
 use crate::resultfile::ordered::Json;
 use crate::resultfile::{
-    Block, BlockKind, JsonResult, RateSteps, RowData, Runtime, Second, find_percentile,
+    Block, BlockKind, JsonResult, RateSteps, RowData, Runtime, ScheduleData, Second, ServiceData,
+    find_percentile,
 };
 use crate::results::latency_at_percentile_ms;
 
@@ -68,6 +71,17 @@ pub fn run_from_json(label: String, json: &JsonResult) -> Run {
         ),
         _ => (Vec::new(), None),
     };
+    let (service, schedule) = match (block, &sweep) {
+        (Some(block), None) => (
+            block
+                .rows
+                .iter()
+                .filter_map(|r| r.service.as_ref().map(|s| service_row(r, s)))
+                .collect(),
+            block.schedule.as_ref().map(schedule),
+        ),
+        _ => (Vec::new(), None),
+    };
     Run {
         label,
         config,
@@ -76,6 +90,47 @@ pub fn run_from_json(label: String, json: &JsonResult) -> Run {
         sweep,
         servers,
         visibility,
+        service,
+        schedule,
+    }
+}
+
+/// A row's open-loop service time as a row of its own: the same name, count and rate.
+fn service_row(data: &RowData, service: &ServiceData) -> Row {
+    let ran = data.count > 0;
+    let histogram = service.histogram.as_ref().filter(|h| !h.is_empty());
+    let percentile = |p: f64| {
+        histogram
+            .map(|h| latency_at_percentile_ms(h, p))
+            .or_else(|| find_percentile(&service.percentiles, p))
+            .filter(|_| ran)
+    };
+    let mut row = Row::named(&data.name);
+    row.count = data.count;
+    row.ops_per_sec = data.ops_per_sec;
+    row.avg_ms = ran.then_some(service.average_latency_ms);
+    row.p50_ms = percentile(50.0);
+    row.p99_ms = percentile(99.0);
+    row.p999_ms = percentile(99.9);
+    row.histogram = histogram.cloned();
+    row
+}
+
+/// The `"Schedule"` as the page shows it: lag percentiles from its histogram.
+fn schedule(data: &ScheduleData) -> Schedule {
+    let lag = data.lag.as_ref().filter(|h| !h.is_empty());
+    let at = |p: f64| lag.map(|h| latency_at_percentile_ms(h, p));
+    Schedule {
+        target_per_sec: data.target_per_sec,
+        per_connection: data.per_connection,
+        arrival: data.arrival.clone(),
+        achieved_per_sec: data.achieved_per_sec,
+        sent: data.sent,
+        late: data.late,
+        late_waiting_for_connection: data.late_blocked,
+        lag_p50_ms: at(50.0),
+        lag_p99_ms: at(99.0),
+        lag_p999_ms: at(99.9),
     }
 }
 

@@ -12,12 +12,13 @@
 pub mod charts;
 pub mod model;
 pub mod numbers;
+pub mod open_loop;
 pub mod page;
 pub mod section;
 pub mod servers;
 pub mod svg;
 
-pub use model::{RateSweep, Report, Row, Run, SecondPoint, SweepStep, Visibility};
+pub use model::{RateSweep, Report, Row, Run, Schedule, SecondPoint, SweepStep, Visibility};
 pub use page::render_page;
 
 /// `text` made safe anywhere in HTML or SVG text and in quoted attribute values: the five

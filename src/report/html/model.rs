@@ -37,6 +37,31 @@ pub struct Run {
     pub servers: Vec<Row>,
     /// Replica visibility (`--visibility-from`), when the run measured it.
     pub visibility: Option<Visibility>,
+    /// Open loop: each row's service time (actual send to reply; `rows` hold the response
+    /// time, from the intended send), same names; empty without a rate.
+    pub service: Vec<Row>,
+    /// Open loop: how the run kept its schedule.
+    pub schedule: Option<Schedule>,
+}
+
+/// How an open-loop run kept its schedule (kvbench's `"Schedule"`).
+#[derive(Clone, Debug, Default)]
+pub struct Schedule {
+    /// Requests per second aimed at (in all, or per connection with `--rate-limiting`).
+    pub target_per_sec: u64,
+    pub per_connection: bool,
+    /// `uniform` or `poisson`.
+    pub arrival: String,
+    pub achieved_per_sec: f64,
+    pub sent: u64,
+    /// Sent more than 1 ms after their intended time, and of those, the ones that waited
+    /// for a connection (the rest waited for the generator).
+    pub late: u64,
+    pub late_waiting_for_connection: u64,
+    /// Send lag (actual minus intended send time) percentiles, milliseconds.
+    pub lag_p50_ms: Option<f64>,
+    pub lag_p99_ms: Option<f64>,
+    pub lag_p999_ms: Option<f64>,
 }
 
 /// How long tracked writes took to become visible on another endpoint.

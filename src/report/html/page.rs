@@ -13,7 +13,7 @@ use super::escape;
 use super::model::{Report, Row, Run};
 use super::numbers::{count_text, ms_text, rate_text, ratio, ratio_text};
 use super::section::{render_chart_section, swatch};
-use super::servers;
+use super::{open_loop, servers};
 
 const STYLE: &str = "
 :root { color-scheme: light; }
@@ -40,7 +40,7 @@ tbody.group { border-top: 2px solid #ccc; }
 tr.ratio td { color: #555; font-size: 13px; }
 tr.ratio td.better { color: #1a7f37; font-weight: 600; }
 tr.ratio td.worse { color: #c62828; font-weight: 600; }
-table.servers td.worse, table.visibility td.worse { color: #c62828; font-weight: 600; }
+table.servers td.worse, table.visibility td.worse, table.schedule td.worse { color: #c62828; font-weight: 600; }
 td.differs { background: #fff6e0; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr));
   gap: 12px 20px; }
@@ -111,6 +111,7 @@ pub fn render_page(report: &Report) -> String {
                 &per_second,
             );
         }
+        open_loop::render_open_loop(&mut out, runs, &labels);
         servers::render_servers(&mut out, runs, &labels);
         servers::render_visibility(&mut out, runs, &labels);
         let sweeps = sweep_charts(runs, &labels);

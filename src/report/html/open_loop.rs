@@ -1,0 +1,172 @@
+//! The page's open-loop section: each run's schedule (target, achieved, late sends, send
+//! lag) and its service times beside the response times of the main table, so a reader
+//! sees whether latency came from the server (service time) or from waiting (response
+//! time minus service time). Left out when no run had a rate.
+
+use std::fmt::Write as _;
+
+use super::escape;
+use super::model::{Row, Run};
+use super::numbers::{count_text, ms_text, rate_text};
+use super::section::swatch;
+
+/// A latency cell: `---` for a figure the run lacks.
+fn ms_cell(v: Option<f64>) -> String {
+    v.map_or_else(|| "---".to_string(), ms_text)
+}
+
+/// The schedule table and the service-time table, one row per run (and command).
+pub fn render_open_loop(out: &mut String, runs: &[Run], labels: &[String]) {
+    if runs
+        .iter()
+        .all(|r| r.schedule.is_none() && r.service.is_empty())
+    {
+        return;
+    }
+    out.push_str(
+        "<section id=\"open-loop\">\n<h2>Open loop</h2>\n<p class=\"note\">Requests sent on a \
+         schedule. The tables above give response time (from when a request should have been \
+         sent); service time here counts from when it was sent. Send lag is actual minus \
+         intended send time; late means more than 1 ms.</p>\n<div class=\"wide\">\
+         <table class=\"schedule\">\n<thead><tr><th class=\"run\">Run</th><th>Target</th>\
+         <th>Achieved</th><th>Sent</th><th>Late</th><th>Late: waiting for a connection</th>\
+         <th>Lag p50 (ms)</th><th>Lag p99 (ms)</th><th>Lag p99.9 (ms)</th></tr></thead>\n\
+         <tbody>\n",
+    );
+    for (i, run) in runs.iter().enumerate() {
+        let Some(s) = &run.schedule else { continue };
+        let per = if s.per_connection {
+            " per connection"
+        } else {
+            ""
+        };
+        let short = s.achieved_per_sec < 0.99 * s.target_per_sec as f64 && !s.per_connection;
+        let achieved_class = if short { " class=\"worse\"" } else { "" };
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"run\">{}{}</td><td>{}/s{per} ({})</td><td{achieved_class}>{}/s</td>\
+             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            swatch(i),
+            escape(&labels[i]),
+            s.target_per_sec,
+            escape(&s.arrival),
+            rate_text(s.achieved_per_sec),
+            count_text(s.sent as f64),
+            count_text(s.late as f64),
+            count_text(s.late_waiting_for_connection as f64),
+            ms_cell(s.lag_p50_ms),
+            ms_cell(s.lag_p99_ms),
+            ms_cell(s.lag_p999_ms),
+        );
+    }
+    out.push_str("</tbody>\n</table></div>\n");
+    render_service(out, runs, labels);
+    out.push_str("</section>\n");
+}
+
+/// Service time per command, each run's rows together.
+fn render_service(out: &mut String, runs: &[Run], labels: &[String]) {
+    if runs.iter().all(|r| r.service.is_empty()) {
+        return;
+    }
+    out.push_str(
+        "<h3>Service time</h3>\n<div class=\"wide\"><table class=\"service\">\n<thead><tr>\
+         <th>Type</th><th class=\"run\">Run</th><th>Ops/sec</th><th>Avg. (ms)</th>\
+         <th>p50 (ms)</th><th>p99 (ms)</th><th>p99.9 (ms)</th><th>Count</th></tr></thead>\n\
+         <tbody>\n",
+    );
+    for (i, run) in runs.iter().enumerate() {
+        for row in &run.service {
+            service_line(out, row, i, &labels[i]);
+        }
+    }
+    out.push_str("</tbody>\n</table></div>\n");
+}
+
+fn service_line(out: &mut String, row: &Row, run: usize, label: &str) {
+    let ran = row.count > 0;
+    let cell = |v: Option<f64>| ms_cell(v.filter(|_| ran));
+    let _ = writeln!(
+        out,
+        "<tr><td class=\"name\">{}</td><td class=\"run\">{}{}</td><td>{}</td><td>{}</td>\
+         <td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        escape(&row.name),
+        swatch(run),
+        escape(label),
+        rate_text(row.ops_per_sec),
+        cell(row.avg_ms),
+        cell(row.p50_ms),
+        cell(row.p99_ms),
+        cell(row.p999_ms),
+        count_text(row.count as f64),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::html::Schedule;
+
+    fn open_loop_run() -> Run {
+        let mut gets = Row::named("Gets");
+        gets.count = 2000;
+        gets.ops_per_sec = 1000.0;
+        gets.avg_ms = Some(0.08);
+        gets.p50_ms = Some(0.071);
+        gets.p99_ms = Some(0.25);
+        gets.p999_ms = Some(0.9);
+        Run {
+            label: "a.json".to_string(),
+            service: vec![gets],
+            schedule: Some(Schedule {
+                target_per_sec: 1000,
+                arrival: "uniform".to_string(),
+                achieved_per_sec: 999.5,
+                sent: 2000,
+                late: 3,
+                late_waiting_for_connection: 1,
+                lag_p50_ms: Some(0.03),
+                lag_p99_ms: Some(0.094),
+                lag_p999_ms: None,
+                ..Schedule::default()
+            }),
+            ..Run::default()
+        }
+    }
+
+    #[test]
+    fn a_closed_loop_run_has_no_open_loop_section() {
+        let mut out = String::new();
+        render_open_loop(&mut out, &[Run::default()], &["x".to_string()]);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn schedule_and_service_rows_are_shown() {
+        let mut out = String::new();
+        render_open_loop(&mut out, &[open_loop_run()], &["a.json".to_string()]);
+        assert!(out.contains("<section id=\"open-loop\">"), "{out}");
+        assert!(out.contains("1000/s (uniform)"), "{out}");
+        assert!(out.contains("<td>0.094</td><td>---</td>"), "{out}");
+        assert!(out.contains("<td class=\"name\">Gets</td>"), "{out}");
+        assert!(
+            out.contains("<td>0.071</td><td>0.250</td><td>0.900</td>"),
+            "{out}"
+        );
+        assert!(
+            !out.contains("class=\"worse\""),
+            "999.5 of 1000 is on target: {out}"
+        );
+    }
+
+    #[test]
+    fn a_missed_target_is_marked() {
+        let mut run = open_loop_run();
+        if let Some(s) = run.schedule.as_mut() {
+            s.achieved_per_sec = 600.0;
+        }
+        let mut out = String::new();
+        render_open_loop(&mut out, &[run], &["a.json".to_string()]);
+        assert!(out.contains("<td class=\"worse\">"), "{out}");
+    }
+}
