@@ -13,7 +13,7 @@ use common::RedisServer;
 use kvbench::frontend::zbench::flags::{ZbenchCommand, ZbenchSpec, parse};
 use kvbench::frontend::zbench::render::ReplySizes;
 use kvbench::frontend::zbench::workload::{Batch, ClientWorkload};
-use kvbench::protocol::resp::encode_command;
+use kvbench::protocol::resp_encode::encode_command;
 use kvbench::protocol::resp_value::{Value, value};
 
 /// A reply as kvbench's RESP parser reads it, owned so the read buffer can move on.

@@ -17,7 +17,7 @@ use std::time::Duration;
 use crate::plan::{Endpoint, Plan};
 use crate::protocol::resp::RespDecoder;
 use crate::protocol::resp_value::{Value, value};
-use crate::protocol::{Decode, Protocol, encode_auth, resp};
+use crate::protocol::{Decode, Protocol, encode_auth, resp_encode};
 
 /// Number of hash slots in a Redis Cluster.
 pub const SLOTS: usize = 16384;
@@ -212,7 +212,7 @@ fn ask_slots(
     if let Some(credentials) = &plan.server.credentials {
         encode_auth(&mut request, Protocol::Redis, credentials);
     }
-    resp::encode_command(&mut request, &[b"CLUSTER", b"SLOTS"]);
+    resp_encode::encode_command(&mut request, &[b"CLUSTER", b"SLOTS"]);
     stream
         .write_all(&request)
         .map_err(|e| format!("cannot send CLUSTER SLOTS to {peer}: {e}"))?;

@@ -18,7 +18,7 @@ use std::time::Duration;
 use crate::plan::{Endpoint, Plan};
 use crate::protocol::resp::RespDecoder;
 use crate::protocol::resp_value::{Value, value};
-use crate::protocol::{Decode, Protocol, encode_auth, resp};
+use crate::protocol::{Decode, Protocol, encode_auth, resp_encode};
 
 /// How long a query may wait to connect, and for each read or write.
 const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -38,7 +38,7 @@ pub fn query(
         encode_auth(&mut request, Protocol::Redis, credentials);
     }
     for command in commands {
-        resp::encode_command(&mut request, command);
+        resp_encode::encode_command(&mut request, command);
     }
     let replies = commands.len() + usize::from(auth);
     let connect_failed = |e: std::io::Error| format!("cannot connect to {peer}: {e}");

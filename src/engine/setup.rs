@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 
 use crate::plan::{Plan, Server, SetupStyle};
-use crate::protocol::{Expect, Protocol, ReplyKind, encode_auth, resp};
+use crate::protocol::{Expect, Protocol, ReplyKind, encode_auth, resp_encode};
 
 /// A setup command whose reply must be checked before load starts.
 #[derive(Clone, Copy, Debug)]
@@ -34,7 +34,7 @@ pub fn encode_setup(server: &Server, out: &mut Vec<u8>, steps: &mut VecDeque<Set
         steps.push_back(SetupStep::Auth);
     }
     if server.setup.client_tracking {
-        resp::encode_command(out, &[b"CLIENT", b"TRACKING", b"on"]);
+        resp_encode::encode_command(out, &[b"CLIENT", b"TRACKING", b"on"]);
         steps.push_back(SetupStep::Tracking);
     }
     let hello = match server.protocol {
@@ -47,14 +47,14 @@ pub fn encode_setup(server: &Server, out: &mut Vec<u8>, steps: &mut VecDeque<Set
     let encode_hello = |out: &mut Vec<u8>, steps: &mut VecDeque<SetupStep>| {
         if let Some(version) = hello {
             let digit = [b'0' + version];
-            resp::encode_command(out, &[b"HELLO", &digit]);
+            resp_encode::encode_command(out, &[b"HELLO", &digit]);
             steps.push_back(SetupStep::Hello(version));
         }
     };
     let encode_select = |out: &mut Vec<u8>, steps: &mut VecDeque<SetupStep>| {
         if let Some(db) = select {
             let mut digits = itoa::Buffer::new();
-            resp::encode_command(out, &[b"SELECT", digits.format(db).as_bytes()]);
+            resp_encode::encode_command(out, &[b"SELECT", digits.format(db).as_bytes()]);
             steps.push_back(SetupStep::Select(db));
         }
     };

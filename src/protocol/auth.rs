@@ -6,7 +6,7 @@
 //! memcache_text    set kvbench-auth 0 0 <n>\r\nuser password\r\n   (memcached -Y)
 //! ```
 
-use crate::protocol::{Protocol, memcache_binary, memcache_text, resp};
+use crate::protocol::{Protocol, memcache_binary, memcache_text, resp_encode};
 
 /// Credentials: a bare password or `user:password`.
 #[derive(Clone, PartialEq, Eq)]
@@ -34,8 +34,8 @@ pub fn encode_auth(out: &mut Vec<u8>, protocol: Protocol, credentials: &Credenti
     let user = credentials.user.as_deref().unwrap_or("").as_bytes();
     match protocol {
         Protocol::Redis | Protocol::Resp2 | Protocol::Resp3 => match &credentials.user {
-            Some(user) => resp::encode_command(out, &[b"AUTH", user.as_bytes(), password]),
-            None => resp::encode_command(out, &[b"AUTH", password]),
+            Some(user) => resp_encode::encode_command(out, &[b"AUTH", user.as_bytes(), password]),
+            None => resp_encode::encode_command(out, &[b"AUTH", password]),
         },
         Protocol::MemcacheBinary => memcache_binary::encode_sasl_auth_plain(out, user, password, 0),
         Protocol::MemcacheText => {

@@ -14,6 +14,7 @@ pub mod memcache_binary;
 pub mod memcache_text;
 pub mod reply;
 pub mod resp;
+pub mod resp_encode;
 pub mod resp_value;
 
 pub use auth::{Credentials, encode_auth};
@@ -129,13 +130,13 @@ impl Codec {
         match self {
             Codec::Resp(_) if exptime > 0 => {
                 let mut digits = itoa::Buffer::new();
-                resp::encode_array_header(out, 4);
-                resp::encode_bulk(out, b"SETEX");
-                resp::encode_bulk_key(out, key);
-                resp::encode_bulk(out, digits.format(exptime).as_bytes());
-                resp::encode_bulk(out, value);
+                resp_encode::encode_array_header(out, 4);
+                resp_encode::encode_bulk(out, b"SETEX");
+                resp_encode::encode_bulk_key(out, key);
+                resp_encode::encode_bulk(out, digits.format(exptime).as_bytes());
+                resp_encode::encode_bulk(out, value);
             }
-            Codec::Resp(_) => resp::encode_set(out, key, value),
+            Codec::Resp(_) => resp_encode::encode_set(out, key, value),
             Codec::MemcacheText(_) => memcache_text::encode_set(out, key, value, exptime),
             Codec::MemcacheBinary(_) => {
                 memcache_binary::encode_set(out, key, value, exptime, opaque)
@@ -147,7 +148,7 @@ impl Codec {
     #[inline]
     pub fn encode_get(&self, out: &mut Vec<u8>, key: Key, opaque: u32) {
         match self {
-            Codec::Resp(_) => resp::encode_get(out, key),
+            Codec::Resp(_) => resp_encode::encode_get(out, key),
             Codec::MemcacheText(_) => memcache_text::encode_get(out, key),
             Codec::MemcacheBinary(_) => memcache_binary::encode_get(out, key, opaque),
         }
@@ -158,10 +159,10 @@ impl Codec {
     pub fn encode_multi_get(&self, out: &mut Vec<u8>, keys: &KeyBatch, opaque: u32) {
         match self {
             Codec::Resp(_) => {
-                resp::encode_array_header(out, keys.len() + 1);
-                resp::encode_bulk(out, b"MGET");
+                resp_encode::encode_array_header(out, keys.len() + 1);
+                resp_encode::encode_bulk(out, b"MGET");
                 for key in keys.iter() {
-                    resp::encode_bulk(out, key);
+                    resp_encode::encode_bulk(out, key);
                 }
             }
             Codec::MemcacheText(_) => memcache_text::encode_multi_get(out, keys.iter()),
@@ -178,7 +179,7 @@ impl Codec {
     /// memcached `version` (text) or VERSION (binary). Decode with [`Expect::Probe`].
     pub fn encode_probe(&self, out: &mut Vec<u8>, opaque: u32) {
         match self {
-            Codec::Resp(_) => resp::encode_command(out, &[b"PING"]),
+            Codec::Resp(_) => resp_encode::encode_command(out, &[b"PING"]),
             Codec::MemcacheText(_) => memcache_text::encode_version(out),
             Codec::MemcacheBinary(_) => memcache_binary::encode_version(out, opaque),
         }
@@ -187,29 +188,29 @@ impl Codec {
     /// Redis `SETRANGE key offset value` (`--data-offset`; Redis protocols only).
     pub fn encode_setrange(&self, out: &mut Vec<u8>, key: Key, offset: u64, value: &[u8]) {
         let mut digits = itoa::Buffer::new();
-        resp::encode_array_header(out, 4);
-        resp::encode_bulk(out, b"SETRANGE");
-        resp::encode_bulk_key(out, key);
-        resp::encode_bulk(out, digits.format(offset).as_bytes());
-        resp::encode_bulk(out, value);
+        resp_encode::encode_array_header(out, 4);
+        resp_encode::encode_bulk(out, b"SETRANGE");
+        resp_encode::encode_bulk_key(out, key);
+        resp_encode::encode_bulk(out, digits.format(offset).as_bytes());
+        resp_encode::encode_bulk(out, value);
     }
 
     /// Redis `GETRANGE key offset -1`: the value from the offset to its end
     /// (`--data-offset`; Redis protocols only).
     pub fn encode_getrange(&self, out: &mut Vec<u8>, key: Key, offset: u64) {
         let mut start = itoa::Buffer::new();
-        resp::encode_array_header(out, 4);
-        resp::encode_bulk(out, b"GETRANGE");
-        resp::encode_bulk_key(out, key);
-        resp::encode_bulk(out, start.format(offset).as_bytes());
-        resp::encode_bulk(out, b"-1");
+        resp_encode::encode_array_header(out, 4);
+        resp_encode::encode_bulk(out, b"GETRANGE");
+        resp_encode::encode_bulk_key(out, key);
+        resp_encode::encode_bulk(out, start.format(offset).as_bytes());
+        resp_encode::encode_bulk(out, b"-1");
     }
 
     /// Redis `WAIT numreplicas timeout` (`--wait-ratio`; Redis protocols only).
     pub fn encode_wait(&self, out: &mut Vec<u8>, replicas: u32, timeout_ms: u32) {
         let mut r = itoa::Buffer::new();
         let mut t = itoa::Buffer::new();
-        resp::encode_command(
+        resp_encode::encode_command(
             out,
             &[
                 b"WAIT",

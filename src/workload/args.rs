@@ -71,7 +71,7 @@ impl Args {
     /// *3\r\n$4\r\nZADD\r\n$1\r\nk\r\n ...
     /// ```
     pub fn encode_resp(&self, out: &mut Vec<u8>) {
-        use crate::protocol::resp::{encode_array_header, encode_bulk};
+        use crate::protocol::resp_encode::{encode_array_header, encode_bulk};
         // Header and framing: at most 16 bytes per argument beyond its bytes.
         out.reserve(self.bytes.len() + 16 * (self.ends.len() + 1));
         encode_array_header(out, self.ends.len());

@@ -11,7 +11,7 @@
 //!      the tag's 3 bytes hash to a chosen slot ('}'-padded when the tag is shorter)
 //! ```
 
-use crate::protocol::resp::{encode_array_header, encode_bulk};
+use crate::protocol::resp_encode::{encode_array_header, encode_bulk};
 
 /// The 12-byte field filled with 12 zero-padded digits of a random number.
 pub const RAND_PLACEHOLDER: &[u8] = b"__rand_int__";

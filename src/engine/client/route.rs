@@ -14,7 +14,7 @@ use crate::engine::generator::Op;
 use crate::engine::in_flight::{Purpose, Redirects, Request};
 use crate::engine::resolver::Lookup;
 use crate::plan::{Endpoint, Plan};
-use crate::protocol::resp;
+use crate::protocol::resp_encode;
 
 use super::send::{Resend, Retry};
 
@@ -230,7 +230,7 @@ impl Client {
             return;
         }
         let started = conn.begin(now);
-        resp::encode_command(conn.encoder().1, &[b"CLUSTER", b"SLOTS"]);
+        resp_encode::encode_command(conn.encoder().1, &[b"CLUSTER", b"SLOTS"]);
         conn.finish(started, Purpose::TopologyRefresh, now, now);
     }
 

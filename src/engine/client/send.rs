@@ -19,7 +19,7 @@ use crate::engine::generator::Op;
 use crate::engine::in_flight::{Purpose, Redirects, Request};
 use crate::engine::schedule::Schedule;
 use crate::plan::{BatchWrap, Plan};
-use crate::protocol::{Expect, Key, resp};
+use crate::protocol::{Expect, Key, resp_encode};
 use crate::stats::rows;
 use crate::workload::commands::ScanState;
 use crate::workload::keys::write_key;
@@ -444,7 +444,7 @@ impl Client {
         if asking {
             let conn = &mut self.conns[i];
             let started = conn.begin(sent);
-            resp::encode_command(conn.encoder().1, &[b"ASKING"]);
+            resp_encode::encode_command(conn.encoder().1, &[b"ASKING"]);
             conn.finish(started, Purpose::Asking, sent, sent);
         }
         let queued = matches!(op, Op::Stream { .. }) && self.wrap == BatchWrap::MultiExec;

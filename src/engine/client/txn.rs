@@ -15,7 +15,7 @@ use crate::engine::client::{Client, ClientContext};
 use crate::engine::connection::Answer;
 use crate::engine::in_flight::Purpose;
 use crate::protocol::ReplyKind;
-use crate::protocol::resp;
+use crate::protocol::resp_encode;
 use crate::protocol::resp_value::{Token, elements};
 
 /// A command answered `+QUEUED` (or refused at queue time), waiting for EXEC's reply.
@@ -68,7 +68,7 @@ impl Client {
         }
         let conn = &mut self.conns[i];
         let started = conn.begin(sent);
-        resp::encode_command(conn.encoder().1, &[b"MULTI"]);
+        resp_encode::encode_command(conn.encoder().1, &[b"MULTI"]);
         conn.finish(started, Purpose::Multi, sent, sent);
         self.txn.open = true;
         self.txn.conn = i;
@@ -83,7 +83,7 @@ impl Client {
         }
         let conn = &mut self.conns[self.txn.conn];
         let started = conn.begin(sent);
-        resp::encode_command(conn.encoder().1, &[b"EXEC"]);
+        resp_encode::encode_command(conn.encoder().1, &[b"EXEC"]);
         conn.finish(started, Purpose::Exec, sent, sent);
         self.txn.open = false;
         self.txn.awaiting_exec = true;

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rand::Rng;
 
-use crate::protocol::resp::{encode_array_header, encode_bulk};
+use crate::protocol::resp_encode::{encode_array_header, encode_bulk};
 use crate::protocol::resp_value::{Token, tokens};
 use crate::workload::commands::command_name;
 use crate::workload::commands::split::split_args;

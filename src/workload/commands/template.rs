@@ -2,7 +2,7 @@
 //! (`__key__`, `__data__`, a SCAN cursor, `__monitor_line@__`) filled per request with no
 //! allocation and one reservation of the write buffer.
 
-use crate::protocol::resp::{encode_array_header, encode_bulk};
+use crate::protocol::resp_encode::{encode_array_header, encode_bulk};
 use crate::protocol::{KeyBatch, decimal_len};
 use crate::workload::commands::monitor::MonitorInput;
 use crate::workload::commands::split::split_args;
@@ -422,7 +422,7 @@ mod tests {
             let args = split_args(line.as_bytes()).unwrap();
             let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
             let mut expected = Vec::new();
-            crate::protocol::resp::encode_command(&mut expected, &refs);
+            crate::protocol::resp_encode::encode_command(&mut expected, &refs);
             assert_eq!(encode(&t, b"unused", b"unused"), expected, "{line}");
             assert_eq!(t.key_count(), 0);
         }
