@@ -216,6 +216,23 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     Ok(())
 }
 
+/// Width of a rate cell (`%12.2f`), without the separating space.
+pub(crate) const RATE_WIDTH: usize = 12;
+/// Width of a latency cell (`%15.05f`), without the separating space.
+pub(crate) const LATENCY_WIDTH: usize = 15;
+/// What a cell shows when it does not apply.
+pub(crate) const NOT_APPLICABLE: &str = "---";
+
+/// Appends the latency columns' headers every table shares: `Avg. Latency`, then one
+/// per percentile.
+pub(crate) fn push_latency_headers(header: &mut String, percentiles: &[f64]) {
+    use std::fmt::Write as _;
+    let _ = write!(header, "{:>LATENCY_WIDTH$} ", "Avg. Latency");
+    for &p in percentiles {
+        let _ = write!(header, "{:>LATENCY_WIDTH$} ", percentile_label(p));
+    }
+}
+
 /// Column label of a percentile: `p50 Latency`, `p99.9 Latency`, `p99.99 Latency`
 /// (shortest decimal form, as `%g` prints it).
 pub(crate) fn percentile_label(p: f64) -> String {

@@ -18,16 +18,10 @@
 use std::fmt::Write as _;
 
 use crate::report::finite;
-use crate::report::{name_width, percentile_label};
+use crate::report::{LATENCY_WIDTH, NOT_APPLICABLE, RATE_WIDTH, name_width, push_latency_headers};
 use crate::results::{
     Results, Row, ScheduleResult, SweepReport, latency_at_percentile_ms, sweep::CURVE_PERCENTILES,
 };
-
-/// Width of a rate cell, without the separating space (the main table's).
-const RATE_WIDTH: usize = 12;
-/// Width of a latency cell, without the separating space (the main table's).
-const LATENCY_WIDTH: usize = 15;
-const NOT_APPLICABLE: &str = "---";
 
 /// The open-loop sections of one results block (empty in closed loop): the service-time
 /// table and the schedule's lines, each preceded by a blank line.
@@ -50,10 +44,7 @@ pub fn render_service_table(results: &Results, percentiles: &[f64]) -> String {
     let mut header = String::new();
     let _ = write!(header, "{:<type_width$} ", "Type");
     let _ = write!(header, "{:>RATE_WIDTH$} ", "Ops/sec");
-    let _ = write!(header, "{:>LATENCY_WIDTH$} ", "Avg. Latency");
-    for &p in percentiles {
-        let _ = write!(header, "{:>LATENCY_WIDTH$} ", percentile_label(p));
-    }
+    push_latency_headers(&mut header, percentiles);
     let _ = write!(header, "{:>LATENCY_WIDTH$} ", "Max Latency");
     let width = header.chars().count();
 

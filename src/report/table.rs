@@ -5,16 +5,9 @@ use std::fmt::Write as _;
 
 use crate::report::hdr::{TICKS_PER_HALF_DISTANCE, percentile_ticks};
 use crate::report::open_loop::render_open_loop;
+use crate::report::{LATENCY_WIDTH, NOT_APPLICABLE, RATE_WIDTH, name_width, push_latency_headers};
 use crate::report::{Limit, RunInfo, finite};
-use crate::report::{name_width, percentile_label};
 use crate::results::{Results, Row, latency_at_percentile_ms};
-
-/// Width of a rate cell (`%12.2f`), without the separating space.
-const RATE_WIDTH: usize = 12;
-/// Width of a latency cell (`%15.05f`), without the separating space.
-const LATENCY_WIDTH: usize = 15;
-/// What a cell shows when it does not apply.
-const NOT_APPLICABLE: &str = "---";
 
 /// The lines printed once before all tables, each value `%-10u`:
 ///
@@ -89,10 +82,7 @@ pub fn render_results(results: &Results, percentiles: &[f64], hide_histogram: bo
         let _ = write!(header, "{:>RATE_WIDTH$} ", "ASK/sec");
         let _ = write!(header, "{:>RATE_WIDTH$} ", "TRYAGAIN/sec");
     }
-    let _ = write!(header, "{:>LATENCY_WIDTH$} ", "Avg. Latency");
-    for &p in percentiles {
-        let _ = write!(header, "{:>LATENCY_WIDTH$} ", percentile_label(p));
-    }
+    push_latency_headers(&mut header, percentiles);
     let _ = write!(header, "{:>RATE_WIDTH$} ", "KB/sec");
     let width = header.chars().count();
 
@@ -195,10 +185,7 @@ pub fn render_servers(results: &Results, percentiles: &[f64]) -> String {
     let _ = write!(header, "{:>RATE_WIDTH$} ", "Ops/sec");
     let _ = write!(header, "{:>RATE_WIDTH$} ", "Errors");
     let _ = write!(header, "{:>RATE_WIDTH$} ", "Conn. Errors");
-    let _ = write!(header, "{:>LATENCY_WIDTH$} ", "Avg. Latency");
-    for &p in percentiles {
-        let _ = write!(header, "{:>LATENCY_WIDTH$} ", percentile_label(p));
-    }
+    push_latency_headers(&mut header, percentiles);
     let _ = write!(header, "{:>RATE_WIDTH$} ", "KB/sec");
     let width = header.chars().count();
     let mut out = String::from("\n\nPER SERVER\n");
