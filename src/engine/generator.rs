@@ -79,6 +79,9 @@ pub struct OpGenerator {
     template: bool,
     /// Every request is the liveness probe.
     probe: bool,
+    /// Every request is a single-key SET (no TTL, no WAIT after it) or GET of the
+    /// SET:GET sequence: no probe, template, command list, multi-key GET, expiry or WAIT.
+    plain: bool,
     /// SETs since the last WAIT burst, and WAITs still owed in the current burst.
     sets_since_wait: u32,
     waits_due: u32,
@@ -160,7 +163,14 @@ impl OpGenerator {
             }
             None => None,
         };
+        let plain = !plan.workload.probe
+            && plan.workload.template.is_none()
+            && commands.is_none()
+            && plan.load.shape.multi_key_get <= 1
+            && plan.load.shape.expiry_range.is_none()
+            && wait.is_none();
         Ok(OpGenerator {
+            plain,
             commands,
             template: plan.workload.template.is_some(),
             probe: plan.workload.probe,
@@ -182,6 +192,28 @@ impl OpGenerator {
     /// The next operation to send.
     #[inline]
     pub fn next_op(&mut self) -> Op {
+        if self.plain {
+            // The common shape, decided once: the same draws as the general path below.
+            return match self.sequence.next() {
+                OpKind::Set => {
+                    let key_id = self.set_keys.next(&mut self.rng);
+                    Op::Set {
+                        key_id,
+                        value_size: self.sizes.next(key_id, &mut self.rng),
+                        expiry_secs: 0,
+                    }
+                }
+                OpKind::Get => Op::Get {
+                    key_id: self.get_keys.next(&mut self.rng),
+                },
+            };
+        }
+        self.next_general()
+    }
+
+    /// [`next_op`](Self::next_op) for every shape but the plain one.
+    #[inline(never)]
+    fn next_general(&mut self) -> Op {
         if self.probe {
             return Op::Probe;
         }
@@ -413,6 +445,43 @@ mod tests {
             draws[1],
             "the same shard draws the same keys"
         );
+    }
+
+    #[test]
+    fn the_plain_shape_draws_what_the_general_path_draws() {
+        use crate::workload::keys::KeyPattern;
+        use crate::workload::values::DataSize;
+        for (get_pattern, sizes) in [
+            (KeyPattern::Random, DataSize::Fixed(32)),
+            (
+                KeyPattern::Gaussian,
+                DataSize::Range {
+                    min: 10,
+                    max: 200,
+                    spread_over_keys: false,
+                },
+            ),
+            (
+                KeyPattern::Sequential,
+                DataSize::List(vec![(1, 4), (100, 1)]),
+            ),
+        ] {
+            let mut cfg = plan((1, 10), LoadShape::default());
+            cfg.workload.keys.max = 10_000_000;
+            cfg.workload.keys.get_pattern = get_pattern;
+            cfg.workload.data_size = sizes.clone();
+            let mut plain = OpGenerator::new(&cfg, 0, 7).unwrap();
+            let mut general = OpGenerator::new(&cfg, 0, 7).unwrap();
+            assert!(plain.plain);
+            general.plain = false;
+            for _ in 0..5000 {
+                assert_eq!(
+                    plain.next_op(),
+                    general.next_op(),
+                    "{get_pattern:?} {sizes:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -18,7 +18,7 @@
 //! ([`Coverage::OnePass`]), where it starts at the client's slice like `P`, so
 //! together the clients touch every key exactly once.
 
-use rand::Rng;
+use rand::RngCore;
 use rand::rngs::SmallRng;
 use rand_distr::{Distribution, Normal, Zipf};
 
@@ -129,7 +129,7 @@ pub struct KeyGenerator {
 
 #[derive(Clone, Debug)]
 enum Kind {
-    Random,
+    Random(UniformIds),
     Gaussian(Normal<f64>),
     Zipf(Zipf<f64>),
     /// Walks `[min, max]`, wrapping; `next` is the id returned next.
@@ -169,7 +169,7 @@ impl KeyGenerator {
             return Err("client index is out of range");
         }
         let kind = match pattern {
-            KeyPattern::Random => Kind::Random,
+            KeyPattern::Random => Kind::Random(UniformIds::new(keys.min, keys.max)),
             KeyPattern::Gaussian => {
                 if !keys.median.is_finite() {
                     return Err("key median must be a finite number");
@@ -230,9 +230,20 @@ impl KeyGenerator {
     }
 
     /// The next key id, always in `[keys.min, keys.max]`.
+    #[inline]
     pub fn next(&mut self, rng: &mut SmallRng) -> u64 {
+        // The default pattern first, inline; the others behind a call.
+        match &self.kind {
+            Kind::Random(ids) => ids.sample(rng),
+            _ => self.next_other(rng),
+        }
+    }
+
+    /// [`next`](Self::next) for every pattern but `R`.
+    #[inline(never)]
+    fn next_other(&mut self, rng: &mut SmallRng) -> u64 {
         match &mut self.kind {
-            Kind::Random => rng.random_range(self.min..=self.max),
+            Kind::Random(ids) => ids.sample(rng),
             Kind::Gaussian(normal) => {
                 // Like memtier: accept draws in [min, max + 1) and round down, so
                 // each id owns a unit-wide interval and the edge ids are not halved.
@@ -269,6 +280,40 @@ impl KeyGenerator {
                 id
             }
         }
+    }
+}
+
+/// Uniform ids over `[low, low + range)`, the range prepared once: the same draws, from
+/// the same random numbers, as `rng.random_range(low..=high)` (rand 0.9's single-sample
+/// method: one 64x64-bit multiply, a second random number only when the first's low half
+/// falls in the last `range` values), without its per-call checks and set-up.
+#[derive(Clone, Copy, Debug)]
+struct UniformIds {
+    low: u64,
+    /// `high - low + 1`; 0 stands for all 2^64 values.
+    range: u64,
+}
+
+impl UniformIds {
+    fn new(low: u64, high: u64) -> UniformIds {
+        UniformIds {
+            low,
+            range: high.wrapping_sub(low).wrapping_add(1),
+        }
+    }
+
+    #[inline(always)]
+    fn sample(self, rng: &mut SmallRng) -> u64 {
+        if self.range == 0 {
+            return rng.next_u64();
+        }
+        let wide = u128::from(rng.next_u64()) * u128::from(self.range);
+        let (mut id, low_half) = ((wide >> 64) as u64, wide as u64);
+        if low_half > self.range.wrapping_neg() {
+            let next = (u128::from(rng.next_u64()) * u128::from(self.range)) >> 64;
+            id += u64::from(low_half.checked_add(next as u64).is_none());
+        }
+        self.low.wrapping_add(id)
     }
 }
 
@@ -390,6 +435,33 @@ mod tests {
         // Degenerate arguments give an empty slice instead of a panic.
         assert_eq!(partition(5, 10, 0, 0), (15, 0));
         assert_eq!(partition(5, 10, 3, 3), (15, 0));
+    }
+
+    #[test]
+    fn uniform_ids_draw_what_random_range_draws() {
+        use rand::Rng;
+        // Small, default-sized, huge (the second draw fires often) and full ranges.
+        for (low, high) in [
+            (0u64, 0u64),
+            (1, 100),
+            (1, 10_000_000),
+            (5, u64::MAX / 2 + 7),
+            (0, u64::MAX - 1),
+            (0, u64::MAX),
+            (u64::MAX, u64::MAX),
+        ] {
+            let ids = UniformIds::new(low, high);
+            for seed in 0..4 {
+                let (mut a, mut b) = (rng(seed), rng(seed));
+                for _ in 0..2000 {
+                    assert_eq!(
+                        ids.sample(&mut a),
+                        b.random_range(low..=high),
+                        "{low}..={high}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -56,6 +56,7 @@ impl RatioSequence {
 
     /// The kind of the next request.
     #[allow(clippy::should_implement_trait)] // endless and infallible: not an Iterator
+    #[inline]
     pub fn next(&mut self) -> OpKind {
         if self.cycle == 0 {
             return OpKind::Get;
