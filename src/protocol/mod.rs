@@ -16,6 +16,7 @@ pub mod reply;
 pub mod resp;
 pub mod resp_encode;
 pub mod resp_value;
+pub mod templates;
 
 pub use auth::{Credentials, encode_auth};
 pub use key::Key;

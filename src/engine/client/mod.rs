@@ -47,6 +47,7 @@ use crate::engine::schedule::Schedule;
 use crate::engine::verify::VerifyJob;
 use crate::plan::{self, BatchWrap, ClusterRouting, Plan, Reconnect, RequestStream, StopAt};
 use crate::protocol::KeyBatch;
+use crate::protocol::templates::Templates;
 use crate::stats::{ClientSeries, OpStats, ScheduleStats};
 use crate::workload::args::Args;
 use crate::workload::commands::ScanState;
@@ -177,6 +178,8 @@ pub struct Client {
     hold: Option<Instant>,
     /// The plain closed loop (see `plain`): decided once, when the client is made.
     plain: bool,
+    /// The plain closed loop's SET and GET templates, when its keys are generated ones.
+    templates: Option<Box<Templates>>,
 }
 
 impl Client {
@@ -321,8 +324,10 @@ impl Client {
             txn: Transaction::default(),
             hold: None,
             plain: false,
+            templates: None,
         };
         client.plain = client.is_plain();
+        client.templates = client.plain_templates(plan);
         for conn in &mut client.conns {
             conn.start_at(start_at);
         }

@@ -13,6 +13,7 @@ use crate::engine::client::{Client, ClientContext};
 use crate::engine::generator::Op;
 use crate::engine::in_flight::{Pending, Purpose, Redirects, Request};
 use crate::plan::{BatchWrap, Plan};
+use crate::protocol::templates::Templates;
 use crate::protocol::{Expect, Reply, ReplyKind};
 use crate::stats::rows;
 
@@ -30,6 +31,16 @@ impl Client {
             && self.pinned.is_none()
             && !self.idle
             && self.reconnect_interval.is_none()
+    }
+
+    /// The plain path's request templates: for a plain client whose keys are generated
+    /// (the prefix and the id, no imported data set) and sent as they are (no data offset).
+    pub(super) fn plain_templates(&self, plan: &Plan) -> Option<Box<Templates>> {
+        let generated = plan.workload.dataset.import.is_none();
+        (self.plain && generated && plan.load.shape.data_offset == 0)
+            .then(|| Templates::new(plan.server.protocol, plan.workload.keys.prefix.as_bytes()))
+            .flatten()
+            .map(Box::new)
     }
 
     /// Whether [`fill`](Self::fill) can take the plain path now: nothing waiting to be
@@ -62,6 +73,11 @@ impl Client {
         if let Some(left) = self.remaining.as_mut() {
             *left -= count;
         }
+        if let Some(templates) = &self.templates {
+            // Room for the batch's GETs at once (a SET's value may still grow the buffer).
+            let room = templates.get_room() * count as usize;
+            self.conns[0].encoder().1.reserve(room);
+        }
         let at = Instant::now();
         for _ in 0..count {
             let op = self.ops.next_op();
@@ -79,12 +95,32 @@ impl Client {
         let started = conn.begin(sent);
         let mut digits = itoa::Buffer::new();
         let (codec, out) = conn.encoder();
-        let (row, expect) = match op {
-            Op::Set {
-                key_id,
-                value_size,
-                expiry_secs,
-            } => {
+        let (row, expect) = match (op, self.templates.as_deref_mut()) {
+            (Op::Get { key_id }, Some(templates)) => {
+                templates.encode_get(out, key_id, started.opaque);
+                (rows::GET, Expect::Get)
+            }
+            (
+                Op::Set {
+                    key_id,
+                    value_size,
+                    expiry_secs: 0,
+                },
+                Some(templates),
+            ) => {
+                // Templates exist only for generated keys: the value is the pool's.
+                let value = ctx.values.value(value_size, self.ops.rng());
+                templates.encode_set(out, key_id, value, started.opaque);
+                (rows::SET, Expect::Store)
+            }
+            (
+                Op::Set {
+                    key_id,
+                    value_size,
+                    expiry_secs,
+                },
+                _,
+            ) => {
                 let (key, item) = key_of(plan, key_id, &mut digits);
                 let rng = self.ops.rng();
                 let (value, expiry) =
@@ -92,7 +128,7 @@ impl Client {
                 codec.encode_set(out, key, value, expiry, started.opaque);
                 (rows::SET, Expect::Store)
             }
-            Op::Get { key_id } => {
+            (Op::Get { key_id }, _) => {
                 let (key, _) = key_of(plan, key_id, &mut digits);
                 codec.encode_get(out, key, started.opaque);
                 (rows::GET, Expect::Get)

@@ -1,0 +1,355 @@
+//! SET and GET of generated keys (the key prefix, then the id in decimal) written from
+//! templates prepared once per client: the plain closed loop's requests, byte for byte
+//! what the general encoders write, in one fixed-size copy per request instead of one
+//! copy (and one capacity check) per piece.
+//!
+//! Each template holds a request's head with the prefix in place; per request only the
+//! key's length, the id's digits (through a two-digit table), the bytes after the key
+//! and (binary) the body length and opaque are written into it, then the whole template
+//! is appended with a copy of a constant size and the buffer cut back to the request's
+//! length. The value of a SET follows as one more copy.
+
+use crate::protocol::memcache_binary::{self, MAGIC_REQUEST, opcode};
+use crate::protocol::{Key, Protocol, memcache_text, resp_encode};
+
+/// Longest key prefix the templates take; a longer one takes the general encoders.
+pub const MAX_PREFIX: usize = 32;
+
+/// Digits of the largest u64.
+const MAX_DIGITS: usize = 20;
+
+/// Bytes a GET template holds: the largest head (binary: 24), the prefix, the digits and
+/// the CRLF (RESP, text).
+pub const GET_ROOM: usize = 80;
+
+/// Bytes a SET template holds: RESP's head (18), the prefix, the digits, `\r\n$`, the
+/// value's length and its CRLF (text and binary need less).
+const SET_ROOM: usize = 96;
+
+/// Binary protocol header bytes.
+const BINARY_HEADER: usize = 24;
+
+// The largest requests' heads fit their templates (RESP's are the longest but for the
+// binary GET).
+const _: () = assert!(18 + MAX_PREFIX + MAX_DIGITS + 2 <= GET_ROOM);
+const _: () = assert!(BINARY_HEADER + MAX_PREFIX + MAX_DIGITS <= GET_ROOM);
+const _: () = assert!(18 + MAX_PREFIX + MAX_DIGITS + 3 + MAX_DIGITS + 2 <= SET_ROOM);
+
+/// `00` to `99`, for writing two digits at a time.
+const PAIRS: [[u8; 2]; 100] = {
+    let mut pairs = [[0u8; 2]; 100];
+    let mut i = 0;
+    while i < 100 {
+        pairs[i] = [b'0' + (i / 10) as u8, b'0' + (i % 10) as u8];
+        i += 1;
+    }
+    pairs
+};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    Resp,
+    Text,
+    Binary,
+}
+
+/// One client's SET and GET templates for its key prefix.
+#[derive(Clone, Debug)]
+pub struct Templates {
+    form: Form,
+    prefix_len: usize,
+    /// Where the key starts in both templates.
+    key_at: usize,
+    get: [u8; GET_ROOM],
+    set: [u8; SET_ROOM],
+}
+
+impl Templates {
+    /// Templates for `protocol` and keys `prefix` + id; `None` when the prefix is longer
+    /// than [`MAX_PREFIX`] (the general encoders then write every request).
+    pub fn new(protocol: Protocol, prefix: &[u8]) -> Option<Templates> {
+        if prefix.len() > MAX_PREFIX {
+            return None;
+        }
+        let (form, get_head, set_head): (Form, &[u8], &[u8]) = match protocol {
+            // The key's length (two digits, written per request) and its CRLF follow.
+            Protocol::Redis | Protocol::Resp2 | Protocol::Resp3 => (
+                Form::Resp,
+                b"*2\r\n$3\r\nGET\r\n$00\r\n",
+                b"*3\r\n$3\r\nSET\r\n$00\r\n",
+            ),
+            Protocol::MemcacheText => (Form::Text, b"get ", b"set "),
+            Protocol::MemcacheBinary => {
+                let mut get = [0u8; BINARY_HEADER];
+                get[0] = MAGIC_REQUEST;
+                get[1] = opcode::GET;
+                // Flags and expiration (both 0) follow a SET's header as its extras.
+                let mut set = [0u8; BINARY_HEADER + 8];
+                set[0] = MAGIC_REQUEST;
+                set[1] = opcode::SET;
+                set[4] = 8;
+                return Some(Templates::with_heads(Form::Binary, prefix, &get, &set));
+            }
+        };
+        Some(Templates::with_heads(form, prefix, get_head, set_head))
+    }
+
+    fn with_heads(form: Form, prefix: &[u8], get_head: &[u8], set_head: &[u8]) -> Templates {
+        let mut get = [0u8; GET_ROOM];
+        let mut set = [0u8; SET_ROOM];
+        get[..get_head.len()].copy_from_slice(get_head);
+        get[get_head.len()..get_head.len() + prefix.len()].copy_from_slice(prefix);
+        set[..set_head.len()].copy_from_slice(set_head);
+        set[set_head.len()..set_head.len() + prefix.len()].copy_from_slice(prefix);
+        // Both heads end where the key starts (the binary SET's after its 8 extras).
+        let key_at = match form {
+            Form::Binary => BINARY_HEADER,
+            _ => get_head.len(),
+        };
+        Templates {
+            form,
+            prefix_len: prefix.len(),
+            key_at,
+            get,
+            set,
+        }
+    }
+
+    /// The most bytes one GET appends (to reserve room for a batch of them at once).
+    pub fn get_room(&self) -> usize {
+        GET_ROOM
+    }
+
+    /// Appends a GET of key `id`, as [`Codec::encode_get`](crate::protocol::Codec::encode_get)
+    /// would.
+    #[inline]
+    pub fn encode_get(&mut self, out: &mut Vec<u8>, id: u64, opaque: u32) {
+        let digits = decimal_digits(id);
+        let key_len = self.prefix_len + digits;
+        let at = self.key_at + self.prefix_len;
+        let len = match self.form {
+            Form::Resp => {
+                if key_len < 10 {
+                    // A one-digit key length shifts the head: the general encoder's.
+                    return self.encode_get_general(out, id, opaque);
+                }
+                self.get[14..16].copy_from_slice(&PAIRS[key_len]);
+                write_digits(&mut self.get, at, id, digits);
+                self.get[at + digits..at + digits + 2].copy_from_slice(b"\r\n");
+                at + digits + 2
+            }
+            Form::Text => {
+                write_digits(&mut self.get, at, id, digits);
+                self.get[at + digits..at + digits + 2].copy_from_slice(b"\r\n");
+                at + digits + 2
+            }
+            Form::Binary => {
+                binary_header(&mut self.get, key_len, key_len, opaque);
+                write_digits(&mut self.get, at, id, digits);
+                at + digits
+            }
+        };
+        append(out, &self.get, len);
+    }
+
+    #[cold]
+    fn encode_get_general(&self, out: &mut Vec<u8>, id: u64, opaque: u32) {
+        let mut digits = itoa::Buffer::new();
+        let key = Key::new(self.prefix(), digits.format(id).as_bytes());
+        match self.form {
+            Form::Resp => resp_encode::encode_get(out, key),
+            Form::Text => memcache_text::encode_get(out, key),
+            Form::Binary => memcache_binary::encode_get(out, key, opaque),
+        }
+    }
+
+    /// Appends a SET of `value` under key `id` with no TTL, as
+    /// [`Codec::encode_set`](crate::protocol::Codec::encode_set) would with expiry 0.
+    #[inline]
+    pub fn encode_set(&mut self, out: &mut Vec<u8>, id: u64, value: &[u8], opaque: u32) {
+        let digits = decimal_digits(id);
+        let key_len = self.prefix_len + digits;
+        let set_at = match self.form {
+            Form::Binary => BINARY_HEADER + 8,
+            _ => self.key_at,
+        };
+        let at = set_at + self.prefix_len;
+        let value_len = value.len();
+        let len = match self.form {
+            // Values past u32 (the binary body) take the general encoder, which clamps.
+            Form::Resp if key_len >= 10 => {
+                self.set[14..16].copy_from_slice(&PAIRS[key_len]);
+                write_digits(&mut self.set, at, id, digits);
+                let tail = at + digits;
+                self.set[tail..tail + 3].copy_from_slice(b"\r\n$");
+                self.length_line(tail + 3, value_len)
+            }
+            Form::Text => {
+                write_digits(&mut self.set, at, id, digits);
+                let tail = at + digits;
+                self.set[tail..tail + 5].copy_from_slice(b" 0 0 ");
+                self.length_line(tail + 5, value_len)
+            }
+            Form::Binary if value_len <= (u32::MAX / 2) as usize => {
+                binary_header(&mut self.set, key_len, 8 + key_len + value_len, opaque);
+                write_digits(&mut self.set, at, id, digits);
+                at + digits
+            }
+            _ => return self.encode_set_general(out, id, value, opaque),
+        };
+        append(out, &self.set, len);
+        out.extend_from_slice(value);
+        if self.form != Form::Binary {
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+
+    /// Writes `<n>\r\n` into the SET template at `at`; returns where it ends.
+    #[inline]
+    fn length_line(&mut self, at: usize, n: usize) -> usize {
+        let digits = decimal_digits(n as u64);
+        write_digits(&mut self.set, at, n as u64, digits);
+        self.set[at + digits..at + digits + 2].copy_from_slice(b"\r\n");
+        at + digits + 2
+    }
+
+    #[cold]
+    fn encode_set_general(&self, out: &mut Vec<u8>, id: u64, value: &[u8], opaque: u32) {
+        let mut digits = itoa::Buffer::new();
+        let key = Key::new(self.prefix(), digits.format(id).as_bytes());
+        match self.form {
+            Form::Resp => resp_encode::encode_set(out, key, value),
+            Form::Text => memcache_text::encode_set(out, key, value, 0),
+            Form::Binary => memcache_binary::encode_set(out, key, value, 0, opaque),
+        }
+    }
+
+    /// The key prefix, as the GET template holds it.
+    fn prefix(&self) -> &[u8] {
+        &self.get[self.key_at..self.key_at + self.prefix_len]
+    }
+}
+
+/// Appends the first `len` bytes of `template`: the whole template in one copy of a
+/// constant size (a few moves, where a copy of a varying size is a call), then the
+/// buffer cut back.
+#[inline(always)]
+fn append<const N: usize>(out: &mut Vec<u8>, template: &[u8; N], len: usize) {
+    let end = out.len() + len;
+    out.extend_from_slice(template);
+    out.truncate(end);
+}
+
+/// Writes a binary header's key length, body length and opaque (the rest of it is
+/// fixed in the template).
+#[inline(always)]
+fn binary_header<const N: usize>(template: &mut [u8; N], key_len: usize, body: usize, opaque: u32) {
+    template[2..4].copy_from_slice(&(key_len as u16).to_be_bytes());
+    template[8..12].copy_from_slice(&(body as u32).to_be_bytes());
+    template[12..16].copy_from_slice(&opaque.to_be_bytes());
+}
+
+/// How many decimal digits `n` has.
+#[inline(always)]
+fn decimal_digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |log| log as usize + 1)
+}
+
+/// Writes `n`'s `digits` decimal digits at `out[at..]`, four at a time from the right.
+#[inline(always)]
+fn write_digits<const N: usize>(out: &mut [u8; N], at: usize, n: u64, digits: usize) {
+    let mut n = n;
+    let mut end = at + digits;
+    while n >= 10_000 {
+        let four = (n % 10_000) as usize;
+        n /= 10_000;
+        end -= 4;
+        out[end..end + 2].copy_from_slice(&PAIRS[four / 100]);
+        out[end + 2..end + 4].copy_from_slice(&PAIRS[four % 100]);
+    }
+    let mut n = n as usize;
+    if n >= 100 {
+        end -= 2;
+        out[end..end + 2].copy_from_slice(&PAIRS[n % 100]);
+        n /= 100;
+    }
+    if n >= 10 {
+        out[end - 2..end].copy_from_slice(&PAIRS[n]);
+    } else {
+        out[end - 1] = b'0' + n as u8;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::Codec;
+
+    const PROTOCOLS: [Protocol; 3] = [
+        Protocol::Redis,
+        Protocol::MemcacheText,
+        Protocol::MemcacheBinary,
+    ];
+
+    fn ids() -> Vec<u64> {
+        let mut ids = vec![0, 1, 9, 10, 99, 100, 101, 999, 1000, 9999, 10_000, 10_001];
+        let mut p = 1u64;
+        while let Some(next) = p.checked_mul(10) {
+            ids.extend([p - 1, p, p + 1, next / 3]);
+            p = next;
+        }
+        ids.extend([u64::MAX - 1, u64::MAX, 12_345_678, 10_000_000]);
+        ids
+    }
+
+    #[test]
+    fn requests_match_the_general_encoders_byte_for_byte() {
+        let long = [b'p'; MAX_PREFIX];
+        let prefixes: [&[u8]; 5] = [b"memtier-", b"", b"k", b"key:with:colons:", &long];
+        let values: [&[u8]; 4] = [b"", b"x", &[b'x'; 32], &[b'v'; 1000]];
+        for protocol in PROTOCOLS {
+            let codec = Codec::new(protocol);
+            for prefix in prefixes {
+                let mut t = Templates::new(protocol, prefix).unwrap();
+                let (mut ours, mut theirs) = (vec![b'#'], vec![b'#']);
+                for (i, id) in ids().into_iter().enumerate() {
+                    let opaque = i as u32 * 7919;
+                    let mut digits = itoa::Buffer::new();
+                    let key = Key::new(prefix, digits.format(id).as_bytes());
+                    t.encode_get(&mut ours, id, opaque);
+                    codec.encode_get(&mut theirs, key, opaque);
+                    for value in values {
+                        t.encode_set(&mut ours, id, value, opaque);
+                        codec.encode_set(&mut theirs, key, value, 0, opaque);
+                    }
+                    assert_eq!(
+                        ours,
+                        theirs,
+                        "{protocol:?} {:?} {id}",
+                        String::from_utf8_lossy(prefix)
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_prefix_too_long_has_no_templates() {
+        for protocol in PROTOCOLS {
+            assert!(Templates::new(protocol, &[b'p'; MAX_PREFIX + 1]).is_none());
+        }
+    }
+
+    #[test]
+    fn digits_are_counted_and_written() {
+        for id in ids() {
+            let text = id.to_string();
+            assert_eq!(decimal_digits(id), text.len());
+            let mut out = [b'#'; 24];
+            write_digits(&mut out, 2, id, text.len());
+            assert_eq!(&out[2..2 + text.len()], text.as_bytes());
+            assert_eq!(&out[..2], b"##");
+            assert!(out[2 + text.len()..].iter().all(|&b| b == b'#'));
+        }
+    }
+}
