@@ -374,3 +374,42 @@ fn a_server_that_stops_answering_ends_a_request_bound_run() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("the server stopped answering"), "{stderr}");
 }
+
+#[test]
+fn the_plain_path_stores_every_key_with_its_value_across_digit_counts() {
+    // Keys 1..=1200 cross one to four digits, so RESP key lengths 9 (a one-digit length,
+    // written by the general encoder) to 12 (the template's); a short prefix and an
+    // empty one cover other head shapes.
+    for prefix in ["memtier-", "", "k"] {
+        let server = RedisServer::start();
+        let key_prefix = format!("--key-prefix={prefix}");
+        kvbench_at(server.port, &["--hide-histogram"])
+            .args(&[
+                "-t",
+                "1",
+                "-c",
+                "2",
+                "-n",
+                "allkeys",
+                "--ratio=1:0",
+                "--key-pattern=S:S",
+                "--key-minimum=1",
+                "--key-maximum=1200",
+                "-d",
+                "20",
+                "--pipeline=16",
+                &key_prefix,
+            ])
+            .ok();
+        assert_eq!(server.dbsize(), 1200, "prefix {prefix:?}");
+        assert_eq!(server.commandstats().get("set").copied(), Some(1200));
+        for id in [1, 9, 10, 99, 100, 999, 1000, 1200] {
+            let key = format!("{prefix}{id}");
+            assert_eq!(server.cli(&["STRLEN", &key]).trim(), "20", "{key}");
+        }
+        assert_eq!(
+            server.cli(&["EXISTS", &format!("{prefix}1201")]).trim(),
+            "0"
+        );
+    }
+}
