@@ -190,7 +190,7 @@ impl OpGenerator {
     }
 
     /// The next operation to send.
-    #[inline]
+    #[inline(always)]
     pub fn next_op(&mut self) -> Op {
         if self.plain {
             // The common shape, decided once: the same draws as the general path below.
