@@ -483,7 +483,7 @@ impl Client {
     /// nothing new goes out yet). Such a client has one work connection (the plan refuses
     /// more), the first.
     pub(super) fn awaits_batch(&self) -> bool {
-        self.whole_batch && self.conns[0].in_flight() > 0
+        self.whole_batch && self.conns.first().is_some_and(|c| c.in_flight() > 0)
     }
 
     /// The connections that carry the workload (all but the visibility one).
