@@ -33,7 +33,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::engine::budget::RequestBudget;
-use crate::engine::client::{Client, ClientContext, Status, split_token};
+use crate::engine::client::{Client, ClientContext, Status, plain_templates, split_token};
 use crate::engine::cluster::Topology;
 use crate::engine::error_log::ErrorLog;
 use crate::engine::error_reply::FirstErrorReply;
@@ -45,6 +45,7 @@ use crate::engine::slots::Slots;
 use crate::engine::timer::{AHEAD, Alarm};
 use crate::engine::verify::VerifyJob;
 use crate::plan::{Pacing, Plan, StopAt};
+use crate::protocol::templates::Templates;
 use crate::stats::{ClientSeries, OpStats, ReplySizes, ScheduleStats};
 use crate::workload::values::ValuePool;
 use crate::workload::verify::WrittenKeys;
@@ -148,8 +149,8 @@ impl Totals {
     }
 }
 
-/// What the worker records into the current second, and the open-loop state its
-/// clients share.
+/// What the worker records into the current second, and the open-loop state and plain
+/// request templates its clients share.
 struct Tally {
     stats: Vec<OpStats>,
     /// Warm-up requests' figures, never read.
@@ -158,6 +159,8 @@ struct Tally {
     health: Option<ScheduleStats>,
     /// Open loop at a total rate: this worker's share of the schedule.
     shared: Option<Schedule>,
+    /// The plain path's SET and GET templates (generated keys only).
+    templates: Option<Templates>,
 }
 
 impl Tally {
@@ -191,6 +194,7 @@ impl Tally {
                 )),
                 _ => None,
             },
+            templates: plain_templates(plan),
         }
     }
 
@@ -483,6 +487,7 @@ impl Worker {
             health: tally.health.as_mut(),
             budget: self.budget.as_deref(),
             error_reply: &self.error_reply,
+            templates: tally.templates.as_ref(),
         }
     }
 

@@ -3,11 +3,12 @@
 //! what the general encoders write, in one fixed-size copy per request instead of one
 //! copy (and one capacity check) per piece.
 //!
-//! Each template holds a request's head with the prefix in place; per request only the
-//! key's length, the id's digits (through a two-digit table), the bytes after the key
-//! and (binary) the body length and opaque are written into it, then the whole template
-//! is appended with a copy of a constant size and the buffer cut back to the request's
-//! length. The value of a SET follows as one more copy.
+//! Each template holds a request's head with the prefix in place. Per request the whole
+//! template is appended with one copy of a constant size; only the key's length, the id's
+//! digits (through a two-digit table), the bytes after the key and (binary) the body
+//! length and opaque are then written over the appended bytes, and the buffer is cut back
+//! to the request's length. The value of a SET follows as one more copy. The templates
+//! are never written to, so one worker's clients share one set.
 
 use crate::protocol::memcache_binary::{self, MAGIC_REQUEST, opcode};
 use crate::protocol::{Key, Protocol, memcache_text, resp_encode};
@@ -123,33 +124,37 @@ impl Templates {
     /// Appends a GET of key `id`, as [`Codec::encode_get`](crate::protocol::Codec::encode_get)
     /// would.
     #[inline]
-    pub fn encode_get(&mut self, out: &mut Vec<u8>, id: u64, opaque: u32) {
+    pub fn encode_get(&self, out: &mut Vec<u8>, id: u64, opaque: u32) {
         let digits = decimal_digits(id);
         let key_len = self.prefix_len + digits;
         let at = self.key_at + self.prefix_len;
+        if self.form == Form::Resp && key_len < 10 {
+            // A one-digit key length shifts the head: the general encoder's.
+            return self.encode_get_general(out, id, opaque);
+        }
+        let start = out.len();
+        let Some(t) = stamp(out, &self.get) else {
+            return self.encode_get_general(out, id, opaque);
+        };
         let len = match self.form {
             Form::Resp => {
-                if key_len < 10 {
-                    // A one-digit key length shifts the head: the general encoder's.
-                    return self.encode_get_general(out, id, opaque);
-                }
-                self.get[14..16].copy_from_slice(&PAIRS[key_len]);
-                write_digits(&mut self.get, at, id, digits);
-                self.get[at + digits..at + digits + 2].copy_from_slice(b"\r\n");
+                t[14..16].copy_from_slice(&PAIRS[key_len]);
+                write_digits(t, at, id, digits);
+                t[at + digits..at + digits + 2].copy_from_slice(b"\r\n");
                 at + digits + 2
             }
             Form::Text => {
-                write_digits(&mut self.get, at, id, digits);
-                self.get[at + digits..at + digits + 2].copy_from_slice(b"\r\n");
+                write_digits(t, at, id, digits);
+                t[at + digits..at + digits + 2].copy_from_slice(b"\r\n");
                 at + digits + 2
             }
             Form::Binary => {
-                binary_header(&mut self.get, key_len, key_len, opaque);
-                write_digits(&mut self.get, at, id, digits);
+                binary_header(t, key_len, key_len, opaque);
+                write_digits(t, at, id, digits);
                 at + digits
             }
         };
-        append(out, &self.get, len);
+        out.truncate(start + len);
     }
 
     #[cold]
@@ -166,7 +171,7 @@ impl Templates {
     /// Appends a SET of `value` under key `id` with no TTL, as
     /// [`Codec::encode_set`](crate::protocol::Codec::encode_set) would with expiry 0.
     #[inline]
-    pub fn encode_set(&mut self, out: &mut Vec<u8>, id: u64, value: &[u8], opaque: u32) {
+    pub fn encode_set(&self, out: &mut Vec<u8>, id: u64, value: &[u8], opaque: u32) {
         let digits = decimal_digits(id);
         let key_len = self.prefix_len + digits;
         let set_at = match self.form {
@@ -175,42 +180,45 @@ impl Templates {
         };
         let at = set_at + self.prefix_len;
         let value_len = value.len();
+        // A one-digit RESP key length, and values past u32 (the binary body; the general
+        // encoder clamps them), take the general encoder.
+        let general = match self.form {
+            Form::Resp => key_len < 10,
+            Form::Text => false,
+            Form::Binary => value_len > (u32::MAX / 2) as usize,
+        };
+        if general {
+            return self.encode_set_general(out, id, value, opaque);
+        }
+        let start = out.len();
+        let Some(t) = stamp(out, &self.set) else {
+            return self.encode_set_general(out, id, value, opaque);
+        };
         let len = match self.form {
-            // Values past u32 (the binary body) take the general encoder, which clamps.
-            Form::Resp if key_len >= 10 => {
-                self.set[14..16].copy_from_slice(&PAIRS[key_len]);
-                write_digits(&mut self.set, at, id, digits);
+            Form::Resp => {
+                t[14..16].copy_from_slice(&PAIRS[key_len]);
+                write_digits(t, at, id, digits);
                 let tail = at + digits;
-                self.set[tail..tail + 3].copy_from_slice(b"\r\n$");
-                self.length_line(tail + 3, value_len)
+                t[tail..tail + 3].copy_from_slice(b"\r\n$");
+                length_line(t, tail + 3, value_len)
             }
             Form::Text => {
-                write_digits(&mut self.set, at, id, digits);
+                write_digits(t, at, id, digits);
                 let tail = at + digits;
-                self.set[tail..tail + 5].copy_from_slice(b" 0 0 ");
-                self.length_line(tail + 5, value_len)
+                t[tail..tail + 5].copy_from_slice(b" 0 0 ");
+                length_line(t, tail + 5, value_len)
             }
-            Form::Binary if value_len <= (u32::MAX / 2) as usize => {
-                binary_header(&mut self.set, key_len, 8 + key_len + value_len, opaque);
-                write_digits(&mut self.set, at, id, digits);
+            Form::Binary => {
+                binary_header(t, key_len, 8 + key_len + value_len, opaque);
+                write_digits(t, at, id, digits);
                 at + digits
             }
-            _ => return self.encode_set_general(out, id, value, opaque),
         };
-        append(out, &self.set, len);
+        out.truncate(start + len);
         out.extend_from_slice(value);
         if self.form != Form::Binary {
             out.extend_from_slice(b"\r\n");
         }
-    }
-
-    /// Writes `<n>\r\n` into the SET template at `at`; returns where it ends.
-    #[inline]
-    fn length_line(&mut self, at: usize, n: usize) -> usize {
-        let digits = decimal_digits(n as u64);
-        write_digits(&mut self.set, at, n as u64, digits);
-        self.set[at + digits..at + digits + 2].copy_from_slice(b"\r\n");
-        at + digits + 2
     }
 
     #[cold]
@@ -230,14 +238,23 @@ impl Templates {
     }
 }
 
-/// Appends the first `len` bytes of `template`: the whole template in one copy of a
-/// constant size (a few moves, where a copy of a varying size is a call), then the
-/// buffer cut back.
+/// Appends the whole `template` in one copy of a constant size (a few moves, where a copy
+/// of a varying size is a call) and lends the appended bytes, to be filled in and cut
+/// back to the request's length. Never `None` (the appended tail is `N` bytes).
 #[inline(always)]
-fn append<const N: usize>(out: &mut Vec<u8>, template: &[u8; N], len: usize) {
-    let end = out.len() + len;
+fn stamp<'a, const N: usize>(out: &'a mut Vec<u8>, template: &[u8; N]) -> Option<&'a mut [u8; N]> {
+    let start = out.len();
     out.extend_from_slice(template);
-    out.truncate(end);
+    out.get_mut(start..)?.try_into().ok()
+}
+
+/// Writes `<n>\r\n` into `t` at `at`; returns where it ends.
+#[inline(always)]
+fn length_line<const N: usize>(t: &mut [u8; N], at: usize, n: usize) -> usize {
+    let digits = decimal_digits(n as u64);
+    write_digits(t, at, n as u64, digits);
+    t[at + digits..at + digits + 2].copy_from_slice(b"\r\n");
+    at + digits + 2
 }
 
 /// Writes a binary header's key length, body length and opaque (the rest of it is
@@ -326,7 +343,7 @@ mod tests {
         for protocol in PROTOCOLS {
             let codec = Codec::new(protocol);
             for prefix in prefixes {
-                let mut t = Templates::new(protocol, prefix).unwrap();
+                let t = Templates::new(protocol, prefix).unwrap();
                 let (mut ours, mut theirs) = (vec![b'#'], vec![b'#']);
                 for (i, id) in ids().into_iter().enumerate() {
                     let opaque = i as u32 * 7919;

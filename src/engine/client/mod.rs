@@ -20,6 +20,7 @@ mod counts;
 mod held;
 mod pinned;
 mod plain;
+pub use plain::plain_templates;
 mod reconnect;
 mod record;
 mod route;
@@ -118,6 +119,9 @@ pub struct ClientContext<'a> {
     pub budget: Option<&'a RequestBudget>,
     /// Where the error reply that stops the run is kept (`ErrorReplies::Stop`).
     pub error_reply: &'a FirstErrorReply,
+    /// The plain path's SET and GET templates, when the run's keys are generated ones
+    /// ([`plain_templates`]).
+    pub templates: Option<&'a Templates>,
 }
 
 /// One benchmark client.
@@ -180,8 +184,6 @@ pub struct Client {
     hold: Option<Instant>,
     /// The plain closed loop (see `plain`): decided once, when the client is made.
     plain: bool,
-    /// The plain closed loop's SET and GET templates, when its keys are generated ones.
-    templates: Option<Box<Templates>>,
 }
 
 impl Client {
@@ -327,10 +329,8 @@ impl Client {
             txn: Transaction::default(),
             hold: None,
             plain: false,
-            templates: None,
         };
         client.plain = client.is_plain();
-        client.templates = client.plain_templates(plan);
         for conn in &mut client.conns {
             conn.start_at(start_at);
         }

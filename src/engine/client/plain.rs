@@ -17,6 +17,17 @@ use crate::protocol::templates::Templates;
 use crate::protocol::{Expect, Reply, ReplyKind};
 use crate::stats::rows;
 
+/// The plain path's request templates for a run whose keys are generated (the prefix and
+/// the id, no imported data set) and sent as they are (no data offset); one set serves
+/// every client of a worker, since the templates are only read.
+pub fn plain_templates(plan: &Plan) -> Option<Templates> {
+    let generated = plan.workload.dataset.import.is_none();
+    if !generated || plan.load.shape.data_offset != 0 {
+        return None;
+    }
+    Templates::new(plan.server.protocol, plan.workload.keys.prefix.as_bytes())
+}
+
 impl Client {
     /// Whether this client's shape allows the plain path at all (fixed for the run).
     pub(super) fn is_plain(&self) -> bool {
@@ -31,16 +42,6 @@ impl Client {
             && self.pinned.is_none()
             && !self.idle
             && self.reconnect_interval.is_none()
-    }
-
-    /// The plain path's request templates: for a plain client whose keys are generated
-    /// (the prefix and the id, no imported data set) and sent as they are (no data offset).
-    pub(super) fn plain_templates(&self, plan: &Plan) -> Option<Box<Templates>> {
-        let generated = plan.workload.dataset.import.is_none();
-        (self.plain && generated && plan.load.shape.data_offset == 0)
-            .then(|| Templates::new(plan.server.protocol, plan.workload.keys.prefix.as_bytes()))
-            .flatten()
-            .map(Box::new)
     }
 
     /// Whether [`fill`](Self::fill) can take the plain path now: nothing waiting to be
@@ -73,7 +74,7 @@ impl Client {
         if let Some(left) = self.remaining.as_mut() {
             *left -= count;
         }
-        if let Some(templates) = &self.templates {
+        if let Some(templates) = ctx.templates {
             // Room for the batch's GETs at once (a SET's value may still grow the buffer).
             let room = templates.get_room() * count as usize;
             self.conns[0].encoder().1.reserve(room);
@@ -95,7 +96,7 @@ impl Client {
         let started = conn.begin(sent);
         let mut digits = itoa::Buffer::new();
         let (codec, out) = conn.encoder();
-        let (row, expect) = match (op, self.templates.as_deref_mut()) {
+        let (row, expect) = match (op, ctx.templates) {
             (Op::Get { key_id }, Some(templates)) => {
                 templates.encode_get(out, key_id, started.opaque);
                 (rows::GET, Expect::Get)
