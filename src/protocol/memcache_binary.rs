@@ -418,7 +418,22 @@ impl BinaryDecoder {
     /// the batch (or the NOOP) carried an error status the kind is `Error`,
     /// the payload that first error's value, and the counts are still set.
     /// `len` always covers the whole batch, NOOP included.
+    #[inline(always)]
     pub fn decode(&mut self, buf: &[u8], expect: BinExpect) -> Decode {
+        // A decoder at rest facing a whole answer to a set or a get that succeeded or
+        // missed (what a load mostly gets) takes it in one look.
+        if self.pos == 0
+            && self.packet.is_none()
+            && let Some(reply) = common_reply(buf, expect)
+        {
+            return Decode::Complete(reply);
+        }
+        self.decode_general(buf, expect)
+    }
+
+    /// [`decode`](Self::decode) without the look for common replies.
+    #[inline(never)]
+    fn decode_general(&mut self, buf: &[u8], expect: BinExpect) -> Decode {
         let outcome = self.step(buf, expect);
         if !matches!(outcome, Decode::Incomplete) {
             self.reset();
@@ -546,6 +561,47 @@ impl BinaryDecoder {
         self.packet = Some(packet);
         Ok(Some(packet))
     }
+}
+
+/// The response at the start of `buf` if it is whole and answers a set (stored) or a get
+/// (a value, or not found), exactly as the general decoder would report it; `None` for
+/// anything else, including what is invalid.
+#[inline(always)]
+fn common_reply(buf: &[u8], expect: BinExpect) -> Option<Reply> {
+    let header = buf.get(..HEADER_LEN)?;
+    if header[0] != MAGIC_RESPONSE || !matches!(expect, BinExpect::Store | BinExpect::Get) {
+        return None;
+    }
+    if !expect.accepts(header[1]) {
+        return None;
+    }
+    let body_len = be_u32(&header[8..12]) as usize;
+    let value_start = HEADER_LEN + usize::from(header[4]) + usize::from(be_u16(&header[2..4]));
+    let end = HEADER_LEN + body_len;
+    if body_len > MAX_BODY_LEN || value_start > end || buf.len() < end {
+        return None;
+    }
+    let kind = match (be_u16(&header[6..8]), expect) {
+        (status::NO_ERROR, BinExpect::Store) => ReplyKind::Simple,
+        (status::NO_ERROR, _) => ReplyKind::Bulk,
+        (status::KEY_NOT_FOUND, BinExpect::Get) => {
+            return Some(Reply {
+                len: end,
+                kind: ReplyKind::Nil,
+                payload: (0, 0),
+                elements: 0,
+                nil_elements: 0,
+            });
+        }
+        _ => return None,
+    };
+    Some(Reply {
+        len: end,
+        kind,
+        payload: (value_start, end - value_start),
+        elements: 0,
+        nil_elements: 0,
+    })
 }
 
 fn complete(

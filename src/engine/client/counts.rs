@@ -25,7 +25,7 @@ impl Elapsed {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn since(&mut self, from: Instant) -> u64 {
         if let Some((at, us)) = self.last
             && at == from
@@ -40,7 +40,7 @@ impl Elapsed {
 
 /// The hits and misses a reply that is not an error counts: reads only (SETs and
 /// arbitrary commands count neither).
-#[inline]
+#[inline(always)]
 pub(super) fn hits_and_misses(reply: &Reply, request: &Request, plan: &Plan) -> (u64, u64) {
     let is_get = plan.workload.arbitrary.is_none() && usize::from(request.row) == rows::GET;
     match reply.kind {

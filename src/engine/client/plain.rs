@@ -129,7 +129,7 @@ impl Client {
 /// Records `reply` to `pending` the plain way when it is a workload reply that is not an
 /// error and its row keeps no service times or reply sizes; returns false (nothing
 /// recorded) for anything else, which the general path then takes.
-#[inline]
+#[inline(always)]
 pub(super) fn record_plain(
     pending: &Pending,
     reply: &Reply,
@@ -137,7 +137,7 @@ pub(super) fn record_plain(
     plan: &Plan,
     ctx: &mut ClientContext,
 ) -> bool {
-    let Purpose::Work(request) = pending.purpose else {
+    let Purpose::Work(request) = &pending.purpose else {
         return false;
     };
     let Some(stats) = ctx.stats.get_mut(usize::from(request.row)) else {
@@ -152,7 +152,7 @@ pub(super) fn record_plain(
     }
     let latency_us = elapsed.since(pending.intended);
     stats.record_batched(latency_us, u64::from(pending.tx), reply.len as u64);
-    let (hits, misses) = hits_and_misses(reply, &request, plan);
+    let (hits, misses) = hits_and_misses(reply, request, plan);
     stats.hits += hits;
     stats.misses += misses;
     true

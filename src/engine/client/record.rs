@@ -32,7 +32,7 @@ impl Client {
         loop {
             let found = if plain {
                 // The plain answers of the batch in one call; one it declines comes back.
-                self.conns[i].drain_answers(plan, |pending, reply| {
+                self.conns[i].drain_plain(plan, |pending, reply| {
                     record_plain(pending, reply, &mut elapsed, plan, ctx)
                 })?
             } else {

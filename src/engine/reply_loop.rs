@@ -1,0 +1,89 @@
+//! The plain path's reply loop: the complete replies at the front of a connection's read
+//! buffer matched in turn with the requests in flight, by one protocol's decoder chosen
+//! once per batch (the loop is compiled once per decoder, with no protocol `match` per
+//! reply), the requests read where they wait in the queue rather than copied out of it.
+//! Anything the loop does not handle (set-up replies, a reply with nothing in flight)
+//! it leaves for [`Connection`](crate::engine::connection::Connection)'s general decoding.
+
+use std::collections::VecDeque;
+
+use crate::engine::in_flight::Pending;
+use crate::protocol::{Decode, Expect, Reply, ReplyKind};
+
+/// Why the loop stopped.
+pub(crate) enum Stop {
+    /// The buffer holds no more complete reply.
+    Drained,
+    /// `take` declined this reply (it started at this offset of the buffer): the caller
+    /// keeps it, with the request after the `taken` ones, for the general path.
+    Declined(Reply, usize),
+    /// Bytes are left that the general decoding must look at (no request in flight).
+    General,
+    /// The reply cannot be decoded: the connection cannot go on.
+    Invalid(&'static str),
+    /// A memcache binary reply echoed this opaque where the request in flight had that.
+    OutOfStep(u32, u32),
+}
+
+/// What the loop moves through: the read buffer's filled part and where the next reply
+/// starts in it, and the count of small replies (see the connection's read buffer).
+pub(crate) struct Window<'a> {
+    pub buf: &'a [u8],
+    pub start: &'a mut usize,
+    pub small_replies: &'a mut u32,
+    /// Replies larger than this reset `small_replies`.
+    pub small: usize,
+}
+
+/// Decodes replies with `decode` from `window` against the requests of `inflight` in
+/// order, handing each with its request to `take` until it declines one, the buffer runs
+/// out or something needs the general path. Returns how many requests were answered
+/// (the caller removes them from the front of the queue) and why it stopped.
+/// `opaque_of` reads the opaque a reply echoes, for a protocol whose replies do.
+#[inline(always)]
+pub(crate) fn drain<D, T>(
+    window: Window,
+    inflight: &VecDeque<Pending>,
+    mut decode: D,
+    opaque_of: Option<fn(&[u8]) -> Option<u32>>,
+    mut take: T,
+) -> (usize, Stop)
+where
+    D: FnMut(&[u8], Expect) -> Decode,
+    T: FnMut(&Pending, &Reply) -> bool,
+{
+    let buf = window.buf;
+    let mut taken = 0;
+    while *window.start < buf.len() {
+        let Some(pending) = inflight.get(taken) else {
+            return (taken, Stop::General);
+        };
+        let start = *window.start;
+        let reply = match decode(&buf[start..], pending.purpose.expect()) {
+            Decode::Incomplete => break,
+            Decode::Invalid(why) => return (taken, Stop::Invalid(why)),
+            Decode::Complete(reply) => reply,
+        };
+        *window.start = start + reply.len;
+        if reply.len > window.small {
+            *window.small_replies = 0;
+        } else {
+            *window.small_replies = window.small_replies.saturating_add(1);
+        }
+        if reply.kind == ReplyKind::Push {
+            // RESP3 out-of-band data (e.g. invalidations) answers no request.
+            continue;
+        }
+        if let Some(opaque_of) = opaque_of
+            && let Some(opaque) = opaque_of(&buf[start..start + reply.len])
+            && opaque != pending.opaque
+        {
+            return (taken, Stop::OutOfStep(opaque, pending.opaque));
+        }
+        if !take(pending, &reply) {
+            return (taken, Stop::Declined(reply, start));
+        }
+        taken += 1;
+    }
+    (taken, Stop::Drained)
+}
