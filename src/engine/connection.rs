@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use mio::{Registry, Token};
 
 use crate::engine::in_flight::{Pending, Purpose, Redirects};
-use crate::engine::reply_loop::{self, Stop, Window};
+use crate::engine::reply_loop::{self, Stop, Take, Window};
 use crate::engine::setup::{SetupStep, check_setup_reply, encode_setup};
 use crate::engine::transport::Transport;
 use crate::plan::{Endpoint, Plan, SetupStyle};
@@ -565,13 +565,9 @@ impl Connection {
     /// replies decoded by a loop made for this connection's protocol (see
     /// [`reply_loop`](crate::engine::reply_loop)); set-up replies and anything unusual go
     /// the general way.
-    pub fn drain_plain(
-        &mut self,
-        plan: &Plan,
-        mut take: impl FnMut(&Pending, &Reply) -> bool,
-    ) -> Result<bool, Failure> {
+    pub fn drain_plain(&mut self, plan: &Plan, take: &mut impl Take) -> Result<bool, Failure> {
         if !self.setup.is_empty() {
-            return self.drain_answers(plan, take);
+            return self.drain_answers(plan, |pending, reply| take.take(pending, reply));
         }
         let window = Window {
             buf: &self.rbuf[..self.rend],
@@ -582,21 +578,21 @@ impl Connection {
         let inflight = &self.inflight;
         let (taken, stop) = match &mut self.codec {
             Codec::Resp(decoder) => {
-                reply_loop::drain(window, inflight, |b, _| decoder.decode(b), None, &mut take)
+                reply_loop::drain(window, inflight, |b, _| decoder.decode(b), None, take)
             }
             Codec::MemcacheText(decoder) => reply_loop::drain(
                 window,
                 inflight,
                 |b, e| decoder.decode(b, text_expect(e)),
                 None,
-                &mut take,
+                take,
             ),
             Codec::MemcacheBinary(decoder) => reply_loop::drain(
                 window,
                 inflight,
                 |b, e| decoder.decode(b, binary_expect(e)),
                 Some(memcache_binary::opaque_of),
-                &mut take,
+                take,
             ),
         };
         self.inflight.drain(..taken);
@@ -613,7 +609,7 @@ impl Connection {
                 self.keep_answer(reply, start);
                 Ok(true)
             }
-            Stop::General => self.drain_answers(plan, take),
+            Stop::General => self.drain_answers(plan, |pending, reply| take.take(pending, reply)),
             Stop::Invalid(why) => Err(Failure::Broken(format!(
                 "invalid reply from {}: {why}",
                 self.peer

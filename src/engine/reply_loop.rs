@@ -10,6 +10,12 @@ use std::collections::VecDeque;
 use crate::engine::in_flight::Pending;
 use crate::protocol::{Decode, Expect, Reply, ReplyKind};
 
+/// What takes each reply with its request: records it and says so, or declines it
+/// (nothing recorded) for the general path.
+pub trait Take {
+    fn take(&mut self, pending: &Pending, reply: &Reply) -> bool;
+}
+
 /// Why the loop stopped.
 pub(crate) enum Stop {
     /// The buffer holds no more complete reply.
@@ -46,11 +52,11 @@ pub(crate) fn drain<D, T>(
     inflight: &VecDeque<Pending>,
     mut decode: D,
     opaque_of: Option<fn(&[u8]) -> Option<u32>>,
-    mut take: T,
+    take: &mut T,
 ) -> (usize, Stop)
 where
     D: FnMut(&[u8], Expect) -> Decode,
-    T: FnMut(&Pending, &Reply) -> bool,
+    T: Take,
 {
     let buf = window.buf;
     let mut taken = 0;
@@ -80,7 +86,7 @@ where
         {
             return (taken, Stop::OutOfStep(opaque, pending.opaque));
         }
-        if !take(pending, &reply) {
+        if !take.take(pending, &reply) {
             return (taken, Stop::Declined(reply, start));
         }
         taken += 1;
