@@ -860,6 +860,36 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn the_look_for_common_replies_agrees_with_the_general_decoder() {
+        let mut cases: Vec<(Vec<u8>, BinExpect)> = valid_replies()
+            .into_iter()
+            .map(|(bytes, expect, _)| (bytes, expect))
+            .collect();
+        // Refusals the look must leave to the general decoder.
+        let mut short_body = SPEC_GET_HIT.to_vec();
+        short_body[11] = 2;
+        cases.push((short_body, BinExpect::Get));
+        cases.push((SPEC_SET_OK.to_vec(), BinExpect::Get));
+        cases.push((SPEC_GET_MISS.to_vec(), BinExpect::Store));
+        let error = response(
+            opcode::SET,
+            status::VALUE_TOO_LARGE,
+            &[],
+            b"",
+            b"Too large",
+            0,
+        );
+        cases.push((error, BinExpect::Store));
+        for (bytes, expect) in cases {
+            for end in 0..=bytes.len() {
+                let buf = &bytes[..end];
+                let general = BinaryDecoder::new().decode_general(buf, expect);
+                assert_eq!(decode_whole(buf, expect), general, "{buf:?} {expect:?}");
+            }
+        }
+    }
+
+    #[test]
     fn response_builder_matches_the_spec_bytes() {
         let hit = response(opcode::GET, 0, &[0xde, 0xad, 0xbe, 0xef], b"", b"World", 0);
         assert_eq!(hit, SPEC_GET_HIT);
