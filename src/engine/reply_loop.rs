@@ -16,6 +16,9 @@ pub trait Take {
     fn take(&mut self, pending: &Pending, reply: &Reply) -> bool;
 }
 
+/// Reads the opaque a reply echoes (memcache binary).
+pub(crate) type OpaqueOf = fn(&[u8]) -> Option<u32>;
+
 /// Why the loop stopped.
 pub(crate) enum Stop {
     /// The buffer holds no more complete reply.
@@ -51,7 +54,7 @@ pub(crate) fn drain<D, T>(
     window: Window,
     inflight: &VecDeque<Pending>,
     mut decode: D,
-    opaque_of: Option<fn(&[u8]) -> Option<u32>>,
+    opaque_of: Option<OpaqueOf>,
     take: &mut T,
 ) -> (usize, Stop)
 where
