@@ -579,8 +579,7 @@ impl Client {
         }
         if event.is_readable() || event.is_read_closed() || event.is_error() {
             let peer_closed = event.is_read_closed();
-            while let Some((n, space)) = self.conns[i].read_some()? {
-                let received = Instant::now();
+            while let Some((n, space, received)) = self.conns[i].read_some()? {
                 let was_ready = self.conns[i].is_ready();
                 self.take_answers(i, received, plan, ctx)?;
                 if !was_ready && self.conns[i].is_ready() {
