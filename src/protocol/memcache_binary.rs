@@ -568,20 +568,24 @@ impl BinaryDecoder {
 /// anything else, including what is invalid.
 #[inline(always)]
 fn common_reply(buf: &[u8], expect: BinExpect) -> Option<Reply> {
-    let header = buf.get(..HEADER_LEN)?;
-    if header[0] != MAGIC_RESPONSE || !matches!(expect, BinExpect::Store | BinExpect::Get) {
+    // A fixed-size header: no bounds checks on the fields.
+    let header: &[u8; HEADER_LEN] = buf.get(..HEADER_LEN)?.try_into().ok()?;
+    let accepted = match expect {
+        BinExpect::Store => header[1] == opcode::SET,
+        BinExpect::Get => header[1] == opcode::GET,
+        _ => false,
+    };
+    if header[0] != MAGIC_RESPONSE || !accepted {
         return None;
     }
-    if !expect.accepts(header[1]) {
-        return None;
-    }
-    let body_len = be_u32(&header[8..12]) as usize;
-    let value_start = HEADER_LEN + usize::from(header[4]) + usize::from(be_u16(&header[2..4]));
+    let body_len = u32::from_be_bytes([header[8], header[9], header[10], header[11]]) as usize;
+    let key_len = usize::from(u16::from_be_bytes([header[2], header[3]]));
+    let value_start = HEADER_LEN + usize::from(header[4]) + key_len;
     let end = HEADER_LEN + body_len;
     if body_len > MAX_BODY_LEN || value_start > end || buf.len() < end {
         return None;
     }
-    let kind = match (be_u16(&header[6..8]), expect) {
+    let kind = match (u16::from_be_bytes([header[6], header[7]]), expect) {
         (status::NO_ERROR, BinExpect::Store) => ReplyKind::Simple,
         (status::NO_ERROR, _) => ReplyKind::Bulk,
         (status::KEY_NOT_FOUND, BinExpect::Get) => {
