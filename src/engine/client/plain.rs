@@ -136,6 +136,8 @@ pub(super) struct PlainRecorder<'a> {
     plan: &'a Plan,
     /// Whether reads count hits and misses (not with arbitrary commands).
     counts_hits: bool,
+    /// Reads are GETRANGEs (a data offset): an empty value is a miss.
+    ranged: bool,
 }
 
 impl<'a> PlainRecorder<'a> {
@@ -146,6 +148,7 @@ impl<'a> PlainRecorder<'a> {
             elapsed,
             plan,
             counts_hits: plan.workload.arbitrary.is_none(),
+            ranged: plan.load.shape.data_offset > 0,
         }
     }
 
@@ -174,9 +177,17 @@ impl Take for PlainRecorder<'_> {
         let latency_us = self.elapsed.since(pending.intended);
         stats.record_batched(latency_us, u64::from(pending.tx), reply.len as u64);
         if self.counts_hits && row == rows::GET {
-            let (hits, misses) = hits_and_misses(reply, request, self.plan);
-            stats.hits += hits;
-            stats.misses += misses;
+            if let Expect::Get = request.expect {
+                // What `hits_and_misses` says of a one-key read, without its other cases.
+                let miss = reply.kind == ReplyKind::Nil
+                    || (self.ranged && reply.kind == ReplyKind::Bulk && reply.payload.1 == 0);
+                stats.hits += u64::from(!miss);
+                stats.misses += u64::from(miss);
+            } else {
+                let (hits, misses) = hits_and_misses(reply, request, self.plan);
+                stats.hits += hits;
+                stats.misses += misses;
+            }
         }
         true
     }
