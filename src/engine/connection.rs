@@ -23,14 +23,15 @@ use std::time::{Duration, Instant};
 use mio::{Registry, Token};
 
 use crate::engine::in_flight::{Pending, Purpose, Redirects};
-use crate::engine::reply_loop::{self, Stop, Take, Window};
 use crate::engine::setup::{SetupStep, check_setup_reply, encode_setup};
 use crate::engine::transport::Transport;
 use crate::plan::{Endpoint, Plan, SetupStyle};
-use crate::protocol::{
-    Codec, Decode, Expect, Reply, ReplyKind, binary_expect, memcache_binary, text_expect,
-};
+use crate::protocol::{Codec, Decode, Expect, Reply, ReplyKind};
 use crate::stats::rows;
+
+mod reply_loop;
+
+pub use reply_loop::Take;
 
 /// Read buffer size to start with: room for a pipelined batch of small replies. Ten
 /// thousand connections must fit in a few KB each, so buffers start small and grow
@@ -561,66 +562,6 @@ impl Connection {
             return Ok(true);
         }
         Ok(false)
-    }
-
-    /// [`drain_answers`](Self::drain_answers) for the plain path: the same contract, the
-    /// replies decoded by a loop made for this connection's protocol (see
-    /// [`reply_loop`](crate::engine::reply_loop)); set-up replies and anything unusual go
-    /// the general way.
-    pub fn drain_plain(&mut self, plan: &Plan, take: &mut impl Take) -> Result<bool, Failure> {
-        if !self.setup.is_empty() {
-            return self.drain_answers(plan, |pending, reply| take.take(pending, reply));
-        }
-        let window = Window {
-            buf: &self.rbuf[..self.rend],
-            start: &mut self.rstart,
-            small_replies: &mut self.small_replies,
-            small: self.read_size / 2,
-        };
-        let inflight = &self.inflight;
-        let (taken, stop) = match &mut self.codec {
-            Codec::Resp(decoder) => {
-                reply_loop::drain(window, inflight, |b, _| decoder.decode(b), None, take)
-            }
-            Codec::MemcacheText(decoder) => reply_loop::drain(
-                window,
-                inflight,
-                |b, e| decoder.decode(b, text_expect(e)),
-                None,
-                take,
-            ),
-            Codec::MemcacheBinary(decoder) => reply_loop::drain(
-                window,
-                inflight,
-                |b, e| decoder.decode(b, binary_expect(e)),
-                Some(memcache_binary::opaque_of),
-                take,
-            ),
-        };
-        self.inflight.drain(..taken);
-        match stop {
-            Stop::Drained => {
-                if self.rstart == self.rend {
-                    self.rstart = 0;
-                    self.rend = 0;
-                    self.shrink_read_buffer();
-                }
-                Ok(false)
-            }
-            Stop::Declined(reply, start) => {
-                self.keep_answer(reply, start);
-                Ok(true)
-            }
-            Stop::General => self.drain_answers(plan, |pending, reply| take.take(pending, reply)),
-            Stop::Invalid(why) => Err(Failure::Broken(format!(
-                "invalid reply from {}: {why}",
-                self.peer
-            ))),
-            Stop::OutOfStep(opaque, expected) => Err(Failure::Broken(format!(
-                "invalid reply from {}: answers request {opaque}, expected {expected}",
-                self.peer
-            ))),
-        }
     }
 
     /// Takes the oldest request off the queue into [`answer`](Self::answer) with its

@@ -28,7 +28,6 @@ pub mod in_flight;
 pub mod observer;
 pub mod progress;
 pub mod query;
-pub mod reply_loop;
 pub mod resolver;
 pub mod runner;
 pub mod schedule;

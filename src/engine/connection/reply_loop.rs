@@ -7,8 +7,71 @@
 
 use std::collections::VecDeque;
 
+use crate::engine::connection::{Connection, Failure};
 use crate::engine::in_flight::Pending;
-use crate::protocol::{Decode, Expect, Reply, ReplyKind};
+use crate::plan::Plan;
+use crate::protocol::{
+    Codec, Decode, Expect, Reply, ReplyKind, binary_expect, memcache_binary, text_expect,
+};
+
+impl Connection {
+    /// [`drain_answers`](Self::drain_answers) for the plain path: the same contract, the
+    /// replies decoded by the loop below made for this connection's protocol; set-up
+    /// replies and anything unusual go the general way.
+    pub fn drain_plain(&mut self, plan: &Plan, take: &mut impl Take) -> Result<bool, Failure> {
+        if !self.setup.is_empty() {
+            return self.drain_answers(plan, |pending, reply| take.take(pending, reply));
+        }
+        let window = Window {
+            buf: &self.rbuf[..self.rend],
+            start: &mut self.rstart,
+            small_replies: &mut self.small_replies,
+            small: self.read_size / 2,
+        };
+        let inflight = &self.inflight;
+        let (taken, stop) = match &mut self.codec {
+            Codec::Resp(decoder) => drain(window, inflight, |b, _| decoder.decode(b), None, take),
+            Codec::MemcacheText(decoder) => drain(
+                window,
+                inflight,
+                |b, e| decoder.decode(b, text_expect(e)),
+                None,
+                take,
+            ),
+            Codec::MemcacheBinary(decoder) => drain(
+                window,
+                inflight,
+                |b, e| decoder.decode(b, binary_expect(e)),
+                Some(memcache_binary::opaque_of),
+                take,
+            ),
+        };
+        self.inflight.drain(..taken);
+        match stop {
+            Stop::Drained => {
+                if self.rstart == self.rend {
+                    self.rstart = 0;
+                    self.rend = 0;
+                    self.shrink_read_buffer();
+                }
+                Ok(false)
+            }
+            Stop::Declined(reply, start) => {
+                self.keep_answer(reply, start);
+                Ok(true)
+            }
+            Stop::General => self.drain_answers(plan, |pending, reply| take.take(pending, reply)),
+            Stop::Invalid(why) => Err(Failure::Broken(format!(
+                "invalid reply from {}: {why}",
+                self.peer
+            ))),
+            Stop::OutOfStep(opaque, expected) => Err(Failure::Broken(format!(
+                "invalid reply from {}: answers request {opaque}, expected {expected}",
+                self.peer
+            ))),
+        }
+    }
+}
 
 /// What takes each reply with its request: records it and says so, or declines it
 /// (nothing recorded) for the general path.
@@ -17,10 +80,10 @@ pub trait Take {
 }
 
 /// Reads the opaque a reply echoes (memcache binary).
-pub(crate) type OpaqueOf = fn(&[u8]) -> Option<u32>;
+type OpaqueOf = fn(&[u8]) -> Option<u32>;
 
 /// Why the loop stopped.
-pub(crate) enum Stop {
+enum Stop {
     /// The buffer holds no more complete reply.
     Drained,
     /// `take` declined this reply (it started at this offset of the buffer): the caller
@@ -36,12 +99,12 @@ pub(crate) enum Stop {
 
 /// What the loop moves through: the read buffer's filled part and where the next reply
 /// starts in it, and the count of small replies (see the connection's read buffer).
-pub(crate) struct Window<'a> {
-    pub buf: &'a [u8],
-    pub start: &'a mut usize,
-    pub small_replies: &'a mut u32,
+struct Window<'a> {
+    buf: &'a [u8],
+    start: &'a mut usize,
+    small_replies: &'a mut u32,
     /// Replies larger than this reset `small_replies`.
-    pub small: usize,
+    small: usize,
 }
 
 /// Decodes replies with `decode` from `window` against the requests of `inflight` in
@@ -50,7 +113,7 @@ pub(crate) struct Window<'a> {
 /// (the caller removes them from the front of the queue) and why it stopped.
 /// `opaque_of` reads the opaque a reply echoes, for a protocol whose replies do.
 #[inline(always)]
-pub(crate) fn drain<D, T>(
+fn drain<D, T>(
     window: Window,
     inflight: &VecDeque<Pending>,
     mut decode: D,
