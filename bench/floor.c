@@ -5,7 +5,13 @@
  *   redis             SET -> "+OK\r\n" (5 B), GET -> "$-1\r\n" (5 B)
  *   memcache_text     set -> "STORED\r\n" (8 B), get -> "END\r\n" (5 B)
  *   memcache_binary   SET -> 24 B header, GET miss -> 24 B header + "Not found" (33 B)
- * Usage: floor PORT CONNS REQUESTS_PER_CONN PIPELINE [redis|memcache_text|memcache_binary] */
+ * Two ways to refill a connection's pipeline:
+ *   batch     (default) the next PIPELINE requests only when the whole last batch is
+ *             answered, as redis-benchmark does
+ *   per-read  after every read that completes a reply, as many requests as were answered,
+ *             as memtier_benchmark (and kvbench's memtier front end) do
+ * Usage: floor PORT CONNS REQUESTS_PER_CONN PIPELINE [redis|memcache_text|memcache_binary]
+ *        [batch|per-read] */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -33,8 +39,8 @@ static const char BIN_GET[] = "\x80\x00\x00\x0a\x00\x00\x00\x00\x00\x00\x00\x0a"
 
 struct proto { const char *set, *get; size_t set_len, get_len; int set_reply, get_reply; };
 static struct proto p;
-static int *left, *pend, *fds;
-static long *seq;
+static int *left, *pend, *fds, *partial; /* partial: bytes of a reply not yet whole */
+static long *seq, *acked; /* requests sent and answered, per connection */
 
 /* Writes connection c's next batch of up to `pipe` requests; counts the reply bytes due. */
 static int send_batch(int c, int pipe) {
@@ -53,12 +59,18 @@ static int send_batch(int c, int pipe) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 5 && argc != 6) {
-    fprintf(stderr, "usage: floor PORT CONNS REQS PIPELINE [redis|memcache_text|memcache_binary]\n");
+  if (argc < 5 || argc > 7) {
+    fprintf(stderr, "usage: floor PORT CONNS REQS PIPELINE [redis|memcache_text|memcache_binary] [batch|per-read]\n");
     return 2;
   }
   int port = atoi(argv[1]), n = atoi(argv[2]), reqs = atoi(argv[3]), pipe = atoi(argv[4]);
-  const char *name = argc == 6 ? argv[5] : "redis";
+  const char *name = argc >= 6 ? argv[5] : "redis";
+  const char *refill = argc == 7 ? argv[6] : "batch";
+  int per_read = !strcmp(refill, "per-read");
+  if (!per_read && strcmp(refill, "batch")) {
+    fprintf(stderr, "floor: unknown refill %s (batch or per-read)\n", refill);
+    return 2;
+  }
   if (!strcmp(name, "redis")) {
     p = (struct proto){RESP_SET, RESP_GET, sizeof RESP_SET - 1, sizeof RESP_GET - 1, 5, 5};
   } else if (!strcmp(name, "memcache_text")) {
@@ -75,7 +87,7 @@ int main(int argc, char **argv) {
   }
   int ep = epoll_create1(0);
   left = calloc(n, sizeof(int)); pend = calloc(n, sizeof(int)); fds = calloc(n, sizeof(int));
-  seq = calloc(n, sizeof(long));
+  seq = calloc(n, sizeof(long)); acked = calloc(n, sizeof(long)); partial = calloc(n, sizeof(int));
   static char buf[65536];
   int done = 0;
   for (int i = 0; i < n; i++) {
@@ -98,6 +110,23 @@ int main(int argc, char **argv) {
       ssize_t r = read(fds[c], buf, sizeof buf);
       if (r <= 0) { fprintf(stderr, "floor: read failed\n"); return 1; }
       pend[c] -= r;
+      if (per_read) {
+        /* The bytes read so far, less those of the replies before: answer whole replies
+         * off the front of what is in flight, then refill what they freed. */
+        long before = acked[c];
+        int part = r + partial[c];
+        while (acked[c] < seq[c]) {
+          int size = acked[c] % 11 == 0 ? p.set_reply : p.get_reply;
+          if (part < size) break;
+          part -= size;
+          acked[c]++;
+        }
+        partial[c] = part;
+        if (pend[c] < 0) { fprintf(stderr, "floor: unexpected reply size\n"); return 1; }
+        if (acked[c] == seq[c] && left[c] == 0) { done++; close(fds[c]); continue; }
+        if (acked[c] > before && left[c] > 0 && send_batch(c, pipe - (int)(seq[c] - acked[c]))) return 1;
+        continue;
+      }
       if (pend[c] > 0) continue;
       if (pend[c] < 0) { fprintf(stderr, "floor: unexpected reply size\n"); return 1; }
       if (left[c] == 0) { done++; close(fds[c]); continue; }

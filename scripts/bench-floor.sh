@@ -2,7 +2,13 @@
 # connection at 10 000 connections, and the latency kvbench adds at one connection.
 #
 # The floor (bench/floor.c, built here with gcc) does nothing but write requests and read
-# replies on one epoll thread: no timing, no stats. kvbench runs the same load (1 thread,
+# replies on one epoll thread: no timing, no stats. Its headline mode refills a pipeline
+# only when the whole batch is answered (as redis-benchmark does); pipelined rows also run
+# its per-read mode, which refills after every read as memtier_benchmark and kvbench's
+# memtier front end do: the like-for-like floor when a server answers a batch in pieces
+# (one-thread memcached flushes at each SET). A `kvbench redis-benchmark -P` row (whole
+# batches, GETs of keys never set) is set against the headline floor's Redis row of the
+# same pipeline. kvbench runs the same load (1 thread,
 # 50 connections, 1 SET in 11, 32 B values, keys that almost never hit: 10M keys, and
 # about 91 000 of them set per run) against the same server. The machine is shared with
 # other work, so CPU seconds are noisy: each side's figure is the best of FLOOR_RUNS runs
@@ -54,19 +60,34 @@ sys.exit(code)' "$OUT_DIR/$name.$run.out" "$OUT_DIR/$name.$run.err" "$@"); then
 echo
 echo "==> the loopback floor: building bench/floor.c"
 gcc -O2 -Wall -o "$FLOOR" bench/floor.c || die "gcc could not build bench/floor.c"
-floor_rows=() # "protocol pipeline requests floor_cpu kvbench_cpu"
+floor_rows=() # "protocol pipeline requests floor_cpu kvbench_cpu per_read_floor_cpu|-"
 for proto in redis memcache_text memcache_binary; do
     if [[ $proto == redis ]]; then server=redis port=$REDIS_PORT; else server=memcached port=$MEMCACHED_PORT; fi
     for p in $PIPELINES; do
         per_client=$(floor_per_client "$p")
         requests=$((per_client * FLOOR_CLIENTS))
         echo "==> floor and kvbench, $proto, pipeline $p: $requests requests, best of $FLOOR_RUNS each"
-        best_cpu "floor-$proto-p$p" "$server" "$FLOOR" "$port" "$FLOOR_CLIENTS" "$per_client" "$p" "$proto"
+        best_cpu "floor-$proto-p$p" "$server" "$FLOOR" "$port" "$FLOOR_CLIENTS" "$per_client" "$p" "$proto" batch
         floor_cpu=$BEST
+        # At pipeline 1 both refill shapes are the same load.
+        per_read_cpu=-
+        if ((p > 1)); then
+            best_cpu "floor-per-read-$proto-p$p" "$server" "$FLOOR" "$port" "$FLOOR_CLIENTS" "$per_client" "$p" \
+                "$proto" per-read
+            per_read_cpu=$BEST
+        fi
         best_cpu "kvbench-floorload-$proto-p$p" "$server" "$KVBENCH" -P "$proto" -s 127.0.0.1 -p "$port" \
             -t 1 -c "$FLOOR_CLIENTS" -n "$per_client" --ratio=1:10 --key-maximum=10000000 \
             -d 32 "--pipeline=$p" --hide-histogram
-        floor_rows+=("$proto $p $requests $floor_cpu $BEST")
+        floor_rows+=("$proto $p $requests $floor_cpu $BEST $per_read_cpu")
+        if [[ $proto == redis ]] && ((p > 1)); then
+            # redis-benchmark's shape: whole batches of p, one event loop, GETs that miss
+            # (the floor's load is 1 SET in 11; both replies are 5 bytes).
+            echo "==> kvbench redis-benchmark, pipeline $p: $requests GETs, best of $FLOOR_RUNS"
+            best_cpu "kvbench-rb-floorload-p$p" redis "$KVBENCH" redis-benchmark -h 127.0.0.1 -p "$port" \
+                -c "$FLOOR_CLIENTS" -n "$requests" -P "$p" -t get -r 10000000 -q
+            floor_rows+=("redis-benchmark $p $requests $floor_cpu $BEST -")
+        fi
     done
 done
 
@@ -136,10 +157,14 @@ fi
 
 echo
 echo "kvbench against the loopback floor (bench/floor.c): CPU s (user+sys) per 1M requests, best of $FLOOR_RUNS runs each, 1 thread, $FLOOR_CLIENTS connections, 1:10"
+echo "(floor: whole-batch refill, the headline; per-read: the floor refilling after every read, like kvbench's memtier front end;"
+echo " the redis-benchmark row is kvbench redis-benchmark -P, whole batches of GETs, against the Redis floor)"
 printf '%s\n' "${floor_rows[@]}" | awk '
-    BEGIN { printf "%-18s %8s %10s %14s %14s %13s\n", "protocol", "pipeline", "requests", "floor CPU s/1M", "kvbench s/1M", "kvbench/floor" }
-    { f = $4 / $3 * 1e6; k = $5 / $3 * 1e6
-      printf "%-18s %8s %10d %14.3f %14.3f %13s\n", $1, $2, $3, f, k, (f > 0 ? sprintf("%.2f", k / f) : "n/a") }'
+    BEGIN { printf "%-18s %8s %10s %14s %14s %14s %13s %16s\n", "protocol", "pipeline", "requests", "floor CPU s/1M",
+                   "per-read s/1M", "kvbench s/1M", "kvbench/floor", "kvbench/per-read" }
+    { f = $4 / $3 * 1e6; k = $5 / $3 * 1e6; r = ($6 == "-" ? -1 : $6 / $3 * 1e6)
+      printf "%-18s %8s %10d %14.3f %14s %14.3f %13s %16s\n", $1, $2, $3, f, (r < 0 ? "-" : sprintf("%.3f", r)), k,
+             (f > 0 ? sprintf("%.2f", k / f) : "n/a"), (r > 0 ? sprintf("%.2f", k / r) : "-") }'
 echo
 if [[ -n $mem_skip ]]; then
     echo "memory: skipped: $mem_skip"

@@ -89,8 +89,10 @@ impl Prepared {
 }
 
 /// Discovers what `plan`'s runs need from the servers: in cluster mode the masters and
-/// slot map (`CLUSTER SLOTS` on the given node); nothing otherwise. `Err` is one line.
+/// slot map (`CLUSTER SLOTS` on the given node); nothing otherwise. `Err` is one line
+/// (also a refill shape the plan's clients cannot keep).
 pub fn prepare(plan: &Plan) -> Result<Prepared, String> {
+    plan.check_refill()?;
     let topology = if plan.server.cluster_mode {
         Some(Arc::new(cluster::discover(plan)?))
     } else {

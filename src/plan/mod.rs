@@ -42,7 +42,7 @@ pub use pool::{Distribution, Member, Pool};
 pub use replies::ErrorReplies;
 pub use samples::{Sample, SampleSink};
 pub use setup::{ClusterRouting, Setup, SetupStyle};
-pub use shape::{LoadShape, Ramp, Reconnect, WaitConfig};
+pub use shape::{LoadShape, Ramp, Reconnect, Refill, WaitConfig};
 pub use shard::Shard;
 pub use stream::{BatchWrap, RequestStream, Step, StreamFactory, Streamed};
 pub use templated::Templated;
@@ -351,6 +351,28 @@ impl Plan {
         })
     }
 
+    /// Whether the load's refill shape fits its clients: [`Refill::WholeBatch`] counts
+    /// one connection's batch, so a client spread over several (cluster routing by key, a
+    /// server pool) is refused with a message saying why.
+    pub fn check_refill(&self) -> Result<(), String> {
+        if self.load.shape.refill != Refill::WholeBatch {
+            return Ok(());
+        }
+        if self.server.cluster_mode && self.server.cluster_routing == ClusterRouting::ByKey {
+            return Err("whole-batch pipelining needs one connection per client: \
+                        not with cluster routing by key (each client pinned to one master \
+                        works)"
+                .to_string());
+        }
+        if self.server.pool.is_some() {
+            return Err(
+                "whole-batch pipelining needs one connection per client: not with a server pool"
+                    .to_string(),
+            );
+        }
+        Ok(())
+    }
+
     /// Requests per second the run aims at in open loop, all connections together.
     pub fn target_rate(&self) -> Option<u64> {
         self.load.pacing.target_total(self.total_clients())
@@ -432,5 +454,24 @@ impl Plan {
             outputs: Outputs::default(),
             names: &NAMES,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_batch_refill_needs_one_connection_per_client() {
+        let mut plan = Plan::example();
+        plan.server.cluster_mode = true;
+        assert_eq!(plan.check_refill(), Ok(()));
+        plan.load.shape.refill = Refill::WholeBatch;
+        let err = plan.check_refill().unwrap_err();
+        assert!(err.contains("cluster routing by key"), "{err}");
+        plan.server.cluster_routing = ClusterRouting::OneMasterPerClient;
+        assert_eq!(plan.check_refill(), Ok(()));
+        plan.server.cluster_mode = false;
+        assert_eq!(plan.check_refill(), Ok(()));
     }
 }

@@ -1,5 +1,5 @@
-//! The shape of the load beyond SET:GET: reconnects, ramp-up, WAIT, expiry and multi-key
-//! gets (pacing is `pacing.rs`'s).
+//! The shape of the load beyond SET:GET: reconnects, ramp-up, WAIT, expiry, multi-key
+//! gets and how a pipeline is refilled (pacing is `pacing.rs`'s).
 
 use std::time::Duration;
 
@@ -34,6 +34,20 @@ pub struct Reconnect {
     pub backoff_factor: f64,
 }
 
+/// When a connection with a pipeline sends its next requests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Refill {
+    /// As soon as a reply frees a place in the pipeline (memtier_benchmark's shape): a
+    /// server that answers a batch in pieces gets it back in pieces.
+    #[default]
+    AsRepliesArrive,
+    /// Only when every request in flight is answered, then a whole pipeline at once
+    /// (redis-benchmark's `-P`). In open loop, requests that fall due meanwhile wait
+    /// (their send lag counts it) and go out together with the next batch. Needs one
+    /// connection per client: not with cluster routing by key or a server pool.
+    WholeBatch,
+}
+
 /// Options that shape each connection's request stream.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LoadShape {
@@ -58,4 +72,6 @@ pub struct LoadShape {
     /// Closed loop: after each reply the client waits this long before its next request
     /// (redis-cli's latency probe: send, reply, wait 10 ms).
     pub think_time: Option<std::time::Duration>,
+    /// When a pipeline is refilled: per reply, or per whole batch.
+    pub refill: Refill,
 }

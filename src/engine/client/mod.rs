@@ -157,6 +157,8 @@ pub struct Client {
     /// Requests still to generate; `None` for time-bound runs.
     remaining: Option<u64>,
     pipeline: usize,
+    /// [`plan::Refill::WholeBatch`]: the next requests go out only when none is in flight.
+    whole_batch: bool,
     /// This client's own per-second figures, when the plan asks for them.
     series: Option<Box<ClientSeries>>,
     /// Replica visibility: tracked writes, polled over the last connection.
@@ -298,6 +300,7 @@ impl Client {
                 .map(ScanState::new),
             remaining: requests,
             pipeline: plan.load.pipeline,
+            whole_batch: shape.refill == plan::Refill::WholeBatch,
             series: plan
                 .outputs
                 .client_series
@@ -350,7 +353,7 @@ impl Client {
         let conn_timer = self.conns.iter().filter_map(Connection::timer).min();
         // Only when a request could go out at that time: a full pipeline waits for a
         // reply instead (a timer now would fire again and again).
-        let room = (0..self.work_conns()).any(|i| self.has_room(i));
+        let room = !self.awaits_batch() && (0..self.work_conns()).any(|i| self.has_room(i));
         let could_send = self.remaining != Some(0) && self.held.is_none() && room;
         let pace_timer = match &self.pacing {
             // Held for a start time: nothing is due before it.
@@ -472,7 +475,15 @@ impl Client {
     pub fn can_take(&self, budget: Option<&RequestBudget>) -> bool {
         (self.remaining != Some(0) || budget.is_some_and(RequestBudget::has_left))
             && self.held.is_none()
+            && !self.awaits_batch()
             && (0..self.work_conns()).any(|i| self.has_room(i))
+    }
+
+    /// Whole-batch refill: whether the batch sent last still has requests in flight (so
+    /// nothing new goes out yet). Such a client has one work connection (the plan refuses
+    /// more), the first.
+    pub(super) fn awaits_batch(&self) -> bool {
+        self.whole_batch && self.conns.first().is_some_and(|c| c.in_flight() > 0)
     }
 
     /// The connections that carry the workload (all but the visibility one).

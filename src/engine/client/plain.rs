@@ -52,7 +52,7 @@ impl Client {
     pub(super) fn fill_plain(&mut self, plan: &Plan, ctx: &mut ClientContext) {
         let lean = plan.load.shape.data_offset == 0 && ctx.written.is_none() && !debug::enabled(2);
         let conn = &self.conns[0];
-        if !conn.has_room(self.pipeline, None) {
+        if !conn.has_room(self.pipeline, None) || (self.whole_batch && conn.in_flight() > 0) {
             return;
         }
         let room = (self.pipeline - conn.in_flight()) as u64;

@@ -202,6 +202,9 @@ impl Client {
             self.fill_plain(plan, ctx);
             return;
         }
+        if self.awaits_batch() {
+            return;
+        }
         if let Some(at) = self.hold {
             if Instant::now() < at {
                 return;

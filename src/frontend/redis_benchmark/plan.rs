@@ -7,8 +7,9 @@
 //!                                                     front of the first request, CLIENT
 //!                                                     TRACKING with --enable-tracking)
 //! -c, --threads, -P, -n, -k 0, -I                  -> Load (c clients spread over the
-//!                                                     threads, a shared budget of n, a new
-//!                                                     connection per batch, or idle)
+//!                                                     threads, whole batches of P, a shared
+//!                                                     budget of n, a new connection per
+//!                                                     batch, or idle)
 //! --rps, --warmup                                  -> Load (open loop at a total rate;
 //!                                                     warm-up on top of the n requests)
 //! test (template), -r, --seed, --cluster           -> Workload (template, random range,
@@ -26,8 +27,8 @@ use crate::error::Error;
 use crate::frontend::common::tls::{self, TlsFlags};
 use crate::plan::{
     Arrival, ClusterRouting, DataSet, Endpoint, ErrorReplies, FlagNames, Load, LoadShape, Outputs,
-    Pacing, Plan, Rate, Seeding, Server, Setup, SetupStyle, Shard, StopAt, Templated, TlsSettings,
-    Workload,
+    Pacing, Plan, Rate, Refill, Seeding, Server, Setup, SetupStyle, Shard, StopAt, Templated,
+    TlsSettings, Workload,
 };
 use crate::protocol::Protocol;
 use crate::stats::RowName;
@@ -173,6 +174,9 @@ pub fn test_plan(
             shape: LoadShape {
                 // -k 0: a new connection for every request, or every batch with -P.
                 reconnect_interval: (!spec.keep_alive).then_some(pipeline as u64),
+                // -P: the next batch only when the whole last one is answered, as
+                // redis-benchmark does (not as each reply frees a place).
+                refill: Refill::WholeBatch,
                 ..LoadShape::default()
             },
             // -I sends nothing: nothing to pace or warm up.
