@@ -350,6 +350,16 @@ impl Client {
 
     /// When the worker should next call [`Client::on_timer`], if at all.
     pub fn next_timer(&self) -> Option<Instant> {
+        if self.plain
+            && self.hold.is_none()
+            && self.resume_at.is_none()
+            && self.retries.is_empty()
+            && self.parked.is_empty()
+        {
+            // The plain closed loop (asked after every event): no pace, lookup, retry or
+            // poll timer can be set, only its one connection's phase timer.
+            return self.conns.first().and_then(Connection::timer);
+        }
         let conn_timer = self.conns.iter().filter_map(Connection::timer).min();
         // Only when a request could go out at that time: a full pipeline waits for a
         // reply instead (a timer now would fire again and again).
