@@ -29,6 +29,10 @@ use crate::plan::{Endpoint, Plan, SetupStyle};
 use crate::protocol::{Codec, Decode, Expect, Reply, ReplyKind};
 use crate::stats::rows;
 
+mod reply_loop;
+
+pub use reply_loop::Take;
+
 /// Read buffer size to start with: room for a pipelined batch of small replies. Ten
 /// thousand connections must fit in a few KB each, so buffers start small and grow
 /// with need.
@@ -454,9 +458,10 @@ impl Connection {
         !self.inflight.is_empty() || !self.setup.is_empty()
     }
 
-    /// One read into the buffer: `Ok(Some((n, space)))` bytes read out of the room there
-    /// was, `Ok(None)` when the socket had nothing.
-    pub fn read_some(&mut self) -> Result<Option<(usize, usize)>, Failure> {
+    /// One read into the buffer: `Ok(Some((n, space, at)))` bytes read out of the room
+    /// there was, at this time (the replies' receive time: one clock read serves the
+    /// stall watchdog and the latencies), `Ok(None)` when the socket had nothing.
+    pub fn read_some(&mut self) -> Result<Option<(usize, usize, Instant)>, Failure> {
         loop {
             self.make_read_space();
             let space = self.rbuf.len() - self.rend;
@@ -476,8 +481,9 @@ impl Connection {
                         // The socket may hold more: read more at once from now on.
                         self.read_size *= 2;
                     }
-                    self.last_progress = Instant::now();
-                    return Ok(Some((n, space)));
+                    let at = Instant::now();
+                    self.last_progress = at;
+                    return Ok(Some((n, space, at)));
                 }
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(None),
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}

@@ -418,7 +418,22 @@ impl BinaryDecoder {
     /// the batch (or the NOOP) carried an error status the kind is `Error`,
     /// the payload that first error's value, and the counts are still set.
     /// `len` always covers the whole batch, NOOP included.
+    #[inline(always)]
     pub fn decode(&mut self, buf: &[u8], expect: BinExpect) -> Decode {
+        // A decoder at rest facing a whole answer to a set or a get that succeeded or
+        // missed (what a load mostly gets) takes it in one look.
+        if self.pos == 0
+            && self.packet.is_none()
+            && let Some(reply) = common_reply(buf, expect)
+        {
+            return Decode::Complete(reply);
+        }
+        self.decode_general(buf, expect)
+    }
+
+    /// [`decode`](Self::decode) without the look for common replies.
+    #[inline(never)]
+    fn decode_general(&mut self, buf: &[u8], expect: BinExpect) -> Decode {
         let outcome = self.step(buf, expect);
         if !matches!(outcome, Decode::Incomplete) {
             self.reset();
@@ -546,6 +561,51 @@ impl BinaryDecoder {
         self.packet = Some(packet);
         Ok(Some(packet))
     }
+}
+
+/// The response at the start of `buf` if it is whole and answers a set (stored) or a get
+/// (a value, or not found), exactly as the general decoder would report it; `None` for
+/// anything else, including what is invalid.
+#[inline(always)]
+fn common_reply(buf: &[u8], expect: BinExpect) -> Option<Reply> {
+    // A fixed-size header: no bounds checks on the fields.
+    let header: &[u8; HEADER_LEN] = buf.get(..HEADER_LEN)?.try_into().ok()?;
+    let accepted = match expect {
+        BinExpect::Store => header[1] == opcode::SET,
+        BinExpect::Get => header[1] == opcode::GET,
+        _ => false,
+    };
+    if header[0] != MAGIC_RESPONSE || !accepted {
+        return None;
+    }
+    let body_len = u32::from_be_bytes([header[8], header[9], header[10], header[11]]) as usize;
+    let key_len = usize::from(u16::from_be_bytes([header[2], header[3]]));
+    let value_start = HEADER_LEN + usize::from(header[4]) + key_len;
+    let end = HEADER_LEN + body_len;
+    if body_len > MAX_BODY_LEN || value_start > end || buf.len() < end {
+        return None;
+    }
+    let kind = match (u16::from_be_bytes([header[6], header[7]]), expect) {
+        (status::NO_ERROR, BinExpect::Store) => ReplyKind::Simple,
+        (status::NO_ERROR, _) => ReplyKind::Bulk,
+        (status::KEY_NOT_FOUND, BinExpect::Get) => {
+            return Some(Reply {
+                len: end,
+                kind: ReplyKind::Nil,
+                payload: (0, 0),
+                elements: 0,
+                nil_elements: 0,
+            });
+        }
+        _ => return None,
+    };
+    Some(Reply {
+        len: end,
+        kind,
+        payload: (value_start, end - value_start),
+        elements: 0,
+        nil_elements: 0,
+    })
 }
 
 fn complete(
@@ -801,6 +861,36 @@ pub(crate) mod tests {
             reply(len, ReplyKind::Error, (54, 13), 1, 2),
         ));
         cases
+    }
+
+    #[test]
+    fn the_look_for_common_replies_agrees_with_the_general_decoder() {
+        let mut cases: Vec<(Vec<u8>, BinExpect)> = valid_replies()
+            .into_iter()
+            .map(|(bytes, expect, _)| (bytes, expect))
+            .collect();
+        // Refusals the look must leave to the general decoder.
+        let mut short_body = SPEC_GET_HIT.to_vec();
+        short_body[11] = 2;
+        cases.push((short_body, BinExpect::Get));
+        cases.push((SPEC_SET_OK.to_vec(), BinExpect::Get));
+        cases.push((SPEC_GET_MISS.to_vec(), BinExpect::Store));
+        let error = response(
+            opcode::SET,
+            status::VALUE_TOO_LARGE,
+            &[],
+            b"",
+            b"Too large",
+            0,
+        );
+        cases.push((error, BinExpect::Store));
+        for (bytes, expect) in cases {
+            for end in 0..=bytes.len() {
+                let buf = &bytes[..end];
+                let general = BinaryDecoder::new().decode_general(buf, expect);
+                assert_eq!(decode_whole(buf, expect), general, "{buf:?} {expect:?}");
+            }
+        }
     }
 
     #[test]

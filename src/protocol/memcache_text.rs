@@ -330,6 +330,7 @@ impl TextDecoder {
     }
 
     /// Continues decoding the reply to `expect` at the start of `buf`.
+    #[inline(always)]
     pub fn decode(&mut self, buf: &[u8], expect: Expect) -> Decode {
         // A decoder at rest facing a whole `STORED` to a set or `END` to a get (a
         // miss), the replies a load mostly gets, takes it in one look.
@@ -348,6 +349,7 @@ impl TextDecoder {
     }
 
     /// [`decode`](Self::decode) without the look for common replies.
+    #[inline(never)]
     fn decode_general(&mut self, buf: &[u8], expect: Expect) -> Decode {
         let outcome = self.step(buf, expect);
         if !matches!(outcome, Decode::Incomplete) {

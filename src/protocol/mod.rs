@@ -21,10 +21,10 @@ pub mod templates;
 pub use auth::{Credentials, encode_auth};
 pub use key::Key;
 pub use key_batch::KeyBatch;
-use memcache_binary::{BinExpect, BinaryDecoder};
-use memcache_text::{Expect as TextExpect, TextDecoder};
+pub use memcache_binary::{BinExpect, BinaryDecoder};
+pub use memcache_text::{Expect as TextExpect, TextDecoder};
 pub use reply::{Decode, Reply, ReplyKind};
-use resp::RespDecoder;
+pub use resp::RespDecoder;
 
 /// Wire protocol spoken to the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,6 +103,29 @@ pub enum Expect {
     /// The liveness probe ([`Codec::encode_probe`]): `+PONG`, `VERSION <text>`, or the
     /// binary VERSION response.
     Probe,
+}
+
+/// What the memcache text decoder reads for a request that expects `expect`.
+#[inline(always)]
+pub fn text_expect(expect: Expect) -> TextExpect {
+    match expect {
+        Expect::Get => TextExpect::Get,
+        Expect::MultiGet(n) => TextExpect::MultiGet(n),
+        Expect::Store | Expect::Auth | Expect::Setup => TextExpect::Store,
+        Expect::Probe => TextExpect::Version,
+    }
+}
+
+/// What the memcache binary decoder reads for a request that expects `expect`.
+#[inline(always)]
+pub fn binary_expect(expect: Expect) -> BinExpect {
+    match expect {
+        Expect::Get => BinExpect::Get,
+        Expect::MultiGet(n) => BinExpect::MultiGet(n),
+        Expect::Auth => BinExpect::Auth,
+        Expect::Store | Expect::Setup => BinExpect::Store,
+        Expect::Probe => BinExpect::Version,
+    }
 }
 
 /// Encoder and decoder state for one connection.
@@ -226,25 +249,8 @@ impl Codec {
     pub fn decode(&mut self, buf: &[u8], expect: Expect) -> Decode {
         match self {
             Codec::Resp(decoder) => decoder.decode(buf),
-            Codec::MemcacheText(decoder) => decoder.decode(
-                buf,
-                match expect {
-                    Expect::Get => TextExpect::Get,
-                    Expect::MultiGet(n) => TextExpect::MultiGet(n),
-                    Expect::Store | Expect::Auth | Expect::Setup => TextExpect::Store,
-                    Expect::Probe => TextExpect::Version,
-                },
-            ),
-            Codec::MemcacheBinary(decoder) => decoder.decode(
-                buf,
-                match expect {
-                    Expect::Get => BinExpect::Get,
-                    Expect::MultiGet(n) => BinExpect::MultiGet(n),
-                    Expect::Auth => BinExpect::Auth,
-                    Expect::Store | Expect::Setup => BinExpect::Store,
-                    Expect::Probe => BinExpect::Version,
-                },
-            ),
+            Codec::MemcacheText(decoder) => decoder.decode(buf, text_expect(expect)),
+            Codec::MemcacheBinary(decoder) => decoder.decode(buf, binary_expect(expect)),
         }
     }
 

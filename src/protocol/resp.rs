@@ -150,7 +150,7 @@ fn valid_double(text: &[u8]) -> bool {
 /// The reply at the start of `buf` if it is whole and one of the replies a load mostly
 /// gets (`+OK`, a nil bulk, a bulk of up to 9 999 999 bytes), exactly as the general
 /// decoder would report it; `None` for anything else, including what is invalid.
-#[inline]
+#[inline(always)]
 fn common_reply(buf: &[u8]) -> Option<Reply> {
     let head = buf.get(..5)?;
     if head == b"+OK\r\n" {
@@ -286,6 +286,7 @@ impl RespDecoder {
     }
 
     /// Continues decoding the reply at the start of `buf`.
+    #[inline(always)]
     pub fn decode(&mut self, buf: &[u8]) -> Decode {
         // A decoder at rest facing a whole common reply (what a load mostly gets back)
         // takes it in one look; anything else, or anything partial, goes the general way.
@@ -300,6 +301,7 @@ impl RespDecoder {
     }
 
     /// [`decode`](Self::decode) without the fast path for common replies.
+    #[inline(never)]
     fn decode_general(&mut self, buf: &[u8]) -> Decode {
         let outcome = self.step(buf);
         if !matches!(outcome, Decode::Incomplete) {

@@ -12,7 +12,8 @@ use crate::stats::rows;
 /// computed once per send time: the replies to one pipelined batch share both.
 pub(super) struct Elapsed {
     pub received: Instant,
-    last: Option<(Instant, u64)>,
+    /// The send time computed last and its microseconds (at first, `received` itself).
+    last: (Instant, u64),
 }
 
 impl Elapsed {
@@ -21,26 +22,24 @@ impl Elapsed {
     pub(super) fn new(received: Instant) -> Self {
         Elapsed {
             received,
-            last: None,
+            last: (received, 0),
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn since(&mut self, from: Instant) -> u64 {
-        if let Some((at, us)) = self.last
-            && at == from
-        {
-            return us;
+        if self.last.0 == from {
+            return self.last.1;
         }
         let us = self.received.saturating_duration_since(from).as_micros() as u64;
-        self.last = Some((from, us));
+        self.last = (from, us);
         us
     }
 }
 
 /// The hits and misses a reply that is not an error counts: reads only (SETs and
 /// arbitrary commands count neither).
-#[inline]
+#[inline(always)]
 pub(super) fn hits_and_misses(reply: &Reply, request: &Request, plan: &Plan) -> (u64, u64) {
     let is_get = plan.workload.arbitrary.is_none() && usize::from(request.row) == rows::GET;
     match reply.kind {

@@ -355,6 +355,16 @@ impl Client {
 
     /// When the worker should next call [`Client::on_timer`], if at all.
     pub fn next_timer(&self) -> Option<Instant> {
+        if self.plain
+            && self.hold.is_none()
+            && self.resume_at.is_none()
+            && self.retries.is_empty()
+            && self.parked.is_empty()
+        {
+            // The plain closed loop (asked after every event): no pace, lookup, retry or
+            // poll timer can be set, only its one connection's phase timer.
+            return self.conns.first().and_then(Connection::timer);
+        }
         let conn_timer = self.conns.iter().filter_map(Connection::timer).min();
         // Only when a request could go out at that time: a full pipeline waits for a
         // reply instead (a timer now would fire again and again).
@@ -595,8 +605,7 @@ impl Client {
         }
         if event.is_readable() || event.is_read_closed() || event.is_error() {
             let peer_closed = event.is_read_closed();
-            while let Some((n, space)) = self.conns[i].read_some()? {
-                let received = Instant::now();
+            while let Some((n, space, received)) = self.conns[i].read_some()? {
                 let was_ready = self.conns[i].is_ready();
                 self.take_answers(i, received, plan, ctx)?;
                 if !was_ready && self.conns[i].is_ready() {

@@ -10,12 +10,13 @@ use crate::debug;
 use crate::engine::client::counts::{Elapsed, hits_and_misses};
 use crate::engine::client::send::{Pacing, key_of, set_value};
 use crate::engine::client::{Client, ClientContext};
+use crate::engine::connection::Take;
 use crate::engine::generator::Op;
 use crate::engine::in_flight::{Pending, Purpose, Redirects, Request};
 use crate::plan::{BatchWrap, Plan};
 use crate::protocol::templates::Templates;
 use crate::protocol::{Expect, Reply, ReplyKind};
-use crate::stats::rows;
+use crate::stats::{OpStats, rows};
 
 /// The plain path's request templates for a run whose keys are generated (the prefix and
 /// the id, no imported data set) and sent as they are (no data offset); one set serves
@@ -163,34 +164,68 @@ impl Client {
     }
 }
 
-/// Records `reply` to `pending` the plain way when it is a workload reply that is not an
-/// error and its row keeps no service times or reply sizes; returns false (nothing
-/// recorded) for anything else, which the general path then takes.
-#[inline]
-pub(super) fn record_plain(
-    pending: &Pending,
-    reply: &Reply,
-    elapsed: &mut Elapsed,
-    plan: &Plan,
-    ctx: &mut ClientContext,
-) -> bool {
-    let Purpose::Work(request) = pending.purpose else {
-        return false;
-    };
-    let Some(stats) = ctx.stats.get_mut(usize::from(request.row)) else {
-        return false;
-    };
-    if reply.kind == ReplyKind::Error
-        || request.queued
-        || stats.service.is_some()
-        || stats.reply_sizes.is_some()
-    {
-        return false;
+/// Records replies the plain way (see [`Take`]): a workload reply that is not an error,
+/// to a request outside MULTI, whose row keeps no service times or reply sizes; anything
+/// else is declined (nothing recorded) and the general path takes it.
+pub(super) struct PlainRecorder<'a> {
+    stats: &'a mut [OpStats],
+    elapsed: Elapsed,
+    plan: &'a Plan,
+    /// Whether reads count hits and misses (not with arbitrary commands).
+    counts_hits: bool,
+    /// Reads are GETRANGEs (a data offset): an empty value is a miss.
+    ranged: bool,
+}
+
+impl<'a> PlainRecorder<'a> {
+    /// Into `stats`, for replies whose elapsed times `elapsed` computes.
+    pub(super) fn new(stats: &'a mut [OpStats], elapsed: Elapsed, plan: &'a Plan) -> Self {
+        PlainRecorder {
+            stats,
+            elapsed,
+            plan,
+            counts_hits: plan.workload.arbitrary.is_none(),
+            ranged: plan.load.shape.data_offset > 0,
+        }
     }
-    let latency_us = elapsed.since(pending.intended);
-    stats.record_batched(latency_us, u64::from(pending.tx), reply.len as u64);
-    let (hits, misses) = hits_and_misses(reply, &request, plan);
-    stats.hits += hits;
-    stats.misses += misses;
-    true
+
+    /// The elapsed times computed so far, for the general path's replies of this read.
+    pub(super) fn into_elapsed(self) -> Elapsed {
+        self.elapsed
+    }
+}
+
+impl Take for PlainRecorder<'_> {
+    #[inline(always)]
+    fn take(&mut self, pending: &Pending, reply: &Reply) -> bool {
+        let Purpose::Work(request) = &pending.purpose else {
+            return false;
+        };
+        if reply.kind == ReplyKind::Error || request.queued {
+            return false;
+        }
+        let row = usize::from(request.row);
+        let Some(stats) = self.stats.get_mut(row) else {
+            return false;
+        };
+        if stats.service.is_some() || stats.reply_sizes.is_some() {
+            return false;
+        }
+        let latency_us = self.elapsed.since(pending.intended);
+        stats.record_batched(latency_us, u64::from(pending.tx), reply.len as u64);
+        if self.counts_hits && row == rows::GET {
+            if let Expect::Get = request.expect {
+                // What `hits_and_misses` says of a one-key read, without its other cases.
+                let miss = reply.kind == ReplyKind::Nil
+                    || (self.ranged && reply.kind == ReplyKind::Bulk && reply.payload.1 == 0);
+                stats.hits += u64::from(!miss);
+                stats.misses += u64::from(miss);
+            } else {
+                let (hits, misses) = hits_and_misses(reply, request, self.plan);
+                stats.hits += hits;
+                stats.misses += misses;
+            }
+        }
+        true
+    }
 }

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crate::debug_log;
 use crate::engine::client::counts::{Elapsed, hits_and_misses};
-use crate::engine::client::plain::record_plain;
+use crate::engine::client::plain::PlainRecorder;
 use crate::engine::client::{Client, ClientContext, held};
 use crate::engine::cluster::{self, Redirect};
 use crate::engine::connection::{Answer, Failure};
@@ -27,17 +27,30 @@ impl Client {
         plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Result<(), Failure> {
+        if self.records_plainly(plan, ctx) {
+            return self.take_plainly(i, received, plan, ctx);
+        }
         let mut elapsed = Elapsed::new(received);
-        let plain = self.records_plainly(plan, ctx);
+        while self.conns[i].next_answer(plan)? {
+            self.take_answer(i, &mut elapsed, plan, ctx)?;
+        }
+        Ok(())
+    }
+
+    /// [`take_answers`](Self::take_answers) the plain way: the batch's plain replies in
+    /// one call, each one they decline the general way.
+    fn take_plainly(
+        &mut self,
+        i: usize,
+        received: Instant,
+        plan: &Plan,
+        ctx: &mut ClientContext,
+    ) -> Result<(), Failure> {
+        let mut elapsed = Elapsed::new(received);
         loop {
-            let found = if plain {
-                // The plain answers of the batch in one call; one it declines comes back.
-                self.conns[i].drain_answers(plan, |pending, reply| {
-                    record_plain(pending, reply, &mut elapsed, plan, ctx)
-                })?
-            } else {
-                self.conns[i].next_answer(plan)?
-            };
+            let mut recorder = PlainRecorder::new(&mut *ctx.stats, elapsed, plan);
+            let found = self.conns[i].drain_plain(plan, &mut recorder)?;
+            elapsed = recorder.into_elapsed();
             if !found {
                 return Ok(());
             }
