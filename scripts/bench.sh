@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `make bench`: client CPU and syscalls per request, kvbench against redis-benchmark and
-# against the loopback floor (bench/floor.c; see scripts/bench-floor.sh), memory per
-# connection at 10 000 connections, and p50 at one connection.
+# `make bench`: client CPU and syscalls per request, kvbench against redis-benchmark (and
+# memtier_benchmark where installed) and against the loopback floor (bench/floor.c; see
+# scripts/bench-floor.sh), memory per connection at 10 000 connections, and p50 at one
+# connection.
 #
 # One throwaway redis-server on a free port of 127.0.0.1. Each client does 1M requests
 # per pipeline depth (1 and 16), with one thread and 50 connections:
@@ -269,6 +270,16 @@ for p in $PIPELINES; do
     strace_run "redis-benchmark-p$p" "${rb[@]}" -n "$((RB_PER_TEST / STRACE_DIV))"
     rows+=("redis-benchmark $p $RB_REQUESTS $CPU_USER $CPU_SYS $WALL $SYSCALLS $((RB_REQUESTS / STRACE_DIV))")
 
+    # memtier_benchmark, where installed: kvbench's own command line is memtier's, so the
+    # same flags run it on the same server.
+    if command -v memtier_benchmark >/dev/null 2>&1; then
+        mt=(memtier_benchmark -s 127.0.0.1 -p "$REDIS_PORT" "${kv_base[@]}" "--pipeline=$p")
+        echo "==> memtier_benchmark, pipeline $p: $KV_REQUESTS requests timed, $((KV_REQUESTS / STRACE_DIV)) under strace"
+        timed_run "memtier-p$p" "${mt[@]}" -n "$REQS_PER_CLIENT"
+        strace_run "memtier-p$p" "${mt[@]}" -n "$((REQS_PER_CLIENT / STRACE_DIV))"
+        rows+=("memtier_benchmark $p $KV_REQUESTS $CPU_USER $CPU_SYS $WALL $SYSCALLS $((KV_REQUESTS / STRACE_DIV))")
+    fi
+
     # The same kvbench load against memcached, both protocols; there is no memcached
     # counterpart of redis-benchmark, so these compare against redis-benchmark's Redis row.
     for proto in memcache_text memcache_binary; do
@@ -319,6 +330,9 @@ printf '%s\n' "${rows[@]}" | awk '
             if (sc_per["redis-benchmark", p] > 0)
                 printf ", syscalls per request: %.2f", sc_per["kvbench", p] / sc_per["redis-benchmark", p]
             printf "\n"
+            if (cpu_per["memtier_benchmark", p] > 0)
+                printf "pipeline %-3s kvbench/memtier_benchmark CPU per request: %.2f, syscalls per request: %.2f vs %.2f\n", p,
+                    cpu_per["kvbench", p] / cpu_per["memtier_benchmark", p], sc_per["kvbench", p], sc_per["memtier_benchmark", p]
             if (cpu_per["kvbench", p] > 0 && cpu_per["kvbench-tls", p] > 0)
                 printf "pipeline %-3s kvbench TLS/plain CPU per request: %.2f (%.3f vs %.3f CPU s per 1M requests), syscalls per request: %.2f vs %.2f\n",
                     p, cpu_per["kvbench-tls", p] / cpu_per["kvbench", p], cpu_per["kvbench-tls", p],
