@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use mio::{Registry, Token};
 
+pub use crate::engine::failure::{Failure, describe};
 use crate::engine::in_flight::{Pending, Purpose, Redirects};
 use crate::engine::setup::{SetupStep, check_setup_reply, encode_setup};
 use crate::engine::transport::Transport;
@@ -60,34 +61,6 @@ pub enum Phase {
     Ready,
     /// Waiting before a reconnect attempt.
     Backoff,
-}
-
-/// Why a connection cannot go on.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Failure {
-    /// The connection broke (refused, reset, closed, garbage, stalled): reconnecting may
-    /// help.
-    Broken(String),
-    /// Nothing a reconnect can fix (a refused password, a failed SELECT, a cluster that
-    /// is down): the client ends.
-    Fatal(String),
-}
-
-impl Failure {
-    /// The message for the user.
-    pub fn message(&self) -> &str {
-        match self {
-            Failure::Broken(m) | Failure::Fatal(m) => m,
-        }
-    }
-
-    /// The same failure with `more` appended to its message.
-    pub fn with_suffix(self, more: &str) -> Failure {
-        match self {
-            Failure::Broken(m) => Failure::Broken(m + more),
-            Failure::Fatal(m) => Failure::Fatal(m + more),
-        }
-    }
 }
 
 /// A decoded reply to a request (setup replies never get here).
@@ -696,14 +669,5 @@ impl Connection {
             self.wbuf.shrink_to(MAX_KEPT_WRITE_BUFFER);
         }
         Ok(())
-    }
-}
-
-/// An OS error without the "(os error N)" suffix users do not need.
-pub fn describe(err: &io::Error) -> String {
-    let text = err.to_string();
-    match text.find(" (os error") {
-        Some(cut) => text[..cut].to_lowercase(),
-        None => text,
     }
 }

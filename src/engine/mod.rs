@@ -22,6 +22,7 @@ pub mod cluster;
 pub mod connection;
 pub mod error_log;
 pub mod error_reply;
+pub mod failure;
 pub mod gather;
 pub mod generator;
 pub mod in_flight;
