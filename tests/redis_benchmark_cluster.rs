@@ -12,10 +12,7 @@ use std::collections::HashMap;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{
-    CONDITION_TIMEOUT, KVBENCH_TIMEOUT, RedisCluster, TestDir, describe, kvbench, run_with_timeout,
-    wait_until,
-};
+use common::{CONDITION_TIMEOUT, RedisCluster, TestDir, kvbench, wait_until};
 use rb_output::{BlockServer, parse_normal, parse_quiet};
 
 const KVBENCH: &str = env!("CARGO_BIN_EXE_kvbench");
@@ -31,16 +28,9 @@ fn seed_args(cluster: &RedisCluster, args: &[&str]) -> Vec<String> {
     full
 }
 
-fn run_ok(program: &str, args: &[String]) -> String {
-    let mut cmd = Command::new(program);
-    cmd.args(args);
-    let out = run_with_timeout(cmd, KVBENCH_TIMEOUT);
-    assert!(
-        out.status.success(),
-        "{program} {args:?}: {}",
-        describe(&out)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+/// `program ARGS...`'s stdout (it must exit 0).
+fn stdout_of(program: &str, args: &[String]) -> String {
+    String::from_utf8_lossy(&common::run_ok(program, args).stdout).into_owned()
 }
 
 /// What the run made the masters execute, the discovery and harness commands left out.
@@ -81,7 +71,7 @@ fn cluster_runs_land_every_request_on_its_master() {
     let mut mine_args = vec!["redis-benchmark".to_string()];
     mine_args.extend(seed_args(&cluster, &args));
     mine_args.extend(["--json-out-file".to_string(), json.clone()]);
-    let mine = run_ok(KVBENCH, &mine_args);
+    let mine = stdout_of(KVBENCH, &mine_args);
     let mine_stats = benchmarked(&cluster);
     // Every master did its share of every test.
     for command in ["set", "get", "incr", "lpush", "sadd", "mset"] {
@@ -97,7 +87,7 @@ fn cluster_runs_land_every_request_on_its_master() {
         assert_eq!(r["ASK/sec"].as_f64(), Some(0.0), "{row}: {r}");
     }
     cluster.reset();
-    run_ok("redis-benchmark", &seed_args(&cluster, &args));
+    stdout_of("redis-benchmark", &seed_args(&cluster, &args));
     assert_eq!(
         mine_stats,
         benchmarked(&cluster),
@@ -146,8 +136,8 @@ fn the_tutorial_cluster_line_through_the_link() {
     .map(|s| s.to_string())
     .chain(["-d", "1024", "--cluster", "-n", "300"].map(String::from))
     .collect();
-    let theirs = run_ok("redis-benchmark", &args);
-    let mine = run_ok(&link.to_string_lossy(), &args);
+    let theirs = stdout_of("redis-benchmark", &args);
+    let mine = stdout_of(&link.to_string_lossy(), &args);
     let titles = |raw: &str| -> Vec<String> {
         // Both print the banner first; -q lines follow it.
         let body = raw.split("\n\n").skip(2).collect::<Vec<_>>().join("\n\n");

@@ -9,9 +9,7 @@ mod common;
 #[path = "common/rb_output.rs"]
 mod rb_output;
 
-use std::process::Command;
-
-use common::{KVBENCH_TIMEOUT, RedisServer, TestDir, describe, kvbench, run_with_timeout};
+use common::{RedisServer, TestDir, kvbench, run_ok};
 use rb_output::{BlockServer, block_shape, parse_csv, parse_normal, parse_quiet};
 
 /// The kvbench binary the tests were built with.
@@ -19,20 +17,6 @@ const KVBENCH: &str = env!("CARGO_BIN_EXE_kvbench");
 
 fn text(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Runs `program ARGS...` (the real redis-benchmark or a link to kvbench) to completion;
-/// panics unless it exits 0.
-fn run_ok(program: &str, args: &[String]) -> std::process::Output {
-    let mut cmd = Command::new(program);
-    cmd.args(args);
-    let out = run_with_timeout(cmd, KVBENCH_TIMEOUT);
-    assert!(
-        out.status.success(),
-        "{program} {args:?}: {}",
-        describe(&out)
-    );
-    out
 }
 
 /// Both tools' stdout for the same arguments (kvbench's first).

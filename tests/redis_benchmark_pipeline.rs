@@ -9,7 +9,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{KVBENCH_TIMEOUT, RedisServer, TestDir, describe, run_with_timeout};
+use common::{KVBENCH_TIMEOUT, RedisServer, TestDir, describe, run_ok, run_with_timeout};
 
 /// The kvbench binary the tests were built with.
 const KVBENCH: &str = env!("CARGO_BIN_EXE_kvbench");
@@ -41,8 +41,7 @@ fn strace_unusable() -> Option<String> {
 /// left out). Panics unless the program exits 0.
 fn socket_writes(dir: &TestDir, name: &str, program: &str, args: &[String]) -> u64 {
     let trace = dir.file_arg(&format!("{name}.strace"));
-    let mut cmd = Command::new("strace");
-    cmd.args([
+    let mut full: Vec<String> = [
         "-f",
         "-qq",
         "-e",
@@ -50,14 +49,12 @@ fn socket_writes(dir: &TestDir, name: &str, program: &str, args: &[String]) -> u
         "-o",
         &trace,
         program,
-    ]);
-    cmd.args(args);
-    let out = run_with_timeout(cmd, KVBENCH_TIMEOUT);
-    assert!(
-        out.status.success(),
-        "{program} {args:?}: {}",
-        describe(&out)
-    );
+    ]
+    .iter()
+    .map(|w| w.to_string())
+    .collect();
+    full.extend(args.iter().cloned());
+    run_ok("strace", &full);
     let text = std::fs::read_to_string(&trace).unwrap_or_else(|e| panic!("{trace}: {e}"));
     text.lines()
         .filter(|line| {

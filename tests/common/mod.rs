@@ -23,7 +23,7 @@ mod server;
 pub use cluster::RedisCluster;
 pub use pki::TestPki;
 pub use recorder::{Recorder, first_word, next_request};
-pub use run::{KVBENCH_TIMEOUT, Kvbench, Run, kvbench, kvbench_at, kvbench_command};
+pub use run::{KVBENCH_TIMEOUT, Kvbench, Run, kvbench, kvbench_at, kvbench_command, run_ok};
 pub use server::{Memcached, RedisServer, parse_commandstats, silent_server};
 
 use std::collections::HashSet;

@@ -13,6 +13,21 @@ use super::{Background, TestDir, describe, drain, read_json, run_with_timeout};
 /// Default hard limit for one `kvbench` run in a test.
 pub const KVBENCH_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// Runs `program ARGS...` (kvbench, a link to it, or another tool such as the real
+/// redis-benchmark or strace) to completion within [`KVBENCH_TIMEOUT`]; panics with
+/// what it printed unless it exits 0.
+pub fn run_ok(program: &str, args: &[String]) -> Output {
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    let out = run_with_timeout(cmd, KVBENCH_TIMEOUT);
+    assert!(
+        out.status.success(),
+        "{program} {args:?}: {}",
+        describe(&out)
+    );
+    out
+}
+
 /// A `kvbench` command line to run: see [`kvbench`] and [`kvbench_at`].
 pub struct Kvbench {
     args: Vec<String>,
