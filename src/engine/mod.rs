@@ -29,6 +29,7 @@ pub mod in_flight;
 pub mod observer;
 pub mod progress;
 pub mod query;
+pub mod raw_socket;
 pub mod resolver;
 pub mod runner;
 pub mod schedule;

@@ -31,6 +31,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -39,6 +40,7 @@ use mio::net::{TcpStream, UnixStream};
 use mio::{Interest, Registry, Token};
 use rustls::ClientConnection;
 
+use crate::engine::raw_socket;
 use crate::engine::timer::TimerFd;
 use crate::engine::tls;
 use crate::plan::{Endpoint, Plan};
@@ -150,6 +152,7 @@ impl Transport {
     }
 
     /// Reads received bytes (plaintext, for TLS). `Ok(0)` is the end of the stream.
+    #[inline]
     pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Transport::Tcp(tcp) => tcp.read(buf),
@@ -160,9 +163,10 @@ impl Transport {
 
     /// Writes (for TLS: encrypts and sends) a prefix of `buf`; returns how much of it the
     /// caller may drop. The caller offers the rest again later, after `WouldBlock`.
+    #[inline]
     pub fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Transport::Tcp(tcp) => tcp.stream.write(buf),
+            Transport::Tcp(tcp) => raw_socket::send(tcp.stream.as_raw_fd(), buf),
             Transport::Unix(stream) => stream.write(buf),
             Transport::Tls(tls) => tls.write(buf),
         }
@@ -199,11 +203,12 @@ pub struct PlainTcp {
 }
 
 impl PlainTcp {
+    #[inline]
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.replied {
-            return self.stream.read(buf);
+            return raw_socket::recv(self.stream.as_raw_fd(), buf);
         }
-        match self.stream.read(buf) {
+        match raw_socket::recv(self.stream.as_raw_fd(), buf) {
             Ok(0) => Err(io::Error::new(
                 io::ErrorKind::ConnectionAborted,
                 format!(
