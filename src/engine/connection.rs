@@ -312,10 +312,18 @@ impl Connection {
 
     /// While connecting: checks the connect finished, then queues the handshake.
     /// Returns `Ok(true)` when the connection just became ready.
+    #[inline]
     pub fn progress_connect(&mut self, plan: &Plan) -> Result<bool, Failure> {
         if self.phase != Phase::Connecting {
             return Ok(false);
         }
+        self.finish_connect(plan)
+    }
+
+    /// [`progress_connect`](Self::progress_connect) while connecting (out of line: every
+    /// event of a ready connection asks, and only its first needs this).
+    #[cold]
+    fn finish_connect(&mut self, plan: &Plan) -> Result<bool, Failure> {
         let Some(transport) = self.transport.as_mut() else {
             return Ok(false);
         };
@@ -432,9 +440,13 @@ impl Connection {
     }
 
     /// One read into the buffer: `Ok(Some((n, space, at)))` bytes read out of the room
-    /// there was, at this time (the replies' receive time: one clock read serves the
-    /// stall watchdog and the latencies), `Ok(None)` when the socket had nothing.
-    pub fn read_some(&mut self) -> Result<Option<(usize, usize, Instant)>, Failure> {
+    /// there was, received at `at` (the replies' receive time, which also serves the stall
+    /// watchdog): `ready_at` when given (the poll saw them waiting then), else the clock
+    /// read after the read. `Ok(None)` when the socket had nothing.
+    pub fn read_some(
+        &mut self,
+        ready_at: Option<Instant>,
+    ) -> Result<Option<(usize, usize, Instant)>, Failure> {
         loop {
             self.make_read_space();
             let space = self.rbuf.len() - self.rend;
@@ -454,7 +466,7 @@ impl Connection {
                         // The socket may hold more: read more at once from now on.
                         self.read_size *= 2;
                     }
-                    let at = Instant::now();
+                    let at = ready_at.unwrap_or_else(Instant::now);
                     self.last_progress = at;
                     return Ok(Some((n, space, at)));
                 }

@@ -309,8 +309,14 @@ impl Worker {
             .filter(|_| self.progress.is_some());
         let mut next_progress = progress_every.map(|every| self.run_start + every);
         let mut done = Totals::default();
+        let open_loop = self.plan.load.pacing.is_open();
+        // When the last poll returned: the closed loop's "now" for the pass after it (its
+        // timers are coarse; the events' handling in between is short), and the receive
+        // time of the replies the poll found waiting.
+        let mut woke = Instant::now();
         loop {
-            let now = Instant::now();
+            // The open loop's schedule wants the clock itself.
+            let now = if open_loop { Instant::now() } else { woke };
             if !measuring && now >= self.measure_start {
                 measuring = true;
                 tally.start_measuring();
@@ -383,13 +389,19 @@ impl Worker {
             if let Some(at) = next_progress {
                 wake_at = wake_at.min(at);
             }
-            let timeout = wake_at.saturating_duration_since(Instant::now());
-            if let Err(err) = self.poll.poll(&mut events, Some(timeout)) {
+            let timeout = wake_at.saturating_duration_since(now);
+            let polled = self.poll.poll(&mut events, Some(timeout));
+            woke = Instant::now();
+            if let Err(err) = polled {
                 if err.kind() == std::io::ErrorKind::Interrupted {
                     continue;
                 }
                 return Err(format!("event loop failed: {err}"));
             }
+            // The first connection's replies were waiting when the poll returned: that is
+            // their receive time. Later ones may have come while earlier events were
+            // handled (and requests sent since may be answered), so they read the clock.
+            let mut first = Some(woke);
             for event in events.iter() {
                 if event.token() == WAKE_TOKEN || event.token() == TIMER_TOKEN {
                     continue;
@@ -399,7 +411,7 @@ impl Worker {
                     continue;
                 };
                 let mut ctx = self.context(tally, &mut errors, *second);
-                let status = client.handle_event(conn, event, &self.plan, &mut ctx);
+                let status = client.handle_event(conn, event, first.take(), &self.plan, &mut ctx);
                 self.settle(slots, slot, status)?;
             }
         }

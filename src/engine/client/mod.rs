@@ -354,6 +354,7 @@ impl Client {
     }
 
     /// When the worker should next call [`Client::on_timer`], if at all.
+    #[inline]
     pub fn next_timer(&self) -> Option<Instant> {
         if self.plain
             && self.hold.is_none()
@@ -457,11 +458,13 @@ impl Client {
         Status::Active
     }
 
-    /// Handles one readiness event of connection `conn`.
+    /// Handles one readiness event of connection `conn`. `ready_at`: when the replies it
+    /// reads first are known to have been waiting (their receive time), if known.
     pub fn handle_event(
         &mut self,
         conn: usize,
         event: &Event,
+        ready_at: Option<Instant>,
         plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Status {
@@ -476,7 +479,7 @@ impl Client {
             // the generator (cleared once the backlog is gone).
             schedule.block();
         }
-        if let Err(failure) = self.drive(conn, event, plan, ctx)
+        if let Err(failure) = self.drive(conn, event, ready_at, plan, ctx)
             && let Some(status) = self.connection_failed(conn, failure, plan, ctx)
         {
             return status;
@@ -592,11 +595,13 @@ impl Client {
         conn.open(plan, ctx.registry, token, timeout)
     }
 
-    /// Connect progress and replies on connection `i`.
+    /// Connect progress and replies on connection `i`; `ready_at` as for
+    /// [`handle_event`](Self::handle_event).
     fn drive(
         &mut self,
         i: usize,
         event: &Event,
+        ready_at: Option<Instant>,
         plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Result<(), Failure> {
@@ -605,7 +610,10 @@ impl Client {
         }
         if event.is_readable() || event.is_read_closed() || event.is_error() {
             let peer_closed = event.is_read_closed();
-            while let Some((n, space, received)) = self.conns[i].read_some()? {
+            // Only the first read takes `ready_at`: a second one (the buffer was full) may
+            // take bytes that came later, and reads the clock.
+            let mut stamp = ready_at;
+            while let Some((n, space, received)) = self.conns[i].read_some(stamp.take())? {
                 let was_ready = self.conns[i].is_ready();
                 self.take_answers(i, received, plan, ctx)?;
                 if !was_ready && self.conns[i].is_ready() {
