@@ -12,7 +12,8 @@
 # 50 connections, 1 SET in 11, 32 B values, keys that almost never hit: 10M keys, and
 # about 91 000 of them set per run) against the same server. The machine is shared with
 # other work, so CPU seconds are noisy: each side's figure is the best of FLOOR_RUNS runs
-# (the least disturbed one), and the ratio is kvbench's best over the floor's best.
+# (the least disturbed one), the sides taking turns, and the ratio is kvbench's best over
+# the floor's best.
 # Uses bench.sh's die, reset_server, KVBENCH, OUT_DIR, SCALE, PIPELINES, REDIS_PORT and
 # MEMCACHED_PORT.
 
@@ -34,28 +35,27 @@ flush_memcached() {
     [[ $reply == OK* ]] || die "memcached flush_all failed: $reply"
 }
 
-# Runs cmd FLOOR_RUNS times; sets BEST to the least CPU (user+sys, from the child's
+# Runs cmd once (run number RUN); sets CPU to its CPU seconds (user+sys, from the child's
 # rusage, to the microsecond: /usr/bin/time rounds to 10 ms, too coarse here).
-best_cpu() { # name server cmd...
-    local name=$1 server=$2 run cpu
+run_cpu() { # name server cmd...
+    local name=$1 server=$2
     shift 2
-    BEST=
-    for ((run = 1; run <= FLOOR_RUNS; run++)); do
-        if [[ $server == redis ]]; then reset_server; else flush_memcached; fi
-        if ! cpu=$(python3 -c '
+    if [[ $server == redis ]]; then reset_server; else flush_memcached; fi
+    if ! CPU=$(python3 -c '
 import resource, subprocess, sys
 out, err = open(sys.argv[1], "wb"), open(sys.argv[2], "wb")
 code = subprocess.call(sys.argv[3:], stdout=out, stderr=err)
 r = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(r.ru_utime + r.ru_stime)
-sys.exit(code)' "$OUT_DIR/$name.$run.out" "$OUT_DIR/$name.$run.err" "$@"); then
-            tail -n 20 "$OUT_DIR/$name.$run.out" "$OUT_DIR/$name.$run.err" >&2 || true
-            die "$name failed: $*"
-        fi
-        echo "$cpu" >"$OUT_DIR/$name.$run.cpu"
-        BEST=$(awk -v c="$cpu" -v b="$BEST" 'BEGIN { print (b == "" || c < b + 0) ? c : b }')
-    done
+sys.exit(code)' "$OUT_DIR/$name.$RUN.out" "$OUT_DIR/$name.$RUN.err" "$@"); then
+        tail -n 20 "$OUT_DIR/$name.$RUN.out" "$OUT_DIR/$name.$RUN.err" >&2 || true
+        die "$name failed: $*"
+    fi
+    echo "$CPU" >"$OUT_DIR/$name.$RUN.cpu"
 }
+
+# The lesser of two CPU figures, the first possibly empty.
+least() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b + 0 < a + 0) ? b : a }'; }
 
 echo
 echo "==> the loopback floor: building bench/floor.c"
@@ -66,27 +66,34 @@ for proto in redis memcache_text memcache_binary; do
     for p in $PIPELINES; do
         per_client=$(floor_per_client "$p")
         requests=$((per_client * FLOOR_CLIENTS))
-        echo "==> floor and kvbench, $proto, pipeline $p: $requests requests, best of $FLOOR_RUNS each"
-        best_cpu "floor-$proto-p$p" "$server" "$FLOOR" "$port" "$FLOOR_CLIENTS" "$per_client" "$p" "$proto" batch
-        floor_cpu=$BEST
-        # At pipeline 1 both refill shapes are the same load.
-        per_read_cpu=-
-        if ((p > 1)); then
-            best_cpu "floor-per-read-$proto-p$p" "$server" "$FLOOR" "$port" "$FLOOR_CLIENTS" "$per_client" "$p" \
-                "$proto" per-read
-            per_read_cpu=$BEST
-        fi
-        best_cpu "kvbench-floorload-$proto-p$p" "$server" "$KVBENCH" -P "$proto" -s 127.0.0.1 -p "$port" \
-            -t 1 -c "$FLOOR_CLIENTS" -n "$per_client" --ratio=1:10 --key-maximum=10000000 \
-            -d 32 "--pipeline=$p" --hide-histogram
-        floor_rows+=("$proto $p $requests $floor_cpu $BEST $per_read_cpu")
-        if [[ $proto == redis ]] && ((p > 1)); then
-            # redis-benchmark's shape: whole batches of p, one event loop, GETs that miss
-            # (the floor's load is 1 SET in 11; both replies are 5 bytes).
-            echo "==> kvbench redis-benchmark, pipeline $p: $requests GETs, best of $FLOOR_RUNS"
-            best_cpu "kvbench-rb-floorload-p$p" redis "$KVBENCH" redis-benchmark -h 127.0.0.1 -p "$port" \
-                -c "$FLOOR_CLIENTS" -n "$requests" -P "$p" -t get -r 10000000 -q
-            floor_rows+=("redis-benchmark $p $requests $floor_cpu $BEST -")
+        echo "==> floor and kvbench, $proto, pipeline $p: $requests requests, best of $FLOOR_RUNS each, in turn"
+        # The sides take turns, so a slow spell of the shared machine falls on both.
+        # At pipeline 1 both refill shapes are the same load: no per-read floor.
+        floor_cpu= per_read_cpu=- kv_cpu= rb_cpu=
+        if ((p > 1)); then per_read_cpu=; fi
+        for ((RUN = 1; RUN <= FLOOR_RUNS; RUN++)); do
+            run_cpu "floor-$proto-p$p" "$server" "$FLOOR" "$port" "$FLOOR_CLIENTS" "$per_client" "$p" "$proto" batch
+            floor_cpu=$(least "$floor_cpu" "$CPU")
+            if ((p > 1)); then
+                run_cpu "floor-per-read-$proto-p$p" "$server" "$FLOOR" "$port" "$FLOOR_CLIENTS" "$per_client" "$p" \
+                    "$proto" per-read
+                per_read_cpu=$(least "$per_read_cpu" "$CPU")
+            fi
+            run_cpu "kvbench-floorload-$proto-p$p" "$server" "$KVBENCH" -P "$proto" -s 127.0.0.1 -p "$port" \
+                -t 1 -c "$FLOOR_CLIENTS" -n "$per_client" --ratio=1:10 --key-maximum=10000000 \
+                -d 32 "--pipeline=$p" --hide-histogram
+            kv_cpu=$(least "$kv_cpu" "$CPU")
+            if [[ $proto == redis ]] && ((p > 1)); then
+                # redis-benchmark's shape: whole batches of p, one event loop, GETs that miss
+                # (the floor's load is 1 SET in 11; both replies are 5 bytes).
+                run_cpu "kvbench-rb-floorload-p$p" redis "$KVBENCH" redis-benchmark -h 127.0.0.1 -p "$port" \
+                    -c "$FLOOR_CLIENTS" -n "$requests" -P "$p" -t get -r 10000000 -q
+                rb_cpu=$(least "$rb_cpu" "$CPU")
+            fi
+        done
+        floor_rows+=("$proto $p $requests $floor_cpu $kv_cpu $per_read_cpu")
+        if [[ -n $rb_cpu ]]; then
+            floor_rows+=("redis-benchmark $p $requests $floor_cpu $rb_cpu -")
         fi
     done
 done
