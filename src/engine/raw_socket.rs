@@ -51,3 +51,67 @@ fn result(n: libc::c_long) -> io::Result<usize> {
         Ok(n as usize)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::net::{Shutdown, TcpListener, TcpStream};
+    use std::os::fd::AsRawFd;
+
+    fn pair() -> (TcpStream, TcpStream) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (server, _) = listener.accept().unwrap();
+        (client, server)
+    }
+
+    #[test]
+    fn bytes_go_both_ways_and_the_end_of_the_stream_reads_zero() {
+        let (client, mut server) = pair();
+        assert_eq!(send(client.as_raw_fd(), b"PING\r\n").unwrap(), 6);
+        let mut got = [0u8; 6];
+        server.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"PING\r\n");
+        server.write_all(b"+PONG\r\n").unwrap();
+        let mut buf = [0u8; 64];
+        assert_eq!(recv(client.as_raw_fd(), &mut buf).unwrap(), 7);
+        assert_eq!(&buf[..7], b"+PONG\r\n");
+        server.shutdown(Shutdown::Write).unwrap();
+        assert_eq!(recv(client.as_raw_fd(), &mut buf).unwrap(), 0);
+    }
+
+    #[test]
+    fn a_nonblocking_socket_with_nothing_says_would_block() {
+        let (client, _server) = pair();
+        client.set_nonblocking(true).unwrap();
+        let err = recv(client.as_raw_fd(), &mut [0u8; 16]).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
+    }
+
+    #[test]
+    fn writing_to_a_closed_peer_is_an_error_not_a_signal() {
+        let (client, server) = pair();
+        drop(server);
+        // The first write may be accepted before the reset comes back; keep writing
+        // until the kernel reports the broken connection, as the error kinds the
+        // connection's failure message expects. (Whether SIGPIPE is raised cannot show
+        // here: Rust's runtime ignores it in every Rust program.)
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            match send(client.as_raw_fd(), b"SET k v\r\n") {
+                Ok(_) => assert!(std::time::Instant::now() < deadline, "no error in 10 s"),
+                Err(err) => {
+                    assert!(
+                        matches!(
+                            err.kind(),
+                            io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+                        ),
+                        "{err}"
+                    );
+                    break;
+                }
+            }
+        }
+    }
+}
