@@ -77,13 +77,7 @@ impl Answer {
     fn none() -> Answer {
         let now = Instant::now();
         Answer {
-            pending: Pending {
-                purpose: Purpose::Unsolicited,
-                opaque: 0,
-                tx: 0,
-                intended: now,
-                sent: now,
-            },
+            pending: Pending::sent_as_intended(Purpose::Unsolicited, 0, 0, now),
             reply: Reply {
                 len: 0,
                 kind: ReplyKind::Nil,
@@ -411,13 +405,21 @@ impl Connection {
         if matches!(purpose, Purpose::Work(_)) {
             self.sent_on_connection += 1;
         }
-        self.inflight.push_back(Pending {
-            purpose,
-            opaque: started.opaque,
-            tx: (self.wbuf.len() - started.start) as u32,
-            intended,
-            sent,
-        });
+        let tx = (self.wbuf.len() - started.start) as u32;
+        self.inflight
+            .push_back(Pending::new(purpose, started.opaque, tx, intended, sent));
+    }
+
+    /// Puts the request begun as `started` in flight, sent when it was intended, at `at`
+    /// (the closed loop's plain path: nothing to compare).
+    #[inline]
+    pub fn finish_as_intended(&mut self, started: Started, purpose: Purpose, at: Instant) {
+        if matches!(purpose, Purpose::Work(_)) {
+            self.sent_on_connection += 1;
+        }
+        let tx = (self.wbuf.len() - started.start) as u32;
+        self.inflight
+            .push_back(Pending::sent_as_intended(purpose, started.opaque, tx, at));
     }
 
     /// The intended send times of the workload's requests in flight (for what a run

@@ -2,7 +2,8 @@
 //! request, a cluster or visibility side request, MULTI/EXEC) and its times. The
 //! connection queues these; the client reads them back with each reply.
 
-use std::time::Instant;
+use std::num::NonZeroU64;
+use std::time::{Duration, Instant};
 
 use crate::engine::generator::Op;
 use crate::protocol::Expect;
@@ -32,8 +33,9 @@ pub struct Request {
     pub tries: u8,
     /// A SCAN whose reply carries the cursor to follow.
     pub scan: bool,
-    /// A write tracked for replica visibility: its sequence number in the value stamp.
-    pub stamp: Option<u64>,
+    /// A write tracked for replica visibility: its sequence number in the value stamp
+    /// (sequence numbers start at 1: eight bytes in the entry, not sixteen).
+    pub stamp: Option<NonZeroU64>,
     /// Sent inside MULTI: its reply is `+QUEUED`, its outcome comes with EXEC's.
     pub queued: bool,
 }
@@ -86,6 +88,88 @@ pub struct Pending {
     /// When it should have been sent (open loop: its scheduled time; closed loop: when
     /// it was sent). Response time counts from here.
     pub intended: Instant,
+    /// When it was sent, as nanoseconds after `intended` (negative: before it): the
+    /// closed loop's are equal, and an `i64` spans centuries, so no send time is
+    /// clipped. Service time counts from [`Pending::sent`].
+    sent_after: i64,
+}
+
+impl Pending {
+    /// A request intended for `intended`, sent at `sent`.
+    #[inline]
+    pub fn new(purpose: Purpose, opaque: u32, tx: u32, intended: Instant, sent: Instant) -> Self {
+        let sent_after = match sent.checked_duration_since(intended) {
+            Some(later) => i64::try_from(later.as_nanos()).unwrap_or(i64::MAX),
+            None => i64::try_from(intended.duration_since(sent).as_nanos())
+                .map_or(i64::MIN, |earlier| -earlier),
+        };
+        Pending {
+            purpose,
+            opaque,
+            tx,
+            intended,
+            sent_after,
+        }
+    }
+
+    /// A request sent when it was intended (the closed loop).
+    #[inline(always)]
+    pub fn sent_as_intended(purpose: Purpose, opaque: u32, tx: u32, at: Instant) -> Self {
+        Pending {
+            purpose,
+            opaque,
+            tx,
+            intended: at,
+            sent_after: 0,
+        }
+    }
+
     /// When it was sent. Service time counts from here.
-    pub sent: Instant,
+    #[inline]
+    pub fn sent(&self) -> Instant {
+        let offset = Duration::from_nanos(self.sent_after.unsigned_abs());
+        let sent = if self.sent_after >= 0 {
+            self.intended.checked_add(offset)
+        } else {
+            self.intended.checked_sub(offset)
+        };
+        sent.unwrap_or(self.intended)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sent_reads_back_exactly() {
+        let base = Instant::now();
+        let times = [
+            (base, base),
+            (base, base + Duration::from_nanos(1)),
+            (
+                base,
+                base + Duration::from_secs(7) + Duration::from_nanos(123_456_789),
+            ),
+            (base + Duration::from_millis(3), base),
+            (base, base + Duration::from_secs(90_000)),
+        ];
+        for (intended, sent) in times {
+            let pending = Pending::new(Purpose::Asking, 0, 0, intended, sent);
+            assert_eq!(pending.intended, intended);
+            assert_eq!(pending.sent(), sent);
+        }
+        let closed = Pending::sent_as_intended(Purpose::Multi, 0, 0, base);
+        assert_eq!(closed.sent(), base);
+    }
+
+    #[test]
+    fn entry_stays_small() {
+        // The plain path writes one per request and reads it back per reply.
+        assert!(
+            std::mem::size_of::<Pending>() <= 80,
+            "{}",
+            std::mem::size_of::<Pending>()
+        );
+    }
 }

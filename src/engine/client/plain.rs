@@ -147,7 +147,7 @@ impl Client {
             stamp: None,
             queued: false,
         };
-        conn.finish(started, Purpose::Work(request), sent, sent);
+        conn.finish_as_intended(started, Purpose::Work(request), sent);
     }
 
     /// Whether replies can be recorded the plain way now: no cluster, no per-client

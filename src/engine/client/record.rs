@@ -138,7 +138,7 @@ impl Client {
             && redirect.is_none()
             && kind != ReplyKind::Error
         {
-            vis.acknowledged(key_id, seq, received, ctx);
+            vis.acknowledged(key_id, seq.get(), received, ctx);
         }
         match redirect {
             Some(redirect) => {
@@ -163,7 +163,9 @@ fn record_server(answer: &Answer, row: usize, received: Instant, ctx: &mut Clien
         .saturating_duration_since(pending.intended)
         .as_micros() as u64;
     if stats.service.is_some() {
-        let service_us = received.saturating_duration_since(pending.sent).as_micros() as u64;
+        let service_us = received
+            .saturating_duration_since(pending.sent())
+            .as_micros() as u64;
         let len = answer.reply.len as u64;
         stats.record_paced(latency_us, service_us, u64::from(pending.tx), len);
     } else {
@@ -256,7 +258,7 @@ fn record_answer(
     if stats.service.is_some() {
         let service_us = elapsed
             .received
-            .saturating_duration_since(pending.sent)
+            .saturating_duration_since(pending.sent())
             .as_micros() as u64;
         stats.record_paced(
             latency_us,
@@ -271,7 +273,7 @@ fn record_answer(
         // Never blocks the worker: a full channel loses the sample (see `SampleSink`).
         let _ = sink.try_send(Sample {
             intended: pending.intended,
-            sent: pending.sent,
+            sent: pending.sent(),
             received: elapsed.received,
         });
     }

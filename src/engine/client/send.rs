@@ -5,6 +5,7 @@
 //! send time. A client with a share of its own counts it down; under a shared budget it
 //! takes each new measured request from the budget (warm-up requests come on top).
 
+use std::num::NonZeroU64;
 use std::time::Instant;
 
 use rand::Rng;
@@ -505,7 +506,7 @@ impl Client {
         opaque: u32,
         plan: &Plan,
         ctx: &mut ClientContext,
-    ) -> (usize, Expect, bool, Option<u64>) {
+    ) -> (usize, Expect, bool, Option<NonZeroU64>) {
         let prefix = &plan.workload.keys.prefix;
         let shape = &plan.load.shape;
         let dataset = &plan.workload.dataset;

@@ -115,7 +115,7 @@ impl Client {
         self.txn.queued.push(Queued {
             row,
             intended: pending.intended,
-            sent: pending.sent,
+            sent: pending.sent(),
             tx: pending.tx,
             rx: answer.reply.len as u32,
             refused,

@@ -27,6 +27,7 @@
 //! The visibility row's fields: `count` and the latency histogram are the visible
 //! writes and their lag; `errors` counts timeouts; `misses` counts untracked writes.
 
+use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -170,7 +171,7 @@ impl Visibility {
     /// a fresh stamp at its start (every write is stamped, so that whatever write of a key
     /// the other endpoint shows can be placed), and returns `Some(seq)` when this write
     /// is tracked.
-    pub fn stamp_next(&mut self, value: &[u8]) -> Option<u64> {
+    pub fn stamp_next(&mut self, value: &[u8]) -> Option<NonZeroU64> {
         self.writes += 1;
         let seq = SEQUENCE.fetch_add(1, Ordering::SeqCst) + 1;
         self.value.clear();
@@ -178,7 +179,8 @@ impl Visibility {
         if self.value.len() >= STAMP_LEN {
             write_stamp(&mut self.value, seq);
         }
-        self.writes.is_multiple_of(self.every).then_some(seq)
+        // `seq` counts from 1, so it is never zero.
+        NonZeroU64::new(seq).filter(|_| self.writes.is_multiple_of(self.every))
     }
 
     /// The primary acknowledged tracked write `seq` of key `key_id` at `acked`.
