@@ -402,24 +402,31 @@ impl Connection {
     /// `sent`.
     #[inline]
     pub fn finish(&mut self, started: Started, purpose: Purpose, intended: Instant, sent: Instant) {
-        if matches!(purpose, Purpose::Work(_)) {
-            self.sent_on_connection += 1;
-        }
-        let tx = (self.wbuf.len() - started.start) as u32;
-        self.inflight
-            .push_back(Pending::new(purpose, started.opaque, tx, intended, sent));
+        let tx = self.tx_since(started);
+        self.put_in_flight(Pending::new(purpose, started.opaque, tx, intended, sent));
     }
 
     /// Puts the request begun as `started` in flight, sent when it was intended, at `at`
     /// (the closed loop's plain path: nothing to compare).
     #[inline]
     pub fn finish_as_intended(&mut self, started: Started, purpose: Purpose, at: Instant) {
-        if matches!(purpose, Purpose::Work(_)) {
+        let tx = self.tx_since(started);
+        self.put_in_flight(Pending::sent_as_intended(purpose, started.opaque, tx, at));
+    }
+
+    /// The bytes the request begun as `started` took in the write buffer.
+    #[inline(always)]
+    fn tx_since(&self, started: Started) -> u32 {
+        (self.wbuf.len() - started.start) as u32
+    }
+
+    /// Queues `pending`, counting a workload request toward the reconnect interval.
+    #[inline(always)]
+    fn put_in_flight(&mut self, pending: Pending) {
+        if matches!(pending.purpose, Purpose::Work(_)) {
             self.sent_on_connection += 1;
         }
-        let tx = (self.wbuf.len() - started.start) as u32;
-        self.inflight
-            .push_back(Pending::sent_as_intended(purpose, started.opaque, tx, at));
+        self.inflight.push_back(pending);
     }
 
     /// The intended send times of the workload's requests in flight (for what a run
