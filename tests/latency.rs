@@ -2,8 +2,9 @@
 //! parsed, and compared field by field with `redis-cli --latency` (raw, CSV, JSON),
 //! `--latency-history --no-raw` and `--latency-dist` run beside it; `--history -i 1`
 //! prints a line a second; a 300 ms DEBUG SLEEP shows in max (once by default, in every
-//! held probe with --open-loop); memcached text, binary and SASL; a Unix socket and a URI;
-//! `--dist`; `--hdr-file`; `--no-raw` redraws; and the errors, one line and exit 1.
+//! held probe with --open-loop); memcached text, binary and SASL; a Unix socket and a URI
+//! (and redis-cli's -s, -n, --pass, --latency); `--dist`; `--hdr-file`; `--no-raw` redraws;
+//! a server gone mid-run; and the errors, one line and exit 1.
 
 mod common;
 
@@ -584,6 +585,76 @@ fn unix_socket_and_uri_reach_the_server() {
         Some(1),
         "the URI's database: {stats:?}"
     );
+
+    // redis-cli's own spellings carry over: --latency, -s SOCKET, -n DB, --pass.
+    server.config_resetstat();
+    let run = kvbench(&[
+        "latency",
+        "--latency",
+        "-s",
+        &socket,
+        "-n",
+        "3",
+        "--pass",
+        "pw",
+        "--raw",
+        "-i",
+        "0.3",
+    ])
+    .timeout(TIMEOUT)
+    .ok();
+    let cli_spelling = parse_figures(&run.stdout_text());
+    let stats = server.commandstats();
+    assert!(
+        stats.get("ping").copied().unwrap_or(0) >= cli_spelling.count,
+        "{stats:?} {cli_spelling:?}"
+    );
+    // (--pass worked: the server requires a password, and the run succeeded.)
+    assert_eq!(stats.get("select").copied(), Some(1), "-n 3: {stats:?}");
+}
+
+#[test]
+fn a_server_gone_mid_run_ends_the_window_then_says_so() {
+    for args in [&["--history", "-i", "30"][..], &["--no-raw"][..]] {
+        let mut server = RedisServer::start();
+        let port = server.port.to_string();
+        let mut argv = vec!["latency", "-p", &port];
+        argv.extend_from_slice(args);
+        let bg = kvbench(&argv).spawn();
+        wait_until("samples", CONDITION_TIMEOUT, || {
+            redis_ping_calls(&server) >= 5
+        });
+        server.kill_now();
+        let run = bg.wait(TIMEOUT);
+        assert_eq!(run.status.code(), Some(1), "{args:?}: {}", run.describe());
+        let out = run.stdout_text();
+        // The window so far is printed and its line ended, so the error on stderr starts
+        // a line of its own (redis-cli reconnects for ever instead).
+        assert!(out.ends_with('\n'), "{args:?}: {out:?}");
+        let last = out.trim_end().rsplit("\x1b[2K").next().unwrap_or_default();
+        let count = if args[0] == "--history" {
+            parse_figures(last).count
+        } else {
+            human_window_count(last)
+        };
+        assert!(count >= 5, "{args:?}: {out:?}");
+        let err = run.stderr_text();
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("error: "), "{args:?}: {err}");
+    }
+}
+
+fn redis_ping_calls(server: &RedisServer) -> u64 {
+    server.commandstats().get("ping").copied().unwrap_or(0)
+}
+
+/// The sample count of a human line `min: 0, max: 1, avg: 0.13 (49 samples)`.
+fn human_window_count(line: &str) -> u64 {
+    line.rsplit('(')
+        .next()
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count in {line:?}"))
 }
 
 /// A line without its ANSI colour sequences (`ESC [ ... m`).

@@ -220,7 +220,7 @@ pub struct Outputs {
     /// ([`crate::engine::RunObserver::progress`]), besides each second.
     pub progress_every: Option<Duration>,
     /// Hand every answered request's times to this channel as the reply is read (warm-up
-    /// ones too); `None` costs one branch per reply.
+    /// ones too; an error reply is no sample); `None` costs one branch per reply.
     pub samples: Option<SampleSink>,
     /// Count how many elements each reply has ([`crate::stats::OpStats::reply_sizes`]).
     pub reply_sizes: bool,

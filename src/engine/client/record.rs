@@ -269,7 +269,11 @@ fn record_answer(
     } else {
         stats.record_batched(latency_us, u64::from(pending.tx), reply.len as u64);
     }
-    if let Some(sink) = &plan.outputs.samples {
+    // An error reply is no latency a sample's reader can show (under `ErrorReplies::Stop`
+    // it is the run's failure, reported as such): only successful replies are samples.
+    if let Some(sink) = &plan.outputs.samples
+        && reply.kind != ReplyKind::Error
+    {
         // Never blocks the worker: a full channel loses the sample (see `SampleSink`).
         let _ = sink.try_send(Sample {
             intended: pending.intended,

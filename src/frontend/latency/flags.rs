@@ -2,7 +2,9 @@
 //! that cannot hold a bad value; every usage error is one line found here.
 //!
 //! The connection flags (host, port, unix socket, `-a`, `-u`, TLS) are the shared
-//! [`ConnectionArgs`], flattened in; `--user` (redis-cli's) is this front end's own.
+//! [`ConnectionArgs`], flattened in, and respelled as redis-cli spells them: `-s` is the
+//! Unix socket (not the host, as in memtier), `--pass` is `-a`. `--user`, `-n DB` and a
+//! no-op `--latency` (redis-cli's) are this front end's own.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -55,6 +57,15 @@ struct Flags {
     /// ACL user name for -a PASSWORD (redis-cli's --user).
     #[arg(long, value_name = "USER", allow_hyphen_values = true)]
     user: Option<String>,
+
+    /// Database number to SELECT before probing (redis-cli's -n; Redis only).
+    #[arg(short = 'n', value_name = "DB", allow_hyphen_values = true)]
+    db: Option<u32>,
+
+    /// redis-cli's --latency, accepted so its command lines carry over: `kvbench latency`
+    /// is that mode already.
+    #[arg(long, hide = true)]
+    latency: bool,
 
     /// Send a probe every 10 ms on a fixed schedule and time each from when it was due,
     /// so a stall shows in every probe it delayed (default: redis-cli's send, reply,
@@ -151,6 +162,8 @@ pub struct Options {
     pub conn: ConnectionArgs,
     /// `--user`: the ACL user `-a`'s password belongs to.
     pub user: Option<String>,
+    /// `-n`: the database to `SELECT`.
+    pub db: Option<u32>,
     /// `--open-loop`: a fixed schedule, latency from each probe's due time.
     pub open_loop: bool,
     /// `-i` in microseconds, if given.
@@ -233,11 +246,16 @@ impl Options {
 /// The clap command, for `--help`, completions, the man page and the flag-walk test.
 pub fn command() -> clap::Command {
     Flags::command()
+        // redis-cli's -s is the Unix socket; the shared arguments make it the host
+        // (memtier's spelling), so move it.
+        .mut_arg("host", |a| a.visible_short_alias(None))
+        .mut_arg("unix_socket", |a| a.visible_short_alias('s'))
+        .mut_arg("authenticate", |a| a.visible_alias("pass"))
 }
 
 /// Parses `kvbench latency`'s argv (the first item is the program name, ignored).
 pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
-    let matches = match Flags::command().try_get_matches_from(args) {
+    let matches = match command().try_get_matches_from(args) {
         Ok(m) => m,
         Err(e) if e.kind() == ErrorKind::DisplayHelp => return Ok(Parsed::Print(e.to_string())),
         Err(e) => return Err(one_line(&e)),
@@ -257,6 +275,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
     Ok(Parsed::Run(Box::new(Options {
         conn: flags.conn,
         user: flags.user,
+        db: flags.db,
         open_loop: flags.open_loop,
         interval_us: flags.interval,
         history: flags.history,
@@ -374,6 +393,30 @@ mod tests {
         }
         let r = options(&["--no-raw"]).resolve(false);
         assert_eq!((r.mode, r.style.format), (Mode::Live, Format::Standard));
+    }
+
+    #[test]
+    fn redis_cli_spellings() {
+        let o = options(&[
+            "--latency",
+            "-s",
+            "/tmp/redis.sock",
+            "-n",
+            "3",
+            "--pass",
+            "pw",
+        ]);
+        assert_eq!(o.conn.unix_socket.as_deref(), Some("/tmp/redis.sock"));
+        assert!(o.conn.host.is_empty());
+        assert_eq!(o.db, Some(3));
+        assert_eq!(o.conn.authenticate.as_deref(), Some("pw"));
+        assert_eq!(
+            options(&["-S", "/tmp/r.sock"]).conn.unix_socket.as_deref(),
+            Some("/tmp/r.sock")
+        );
+        assert_eq!(options(&["-h", "db1"]).conn.host, vec!["db1".to_string()]);
+        assert!(error(&["-n", "abc"]).contains("-n <DB>"));
+        assert!(error(&["-n", "-1"]).contains("-n"));
     }
 
     #[test]

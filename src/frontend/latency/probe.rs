@@ -3,7 +3,7 @@
 //! times handed back over a channel.
 //!
 //! ```text
-//! -h/-p/-S/-u, -a/--user, TLS, -P   -> Server (resolved, TLS built, before any socket)
+//! -h/-p/-s/-u/-n, -a/--user, TLS, -P -> Server (resolved, TLS built, before any socket)
 //! default                           -> closed loop, a 10 ms think time after each reply
 //!                                      (redis-cli: send, reply, wait 10 ms)
 //! --open-loop                       -> 100 probes a second on a fixed schedule
@@ -53,6 +53,19 @@ pub fn probe_plan(options: &Options, sink: SampleSink) -> Result<Plan> {
             "a URI database applies to Redis only: memcached has no numbered databases.",
         ));
     }
+    if memcache && options.db.is_some() {
+        return Err(Error::usage(
+            "-n applies to Redis only: memcached has no numbered databases.",
+        ));
+    }
+    let select_db = match (options.db, target.uri_db) {
+        (Some(n), Some(u)) if n != u => {
+            return Err(Error::usage(format!(
+                "-n {n} and the URI's database {u} disagree: give one."
+            )));
+        }
+        (n, u) => n.or(u),
+    };
     if memcache && credentials.as_ref().is_some_and(|c| c.user.is_none()) {
         return Err(Error::usage(
             "memcached authentication needs -a USER:PASSWORD (SASL PLAIN for memcache_binary, \
@@ -76,7 +89,7 @@ pub fn probe_plan(options: &Options, sink: SampleSink) -> Result<Plan> {
             endpoint: connect.endpoint,
             protocol: options.protocol,
             credentials,
-            select_db: target.uri_db,
+            select_db,
             tls: connect.tls,
             cluster_mode: false,
             cluster_routing: ClusterRouting::ByKey,
@@ -209,6 +222,12 @@ mod tests {
         assert_eq!(p.server.select_db, Some(3));
         let p = plan(&["-S", "/tmp/redis.sock"]).expect("plan");
         assert!(matches!(p.server.endpoint, Endpoint::Unix(_)));
+        // redis-cli's spellings: -s is the socket, -n the database.
+        let p = plan(&["-s", "/tmp/redis.sock", "-n", "5"]).expect("plan");
+        assert!(matches!(p.server.endpoint, Endpoint::Unix(_)));
+        assert_eq!(p.server.select_db, Some(5));
+        let p = plan(&["-u", "redis://127.0.0.1:7001/3", "-n", "3"]).expect("plan");
+        assert_eq!(p.server.select_db, Some(3));
     }
 
     #[test]
@@ -218,6 +237,14 @@ mod tests {
             (&["--user", "bob", "-a", "al:pw"][..], "name the user twice"),
             (&["-p", "0"][..], "port must be"),
             (&["-P", "memcache_binary", "-a", "pw"][..], "USER:PASSWORD"),
+            (
+                &["-P", "memcache_text", "-n", "1"][..],
+                "-n applies to Redis only",
+            ),
+            (
+                &["-u", "redis://127.0.0.1:7001/3", "-n", "4"][..],
+                "disagree",
+            ),
             (&["--cacert", "x.pem"][..], "add --tls"),
             (&["-h", "no-such-host.invalid"][..], "cannot resolve host"),
         ] {

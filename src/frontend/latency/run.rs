@@ -19,7 +19,8 @@
 //! send; `--open-loop` from when it was due, so a stall counts in every probe it held.
 //!
 //! Exit status: 0 after a one-shot window; 128 + the signal after Ctrl-C; 1 for a bad
-//! flag, an unreachable server, a refused password or TLS handshake, or an error reply.
+//! flag, an unreachable server, a refused password or TLS handshake, an error reply, or a
+//! server that went away mid-run (after the current window's figures, as Ctrl-C prints).
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
@@ -43,7 +44,8 @@ use crate::signals;
 pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let options = match parse(args)? {
         Parsed::Print(text) => {
-            print!("{text}");
+            // Not print!: a reader gone early (`--help | head`) is no panic.
+            let _ = std::io::stdout().write_all(text.as_bytes());
             return Ok(0);
         }
         Parsed::Run(options) => *options,
@@ -150,16 +152,18 @@ fn probe<W: Write>(
                 Some(s) => s.tick(us(Instant::now()))?,
                 None => Flow::Continue,
             },
-            // The engine saw a Ctrl-C first: still end the line as Ctrl-C does.
-            Err(RecvTimeoutError::Disconnected) => match signals::received() {
-                Some(signal) => {
-                    if let Some(s) = session.as_mut() {
-                        s.interrupt(us(Instant::now()))?;
-                    }
-                    break Ended::Signal(signal);
+            // The engine saw a Ctrl-C first, or failed (the server went away): either way
+            // end the line and print what the window holds, as Ctrl-C does, so the error
+            // that follows on stderr starts a line of its own.
+            Err(RecvTimeoutError::Disconnected) => {
+                if let Some(s) = session.as_mut() {
+                    s.interrupt(us(Instant::now()))?;
                 }
-                None => break Ended::RunStopped,
-            },
+                match signals::received() {
+                    Some(signal) => break Ended::Signal(signal),
+                    None => break Ended::RunStopped,
+                }
+            }
         };
         if flow == Flow::Stop {
             // Before anything else: the next probe is due within one sample period.
