@@ -29,7 +29,8 @@ use crate::signals;
 pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let options = match flags::parse(args)? {
         flags::Parsed::Print(text) => {
-            print!("{text}");
+            // Not print!: a reader gone early (`--help | head`) is no panic.
+            let _ = std::io::stdout().write_all(text.as_bytes());
             return Ok(0);
         }
         flags::Parsed::Run(options) => options,
