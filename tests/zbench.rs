@@ -521,6 +521,10 @@ fn an_unreachable_server_is_an_error() {
     let run = kvbench(&["zbench", "-p", &port, "-mode", "load", "-r", "10"]).run();
     assert_eq!(run.out.status.code(), Some(1), "{}", run.describe());
     assert!(run.stderr_text().contains("error:"), "{}", run.describe());
+    // Nothing was measured: no summary of zeros, and the progress row is ended.
+    let out = run.stdout_text();
+    assert!(!out.contains("Total Issued commands"), "{}", run.describe());
+    assert!(out.ends_with('\n'), "{}", run.describe());
 }
 
 #[test]
@@ -537,6 +541,23 @@ fn acl_user_and_uri_authenticate() {
         "{}",
         run.describe()
     );
+    // A wrong password fails before any command: the error, and no summary of zeros.
+    let run = kvbench(&[
+        "zbench", "-p", &port, "-mode", "load", "-r", "50", "-a", "nope",
+    ])
+    .run();
+    assert_eq!(run.out.status.code(), Some(1), "{}", run.describe());
+    assert!(
+        run.stderr_text().contains("WRONGPASS"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        !run.stdout_text().contains("Total Issued commands"),
+        "{}",
+        run.describe()
+    );
+    assert_eq!(server.dbsize(), 0);
     zbench(
         server.port,
         &["-mode", "load", "-r", "50", "--user", "zb", "-a", "zbpw"],

@@ -32,7 +32,8 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let words = utf8_args(args)?;
     let spec = match parse(words.into_iter().skip(1))? {
         ZbenchCommand::Print(text) => {
-            print!("{text}");
+            // Not print!: a reader gone early (`--help | head`) is no panic.
+            let _ = std::io::stdout().write_all(text.as_bytes());
             return Ok(0);
         }
         ZbenchCommand::Run(spec) => *spec,
@@ -55,9 +56,12 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         print_now(render::interrupted());
     }
     if let Some(err) = outcome.error.take() {
-        // What was measured before the failure is still worth showing.
-        if let Some(results) = outcome.runs.last() {
-            print_now(&summary(&spec, results, &live, &added));
+        // What was measured before the failure is still worth showing; a run that failed
+        // before its first reply (an unreachable server, a refused password) has nothing
+        // to show, so it only ends the progress row, and the error stands alone.
+        match outcome.runs.last().filter(|results| measured(results)) {
+            Some(results) => print_now(&summary(&spec, results, &live, &added)),
+            None => print_now("\n"),
         }
         return Err(err);
     }
@@ -72,6 +76,13 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     Ok(outcome
         .signal
         .map_or(0, |signal| signals::exit_code(signal) as u8))
+}
+
+/// Whether the run got any reply (a command counted, or an error reply).
+fn measured(results: &Results) -> bool {
+    results
+        .totals()
+        .is_some_and(|totals| totals.count > 0 || totals.errors > 0)
 }
 
 /// The summary block of a run's results.
