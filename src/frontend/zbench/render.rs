@@ -93,6 +93,8 @@ pub struct Progress {
     limit: u64,
     commands: u64,
     errors: u64,
+    /// The previous row's commands and interval, for the rate of a short last row.
+    previous: Option<(u64, Duration)>,
 }
 
 /// One second's worth of counts, as the engine reports it.
@@ -117,6 +119,7 @@ impl Progress {
             limit,
             commands: 0,
             errors: 0,
+            previous: None,
         }
     }
 
@@ -125,9 +128,20 @@ impl Progress {
     pub fn row(&mut self, tick: &Tick) -> String {
         self.commands += tick.commands;
         self.errors += tick.errors;
-        let secs = tick.interval.as_secs_f64();
+        // A row a second, as redis-zbench-go ticks; the last row ends with the run and may
+        // cover a few milliseconds only, whose burst of replies (a pipeline's, an EXEC's)
+        // would read as a rate many times the real one: it is taken over the previous
+        // row's second as well.
+        let (commands, interval) = match self.previous {
+            Some((commands, interval)) if tick.interval < Duration::from_secs(1) => {
+                (commands + tick.commands, interval + tick.interval)
+            }
+            _ => (tick.commands, tick.interval),
+        };
+        self.previous = Some((tick.commands, tick.interval));
+        let secs = interval.as_secs_f64();
         let rate = if secs > 0.0 {
-            tick.commands as f64 / secs
+            commands as f64 / secs
         } else {
             0.0
         };
@@ -348,10 +362,42 @@ mod tests {
         });
         assert!(row.contains(" [25.0%] "), "{row:?}");
         assert!(row.contains(" [10.0%] "), "{row:?}");
+        // A half-second last row's rate is over the previous second too: 50 in 1.5 s.
         assert!(
-            row.contains(" 100.00 ") && row.ends_with(" 1.50\t\r"),
+            row.contains(" 33.33 ") && row.ends_with(" 1.50\t\r"),
             "{row:?}"
         );
+    }
+
+    #[test]
+    fn a_short_last_row_is_no_burst_rate() {
+        let mut progress = Progress::new(100_000);
+        progress.row(&Tick {
+            elapsed: Duration::from_secs(9),
+            interval: Duration::from_secs(1),
+            commands: 10_000,
+            errors: 0,
+            p50_us: 50_000,
+        });
+        // The last EXEC replies, 4 ms after the tick: 100 commands are no 25000/s.
+        let last = progress.row(&Tick {
+            elapsed: Duration::from_millis(9_004),
+            interval: Duration::from_millis(4),
+            commands: 100,
+            errors: 0,
+            p50_us: 50_000,
+        });
+        assert!(last.contains(" 10059.76 "), "{last:?}");
+        // A run shorter than a second has only its own interval.
+        let mut progress = Progress::new(100);
+        let only = progress.row(&Tick {
+            elapsed: Duration::from_millis(200),
+            interval: Duration::from_millis(200),
+            commands: 100,
+            errors: 0,
+            p50_us: 100,
+        });
+        assert!(only.contains(" 500.00 "), "{only:?}");
     }
 
     /// The load summary as redis-zbench-go's README shows it, plus "Average zcard".
