@@ -358,31 +358,51 @@ fn uri_with_auth_and_setup_commands_as_redis_benchmark_sends_them() {
         "1",
         "keys went to database 2"
     );
-    // A wrong password is refused, status 1.
+    // A wrong password, or none, ends the run before any test, in redis-benchmark's
+    // words and with its status, and nothing is benchmarked.
     let bad = format!("redis://default:wrong@127.0.0.1:{port}");
-    let run = kvbench(&[
-        "redis-benchmark",
-        "-u",
-        &bad,
-        "-t",
-        "ping_mbulk",
-        "-n",
-        "10",
-        "-q",
-    ])
-    .run();
-    assert_eq!(run.status.code(), Some(1), "{}", run.describe());
-    assert!(
-        run.stderr_text().contains("WRONGPASS"),
-        "{}",
-        run.describe()
-    );
-    assert!(
-        run.stderr_text()
-            .contains("WARNING: Could not fetch server CONFIG"),
-        "{}",
-        run.describe()
-    );
+    let wrongpass = "WRONGPASS invalid username-password pair or user is disabled.";
+    for (args, expected) in [
+        (
+            &["-u", &bad, "-t", "ping_mbulk", "-n", "10", "-q"][..],
+            wrongpass,
+        ),
+        (
+            &["-a", "wrong", "-t", "ping_mbulk", "-n", "10", "-q"][..],
+            wrongpass,
+        ),
+        (
+            &["-t", "ping_mbulk", "-n", "10", "-q"][..],
+            "NOAUTH Authentication required.",
+        ),
+    ] {
+        let mut both = Vec::new();
+        for real_tool in [false, true] {
+            let (did, _) = footprint(&server, || {
+                let mut cmd = if real_tool {
+                    Command::new("redis-benchmark")
+                } else {
+                    let mut cmd = kvbench_command();
+                    cmd.arg("redis-benchmark");
+                    cmd
+                };
+                if args[0] != "-u" {
+                    cmd.args(["-h", "127.0.0.1", "-p", &port.to_string()]);
+                }
+                cmd.args(args);
+                let out = run_with_timeout(cmd, KVBENCH_TIMEOUT);
+                assert_eq!(out.status.code(), Some(1), "{args:?}: {}", describe(&out));
+                both.push(String::from_utf8_lossy(&out.stderr).into_owned());
+            });
+            assert_eq!(did.get("ping"), None, "{args:?} real={real_tool}: {did:?}");
+        }
+        assert_eq!(
+            both[0],
+            format!("Node 127.0.0.1:{port} replied with error:\n{expected}\n"),
+            "{args:?}"
+        );
+        assert_eq!(both[0], both[1], "{args:?}: kvbench vs redis-benchmark");
+    }
 }
 
 #[test]
