@@ -273,6 +273,47 @@ fn arbitrary_command_and_its_title() {
 }
 
 #[test]
+fn t_with_an_unknown_name_runs_the_known_ones_as_redis_benchmark_does() {
+    let server = RedisServer::start();
+    // hmset was never a -t name; redis-benchmark skips it silently, kvbench warns.
+    let args = ["-t", "SET,hmset,get", "-n", "60", "-c", "3", "-q"];
+    let mut kv_run = None;
+    let (mine, _) = footprint(&server, || {
+        kv_run = Some(kv(server.port, &args).ok());
+    });
+    let (theirs, _) = footprint(&server, || {
+        let out = real(server.port, &args);
+        assert!(out.status.success(), "{}", describe(&out));
+    });
+    assert_eq!(mine, theirs, "kvbench vs redis-benchmark");
+    assert_eq!(mine.get("set"), Some(&60), "{mine:?}");
+    assert_eq!(mine.get("get"), Some(&60), "{mine:?}");
+    let run = kv_run.expect("kvbench ran");
+    assert!(
+        run.stderr_text()
+            .starts_with("WARNING: -t: no test named 'hmset', left out; tests: "),
+        "{}",
+        run.describe()
+    );
+    let stdout = run.stdout_text();
+    let titles: Vec<&str> = stdout
+        .lines()
+        .filter(|l| !l.is_empty())
+        .filter_map(|l| l.split(':').next())
+        .collect();
+    assert_eq!(titles, ["SET", "GET"], "{}", run.describe());
+    // A list naming no test at all is refused, as before.
+    let run = kv(server.port, &["-t", "foo,bar", "-n", "5", "-q"]).run();
+    assert_eq!(run.status.code(), Some(1), "{}", run.describe());
+    assert!(
+        run.stderr_text()
+            .starts_with("error: -t: unknown test 'foo', 'bar'; tests: "),
+        "{}",
+        run.describe()
+    );
+}
+
+#[test]
 fn x_reads_the_last_argument_from_stdin() {
     let server = RedisServer::start();
     server.flushall();
