@@ -195,6 +195,12 @@ fn figure_lines(text: &str) -> Vec<Figures> {
         .collect()
 }
 
+/// Kills `child` and reaps it.
+fn stop_child(child: &mut std::process::Child) {
+    child.kill().expect("kill the child");
+    child.wait().expect("reap the child");
+}
+
 fn interrupt(pid: u32) {
     // SAFETY: `pid` is our own child, not reaped yet (so not reused); SIGINT is a plain
     // signal with no memory effects on this process.
@@ -505,8 +511,10 @@ fn history_matches_redis_cli_latency_history_run_beside_it() {
             && windows(&std::fs::read_to_string(&cli_out).unwrap_or_default()) >= 3
     });
     interrupt(kv.pid());
-    interrupt(cli.id());
-    let _ = cli.wait();
+    // redis-cli is only the yardstick: killed, not interrupted (a child inherits an
+    // ignored SIGINT, as under a non-interactive shell's `&`, and would never exit);
+    // what it printed is already in its file (it flushes every window).
+    stop_child(&mut cli);
     let run = kv.wait(TIMEOUT);
     let ours = human_windows(&run.stdout_text());
     let theirs = human_windows(&std::fs::read_to_string(&cli_out).expect("capture"));
@@ -616,8 +624,10 @@ fn dist_legend_and_spectra_match_redis_cli_latency_dist_run_beside_it() {
             && lines(&std::fs::read_to_string(&cli_out).unwrap_or_default()) >= 10
     });
     interrupt(kv.pid());
-    interrupt(cli.id());
-    let _ = cli.wait();
+    // redis-cli is only the yardstick: killed, not interrupted (a child inherits an
+    // ignored SIGINT, as under a non-interactive shell's `&`, and would never exit);
+    // what it printed is already in its file (it flushes every window).
+    stop_child(&mut cli);
     let ours = kv.wait(TIMEOUT).stdout_text();
     let theirs = std::fs::read_to_string(&cli_out).expect("capture");
     let (ours, theirs): (Vec<&str>, Vec<&str>) = (ours.lines().collect(), theirs.lines().collect());
