@@ -177,8 +177,10 @@ fn the_warmup_is_left_out_of_every_result_and_file() {
     let json = out.json();
     let count = json["ALL STATS"]["Totals"]["Count"].as_u64().unwrap();
     let served = set_get_calls(&server);
-    // 4 s at 2000/s reach the server; kvbench reports the last 2 s only.
-    assert!((3_900..=4_010).contains(&count), "kvbench counted {count}");
+    // 4 s at 2000/s reach the server; kvbench reports the last 2 s only. Below 4000 by
+    // what a loaded machine leaves unsent or in flight at the end (here up to 200 ms of
+    // it); a run that measured the warm-up too, or only one second, is far outside.
+    assert!((3_600..=4_010).contains(&count), "kvbench counted {count}");
     let warmup_share = served - count;
     assert!(
         (3_900..=4_100).contains(&warmup_share),
@@ -196,7 +198,9 @@ fn the_warmup_is_left_out_of_every_result_and_file() {
     );
     let in_series: u64 = series.values().map(|s| s["Count"].as_u64().unwrap()).sum();
     assert_eq!(in_series, count);
-    assert!(f64_at(&json, &["ALL STATS", "Runtime", "Total duration"]) < 2_200.0);
+    // The measured part's own clock: 2 s, plus however late a loaded machine lets the
+    // worker see the deadline; with the warm-up it would be 4 s.
+    assert!(f64_at(&json, &["ALL STATS", "Runtime", "Total duration"]) < 2_500.0);
     // The HDR files hold the measured requests only, service times tagged.
     let hgrm = std::fs::read_to_string(dir.file("lat_FULL_RUN_1.hgrm")).unwrap();
     let tagged = hgrm
