@@ -216,6 +216,27 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     Ok(())
 }
 
+/// Checks before a run that a file can later be written at `path` the way
+/// [`write_atomic`] writes it: its temporary is created in the same directory and removed
+/// again. A missing directory or no permission is then found before the run, not after
+/// it (memtier opens its JSON file first, too).
+pub fn check_writable(path: &Path) -> std::io::Result<()> {
+    let Some(file_name) = path.file_name() else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a file name",
+        ));
+    };
+    let mut probe_name = std::ffi::OsString::from(".");
+    probe_name.push(file_name);
+    probe_name.push(format!(".tmp{}", std::process::id()));
+    let probe = path.with_file_name(probe_name);
+    fs::File::create(&probe)?;
+    // Removing it can only fail if another process already did.
+    let _ = fs::remove_file(&probe);
+    Ok(())
+}
+
 /// Width of a rate cell (`%12.2f`), without the separating space.
 pub(crate) const RATE_WIDTH: usize = 12;
 /// Width of a latency cell (`%15.05f`), without the separating space.
