@@ -504,11 +504,10 @@ fn idle_mode_past_maxclients_is_refused() {
 fn loop_runs_until_ctrl_c() {
     let server = RedisServer::start();
     let looping = kv(server.port, &["-l", "-t", "ping_mbulk", "-n", "200", "-q"]).spawn();
+    // Three passes printed, not only executed: the server counts a pass's last PING
+    // before its reply reaches kvbench, and a pass Ctrl-C interrupts prints nothing.
     wait_until("three passes", CONDITION_TIMEOUT, || {
-        server
-            .commandstats()
-            .get("ping")
-            .is_some_and(|&calls| calls >= 600)
+        looping.stdout_so_far().matches("PING_MBULK: ").count() >= 3
     });
     // SAFETY: kill(2) on the PID of a child this test started and has not reaped.
     unsafe { libc::kill(looping.pid() as i32, libc::SIGINT) };
@@ -516,6 +515,12 @@ fn loop_runs_until_ctrl_c() {
     assert_eq!(run.status.code(), Some(130), "{}", run.describe());
     let passes = run.stdout_text().matches("PING_MBULK: ").count();
     assert!(passes >= 3, "{}", run.describe());
+    // The server ran every pass printed.
+    let pings = server.commandstats().get("ping").copied().unwrap_or(0);
+    assert!(
+        pings >= 200 * passes as u64,
+        "{pings} PINGs, {passes} passes"
+    );
 }
 
 #[test]
