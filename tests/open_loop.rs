@@ -58,7 +58,10 @@ fn stall_run(pacing: &[&str]) -> Value {
         + json["ALL STATS"]["Schedule"]["Unsent At End"]
             .as_u64()
             .unwrap();
-    assert!((19_980..=20_020).contains(&due), "{due} due");
+    // The schedule runs from when the connections are up, so a loaded machine that takes
+    // tens of milliseconds to connect leaves that much of the 10 s unscheduled (19 955
+    // and 19 975 were seen); a rate lowered by the stall would be 2000 short.
+    assert!((19_800..=20_020).contains(&due), "{due} due");
     let served = set_get_calls(&server);
     assert!(
         served >= count && served <= count + 20,
