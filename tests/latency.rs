@@ -281,7 +281,10 @@ fn memcached_text_and_binary_are_probed_with_version() {
             .ok();
         let f = parse_figures(&run.stdout_text());
         assert!((20..=55).contains(&f.count), "{protocol}: {f:?}");
-        assert!(f.max <= 20, "{protocol}: {f:?}");
+        // Each probe times its request alone, not the 10 ms pause between probes: the
+        // fastest is under a millisecond. (Not the slowest: a loaded 2-core machine can
+        // hold one probe off the CPU for tens of milliseconds.)
+        assert!(f.min < 10 && f.max < 1000, "{protocol}: {f:?}");
         // The stats connection itself reads `stats\r\n` (7 bytes).
         wait_until("memcached's count settles", CONDITION_TIMEOUT, || {
             let read = server.stats()["bytes_read"] - before;

@@ -49,8 +49,19 @@ fn stall_run(pacing: &[&str]) -> Value {
     let json = out.json();
     let totals = &json["ALL STATS"]["Totals"];
     let count = totals["Count"].as_u64().unwrap();
-    // The stall did not lower the rate: every request due was sent, late.
-    assert!((19_700..=20_010).contains(&count), "count {count}");
+    // The stall did not lower the rate: every request due was sent, late. A closed loop
+    // would have skipped the stall's 2000; the lower bound leaves 250 ms of requests (at
+    // 2000/s) still unsent or in flight at the end, for a loaded machine that held the
+    // client off the CPU there, and the schedule's own count of what was due is exact.
+    assert!((19_500..=20_010).contains(&count), "count {count}");
+    let due = json["ALL STATS"]["Schedule"]["Sent"].as_u64().unwrap()
+        + json["ALL STATS"]["Schedule"]["Unsent At End"]
+            .as_u64()
+            .unwrap();
+    // The schedule runs from when the connections are up, so a loaded machine that takes
+    // tens of milliseconds to connect leaves that much of the 10 s unscheduled (19 955
+    // and 19 975 were seen); a rate lowered by the stall would be 2000 short.
+    assert!((19_800..=20_020).contains(&due), "{due} due");
     let served = set_get_calls(&server);
     assert!(
         served >= count && served <= count + 20,
@@ -65,10 +76,14 @@ fn stall_run(pacing: &[&str]) -> Value {
     assert!((800.0..=1150.0).contains(&p99), "response p99 {p99} ms");
     let s = |key: &str| f64_at(totals, &["Service Latency", "Percentile Latencies", key]);
     let (s90, s99) = (s("p90.00"), s("p99.00"));
-    // Sub-millisecond while the machine is quiet; a loaded 2-core box adds scheduling
-    // delays of a few milliseconds, still two orders below the response times.
-    assert!(s90 < 1.0, "service p90 {s90} ms");
-    assert!(s99 < 50.0, "service p99 {s99} ms");
+    // Sub-millisecond while the machine is quiet, but a loaded 2-core box (other builds,
+    // other benchmarks) holds the client or the server off the CPU for milliseconds at a
+    // time, so a quiet-machine bound would fail a correct program. The check that counts
+    // is that service times leave the stall out: were they response times, p99 would be
+    // the response p99 (at least 800 ms, checked above); 200 ms is far below that and far
+    // above scheduling noise. p90 stays a loose bound on the ordinary requests.
+    assert!(s90 < 10.0, "service p90 {s90} ms");
+    assert!(s99 < 200.0, "service p99 {s99} ms");
     let schedule = &json["ALL STATS"]["Schedule"];
     // The requests due during the stall went out late, waiting for a connection.
     assert!(
@@ -111,15 +126,33 @@ fn holds_rate(arrival: &str, tolerance: f64) {
         .ok();
     let json = out.json();
     let schedule = &json["ALL STATS"]["Schedule"];
+    let field = |key: &str| schedule[key].as_u64().unwrap_or_else(|| panic!("{key}"));
+    let (sent, unsent) = (field("Sent"), field("Unsent At End"));
+    // The schedule itself, whatever the machine managed: every request due in the 3 s
+    // was either sent or is counted as unsent at the end.
+    let scheduled = (sent + unsent) as f64;
+    assert!(
+        (scheduled / 60_000.0 - 1.0).abs() <= tolerance,
+        "{sent} sent and {unsent} unsent in 3 s ({arrival}): {schedule}"
+    );
+    // What was answered never runs ahead of the schedule. It may fall behind it only
+    // where the machine did: a loaded 2-core box can hold client or server off the CPU
+    // for tens of milliseconds near the end (a 2% tolerance is 60 ms of 3 s), leaving
+    // due requests unsent or in flight, which the check above counts. The lower bound
+    // still fails a program that sends at a fraction of the rate.
     let achieved = f64_at(schedule, &["Achieved Rate"]);
     assert!(
-        (achieved / 20_000.0 - 1.0).abs() <= tolerance,
-        "achieved {achieved}/s ({arrival})"
+        achieved / 20_000.0 <= 1.0 + tolerance && achieved / 20_000.0 >= 0.9,
+        "achieved {achieved}/s ({arrival}): {schedule}"
     );
-    let served = set_get_calls(&server) as f64;
+    // The server executed every answered request and nothing that was not sent.
+    let count = json["ALL STATS"]["Totals"]["Count"]
+        .as_u64()
+        .expect("Count");
+    let served = set_get_calls(&server);
     assert!(
-        (served / 60_000.0 - 1.0).abs() <= tolerance,
-        "the server counted {served} requests in 3 s ({arrival})"
+        served >= count && served <= sent,
+        "the server counted {served}, kvbench answered {count} of {sent} sent ({arrival})"
     );
     assert_eq!(schedule["Arrival"], arrival);
 }
@@ -147,8 +180,10 @@ fn the_warmup_is_left_out_of_every_result_and_file() {
     let json = out.json();
     let count = json["ALL STATS"]["Totals"]["Count"].as_u64().unwrap();
     let served = set_get_calls(&server);
-    // 4 s at 2000/s reach the server; kvbench reports the last 2 s only.
-    assert!((3_900..=4_010).contains(&count), "kvbench counted {count}");
+    // 4 s at 2000/s reach the server; kvbench reports the last 2 s only. Below 4000 by
+    // what a loaded machine leaves unsent or in flight at the end (here up to 200 ms of
+    // it); a run that measured the warm-up too, or only one second, is far outside.
+    assert!((3_600..=4_010).contains(&count), "kvbench counted {count}");
     let warmup_share = served - count;
     assert!(
         (3_900..=4_100).contains(&warmup_share),
@@ -166,7 +201,9 @@ fn the_warmup_is_left_out_of_every_result_and_file() {
     );
     let in_series: u64 = series.values().map(|s| s["Count"].as_u64().unwrap()).sum();
     assert_eq!(in_series, count);
-    assert!(f64_at(&json, &["ALL STATS", "Runtime", "Total duration"]) < 2_200.0);
+    // The measured part's own clock: 2 s, plus however late a loaded machine lets the
+    // worker see the deadline; with the warm-up it would be 4 s.
+    assert!(f64_at(&json, &["ALL STATS", "Runtime", "Total duration"]) < 2_500.0);
     // The HDR files hold the measured requests only, service times tagged.
     let hgrm = std::fs::read_to_string(dir.file("lat_FULL_RUN_1.hgrm")).unwrap();
     let tagged = hgrm

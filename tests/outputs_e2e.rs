@@ -1,7 +1,8 @@
 //! Outputs of a real run end to end, against a real redis-server each test starts:
 //! `--client-stats` per-client CSV files (their counts add up to what the server ran),
 //! StatsD gauges and Graphite events received by sockets the test binds, `-D -D` debug
-//! lines, and HDR files for every run of `-x 2`.
+//! lines, HDR files for every run of `-x 2`, and output files that cannot be written
+//! (refused before the run).
 
 mod common;
 
@@ -604,4 +605,58 @@ fn hdr_files_for_each_run_of_x_2() {
     }
     assert!(!dir.file("P_FULL_RUN_3.txt").exists(), "only two runs");
     assert_eq!(server_set_get(&server), 200);
+}
+
+// ---------------------------------------------------------------------------------------
+// Output files that cannot be written
+
+/// Each output file or prefix in a directory that does not exist is a one-line error and
+/// exit 1 before the run: the server ran nothing, and nothing was left behind.
+#[test]
+fn an_unwritable_output_fails_before_the_run() {
+    let server = RedisServer::start();
+    server.config_resetstat();
+    let dir = TestDir::new("unwritable");
+    let missing = dir.file_arg("no-such-dir/x");
+    let cases = [
+        (
+            format!("--json-out-file={missing}.json"),
+            format!("cannot write {missing}.json: "),
+        ),
+        (
+            format!("--out-file={missing}.txt"),
+            format!("cannot write {missing}.txt: "),
+        ),
+        (
+            format!("--hdr-log={missing}.hlog"),
+            format!("cannot write {missing}.hlog: "),
+        ),
+        (
+            format!("--hdr-file-prefix={missing}"),
+            format!("cannot write --hdr-file-prefix={missing} files: "),
+        ),
+        (
+            format!("--client-stats={missing}"),
+            format!("cannot write --client-stats={missing} files: "),
+        ),
+    ];
+    for (flag, message) in cases {
+        let run = kvbench_at(server.port, &["--hide-histogram", "-n", "1000", &flag]).run();
+        assert_eq!(run.out.status.code(), Some(1), "{flag}: {}", run.describe());
+        let stderr = run.stderr_text();
+        let last = stderr.lines().last().unwrap_or_default();
+        assert!(
+            last.starts_with(&format!("error: {message}")),
+            "{flag}: {stderr}"
+        );
+        assert_eq!(server_set_get(&server), 0, "{flag}: the run never started");
+    }
+    // A writable one passes the check and leaves only the file itself behind.
+    let json = format!("--json-out-file={}", dir.file_arg("ok.json"));
+    kvbench_at(server.port, &["--hide-histogram", "-n", "10", &json]).ok();
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["ok.json"], "no probe file left behind");
 }

@@ -389,10 +389,14 @@ fn stuck_clients_neither_block_others_nor_stay() {
     let addr = endpoint.local_addr();
 
     // Half-open: connects and says nothing. Slow: half a request line, then silence.
+    // The clock starts before either connects: the server's timeout runs from its accept,
+    // which may come before `connect` returns here, and a loaded machine can hold this
+    // thread for a while after it, so a clock started afterwards could see a timely close
+    // as early.
+    let opened = Instant::now();
     let mut silent = TcpStream::connect(addr).unwrap();
     let mut slow = TcpStream::connect(addr).unwrap();
     slow.write_all(b"GET /met").unwrap();
-    let opened = Instant::now();
 
     // Others are served meanwhile, long before the stuck ones time out.
     for _ in 0..5 {
@@ -532,7 +536,9 @@ fn a_real_run_is_scraped_and_agrees_with_the_server() {
             "2",
             "-n",
             "400",
-            "--rate-limiting=100",
+            // 8 s of SETs: the pause below must come mid-run, after the first fold (1 s)
+            // and a promtool run, which a loaded machine can stretch to seconds.
+            "--rate-limiting=50",
             "--ratio=1:1",
             "--hide-histogram",
             "--prometheus-port=0",

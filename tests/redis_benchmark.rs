@@ -273,6 +273,47 @@ fn arbitrary_command_and_its_title() {
 }
 
 #[test]
+fn t_with_an_unknown_name_runs_the_known_ones_as_redis_benchmark_does() {
+    let server = RedisServer::start();
+    // hmset was never a -t name; redis-benchmark skips it silently, kvbench warns.
+    let args = ["-t", "SET,hmset,get", "-n", "60", "-c", "3", "-q"];
+    let mut kv_run = None;
+    let (mine, _) = footprint(&server, || {
+        kv_run = Some(kv(server.port, &args).ok());
+    });
+    let (theirs, _) = footprint(&server, || {
+        let out = real(server.port, &args);
+        assert!(out.status.success(), "{}", describe(&out));
+    });
+    assert_eq!(mine, theirs, "kvbench vs redis-benchmark");
+    assert_eq!(mine.get("set"), Some(&60), "{mine:?}");
+    assert_eq!(mine.get("get"), Some(&60), "{mine:?}");
+    let run = kv_run.expect("kvbench ran");
+    assert!(
+        run.stderr_text()
+            .starts_with("WARNING: -t: no test named 'hmset', left out; tests: "),
+        "{}",
+        run.describe()
+    );
+    let stdout = run.stdout_text();
+    let titles: Vec<&str> = stdout
+        .lines()
+        .filter(|l| !l.is_empty())
+        .filter_map(|l| l.split(':').next())
+        .collect();
+    assert_eq!(titles, ["SET", "GET"], "{}", run.describe());
+    // A list naming no test at all is refused, as before.
+    let run = kv(server.port, &["-t", "foo,bar", "-n", "5", "-q"]).run();
+    assert_eq!(run.status.code(), Some(1), "{}", run.describe());
+    assert!(
+        run.stderr_text()
+            .starts_with("error: -t: unknown test 'foo', 'bar'; tests: "),
+        "{}",
+        run.describe()
+    );
+}
+
+#[test]
 fn x_reads_the_last_argument_from_stdin() {
     let server = RedisServer::start();
     server.flushall();
@@ -358,31 +399,51 @@ fn uri_with_auth_and_setup_commands_as_redis_benchmark_sends_them() {
         "1",
         "keys went to database 2"
     );
-    // A wrong password is refused, status 1.
+    // A wrong password, or none, ends the run before any test, in redis-benchmark's
+    // words and with its status, and nothing is benchmarked.
     let bad = format!("redis://default:wrong@127.0.0.1:{port}");
-    let run = kvbench(&[
-        "redis-benchmark",
-        "-u",
-        &bad,
-        "-t",
-        "ping_mbulk",
-        "-n",
-        "10",
-        "-q",
-    ])
-    .run();
-    assert_eq!(run.status.code(), Some(1), "{}", run.describe());
-    assert!(
-        run.stderr_text().contains("WRONGPASS"),
-        "{}",
-        run.describe()
-    );
-    assert!(
-        run.stderr_text()
-            .contains("WARNING: Could not fetch server CONFIG"),
-        "{}",
-        run.describe()
-    );
+    let wrongpass = "WRONGPASS invalid username-password pair or user is disabled.";
+    for (args, expected) in [
+        (
+            &["-u", &bad, "-t", "ping_mbulk", "-n", "10", "-q"][..],
+            wrongpass,
+        ),
+        (
+            &["-a", "wrong", "-t", "ping_mbulk", "-n", "10", "-q"][..],
+            wrongpass,
+        ),
+        (
+            &["-t", "ping_mbulk", "-n", "10", "-q"][..],
+            "NOAUTH Authentication required.",
+        ),
+    ] {
+        let mut both = Vec::new();
+        for real_tool in [false, true] {
+            let (did, _) = footprint(&server, || {
+                let mut cmd = if real_tool {
+                    Command::new("redis-benchmark")
+                } else {
+                    let mut cmd = kvbench_command();
+                    cmd.arg("redis-benchmark");
+                    cmd
+                };
+                if args[0] != "-u" {
+                    cmd.args(["-h", "127.0.0.1", "-p", &port.to_string()]);
+                }
+                cmd.args(args);
+                let out = run_with_timeout(cmd, KVBENCH_TIMEOUT);
+                assert_eq!(out.status.code(), Some(1), "{args:?}: {}", describe(&out));
+                both.push(String::from_utf8_lossy(&out.stderr).into_owned());
+            });
+            assert_eq!(did.get("ping"), None, "{args:?} real={real_tool}: {did:?}");
+        }
+        assert_eq!(
+            both[0],
+            format!("Node 127.0.0.1:{port} replied with error:\n{expected}\n"),
+            "{args:?}"
+        );
+        assert_eq!(both[0], both[1], "{args:?}: kvbench vs redis-benchmark");
+    }
 }
 
 #[test]
@@ -443,11 +504,10 @@ fn idle_mode_past_maxclients_is_refused() {
 fn loop_runs_until_ctrl_c() {
     let server = RedisServer::start();
     let looping = kv(server.port, &["-l", "-t", "ping_mbulk", "-n", "200", "-q"]).spawn();
+    // Three passes printed, not only executed: the server counts a pass's last PING
+    // before its reply reaches kvbench, and a pass Ctrl-C interrupts prints nothing.
     wait_until("three passes", CONDITION_TIMEOUT, || {
-        server
-            .commandstats()
-            .get("ping")
-            .is_some_and(|&calls| calls >= 600)
+        looping.stdout_so_far().matches("PING_MBULK: ").count() >= 3
     });
     // SAFETY: kill(2) on the PID of a child this test started and has not reaped.
     unsafe { libc::kill(looping.pid() as i32, libc::SIGINT) };
@@ -455,6 +515,12 @@ fn loop_runs_until_ctrl_c() {
     assert_eq!(run.status.code(), Some(130), "{}", run.describe());
     let passes = run.stdout_text().matches("PING_MBULK: ").count();
     assert!(passes >= 3, "{}", run.describe());
+    // The server ran every pass printed.
+    let pings = server.commandstats().get("ping").copied().unwrap_or(0);
+    assert!(
+        pings >= 200 * passes as u64,
+        "{pings} PINGs, {passes} passes"
+    );
 }
 
 #[test]

@@ -175,6 +175,10 @@ fn a_resharding_in_mid_run_is_followed() {
         "300000",
         "-c",
         "6",
+        // At most 50000/s: six seconds at least, so a fast machine cannot finish before
+        // `redis-cli --cluster reshard` (a process to start, every node to ask) moves a slot.
+        "--rps",
+        "50000",
         "-q",
     ])
     .with_json()

@@ -44,7 +44,7 @@ fn real_rb(port: u16, args: &[&str]) -> String {
 }
 
 fn kvbench_titles(raw_t: Option<&str>) -> Vec<String> {
-    let selection = raw_t.map_or(TestSelection::All, |t| TestSelection::parse(t).unwrap());
+    let selection = raw_t.map_or(TestSelection::All, |t| TestSelection::parse(t).unwrap().0);
     let payload = PayloadGenerator::default().next_payload(3);
     default_suite(
         SuiteParams {
@@ -359,7 +359,7 @@ fn each_test_sends_exactly_what_redis_benchmark_sends() {
         .into_iter()
         .filter(|r| first_word(r) != "CONFIG")
         .collect();
-    let selection = TestSelection::parse("zadd,mset").unwrap();
+    let selection = TestSelection::parse("zadd,mset").unwrap().0;
     let tests = default_suite(
         SuiteParams {
             randomize: true,

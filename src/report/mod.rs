@@ -191,17 +191,7 @@ pub fn write_reports(
 /// atomic), flushed to disk, then renamed over `path`. On failure the temporary is removed.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let fail = |e: std::io::Error| Error::run(format!("cannot write {}: {e}", path.display()));
-    let Some(file_name) = path.file_name() else {
-        return Err(fail(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a file name",
-        )));
-    };
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(file_name);
-    tmp_name.push(format!(".tmp{}", std::process::id()));
-    let tmp: PathBuf = path.with_file_name(tmp_name);
-
+    let tmp = temporary_beside(path).map_err(fail)?;
     let written = (|| {
         let mut file = fs::File::create(&tmp)?;
         file.write_all(bytes)?;
@@ -214,6 +204,33 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         return Err(fail(e));
     }
     Ok(())
+}
+
+/// Checks before a run that a file can later be written at `path` the way
+/// [`write_atomic`] writes it: its temporary is created in the same directory and removed
+/// again. A missing directory or no permission is then found before the run, not after
+/// it (memtier opens its JSON file first, too).
+pub fn check_writable(path: &Path) -> std::io::Result<()> {
+    let probe = temporary_beside(path)?;
+    fs::File::create(&probe)?;
+    // Removing it can only fail if another process already did.
+    let _ = fs::remove_file(&probe);
+    Ok(())
+}
+
+/// The temporary [`write_atomic`] writes `path`'s bytes to: a hidden name in the same
+/// directory, unique to this process.
+fn temporary_beside(path: &Path) -> std::io::Result<PathBuf> {
+    let Some(file_name) = path.file_name() else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a file name",
+        ));
+    };
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(file_name);
+    tmp_name.push(format!(".tmp{}", std::process::id()));
+    Ok(path.with_file_name(tmp_name))
 }
 
 /// Width of a rate cell (`%12.2f`), without the separating space.

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::process::Command;
 
-use super::{CONDITION_TIMEOUT, RedisServer, free_port, wait_until};
+use super::{CONDITION_TIMEOUT, RedisServer, wait_until};
 
 /// Three masters sharing the 16384 slots.
 pub struct RedisCluster {
@@ -17,8 +17,8 @@ impl RedisCluster {
     pub fn start() -> RedisCluster {
         let nodes: Vec<RedisServer> = (0..3)
             .map(|_| {
-                // The bus port would be port + 10000, past 65535 for a high free port.
-                let bus = free_port().to_string();
+                // The harness gives each node a free bus port (port + 10000 may be past
+                // 65535), a new one on each start attempt.
                 RedisServer::start_with(&[
                     "--cluster-enabled",
                     "yes",
@@ -26,8 +26,6 @@ impl RedisCluster {
                     "nodes.conf",
                     "--cluster-node-timeout",
                     "5000",
-                    "--cluster-port",
-                    &bus,
                 ])
             })
             .collect();

@@ -37,13 +37,16 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// How long a server may take to answer its first request.
-const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a server may take to answer its first request: generous, since a loaded
+/// 2-core machine (parallel tests, other builds) can keep a fresh server from running for
+/// seconds; a server that starts well answers in milliseconds, so only a broken start waits.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 /// How many fresh ports a server start tries before giving up (another process may take
 /// the port between `free_port` and the server's own bind).
 const START_ATTEMPTS: usize = 5;
-/// How long [`wait_until`] waits by default: a loaded 2-core machine can be slow.
-pub const CONDITION_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long [`wait_until`] waits by default: a loaded 2-core machine can be slow, and a
+/// condition that holds ends the wait at once, so only a failing test pays for the length.
+pub const CONDITION_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Ports already handed out by this test process: the OS may offer the same ephemeral
 /// port twice once the probing listener is closed, and parallel tests must not share one.

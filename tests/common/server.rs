@@ -69,7 +69,17 @@ impl RedisServer {
             let port = free_port();
             let dir = temp_dir(if tls.is_some() { "redis-tls" } else { "redis" });
             let log = dir.join("redis.log");
-            let mut cmd = redis_command(&dir, args, &log);
+            let mut args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+            // A cluster node's bus port would be port + 10000, past 65535 for a high free
+            // port: it gets a free port of its own, a fresh one each attempt, since another
+            // process may take it as well as the client port.
+            if args.iter().any(|a| a == "--cluster-enabled")
+                && !args.iter().any(|a| a == "--cluster-port")
+            {
+                args.extend(["--cluster-port".to_string(), free_port().to_string()]);
+            }
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let mut cmd = redis_command(&dir, &args, &log);
             match tls {
                 None => {
                     cmd.args(["--port", &port.to_string()]);

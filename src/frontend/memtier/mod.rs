@@ -17,6 +17,7 @@ pub mod shape;
 pub mod show_config;
 
 use std::ffi::OsString;
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::engine::{self, Fanout, RunObserver};
@@ -35,6 +36,7 @@ pub use settings::Settings;
 pub use show_config::render_show_config;
 
 use live::Live;
+use outputs::OutputConfig;
 
 /// Runs memtier's command line `args` (program name first); returns the exit status.
 pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
@@ -66,6 +68,8 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
             ahead.as_secs_f64()
         );
     }
+
+    check_outputs(&out)?;
 
     let mut live = Live::new(out.client_stats.clone());
     let mut statsd = out
@@ -189,6 +193,32 @@ fn name_runs(runs: &mut [Results], plan: &Plan) {
 
 /// The facts every report states first. For `-n allkeys` the requests per client are the
 /// key range (this shard's slice of it) divided among all clients, rounded up.
+/// Every file the run will write can be written: an output directory that is missing or
+/// read-only fails now, in one line, rather than after the whole run.
+fn check_outputs(out: &OutputConfig) -> Result<(), Error> {
+    let files = [
+        out.out_file.as_ref(),
+        out.json_out_file.as_ref(),
+        out.hdr_log.as_ref(),
+    ];
+    for path in files.into_iter().flatten() {
+        report::check_writable(path)
+            .map_err(|e| Error::run(format!("cannot write {}: {e}", path.display())))?;
+    }
+    // Prefixes name files beside a probe: `PREFIX_FULL_RUN_1.txt`, `PREFIX-1-0-0.csv`.
+    let prefixes = [
+        ("--hdr-file-prefix", out.hdr_file_prefix.as_ref()),
+        ("--client-stats", out.client_stats.as_ref()),
+    ];
+    for (flag, prefix) in prefixes {
+        if let Some(prefix) = prefix {
+            report::check_writable(Path::new(&format!("{prefix}-probe")))
+                .map_err(|e| Error::run(format!("cannot write {flag}={prefix} files: {e}")))?;
+        }
+    }
+    Ok(())
+}
+
 fn run_info(plan: &Plan) -> RunInfo {
     let limit = match plan.load.stop {
         StopAt::RequestsPerClient(n) => Limit::RequestsPerClient(n),

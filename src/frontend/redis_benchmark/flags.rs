@@ -22,7 +22,7 @@ use rustls::SupportedCipherSuite;
 
 use super::help::{help_text, version_text};
 use super::render::OutputMode;
-use super::suite::{MAX_KEYSPACE, TestSelection};
+use super::suite::{MAX_KEYSPACE, TestSelection, known_names};
 use super::uri::{UriParts, parse_uri};
 use crate::error::Error;
 use crate::frontend::common::open_files;
@@ -558,10 +558,19 @@ fn validate(raw: RawFlags, matches: &ArgMatches) -> Result<BenchmarkSpec, Error>
         ));
     }
     let tests = match &raw.tests {
+        // A command replaces the suite: redis-benchmark neither reads nor checks -t then.
+        Some(_) if command.is_some() => {
+            warnings.push("WARNING: Option -t is ignored.".to_string());
+            TestSelection::All
+        }
         Some(t) => {
-            let selection = TestSelection::parse(t).map_err(usage)?;
-            if command.is_some() {
-                warnings.push("WARNING: Option -t is ignored.".to_string());
+            let (selection, unknown) = TestSelection::parse(t).map_err(usage)?;
+            if !unknown.is_empty() {
+                warnings.push(format!(
+                    "WARNING: -t: no test named '{}', left out; tests: {}",
+                    unknown.join("', '"),
+                    known_names()
+                ));
             }
             selection
         }
@@ -855,6 +864,12 @@ mod tests {
         );
         let s = spec(&["-e"]);
         assert!(s.warnings[0].starts_with("WARNING: -e option has no effect"));
+        // -t: a name beside known ones is left out with a warning (redis-benchmark skips
+        // it silently); with a command -t is not even read.
+        let s = spec(&["-t", "set,hmset"]);
+        assert!(s.warnings[0].starts_with("WARNING: -t: no test named 'hmset', left out"));
+        let s = spec(&["-t", "nosuch", "set", "k", "v"]);
+        assert_eq!(s.warnings, ["WARNING: Option -t is ignored."]);
     }
 
     #[test]

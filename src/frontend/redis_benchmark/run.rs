@@ -5,7 +5,8 @@
 //! ```text
 //! flags -> spec (-x reads stdin) -> warnings on stderr
 //! server part (resolve, TLS) -> engine::prepare (cluster: masters, slot map)
-//! --cluster banner, CONFIG GET (warn and omit on failure), -k 0 warning
+//! --cluster banner, CONFIG GET (warn and omit on failure; a refused AUTH or a NOAUTH
+//!   ends the run: `Node host:port replied with error:`), -k 0 warning
 //! -I: idle connections, `clients: N` until Ctrl-C
 //! else: CSV header; for each pass (-l: until Ctrl-C), for each test:
 //!         engine::run_prepared(test's plan, live line observer) -> block / -q / CSV row
@@ -65,7 +66,13 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     if spec.cluster {
         print_now(&cluster_masters(&server_info::masters(&probe, &prepared)));
     }
-    let server_info = server_info::read_server_info(&probe, &prepared);
+    let server_info = match server_info::read_server_info(&probe, &prepared) {
+        Ok(info) => info,
+        Err(refused) => {
+            eprintln!("{refused}");
+            return Ok(1);
+        }
+    };
     let threads = rb_threads(&spec, prepared.masters().len());
     if !spec.keep_alive {
         eprint!("{KEEPALIVE_WARNING}");

@@ -1,7 +1,8 @@
 //! What redis-benchmark reads from the servers before the tests, through the engine's
 //! one-shot queries: `CONFIG GET save` / `appendonly` for each block's "host
 //! configuration" lines (per master in cluster mode; a server that refuses is left out
-//! with a warning), and in cluster mode each master's node ID for the banner
+//! with a warning, but a refused `AUTH` or a `NOAUTH` ends the run before any test, as
+//! redis-benchmark does), and in cluster mode each master's node ID for the banner
 //! (`CLUSTER NODES`).
 
 use super::render::{HostConfig, MasterInfo, ServerInfo};
@@ -11,44 +12,100 @@ use crate::plan::{Endpoint, Plan};
 use crate::protocol::resp_value::{Value, value};
 
 /// The configuration of the server (or of each master), warning on stderr, in
-/// redis-benchmark's words, about any that could not be read.
-pub fn read_server_info(plan: &Plan, prepared: &Prepared) -> ServerInfo {
+/// redis-benchmark's words, about any that could not be read. `Err` is redis-benchmark's
+/// text for a server that refused the credentials (or wants some): `Node host:port
+/// replied with error:` and the server's error on the next line; the run ends there.
+pub fn read_server_info(plan: &Plan, prepared: &Prepared) -> Result<ServerInfo, String> {
     if !plan.server.cluster_mode {
-        let config = host_config(plan, &plan.server.endpoint);
+        let config = host_config(plan, &plan.server.endpoint)?;
         if config.is_none() {
             eprintln!("WARNING: Could not fetch server CONFIG");
         }
-        return ServerInfo::Single(config);
+        return Ok(ServerInfo::Single(config));
     }
-    let configs = prepared
-        .masters()
-        .iter()
-        .map(|node| {
-            let config = host_config(plan, &node.endpoint());
-            if config.is_none() {
-                eprintln!("WARNING: Could not fetch node CONFIG {}", node.name());
-            }
-            config
-        })
-        .collect();
-    ServerInfo::Cluster(configs)
+    let mut configs = Vec::new();
+    for node in prepared.masters() {
+        let config = host_config(plan, &node.endpoint())?;
+        if config.is_none() {
+            eprintln!("WARNING: Could not fetch node CONFIG {}", node.name());
+        }
+        configs.push(config);
+    }
+    Ok(ServerInfo::Cluster(configs))
 }
 
-/// `CONFIG GET save` and `CONFIG GET appendonly` from one server; `None` on any failure.
-fn host_config(plan: &Plan, endpoint: &Endpoint) -> Option<HostConfig> {
-    let replies = query(
-        plan,
-        endpoint,
-        &[
-            &[b"CONFIG", b"GET", b"save"],
-            &[b"CONFIG", b"GET", b"appendonly"],
-        ],
-    )
-    .ok()?;
+/// `CONFIG GET save` and `CONFIG GET appendonly` from one server, after `AUTH` when the
+/// plan has credentials; `Ok(None)` when they cannot be read, `Err` when the server
+/// refused the `AUTH` or answered `NOAUTH`.
+fn host_config(plan: &Plan, endpoint: &Endpoint) -> Result<Option<HostConfig>, String> {
+    // The AUTH goes out as one of the commands, not through the query's own
+    // authentication, so that a refusal comes back as the server's words.
+    let mut auth: Vec<&[u8]> = Vec::new();
+    let unauthenticated;
+    let plan = match &plan.server.credentials {
+        Some(credentials) => {
+            auth.push(b"AUTH");
+            if let Some(user) = &credentials.user {
+                auth.push(user.as_bytes());
+            }
+            auth.push(credentials.password.as_bytes());
+            let mut copy = plan.clone();
+            copy.server.credentials = None;
+            unauthenticated = copy;
+            &unauthenticated
+        }
+        None => plan,
+    };
+    let config_get: [&[&[u8]]; 2] = [
+        &[b"CONFIG", b"GET", b"save"],
+        &[b"CONFIG", b"GET", b"appendonly"],
+    ];
+    let commands: Vec<&[&[u8]]> = (!auth.is_empty())
+        .then_some(auth.as_slice())
+        .into_iter()
+        .chain(config_get)
+        .collect();
+    let Ok(mut replies) = query(plan, endpoint, &commands) else {
+        return Ok(None);
+    };
+    if !auth.is_empty() && !replies.is_empty() {
+        let auth_reply = replies.remove(0);
+        if let Some(text) = error_text(&auth_reply) {
+            return Err(refused(endpoint, &text));
+        }
+    }
+    let Some(save_reply) = replies.first() else {
+        return Ok(None);
+    };
+    if let Some(text) = error_text(save_reply) {
+        return if text.starts_with("NOAUTH") {
+            Err(refused(endpoint, &text))
+        } else {
+            Ok(None)
+        };
+    }
+    Ok(host_config_from(&replies))
+}
+
+/// The configuration in the replies to `CONFIG GET save` and `CONFIG GET appendonly`.
+fn host_config_from(replies: &[Vec<u8>]) -> Option<HostConfig> {
     Some(HostConfig {
         save: config_value(replies.first()?)?,
         appendonly: config_value(replies.get(1)?)?,
     })
+}
+
+/// The text of an error reply; `None` for any other reply.
+fn error_text(reply: &[u8]) -> Option<String> {
+    match value(reply)?.0 {
+        Value::Error(text) => Some(String::from_utf8_lossy(text).into_owned()),
+        _ => None,
+    }
+}
+
+/// redis-benchmark's two lines for a server that refused to let it in.
+fn refused(endpoint: &Endpoint, error: &str) -> String {
+    format!("Node {} replied with error:\n{error}", endpoint.name())
 }
 
 /// The value of a `CONFIG GET name` reply (`*2 name value`, or a RESP3 map).
@@ -115,6 +172,11 @@ mod tests {
             Some("no")
         );
         assert_eq!(config_value(b"-ERR unknown\r\n"), None);
+        assert_eq!(
+            error_text(b"-NOAUTH Authentication required.\r\n").as_deref(),
+            Some("NOAUTH Authentication required.")
+        );
+        assert_eq!(error_text(b"+OK\r\n"), None);
         let nodes = "b596 127.0.0.1:17103@27103 myself,master - 0 0 1 connected 0-5460\n\
                      c1d2 127.0.0.1:17102@27102,host.example master - 0 0 2 connected 5461-10922\n";
         assert_eq!(node_id(nodes, "127.0.0.1", 17102).as_deref(), Some("c1d2"));

@@ -181,9 +181,11 @@ pub enum TestSelection {
 }
 
 impl TestSelection {
-    /// Parse `-t`: comma-separated names, case-insensitive, as redis-benchmark does.
-    /// kvbench refuses a name that selects no test (redis-benchmark silently runs nothing).
-    pub fn parse(raw: &str) -> Result<Self, String> {
+    /// Parse `-t`: comma-separated names, case-insensitive, as redis-benchmark does,
+    /// with the names that select no test. redis-benchmark skips those silently, so a
+    /// list that still selects something runs (the caller warns about the rest); a list
+    /// that selects nothing at all is refused (redis-benchmark silently runs nothing).
+    pub fn parse(raw: &str) -> Result<(Self, Vec<String>), String> {
         let names: Vec<String> = raw
             .split(',')
             .map(|n| n.trim().to_ascii_lowercase())
@@ -195,13 +197,16 @@ impl TestSelection {
                 known_names()
             ));
         }
-        if let Some(bad) = names.iter().find(|n| !is_known_name(n)) {
+        let (known, unknown): (Vec<String>, Vec<String>) =
+            names.into_iter().partition(|n| is_known_name(n));
+        if known.is_empty() {
             return Err(format!(
-                "-t: unknown test '{bad}'; tests: {}",
+                "-t: unknown test '{}'; tests: {}",
+                unknown.join("', '"),
                 known_names()
             ));
         }
-        Ok(TestSelection::Only(names))
+        Ok((TestSelection::Only(known), unknown))
     }
 
     /// Whether `id` runs under this selection.
@@ -631,7 +636,7 @@ mod tests {
 
     #[test]
     fn selection_rules() {
-        let only = |raw: &str| TestSelection::parse(raw).unwrap();
+        let only = |raw: &str| TestSelection::parse(raw).unwrap().0;
         assert_eq!(titles(&only("ping")), ["PING_INLINE", "PING_MBULK"]);
         assert_eq!(titles(&only("PING_MBULK")), ["PING_MBULK"]);
         assert_eq!(titles(&only("ping_bulk")), ["PING_MBULK"]);
@@ -660,10 +665,14 @@ mod tests {
             ["ZPOPMIN", "MSET (10 keys)", "XADD"]
         );
         assert!(
-            TestSelection::parse("sett")
+            TestSelection::parse("sett,GETT")
                 .unwrap_err()
-                .contains("unknown test 'sett'")
+                .contains("unknown test 'sett', 'gett'")
         );
+        // Unknown names beside known ones are left out, for the caller to warn about.
+        let (mixed, unknown) = TestSelection::parse("set,hmset,Get").unwrap();
+        assert_eq!(titles(&mixed), ["SET", "GET"]);
+        assert_eq!(unknown, ["hmset"]);
         assert!(TestSelection::parse("").is_err());
     }
 
