@@ -523,6 +523,40 @@ fn loop_runs_until_ctrl_c() {
     );
 }
 
+/// An output file or HDR prefix in a directory that does not exist stops the run before
+/// any test: one line, status 1, and the server ran nothing.
+#[test]
+fn an_unwritable_json_or_hdr_prefix_fails_before_any_test() {
+    let server = RedisServer::start();
+    let dir = TestDir::new("rb-unwritable");
+    let missing = dir.file_arg("no-such-dir/x");
+    let cases = [
+        (
+            "--json-out-file",
+            format!("{missing}.json"),
+            format!("cannot write {missing}.json: "),
+        ),
+        (
+            "--hdr-file-prefix",
+            missing.clone(),
+            format!("cannot write --hdr-file-prefix={missing} files: "),
+        ),
+    ];
+    for (flag, value, message) in cases {
+        let (ran, _) = footprint(&server, || {
+            let run = kv(server.port, &["-t", "set", "-n", "100", "-q", flag, &value]).run();
+            assert_eq!(run.out.status.code(), Some(1), "{flag}: {}", run.describe());
+            let stderr = run.stderr_text();
+            assert_eq!(stderr.lines().count(), 1, "{flag}: {stderr}");
+            assert!(
+                stderr.starts_with(&format!("error: {message}")),
+                "{flag}: {stderr}"
+            );
+        });
+        assert!(!ran.contains_key("set"), "{flag}: the server ran {ran:?}");
+    }
+}
+
 #[test]
 fn json_and_hdr_files_hold_one_row_per_test() {
     let server = RedisServer::start();

@@ -218,6 +218,30 @@ pub fn check_writable(path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Checks before a run that every file of `to` can be written ([`check_writable`]):
+/// `cannot write FILE: reason`, or for the HDR prefix `cannot write
+/// --hdr-file-prefix=PREFIX files: reason`.
+pub fn check_destinations(to: &Destinations) -> Result<(), Error> {
+    for path in [to.out_file.as_ref(), to.json_out_file.as_ref()]
+        .into_iter()
+        .flatten()
+    {
+        check_writable(path)
+            .map_err(|e| Error::run(format!("cannot write {}: {e}", path.display())))?;
+    }
+    if let Some(prefix) = &to.hdr_file_prefix {
+        check_prefix("--hdr-file-prefix", prefix)?;
+    }
+    Ok(())
+}
+
+/// Checks before a run that files named `PREFIX...` can be written, for `flag`.
+pub fn check_prefix(flag: &str, prefix: &str) -> Result<(), Error> {
+    // A probe beside the files the prefix will name (`PREFIX_FULL_RUN_1.txt`, ...).
+    check_writable(Path::new(&format!("{prefix}-probe")))
+        .map_err(|e| Error::run(format!("cannot write {flag}={prefix} files: {e}")))
+}
+
 /// The temporary [`write_atomic`] writes `path`'s bytes to: a hidden name in the same
 /// directory, unique to this process.
 fn temporary_beside(path: &Path) -> std::io::Result<PathBuf> {

@@ -17,7 +17,6 @@ pub mod shape;
 pub mod show_config;
 
 use std::ffi::OsString;
-use std::path::Path;
 use std::sync::Arc;
 
 use crate::engine::{self, Fanout, RunObserver};
@@ -112,11 +111,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     // A run that never got a reply has nothing worth a report; one cut short by an error
     // or Ctrl-C still writes what it measured.
     if anything_measured || outcome.error.is_none() {
-        let destinations = Destinations {
-            out_file: out.out_file.clone(),
-            json_out_file: out.json_out_file.clone(),
-            hdr_file_prefix: out.hdr_file_prefix.clone(),
-        };
+        let destinations = destinations(&out);
         let rendering = Rendering {
             info: run_info(&plan),
             percentiles: &out.print_percentiles,
@@ -196,27 +191,24 @@ fn name_runs(runs: &mut [Results], plan: &Plan) {
 /// Every file the run will write can be written: an output directory that is missing or
 /// read-only fails now, in one line, rather than after the whole run.
 fn check_outputs(out: &OutputConfig) -> Result<(), Error> {
-    let files = [
-        out.out_file.as_ref(),
-        out.json_out_file.as_ref(),
-        out.hdr_log.as_ref(),
-    ];
-    for path in files.into_iter().flatten() {
+    report::check_destinations(&destinations(out))?;
+    if let Some(path) = &out.hdr_log {
         report::check_writable(path)
             .map_err(|e| Error::run(format!("cannot write {}: {e}", path.display())))?;
     }
-    // Prefixes name files beside a probe: `PREFIX_FULL_RUN_1.txt`, `PREFIX-1-0-0.csv`.
-    let prefixes = [
-        ("--hdr-file-prefix", out.hdr_file_prefix.as_ref()),
-        ("--client-stats", out.client_stats.as_ref()),
-    ];
-    for (flag, prefix) in prefixes {
-        if let Some(prefix) = prefix {
-            report::check_writable(Path::new(&format!("{prefix}-probe")))
-                .map_err(|e| Error::run(format!("cannot write {flag}={prefix} files: {e}")))?;
-        }
+    if let Some(prefix) = &out.client_stats {
+        report::check_prefix("--client-stats", prefix)?;
     }
     Ok(())
+}
+
+/// Where the reports go.
+fn destinations(out: &OutputConfig) -> Destinations {
+    Destinations {
+        out_file: out.out_file.clone(),
+        json_out_file: out.json_out_file.clone(),
+        hdr_file_prefix: out.hdr_file_prefix.clone(),
+    }
 }
 
 fn run_info(plan: &Plan) -> RunInfo {

@@ -128,12 +128,21 @@ pub fn write(spec: &BenchmarkSpec, collected: &Collected) -> Result<(), Error> {
         configuration: &shown,
         sweep: None,
     };
-    let destinations = Destinations {
+    write_files(&destinations(spec), &rendering, &block)
+}
+
+/// Checks before the run that the JSON file and HDR files `spec` asks for can be written.
+pub fn check(spec: &BenchmarkSpec) -> Result<(), Error> {
+    report::check_destinations(&destinations(spec))
+}
+
+/// Where the files go (redis-benchmark prints its text report itself).
+fn destinations(spec: &BenchmarkSpec) -> Destinations {
+    Destinations {
         out_file: None,
         json_out_file: spec.json_out_file.clone(),
         hdr_file_prefix: spec.hdr_file_prefix.clone(),
-    };
-    write_files(&destinations, &rendering, &block)
+    }
 }
 
 /// The JSON and HDR files, without the text report (redis-benchmark prints its own).

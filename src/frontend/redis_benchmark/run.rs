@@ -53,6 +53,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         eprintln!("{warning}");
     }
     let server = rb_plan::server(&spec)?;
+    outputs::check(&spec)?;
     signals::install();
     // The server part is the same for every plan: discovery and queries use the idle one.
     let probe = rb_plan::test_plan(&spec, &server, 1, None, None, false);
