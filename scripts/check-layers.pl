@@ -18,7 +18,7 @@ use File::Find;
 my $src = shift // 'src';
 
 # Lowest first. An area may import its own and any lower one.
-my @layers = qw(error date debug signals stats protocol workload results resultfile plan
+my @layers = qw(console error date debug signals stats protocol workload results resultfile plan
                 engine report merge sinks frontend main);
 my %rank;
 @rank{@layers} = (0 .. $#layers);

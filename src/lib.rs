@@ -20,6 +20,7 @@
 //!
 //! | module | its one job |
 //! | --- | --- |
+//! | [`console`] | messages on stderr that a closed pipe cannot turn into a panic |
 //! | [`error`] | the setup/user error type and exit codes |
 //! | [`date`] | days since the epoch to a calendar date |
 //! | [`debug`] | `-D`: leveled `file:line: message` lines on stderr |
@@ -36,6 +37,8 @@
 //! | [`sinks`] | live sinks fed by the run observer: StatsD/Graphite and the Prometheus endpoint |
 //! | [`frontend`] | the command lines, one folder each: memtier's (the default), redis-benchmark, latency, intrinsic-latency, zbench, merge, report, completions and man; and what front ends share |
 
+#[macro_use]
+pub mod console;
 pub mod date;
 pub mod debug;
 pub mod engine;

@@ -10,7 +10,7 @@ fn main() -> ExitCode {
     match front_end(args) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            eprintln!("error: {err}");
+            kvbench::eprintln_safe!("error: {err}");
             ExitCode::from(err.exit_code() as u8)
         }
     }

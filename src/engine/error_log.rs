@@ -27,7 +27,7 @@ impl ErrorLog {
         } else {
             String::new()
         };
-        eprintln!("\n{what}{more}");
+        eprintln_safe!("\n{what}{more}");
         self.last_print = Some(now);
         self.suppressed = 0;
     }

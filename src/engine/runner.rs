@@ -119,7 +119,7 @@ pub fn run(plan: &Arc<Plan>, observer: &mut dyn RunObserver) -> Outcome {
         }
     };
     if !prepared.masters().is_empty() {
-        eprintln!(
+        eprintln_safe!(
             "cluster: {} masters: {}",
             prepared.masters().len(),
             prepared
@@ -271,7 +271,7 @@ fn start(at: Option<SystemTime>) -> Start {
             start_epoch_ms: epoch_ms(at),
         },
         Err(late) => {
-            eprintln!(
+            eprintln_safe!(
                 "warning: the start time passed {} ms before the run could begin: starting now",
                 late.duration().as_millis()
             );

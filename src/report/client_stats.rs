@@ -110,7 +110,7 @@ pub fn write_files(
     run: u32,
     per_client: &[(usize, usize, ClientSeries)],
 ) -> Result<(), Error> {
-    eprintln!("[RUN {run}] Writing client stats files...");
+    eprintln_safe!("[RUN {run}] Writing client stats files...");
     let mut first_error = None;
     for (thread, client, series) in per_client {
         let path = PathBuf::from(format!("{prefix}-{run}-{thread}-{client}.csv"));

@@ -297,7 +297,7 @@ pub fn write_run_files(prefix: &str, run: &Results) -> Result<(), Error> {
         let mut txt = stem.clone().into_os_string();
         txt.push(".txt");
         let txt = PathBuf::from(txt);
-        eprintln!(
+        eprintln_safe!(
             "Writing {title} HDR latency histogram results to {}...",
             txt.display()
         );
@@ -309,7 +309,7 @@ pub fn write_run_files(prefix: &str, run: &Results) -> Result<(), Error> {
             let mut path = stem.clone().into_os_string();
             path.push("_service.txt");
             let path = PathBuf::from(path);
-            eprintln!(
+            eprintln_safe!(
                 "Writing {title} HDR service time histogram results to {}...",
                 path.display()
             );
@@ -322,7 +322,7 @@ pub fn write_run_files(prefix: &str, run: &Results) -> Result<(), Error> {
         let mut hgrm = stem.into_os_string();
         hgrm.push(".hgrm");
         let hgrm = PathBuf::from(hgrm);
-        eprintln!(
+        eprintln_safe!(
             "Writing {title} HDR latency histogram results in HistogramLogProcessor format to {}...",
             hgrm.display()
         );

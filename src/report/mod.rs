@@ -117,7 +117,7 @@ pub fn write_reports(
     };
 
     if let Some(path) = &out.json_out_file {
-        eprintln!("Json file {} created...", path.display());
+        eprintln_safe!("Json file {} created...", path.display());
     }
 
     let mut text = if runs.is_empty() {
@@ -140,7 +140,7 @@ pub fn write_reports(
     }
     match &out.out_file {
         Some(path) => {
-            eprintln!("Writing results to {}...", path.display());
+            eprintln_safe!("Writing results to {}...", path.display());
             keep(write_atomic(path, text.as_bytes()));
         }
         None => {
@@ -161,7 +161,7 @@ pub fn write_reports(
     }
 
     if let Some(path) = &out.json_out_file {
-        eprintln!("Saving JSON output file: {}", path.display());
+        eprintln_safe!("Saving JSON output file: {}", path.display());
         let mut json = json::render_json_with_sweep(
             rendering.configuration,
             &info,
@@ -178,7 +178,7 @@ pub fn write_reports(
         }
         let written = write_atomic(path, json.as_bytes());
         if written.is_ok() {
-            eprintln!("Json file closed.");
+            eprintln_safe!("Json file closed.");
         }
         keep(written);
     }

@@ -207,9 +207,12 @@ impl StatsdSink {
         } else {
             format!("{}.{label}.", sanitize(&cfg.prefix, true))
         };
-        eprintln!(
+        eprintln_safe!(
             "statsd: initialized, sending metrics to {}:{} with prefix '{}' run_label '{}'",
-            cfg.host, cfg.port, cfg.prefix, label
+            cfg.host,
+            cfg.port,
+            cfg.prefix,
+            label
         );
         Ok(StatsdSink {
             socket,
@@ -292,9 +295,10 @@ impl StatsdSink {
 
     fn annotate(&self, what: &str, tags: &str, data: &str) {
         if let Err(e) = self.post_event(what, tags, data) {
-            eprintln!(
+            eprintln_safe!(
                 "warning: cannot send Graphite event \"{what}\" to {}:{}: {e}",
-                self.host, self.graphite_port
+                self.host,
+                self.graphite_port
             );
         }
     }

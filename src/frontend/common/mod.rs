@@ -3,7 +3,8 @@
 //! into the plan's server and TLS parts; the `--print-percentiles` list ([`percentiles`]);
 //! the live Prometheus endpoint's flags ([`prometheus`]); `--shard` and `--start-at`
 //! ([`distributed`]); a clap error as one usage line ([`usage`]); the open-file check
-//! ([`open_files`]) for the connections a front end asks for.
+//! ([`open_files`]) for the connections a front end asks for; text to stdout that a
+//! closed pipe cannot turn into a panic ([`stdout`]).
 //!
 //! The conversion has two phases, so a front end can check its own flags in between:
 //! [`ConnectionArgs::target`] parses the flags and the URI (no I/O), and
@@ -14,6 +15,7 @@ pub mod open_files;
 pub mod percentiles;
 pub mod pool;
 pub mod prometheus;
+pub mod stdout;
 pub mod tls;
 pub mod tls_ciphers;
 pub mod uri;
@@ -251,7 +253,7 @@ impl ConnectionArgs {
         ];
         for (clash, flag) in clashes {
             if clash {
-                eprintln!("warning: both URI and {flag} specified, URI takes precedence.");
+                eprintln_safe!("warning: both URI and {flag} specified, URI takes precedence.");
             }
         }
     }

@@ -21,6 +21,7 @@ use std::ffi::OsString;
 use std::io::Write;
 
 use crate::error::Error;
+use crate::frontend::common::stdout::print_now;
 use crate::signals;
 
 /// Runs `kvbench intrinsic-latency` with its argv (the first item is the program name)
@@ -29,8 +30,7 @@ use crate::signals;
 pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let options = match flags::parse(args)? {
         flags::Parsed::Print(text) => {
-            // Not print!: a reader gone early (`--help | head`) is no panic.
-            let _ = std::io::stdout().write_all(text.as_bytes());
+            print_now(&text);
             return Ok(0);
         }
         flags::Parsed::Run(options) => options,

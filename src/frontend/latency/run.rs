@@ -36,6 +36,7 @@ use super::probe::probe_plan;
 use super::session::{Flow, Session};
 use crate::engine::{self, Outcome, RunObserver, StopSwitch};
 use crate::error::Error;
+use crate::frontend::common::stdout::print_now;
 use crate::plan::Sample;
 use crate::signals;
 
@@ -44,8 +45,7 @@ use crate::signals;
 pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let options = match parse(args)? {
         Parsed::Print(text) => {
-            // Not print!: a reader gone early (`--help | head`) is no panic.
-            let _ = std::io::stdout().write_all(text.as_bytes());
+            print_now(&text);
             return Ok(0);
         }
         Parsed::Run(options) => *options,

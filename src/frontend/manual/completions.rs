@@ -16,6 +16,7 @@ use clap_complete::Shell;
 
 use super::kvbench_command;
 use crate::error::Error;
+use crate::frontend::common::stdout::print_now;
 use crate::frontend::common::usage::one_line;
 
 /// The shells a script is written for.
@@ -71,7 +72,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let matches = match Flags::command().try_get_matches_from(args) {
         Ok(m) => m,
         Err(e) if e.kind() == ErrorKind::DisplayHelp => {
-            print!("{e}");
+            print_now(&e.to_string());
             return Ok(0);
         }
         Err(e) => return Err(one_line(&e)),

@@ -91,7 +91,7 @@ pub fn from_cli(cli: &Cli, protocol: Protocol, pipeline: usize) -> Result<Option
         )));
     }
     if let Some(m) = &monitor {
-        eprintln!("{}", m.summary());
+        eprintln_safe!("{}", m.summary());
     }
     Ok(Some(Arc::new(Arbitrary {
         list,

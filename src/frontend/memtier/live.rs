@@ -23,17 +23,17 @@ impl Live {
 
 impl RunObserver for Live {
     fn run_starting(&mut self, run: u32) {
-        eprintln!("[RUN #{run}] Preparing benchmark client...");
-        eprintln!("[RUN #{run}] Launching threads now...");
+        eprintln_safe!("[RUN #{run}] Preparing benchmark client...");
+        eprintln_safe!("[RUN #{run}] Launching threads now...");
     }
 
     fn run_started(&mut self, start: &RunStart) -> Result<(), String> {
         let run = start.run;
         if let Some(rate) = start.target_rate {
-            eprintln!("[RUN #{run}] Open loop at {rate} requests/s in all...");
+            eprintln_safe!("[RUN #{run}] Open loop at {rate} requests/s in all...");
         }
         if !start.warmup.is_zero() {
-            eprintln!(
+            eprintln_safe!(
                 "[RUN #{run}] Warming up for {} secs (left out of the results)...",
                 start.warmup.as_secs()
             );
@@ -49,7 +49,7 @@ impl RunObserver for Live {
     }
 
     fn interrupted(&mut self, run: u32, after: Duration) {
-        eprintln!(
+        eprintln_safe!(
             "\n[RUN #{run}] Interrupted by user (Ctrl+C) after {:.1} secs, stopping threads...",
             after.as_secs_f64()
         );
@@ -62,7 +62,7 @@ impl RunObserver for Live {
             None => Ok(()),
         };
         // Ends the progress line.
-        eprintln!();
+        eprintln_safe!();
         written
     }
 }

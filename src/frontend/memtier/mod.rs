@@ -22,6 +22,7 @@ use std::sync::Arc;
 use crate::engine::{self, Fanout, RunObserver};
 use crate::error::Error;
 use crate::frontend::common::distributed::epoch_seconds_text;
+use crate::frontend::common::stdout::print_now;
 use crate::frontend::utf8_args;
 use crate::plan::{Plan, StopAt};
 use crate::report::{self, ClientRamp, Destinations, Limit, Rendering, RunInfo, hdr_log};
@@ -41,7 +42,7 @@ use outputs::OutputConfig;
 pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let cli = match parse_args(utf8_args(args)?)? {
         Parsed::Print(text) => {
-            print!("{text}");
+            print_now(&text);
             return Ok(0);
         }
         Parsed::Run(cli) => cli,
@@ -55,13 +56,13 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let plan = Arc::new(plan);
     crate::debug::set_level(out.debug);
     if out.show_config {
-        print!("{}", render_show_config(&shown));
+        print_now(&render_show_config(&shown));
     }
     if let Some(at) = plan.load.start_at {
         let ahead = at
             .duration_since(std::time::SystemTime::now())
             .unwrap_or_default();
-        eprintln!(
+        eprintln_safe!(
             "Connecting now, starting at {} (in {:.1} s)...",
             epoch_seconds_text(at),
             ahead.as_secs_f64()
@@ -149,12 +150,12 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         )));
     }
     if errors > 0 {
-        eprintln!(
+        eprintln_safe!(
             "warning: {errors} of {count} requests got an error reply (the first ones are shown above)"
         );
     }
     if let Some(report) = &outcome.verification {
-        eprint!("{}", report.render_failures());
+        eprint_safe!("{}", report.render_failures());
         if report.failed() > 0 {
             return Err(Error::run(format!(
                 "data verification failed: {} of {} keys did not hold the value written",
@@ -164,7 +165,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         }
     }
     if let Some(signal) = outcome.signal {
-        eprintln!("interrupted: results so far were written");
+        eprintln_safe!("interrupted: results so far were written");
         return Ok(signals::exit_code(signal) as u8);
     }
     Ok(0)

@@ -119,7 +119,7 @@ fn parse_statsd(cli: &Cli) -> Result<Option<StatsdConfig>> {
         ];
         for (given, flag) in companions {
             if given {
-                eprintln!("warning: {flag} has no effect without --statsd-host.");
+                eprintln_safe!("warning: {flag} has no effect without --statsd-host.");
             }
         }
         return Ok(None);

@@ -82,7 +82,7 @@ impl Settings {
             .transpose()?;
         let target = cli.conn.target()?;
         if cli.conn.uri.is_some() && cli.select_db.is_some() && target.uri_db.is_some() {
-            eprintln!("warning: both URI and --select-db specified, URI takes precedence.");
+            eprintln_safe!("warning: both URI and --select-db specified, URI takes precedence.");
         }
         let credentials = target.credentials.clone();
         let select_db = target.uri_db.or(flag_db);

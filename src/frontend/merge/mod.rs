@@ -16,6 +16,7 @@ use clap::error::ErrorKind;
 use clap::{CommandFactory, FromArgMatches};
 
 use crate::error::Error;
+use crate::frontend::common::stdout::print_now;
 use crate::frontend::common::usage::one_line;
 use crate::frontend::utf8_args;
 use crate::merge::merge_files;
@@ -47,19 +48,19 @@ fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
 pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let flags = match parse(args)? {
         Parsed::Print(text) => {
-            print!("{text}");
+            print_now(&text);
             return Ok(0);
         }
         Parsed::Run(flags) => flags,
     };
     let merged = merge_files(&flags.files, &flags.options())?;
-    eprintln!(
+    eprintln_safe!(
         "merged {} result files: {}",
         merged.inputs.len(),
         merged.inputs.join(", ")
     );
     for note in &merged.notes {
-        eprintln!("{note}");
+        eprintln_safe!("{note}");
     }
     let shown = merged.shown();
     let rendering = Rendering {

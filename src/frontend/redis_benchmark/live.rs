@@ -2,10 +2,9 @@
 //! rewritten in place every 250 ms while a test runs (on a terminal), or `-I`'s
 //! `clients: N` status.
 
-use std::io::Write;
-
 use super::render::{LiveLine, LiveSample, idle_status};
 use crate::engine::{Progress, RunObserver, RunStart};
+use crate::frontend::common::stdout::print_now;
 
 /// What the live output shows.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,13 +72,6 @@ impl Live {
         self.last = *p;
         text
     }
-}
-
-/// Prints `text` on stdout at once (a live line has no newline to flush it).
-pub fn print_now(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
 }
 
 impl RunObserver for Live {

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::flags::{BenchmarkSpec, Parsed, parse};
-use super::live::{Live, Showing, print_now};
+use super::live::{Live, Showing};
 use super::outputs::{self, Collected};
 use super::plan::{self as rb_plan, rb_threads, shows_live};
 use super::render::{
@@ -35,6 +35,7 @@ use super::suite::{PayloadGenerator, Test};
 use super::tests_for;
 use crate::engine::{self, Outcome, Prepared};
 use crate::error::Error;
+use crate::frontend::common::stdout::print_now;
 use crate::plan::Server;
 use crate::signals;
 
@@ -43,14 +44,14 @@ use crate::signals;
 pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let mut spec = match parse(args)? {
         Parsed::Print(text) => {
-            print!("{text}");
+            print_now(&text);
             return Ok(0);
         }
         Parsed::Run(spec) => *spec,
     };
     spec.read_last_arg(std::io::stdin().lock())?;
     for warning in &spec.warnings {
-        eprintln!("{warning}");
+        eprintln_safe!("{warning}");
     }
     let server = rb_plan::server(&spec)?;
     outputs::check(&spec)?;
@@ -70,13 +71,13 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let server_info = match server_info::read_server_info(&probe, &prepared) {
         Ok(info) => info,
         Err(refused) => {
-            eprintln!("{refused}");
+            eprintln_safe!("{refused}");
             return Ok(1);
         }
     };
     let threads = rb_threads(&spec, prepared.masters().len());
     if !spec.keep_alive {
-        eprint!("{KEEPALIVE_WARNING}");
+        eprint_safe!("{KEEPALIVE_WARNING}");
     }
     let run = Runner {
         live: shows_live(spec.output, std::io::stdout().is_terminal()),
@@ -212,9 +213,9 @@ impl Runner<'_> {
     fn check(&self, mut outcome: Outcome) -> Result<Outcome, Stop> {
         if let Some((server, text)) = &outcome.error_reply {
             if self.spec.cluster {
-                eprintln!("Error from server {server}: {text}");
+                eprintln_safe!("Error from server {server}: {text}");
             } else {
-                eprintln!("Error from server: {text}");
+                eprintln_safe!("Error from server: {text}");
             }
             return Err(Stop::Exit(1));
         }

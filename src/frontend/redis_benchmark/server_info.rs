@@ -19,7 +19,7 @@ pub fn read_server_info(plan: &Plan, prepared: &Prepared) -> Result<ServerInfo, 
     if !plan.server.cluster_mode {
         let config = host_config(plan, &plan.server.endpoint)?;
         if config.is_none() {
-            eprintln!("WARNING: Could not fetch server CONFIG");
+            eprintln_safe!("WARNING: Could not fetch server CONFIG");
         }
         return Ok(ServerInfo::Single(config));
     }
@@ -27,7 +27,7 @@ pub fn read_server_info(plan: &Plan, prepared: &Prepared) -> Result<ServerInfo, 
     for node in prepared.masters() {
         let config = host_config(plan, &node.endpoint())?;
         if config.is_none() {
-            eprintln!("WARNING: Could not fetch node CONFIG {}", node.name());
+            eprintln_safe!("WARNING: Could not fetch node CONFIG {}", node.name());
         }
         configs.push(config);
     }

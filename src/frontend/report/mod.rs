@@ -21,6 +21,7 @@ use std::ffi::OsString;
 use std::io::Write;
 
 use crate::error::Error;
+use crate::frontend::common::stdout::print_now;
 use crate::report::html::{Report, render_page};
 use crate::report::write_atomic;
 use crate::resultfile::{Content, read_file};
@@ -32,7 +33,7 @@ use flags::{Options, Output, Parsed};
 pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let options = match flags::parse(args)? {
         Parsed::Print(text) => {
-            print!("{text}");
+            print_now(&text);
             return Ok(0);
         }
         Parsed::Run(options) => options,

@@ -11,7 +11,6 @@
 //! Exit status: 0; 1 for a bad flag or a failed run; 128 + the signal after Ctrl-C.
 
 use std::ffi::OsString;
-use std::io::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -22,6 +21,7 @@ use super::plan::{self as zb_plan, PERCENTILES};
 use super::render::{self, Progress, ReplySizes, Summary, Tick};
 use crate::engine::{self, RunObserver, Second};
 use crate::error::Error;
+use crate::frontend::common::stdout::print_now;
 use crate::frontend::utf8_args;
 use crate::report::{self, Limit, RunInfo};
 use crate::results::Results;
@@ -32,8 +32,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let words = utf8_args(args)?;
     let spec = match parse(words.into_iter().skip(1))? {
         ZbenchCommand::Print(text) => {
-            // Not print!: a reader gone early (`--help | head`) is no panic.
-            let _ = std::io::stdout().write_all(text.as_bytes());
+            print_now(&text);
             return Ok(0);
         }
         ZbenchCommand::Run(spec) => *spec,
@@ -179,11 +178,4 @@ impl RunObserver for Live {
         }
         print_now(&self.progress.row(&tick));
     }
-}
-
-/// Prints `text` on stdout at once (progress rows end without a newline).
-fn print_now(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
 }

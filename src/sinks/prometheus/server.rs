@@ -100,12 +100,12 @@ impl PrometheusEndpoint {
             .spawn(move || server.run())
             .map_err(cannot)?;
         if !addr.ip().is_loopback() {
-            eprintln!(
+            eprintln_safe!(
                 "warning: the Prometheus endpoint on {addr} has no authentication: anyone who \
                  can reach that port can read the metrics."
             );
         }
-        eprintln!("Prometheus exporter listening on http://{addr}/metrics");
+        eprintln_safe!("Prometheus exporter listening on http://{addr}/metrics");
         Ok(PrometheusEndpoint {
             addr,
             stop,
@@ -196,7 +196,7 @@ impl Server {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
                 }
-                eprintln!("warning: the Prometheus endpoint stopped: {}", describe(&e));
+                eprintln_safe!("warning: the Prometheus endpoint stopped: {}", describe(&e));
                 return;
             }
             if self.stop.load(Ordering::Acquire) {
