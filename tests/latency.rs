@@ -353,6 +353,19 @@ fn errors_are_one_line_and_exit_1() {
     let err = one_line_error(&["-h", "127.0.0.1", "-p", &closed]);
     assert!(err.contains("connection refused"), "{err}");
 
+    // An --hdr-file that cannot be written fails before the first probe.
+    let open = RedisServer::start();
+    open.config_resetstat();
+    let dir = TestDir::new("latency-unwritable");
+    let missing = dir.file_arg("no-such-dir/all.txt");
+    let open_port = open.port.to_string();
+    let err = one_line_error(&["-p", &open_port, "--history", "--hdr-file", &missing]);
+    assert!(
+        err.starts_with(&format!("error: cannot write {missing}: ")),
+        "{err}"
+    );
+    assert_eq!(open.commandstats().get("ping"), None, "no probe was sent");
+
     let server = RedisServer::start_with(&["--requirepass", "secret"]);
     let port = server.port.to_string();
     let err = one_line_error(&["-p", &port, "-a", "wrong"]);

@@ -10,7 +10,7 @@ use std::net::TcpStream;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{RedisCluster, RedisServer, kvbench};
+use common::{RedisCluster, RedisServer, TestDir, kvbench};
 use kvbench::frontend::zbench::workload::write_key;
 
 /// What zbench printed, section by section.
@@ -525,6 +525,34 @@ fn an_unreachable_server_is_an_error() {
     let out = run.stdout_text();
     assert!(!out.contains("Total Issued commands"), "{}", run.describe());
     assert!(out.ends_with('\n'), "{}", run.describe());
+}
+
+#[test]
+fn an_unwritable_json_file_fails_before_the_run() {
+    let server = RedisServer::start();
+    let dir = TestDir::new("zbench-unwritable");
+    let missing = dir.file_arg("no-such-dir/z.json");
+    let port = server.port.to_string();
+    let run = kvbench(&[
+        "zbench",
+        "-p",
+        &port,
+        "-mode",
+        "load",
+        "-r",
+        "50",
+        "-json-out-file",
+        &missing,
+    ])
+    .run();
+    assert_eq!(run.out.status.code(), Some(1), "{}", run.describe());
+    let err = run.stderr_text();
+    assert_eq!(err.lines().count(), 1, "{}", run.describe());
+    assert!(
+        err.starts_with(&format!("error: cannot write {missing}: ")),
+        "{err}"
+    );
+    assert_eq!(server.cli(&["DBSIZE"]).trim(), "0", "the run never started");
 }
 
 #[test]

@@ -226,13 +226,17 @@ pub fn check_destinations(to: &Destinations) -> Result<(), Error> {
         .into_iter()
         .flatten()
     {
-        check_writable(path)
-            .map_err(|e| Error::run(format!("cannot write {}: {e}", path.display())))?;
+        check_file(path)?;
     }
     if let Some(prefix) = &to.hdr_file_prefix {
         check_prefix("--hdr-file-prefix", prefix)?;
     }
     Ok(())
+}
+
+/// Checks before a run that the file `path` can be written: `cannot write FILE: reason`.
+pub fn check_file(path: &Path) -> Result<(), Error> {
+    check_writable(path).map_err(|e| Error::run(format!("cannot write {}: {e}", path.display())))
 }
 
 /// Checks before a run that files named `PREFIX...` can be written, for `flag`.

@@ -38,6 +38,7 @@ use crate::engine::{self, Outcome, RunObserver, StopSwitch};
 use crate::error::Error;
 use crate::frontend::common::stdout::print_now;
 use crate::plan::Sample;
+use crate::report::check_file;
 use crate::signals;
 
 /// Runs `kvbench latency`'s command line `args` (program name first); returns the exit
@@ -50,6 +51,10 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         }
         Parsed::Run(options) => *options,
     };
+    if let Some(path) = &options.hdr_file {
+        // A file that cannot be written fails now, not when the probe ends.
+        check_file(path)?;
+    }
     let (tx, rx) = crossbeam_channel::unbounded();
     let plan = Arc::new(probe_plan(&options, tx)?);
     signals::install();

@@ -41,6 +41,10 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let credentials = connection::credentials(spec.password.as_deref(), &spec.conn);
     let tls = connection::tls_settings(&spec.conn, &spec.host)?;
     let server = zb_plan::server(&spec, credentials, tls)?;
+    if let Some(path) = &spec.json_out_file {
+        // A file that cannot be written fails now, not after the whole run.
+        report::check_file(path)?;
+    }
     let added = Arc::new(AtomicU64::new(0));
     let plan = Arc::new(zb_plan::plan(&spec, server, Arc::clone(&added)));
     signals::install();
