@@ -60,8 +60,9 @@ fn stall_run(pacing: &[&str]) -> Value {
             .unwrap();
     // The schedule runs from when the connections are up, so a loaded machine that takes
     // tens of milliseconds to connect leaves that much of the 10 s unscheduled (19 955
-    // and 19 975 were seen); a rate lowered by the stall would be 2000 short.
-    assert!((19_800..=20_020).contains(&due), "{due} due");
+    // and 19 975 were seen; up to half a second allowed); a rate lowered by the stall
+    // would be 2000 short.
+    assert!((19_000..=20_020).contains(&due), "{due} due");
     let served = set_get_calls(&server);
     assert!(
         served >= count && served <= count + 20,

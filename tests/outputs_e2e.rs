@@ -651,6 +651,27 @@ fn an_unwritable_output_fails_before_the_run() {
         );
         assert_eq!(server_set_get(&server), 0, "{flag}: the run never started");
     }
+    // A directory where the file should be is refused before the run too (the probe
+    // beside it would pass; the rename over it would not), as is a name ending in `/`.
+    let existing_dir = dir.file_arg("a-dir");
+    std::fs::create_dir(&existing_dir).unwrap();
+    for value in [
+        existing_dir.clone(),
+        format!("{}/", dir.file_arg("new.json")),
+    ] {
+        let flag = format!("--json-out-file={value}");
+        let run = kvbench_at(server.port, &["--hide-histogram", "-n", "1000", &flag]).run();
+        assert_eq!(run.out.status.code(), Some(1), "{flag}: {}", run.describe());
+        let stderr = run.stderr_text();
+        let expected = format!("error: cannot write {value}: is a directory");
+        assert_eq!(
+            stderr.lines().last(),
+            Some(expected.as_str()),
+            "{flag}: {stderr}"
+        );
+        assert_eq!(server_set_get(&server), 0, "{flag}: the run never started");
+    }
+    std::fs::remove_dir(&existing_dir).unwrap();
     // A writable one passes the check and leaves only the file itself behind.
     let json = format!("--json-out-file={}", dir.file_arg("ok.json"));
     kvbench_at(server.port, &["--hide-histogram", "-n", "10", &json]).ok();

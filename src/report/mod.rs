@@ -211,11 +211,31 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
 /// again. A missing directory or no permission is then found before the run, not after
 /// it (memtier opens its JSON file first, too).
 pub fn check_writable(path: &Path) -> std::io::Result<()> {
+    // A directory (or a name ending in a separator) passes the probe but not the rename.
+    let names_a_directory = path.as_os_str().to_string_lossy().ends_with('/')
+        || fs::metadata(path).is_ok_and(|m| m.is_dir());
+    if names_a_directory {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "is a directory",
+        ));
+    }
     let probe = temporary_beside(path)?;
-    fs::File::create(&probe)?;
-    // Removing it can only fail if another process already did.
-    let _ = fs::remove_file(&probe);
-    Ok(())
+    match fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        // Removing it can only fail if another process already did.
+        Ok(_) => {
+            let _ = fs::remove_file(&probe);
+            Ok(())
+        }
+        // A file of that name is no one's to touch; the directory holds files, and the
+        // write itself will say if it cannot replace it.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 /// Checks before a run that every file of `to` can be written ([`check_writable`]):

@@ -55,6 +55,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     } = Settings::from_cli(&cli)?;
     let plan = Arc::new(plan);
     crate::debug::set_level(out.debug);
+    check_outputs(&out)?;
     if out.show_config {
         print_now(&render_show_config(&shown));
     }
@@ -68,8 +69,6 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
             ahead.as_secs_f64()
         );
     }
-
-    check_outputs(&out)?;
 
     let mut live = Live::new(out.client_stats.clone());
     let mut statsd = out
@@ -187,8 +186,6 @@ fn name_runs(runs: &mut [Results], plan: &Plan) {
     }
 }
 
-/// The facts every report states first. For `-n allkeys` the requests per client are the
-/// key range (this shard's slice of it) divided among all clients, rounded up.
 /// Every file the run will write can be written: an output directory that is missing or
 /// read-only fails now, in one line, rather than after the whole run.
 fn check_outputs(out: &OutputConfig) -> Result<(), Error> {
@@ -211,6 +208,8 @@ fn destinations(out: &OutputConfig) -> Destinations {
     }
 }
 
+/// The facts every report states first. For `-n allkeys` the requests per client are the
+/// key range (this shard's slice of it) divided among all clients, rounded up.
 fn run_info(plan: &Plan) -> RunInfo {
     let limit = match plan.load.stop {
         StopAt::RequestsPerClient(n) => Limit::RequestsPerClient(n),
