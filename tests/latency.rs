@@ -653,7 +653,9 @@ fn a_server_gone_mid_run_ends_the_window_then_says_so() {
         } else {
             human_window_count(last)
         };
-        assert!(count >= 5, "{args:?}: {out:?}");
+        // One probe at a time: the server ran at least 5, and the reply to the last one
+        // it ran may have been lost with it.
+        assert!(count >= 4, "{args:?}: {out:?}");
         let err = run.stderr_text();
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.starts_with("error: "), "{args:?}: {err}");
