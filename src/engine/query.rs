@@ -31,6 +31,28 @@ pub fn query(
     endpoint: &Endpoint,
     commands: &[&[&[u8]]],
 ) -> Result<Vec<Vec<u8>>, String> {
+    let (auth, replies) = query_with_auth(plan, endpoint, commands)?;
+    if let Some((Value::Error(e), _)) = auth.as_deref().and_then(value) {
+        return Err(format!(
+            "authentication with {} failed: {}",
+            endpoint.name(),
+            String::from_utf8_lossy(e)
+        ));
+    }
+    Ok(replies)
+}
+
+/// The AUTH's reply (when one was sent) and the reply to each command, as RESP bytes.
+pub type Answered = (Option<Vec<u8>>, Vec<Vec<u8>>);
+
+/// [`query`], with the reply to the AUTH (when the plan has credentials) handed back as
+/// it came, error or not, for a caller that words a refusal itself; the commands are sent
+/// and answered either way.
+pub fn query_with_auth(
+    plan: &Plan,
+    endpoint: &Endpoint,
+    commands: &[&[&[u8]]],
+) -> Result<Answered, String> {
     let peer = endpoint.name();
     let mut request = Vec::new();
     let auth = plan.server.credentials.is_some();
@@ -72,16 +94,8 @@ pub fn query(
         }
     };
     let mut out = buf;
-    if auth {
-        let first = out.remove(0);
-        if let Some((Value::Error(e), _)) = value(&first) {
-            return Err(format!(
-                "authentication with {peer} failed: {}",
-                String::from_utf8_lossy(e)
-            ));
-        }
-    }
-    Ok(out)
+    let auth_reply = auth.then(|| out.remove(0));
+    Ok((auth_reply, out))
 }
 
 /// Writes `request` and reads until `replies` whole replies have arrived; returns each.

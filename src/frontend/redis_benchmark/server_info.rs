@@ -7,7 +7,7 @@
 
 use super::render::{HostConfig, MasterInfo, ServerInfo};
 use crate::engine::Prepared;
-use crate::engine::query::query;
+use crate::engine::query::{query, query_with_auth};
 use crate::plan::{Endpoint, Plan};
 use crate::protocol::resp_value::{Value, value};
 
@@ -38,41 +38,16 @@ pub fn read_server_info(plan: &Plan, prepared: &Prepared) -> Result<ServerInfo, 
 /// plan has credentials; `Ok(None)` when they cannot be read, `Err` when the server
 /// refused the `AUTH` or answered `NOAUTH`.
 fn host_config(plan: &Plan, endpoint: &Endpoint) -> Result<Option<HostConfig>, String> {
-    // The AUTH goes out as one of the commands, not through the query's own
-    // authentication, so that a refusal comes back as the server's words.
-    let mut auth: Vec<&[u8]> = Vec::new();
-    let unauthenticated;
-    let plan = match &plan.server.credentials {
-        Some(credentials) => {
-            auth.push(b"AUTH");
-            if let Some(user) = &credentials.user {
-                auth.push(user.as_bytes());
-            }
-            auth.push(credentials.password.as_bytes());
-            let mut copy = plan.clone();
-            copy.server.credentials = None;
-            unauthenticated = copy;
-            &unauthenticated
-        }
-        None => plan,
-    };
     let config_get: [&[&[u8]]; 2] = [
         &[b"CONFIG", b"GET", b"save"],
         &[b"CONFIG", b"GET", b"appendonly"],
     ];
-    let commands: Vec<&[&[u8]]> = (!auth.is_empty())
-        .then_some(auth.as_slice())
-        .into_iter()
-        .chain(config_get)
-        .collect();
-    let Ok(mut replies) = query(plan, endpoint, &commands) else {
+    // The AUTH's own reply, so that a refusal is shown in the server's words.
+    let Ok((auth_reply, replies)) = query_with_auth(plan, endpoint, &config_get) else {
         return Ok(None);
     };
-    if !auth.is_empty() && !replies.is_empty() {
-        let auth_reply = replies.remove(0);
-        if let Some(text) = error_text(&auth_reply) {
-            return Err(refused(endpoint, &text));
-        }
+    if let Some(text) = auth_reply.as_deref().and_then(error_text) {
+        return Err(refused(endpoint, &text));
     }
     let Some(save_reply) = replies.first() else {
         return Ok(None);
