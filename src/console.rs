@@ -1,7 +1,7 @@
-//! Messages on stderr (progress, notices, warnings, errors) that a closed stderr cannot
-//! turn into a panic: `eprintln!` panics when stderr is a pipe whose reader has gone
-//! (`kvbench ... 2>&1 | head`), which would end a run before it writes its files. These
-//! macros write the same text and drop a failed write: the message had nowhere to go.
+//! Text to stdout and stderr that a closed pipe cannot turn into a panic: `print!` and
+//! `eprintln!` panic when the reader of a pipe has gone (`kvbench ... 2>&1 | head`,
+//! `--help | head`), which would end a run before it writes its files. [`print_now`] and
+//! the macros below write the same text and drop a failed write: it had nowhere to go.
 
 use std::fmt;
 use std::io::Write;
@@ -23,6 +23,14 @@ macro_rules! eprintln_safe {
     ($($arg:tt)*) => {
         $crate::console::write_stderr(format_args!($($arg)*), true)
     };
+}
+
+/// Writes `text` to stdout and flushes it (a live line has no newline to flush it); a
+/// write error, such as a reader gone early, is dropped.
+pub fn print_now(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
 }
 
 /// Writes `args` (and a newline) to stderr in one write, so lines of several threads do

@@ -3,8 +3,7 @@
 //! into the plan's server and TLS parts; the `--print-percentiles` list ([`percentiles`]);
 //! the live Prometheus endpoint's flags ([`prometheus`]); `--shard` and `--start-at`
 //! ([`distributed`]); a clap error as one usage line ([`usage`]); the open-file check
-//! ([`open_files`]) for the connections a front end asks for; text to stdout that a
-//! closed pipe cannot turn into a panic ([`stdout`]).
+//! ([`open_files`]) for the connections a front end asks for.
 //!
 //! The conversion has two phases, so a front end can check its own flags in between:
 //! [`ConnectionArgs::target`] parses the flags and the URI (no I/O), and
@@ -15,7 +14,6 @@ pub mod open_files;
 pub mod percentiles;
 pub mod pool;
 pub mod prometheus;
-pub mod stdout;
 pub mod tls;
 pub mod tls_ciphers;
 pub mod uri;

@@ -20,8 +20,8 @@ pub mod render;
 use std::ffi::OsString;
 use std::io::Write;
 
+use crate::console::print_now;
 use crate::error::Error;
-use crate::frontend::common::stdout::print_now;
 use crate::signals;
 
 /// Runs `kvbench intrinsic-latency` with its argv (the first item is the program name)

@@ -15,8 +15,8 @@ use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
 use clap_complete::Shell;
 
 use super::kvbench_command;
+use crate::console::print_now;
 use crate::error::Error;
-use crate::frontend::common::stdout::print_now;
 use crate::frontend::common::usage::one_line;
 
 /// The shells a script is written for.

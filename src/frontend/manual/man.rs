@@ -16,8 +16,8 @@ use clap::{CommandFactory, FromArgMatches, Parser};
 use clap_mangen::Man;
 
 use super::{Tool, tools};
+use crate::console::print_now;
 use crate::error::Error;
-use crate::frontend::common::stdout::print_now;
 use crate::frontend::common::usage::one_line;
 
 #[derive(Parser, Debug)]

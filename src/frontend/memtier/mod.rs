@@ -19,10 +19,10 @@ pub mod show_config;
 use std::ffi::OsString;
 use std::sync::Arc;
 
+use crate::console::print_now;
 use crate::engine::{self, Fanout, RunObserver};
 use crate::error::Error;
 use crate::frontend::common::distributed::epoch_seconds_text;
-use crate::frontend::common::stdout::print_now;
 use crate::frontend::utf8_args;
 use crate::plan::{Plan, StopAt};
 use crate::report::{self, ClientRamp, Destinations, Limit, Rendering, RunInfo, hdr_log};

@@ -15,8 +15,8 @@ use std::ffi::OsString;
 use clap::error::ErrorKind;
 use clap::{CommandFactory, FromArgMatches};
 
+use crate::console::print_now;
 use crate::error::Error;
-use crate::frontend::common::stdout::print_now;
 use crate::frontend::common::usage::one_line;
 use crate::frontend::utf8_args;
 use crate::merge::merge_files;

@@ -3,8 +3,8 @@
 //! `clients: N` status.
 
 use super::render::{LiveLine, LiveSample, idle_status};
+use crate::console::print_now;
 use crate::engine::{Progress, RunObserver, RunStart};
-use crate::frontend::common::stdout::print_now;
 
 /// What the live output shows.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -33,9 +33,9 @@ use super::render::{
 use super::server_info;
 use super::suite::{PayloadGenerator, Test};
 use super::tests_for;
+use crate::console::print_now;
 use crate::engine::{self, Outcome, Prepared};
 use crate::error::Error;
-use crate::frontend::common::stdout::print_now;
 use crate::plan::Server;
 use crate::signals;
 

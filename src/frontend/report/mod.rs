@@ -20,8 +20,8 @@ pub mod flags;
 use std::ffi::OsString;
 use std::io::Write;
 
+use crate::console::print_now;
 use crate::error::Error;
-use crate::frontend::common::stdout::print_now;
 use crate::report::html::{Report, render_page};
 use crate::report::write_atomic;
 use crate::resultfile::{Content, read_file};
