@@ -8,6 +8,7 @@
 pub mod auth;
 #[cfg(test)]
 mod contract;
+pub mod decimal;
 pub mod key;
 pub mod key_batch;
 pub mod memcache_binary;

@@ -10,14 +10,12 @@
 //! to the request's length. The value of a SET follows as one more copy. The templates
 //! are never written to, so one worker's clients share one set.
 
+use crate::protocol::decimal::{MAX_DIGITS, PAIRS, decimal_digits, write_digits};
 use crate::protocol::memcache_binary::{self, MAGIC_REQUEST, opcode};
 use crate::protocol::{Key, Protocol, memcache_text, resp_encode};
 
 /// Longest key prefix the templates take; a longer one takes the general encoders.
 pub const MAX_PREFIX: usize = 32;
-
-/// Digits of the largest u64.
-const MAX_DIGITS: usize = 20;
 
 /// Bytes a GET template holds: the largest head (binary: 24), the prefix, the digits and
 /// the CRLF (RESP, text).
@@ -35,17 +33,6 @@ const BINARY_HEADER: usize = 24;
 const _: () = assert!(18 + MAX_PREFIX + MAX_DIGITS + 2 <= GET_ROOM);
 const _: () = assert!(BINARY_HEADER + MAX_PREFIX + MAX_DIGITS <= GET_ROOM);
 const _: () = assert!(18 + MAX_PREFIX + MAX_DIGITS + 3 + MAX_DIGITS + 2 <= SET_ROOM);
-
-/// `00` to `99`, for writing two digits at a time.
-const PAIRS: [[u8; 2]; 100] = {
-    let mut pairs = [[0u8; 2]; 100];
-    let mut i = 0;
-    while i < 100 {
-        pairs[i] = [b'0' + (i / 10) as u8, b'0' + (i % 10) as u8];
-        i += 1;
-    }
-    pairs
-};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Form {
@@ -266,53 +253,6 @@ fn binary_header<const N: usize>(template: &mut [u8; N], key_len: usize, body: u
     template[12..16].copy_from_slice(&opaque.to_be_bytes());
 }
 
-/// `10^i` for every `i` a u64 holds.
-const POWERS_OF_TEN: [u64; 20] = {
-    let mut powers = [1u64; 20];
-    let mut i = 1;
-    while i < 20 {
-        powers[i] = powers[i - 1] * 10;
-        i += 1;
-    }
-    powers
-};
-
-/// How many decimal digits `n` has: a guess from its bit length (`bits * log10(2)`,
-/// as 1233 / 4096), one less than the answer or the answer, settled by one comparison
-/// (a handful of instructions, where `ilog10` takes a few dozen).
-#[inline(always)]
-fn decimal_digits(n: u64) -> usize {
-    let n = n | 1; // 0 has one digit, as 1 has
-    let bits = 64 - n.leading_zeros() as usize;
-    let guess = (bits * 1233) >> 12;
-    guess + usize::from(n >= POWERS_OF_TEN[guess])
-}
-
-/// Writes `n`'s `digits` decimal digits at `out[at..]`, four at a time from the right.
-#[inline(always)]
-fn write_digits<const N: usize>(out: &mut [u8; N], at: usize, n: u64, digits: usize) {
-    let mut n = n;
-    let mut end = at + digits;
-    while n >= 10_000 {
-        let four = (n % 10_000) as usize;
-        n /= 10_000;
-        end -= 4;
-        out[end..end + 2].copy_from_slice(&PAIRS[four / 100]);
-        out[end + 2..end + 4].copy_from_slice(&PAIRS[four % 100]);
-    }
-    let mut n = n as usize;
-    if n >= 100 {
-        end -= 2;
-        out[end..end + 2].copy_from_slice(&PAIRS[n % 100]);
-        n /= 100;
-    }
-    if n >= 10 {
-        out[end - 2..end].copy_from_slice(&PAIRS[n]);
-    } else {
-        out[end - 1] = b'0' + n as u8;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -370,33 +310,6 @@ mod tests {
     fn a_prefix_too_long_has_no_templates() {
         for protocol in PROTOCOLS {
             assert!(Templates::new(protocol, &[b'p'; MAX_PREFIX + 1]).is_none());
-        }
-    }
-
-    #[test]
-    fn digits_are_counted_at_every_power_of_ten() {
-        let mut p = 1u64;
-        for digits in 1..=20 {
-            assert_eq!(decimal_digits(p), digits, "{p}");
-            if digits > 1 {
-                assert_eq!(decimal_digits(p - 1), digits - 1, "{}", p - 1);
-            }
-            p = p.saturating_mul(10);
-        }
-        assert_eq!(decimal_digits(0), 1);
-        assert_eq!(decimal_digits(u64::MAX), 20);
-    }
-
-    #[test]
-    fn digits_are_counted_and_written() {
-        for id in ids() {
-            let text = id.to_string();
-            assert_eq!(decimal_digits(id), text.len());
-            let mut out = [b'#'; 24];
-            write_digits(&mut out, 2, id, text.len());
-            assert_eq!(&out[2..2 + text.len()], text.as_bytes());
-            assert_eq!(&out[..2], b"##");
-            assert!(out[2 + text.len()..].iter().all(|&b| b == b'#'));
         }
     }
 }

@@ -11,6 +11,7 @@
 //!      the tag's 3 bytes hash to a chosen slot ('}'-padded when the tag is shorter)
 //! ```
 
+use crate::protocol::decimal::write_twelve_digits;
 use crate::protocol::resp_encode::{encode_array_header, encode_bulk};
 
 /// The 12-byte field filled with 12 zero-padded digits of a random number.
@@ -96,7 +97,11 @@ impl RequestTemplate {
         out.extend_from_slice(&self.bytes);
         let request = &mut out[base..];
         for &at in &self.rand_at {
-            write_rand_field(&mut request[at..at + RAND_PLACEHOLDER.len()], next_rand());
+            // Always 12 bytes inside the request (the template's own offsets).
+            let field = request.get_mut(at..at + RAND_PLACEHOLDER.len());
+            if let Some(Ok(field)) = field.map(<&mut [u8; 12]>::try_from) {
+                write_rand_field(field, next_rand());
+            }
         }
         if let Some(tag) = tag {
             for &at in &self.tag_at {
@@ -106,14 +111,10 @@ impl RequestTemplate {
     }
 }
 
-/// Write `n` as zero-padded decimal digits into `field` (12 bytes for a random field):
-/// its last `field.len()` digits.
+/// Writes the last 12 digits of `n`, zero-padded, into a random field.
 #[inline]
-pub fn write_rand_field(field: &mut [u8], mut n: u64) {
-    for byte in field.iter_mut().rev() {
-        *byte = b'0' + (n % 10) as u8;
-        n /= 10;
-    }
+pub fn write_rand_field(field: &mut [u8; 12], n: u64) {
+    write_twelve_digits(field, n);
 }
 
 /// Non-overlapping occurrences of `needle` in `hay`, left to right.
