@@ -1,6 +1,6 @@
 //! A request budget shared by every client of a run (`StopAt::TotalRequests`): a client
-//! takes one request at a time, whichever client is free, so a slow connection never
-//! holds back requests a fast one could send.
+//! takes one request at a time, or a pipeline's room at once, whichever client is free,
+//! so a slow connection never holds back requests a fast one could send.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -27,6 +27,15 @@ impl RequestBudget {
     #[inline]
     pub fn take(&self) -> bool {
         self.taken.fetch_add(1, Ordering::Relaxed) < self.total
+    }
+
+    /// Takes up to `n` requests at once (a pipeline's batch); returns how many it got, 0
+    /// once the budget is spent. Still one atomic add: what it takes past the total is
+    /// refused, as [`take`](Self::take)'s past it are.
+    #[inline]
+    pub fn take_up_to(&self, n: u64) -> u64 {
+        let before = self.taken.fetch_add(n, Ordering::Relaxed);
+        self.total.saturating_sub(before).min(n)
     }
 
     /// Whether any request is left to take.
@@ -68,5 +77,40 @@ mod tests {
         assert!(!budget.has_left());
         assert!(!budget.take());
         assert_eq!(budget.total(), 10_000);
+    }
+
+    #[test]
+    fn batches_hand_out_exactly_the_total_across_threads() {
+        let budget = Arc::new(RequestBudget::new(10_007));
+        let taken: u64 = (0..4)
+            .map(|_| {
+                let budget = Arc::clone(&budget);
+                std::thread::spawn(move || {
+                    let mut mine = 0;
+                    loop {
+                        match budget.take_up_to(16) {
+                            0 => break mine,
+                            got => mine += got,
+                        }
+                    }
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .sum();
+        assert_eq!(taken, 10_007);
+        assert!(!budget.has_left());
+        assert_eq!(budget.take_up_to(16), 0);
+        assert!(!budget.take());
+    }
+
+    #[test]
+    fn a_batch_past_the_end_gets_what_is_left() {
+        let budget = RequestBudget::new(5);
+        assert_eq!(budget.take_up_to(3), 3);
+        assert_eq!(budget.take_up_to(3), 2);
+        assert_eq!(budget.take_up_to(3), 0);
+        assert!(!budget.take());
     }
 }

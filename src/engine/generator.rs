@@ -208,6 +208,10 @@ impl OpGenerator {
                 },
             };
         }
+        if self.template && !self.probe {
+            // redis-benchmark's tests: every request is the template.
+            return Op::Template;
+        }
         self.next_general()
     }
 

@@ -289,7 +289,7 @@ fn client_requests(plan: &Plan, client_index: usize) -> Option<u64> {
             let (index, count) = plan.client_of_all_shards(client_index);
             Some(partition(plan.workload.keys.min, plan.key_range(), index, count).1)
         }
-        // A shared budget is taken from a request at a time; an idle client sends none.
+        // A shared budget is taken from as requests go out; an idle client sends none.
         StopAt::TotalRequests(_) | StopAt::Idle => Some(0),
         // Each client's stream says its share (the client asks it).
         StopAt::Stream(_) => None,

@@ -46,7 +46,8 @@ impl Client {
     }
 
     /// Whether [`fill`](Self::fill) can take the plain path now: nothing waiting to be
-    /// sent again, no start time to wait for, no verification pass or shared budget.
+    /// sent again, no start time to wait for, no verification pass or warm-up on top of a
+    /// shared budget.
     pub(super) fn sends_plainly(&self, ctx: &ClientContext) -> bool {
         self.plain
             && self.hold.is_none()
@@ -54,13 +55,16 @@ impl Client {
             && self.resends.is_empty()
             && self.retries.is_empty()
             && ctx.verify.is_none()
-            && ctx.budget.is_none()
+            // A shared budget is taken a batch at a time below; its warm-up (requests on
+            // top of the budget) takes the general path.
+            && (ctx.budget.is_none() || ctx.discard.is_none())
     }
 
     /// The plain closed loop's fill: as many new requests from the generator as the
-    /// pipeline has room for (or the share has left), all stamped with one clock read. A plain SET or GET
-    /// is written here; any other request, a data offset, keys marked for a later
-    /// verification or request lines to print take [`Client::send_op`].
+    /// pipeline has room for (or the share has left), all stamped with one clock read. A
+    /// plain SET or GET, or the plan's request template, is written here; any other
+    /// request, a data offset, keys marked for a later verification or request lines to
+    /// print take [`Client::send_op`].
     pub(super) fn fill_plain(&mut self, plan: &Plan, ctx: &mut ClientContext) {
         let lean = plan.load.shape.data_offset == 0 && ctx.written.is_none() && !debug::enabled(2);
         let conn = &self.conns[0];
@@ -68,12 +72,19 @@ impl Client {
             return;
         }
         let room = (self.pipeline - conn.in_flight()) as u64;
-        let count = self.remaining.map_or(room, |left| left.min(room));
+        let count = match (self.remaining, ctx.budget) {
+            // A client with no share of its own takes from the shared budget.
+            (Some(0), Some(budget)) => budget.take_up_to(room),
+            (left, _) => {
+                let count = left.map_or(room, |left| left.min(room));
+                if let Some(left) = self.remaining.as_mut() {
+                    *left -= count;
+                }
+                count
+            }
+        };
         if count == 0 {
             return;
-        }
-        if let Some(left) = self.remaining.as_mut() {
-            *left -= count;
         }
         if let Some(templates) = ctx.templates {
             // Room for the batch's GETs at once (a SET's value may still grow the buffer).
@@ -85,6 +96,7 @@ impl Client {
             let op = self.ops.next_op();
             match op {
                 Op::Get { .. } | Op::Set { .. } if lean => self.send_plain(op, at, plan, ctx),
+                Op::Template if lean => self.send_template_plain(at, plan),
                 _ => self.send_op(0, op, false, Redirects::None, 0, at, at, plan, ctx),
             }
         }
@@ -148,6 +160,25 @@ impl Client {
             queued: false,
         };
         conn.finish_as_intended(started, Purpose::Work(request), sent);
+    }
+
+    /// Writes the plan's request template (redis-benchmark's tests; a plain client has
+    /// no slot tag to fill) and puts it in flight, as [`Client::send_op`] would.
+    #[inline]
+    fn send_template_plain(&mut self, sent: Instant, plan: &Plan) {
+        let started = self.conns[0].begin(sent);
+        self.encode_template(0, plan);
+        let request = Request {
+            op: Op::Template,
+            row: rows::SET as u8,
+            expect: Expect::Store,
+            redirects: Redirects::None,
+            tries: 0,
+            scan: false,
+            stamp: None,
+            queued: false,
+        };
+        self.conns[0].finish_as_intended(started, Purpose::Work(request), sent);
     }
 
     /// Whether replies can be recorded the plain way now: no cluster, no per-client

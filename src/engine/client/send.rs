@@ -610,7 +610,7 @@ impl Client {
 
     /// Encodes the plan's request template on connection `i`: each random field a fresh
     /// number, each `{tag}` field the batch's slot (pinned cluster clients).
-    fn encode_template(&mut self, i: usize, plan: &Plan) {
+    pub(super) fn encode_template(&mut self, i: usize, plan: &Plan) {
         let Some(templated) = plan.workload.template.as_deref() else {
             return;
         };
