@@ -5,7 +5,8 @@
 //! run(plan, observer)
 //!   runner   spawns one worker thread per -t, gathers their seconds (gather), stops
 //!   worker   one mio::Poll driving its clients; per-second stats to the runner;
-//!            slots: its clients and the timers they asked for
+//!            slots: its clients and the timers they asked for; busy_poll: polling
+//!            without waiting before it sleeps (--busy-poll)
 //!   client   what to send next, where, recording replies, redirects, reconnects
 //!   connection / transport / tls   one socket: phases, buffers, TCP / Unix / rustls
 //!   cluster  slot map, CLUSTER SLOTS discovery, MOVED/ASK; resolver: names off the loop
@@ -17,6 +18,7 @@
 //! ```
 
 pub mod budget;
+pub mod busy_poll;
 pub mod client;
 pub mod cluster;
 pub mod connection;

@@ -33,6 +33,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::engine::budget::RequestBudget;
+use crate::engine::busy_poll::poll_spinning;
 use crate::engine::client::{Client, ClientContext, Status, plain_templates, split_token};
 use crate::engine::cluster::Topology;
 use crate::engine::error_log::ErrorLog;
@@ -390,7 +391,12 @@ impl Worker {
                 wake_at = wake_at.min(at);
             }
             let timeout = wake_at.saturating_duration_since(now);
-            let polled = self.poll.poll(&mut events, Some(timeout));
+            let polled = match self.plan.load.busy_poll {
+                Some(spin) if !timeout.is_zero() => {
+                    poll_spinning(&mut self.poll, &mut events, now, spin, timeout)
+                }
+                _ => self.poll.poll(&mut events, Some(timeout)),
+            };
             woke = Instant::now();
             if let Err(err) = polled {
                 if err.kind() == std::io::ErrorKind::Interrupted {

@@ -172,6 +172,11 @@ pub struct Load {
     /// When the first run starts sending: every client connects (and authenticates)
     /// first, then waits for this instant, which becomes the run's start. `None`: at once.
     pub start_at: Option<SystemTime>,
+    /// Before a worker sleeps in its poll, it polls without waiting for up to this long:
+    /// a reply (or a due send) that comes within it is taken at once instead of after
+    /// the thread's wake-up from idle. Costs the worker's core while it spins. `None`:
+    /// sleep at once.
+    pub busy_poll: Option<Duration>,
 }
 
 /// How client seeds are chosen.
@@ -429,6 +434,7 @@ impl Plan {
                 error_replies: ErrorReplies::Count,
                 shard: Shard::WHOLE,
                 start_at: None,
+                busy_poll: None,
             },
             workload: Workload {
                 ratio: (1, 10),

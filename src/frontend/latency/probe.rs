@@ -117,6 +117,7 @@ pub fn probe_plan(options: &Options, sink: SampleSink) -> Result<Plan> {
             error_replies: ErrorReplies::Stop,
             shard: Shard::WHOLE,
             start_at: None,
+            busy_poll: options.busy_poll,
         },
         workload: Workload {
             ratio: (1, 0),

@@ -467,6 +467,13 @@ pub struct Cli {
     #[arg(long, value_name = "TIME", allow_hyphen_values = true, help_heading = H_KVBENCH)]
     pub start_at: Option<String>,
 
+    /// Before sleeping for replies, poll without waiting for up to USEC microseconds
+    /// (0: off, the default): replies that come within it are taken at once, not after
+    /// the thread wakes up from idle (tens of microseconds on a VM, most of what a
+    /// latency at a few connections is). Costs each thread's core while it polls.
+    #[arg(long, value_name = "USEC", allow_hyphen_values = true, help_heading = H_KVBENCH)]
+    pub busy_poll: Option<String>,
+
     /// `--command` entries paired with the `--command-ratio` / `--command-key-pattern`
     /// that followed each; filled by [`super::parse::parse_args`] from the flags' positions.
     #[arg(skip)]

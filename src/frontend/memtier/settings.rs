@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::error::{Error, Result};
+use crate::frontend::common::busy_poll::parse_busy_poll;
 use crate::frontend::common::distributed::{parse_shard, parse_start_at, shard_pacing};
 use crate::frontend::common::open_files;
 use crate::frontend::memtier::cli::Cli;
@@ -176,6 +177,10 @@ impl Settings {
             .as_deref()
             .map(|raw| parse_start_at(raw, SystemTime::now()))
             .transpose()?;
+        let busy_poll = match cli.busy_poll.as_deref() {
+            Some(raw) => parse_busy_poll(raw, "--busy-poll").map_err(usage)?,
+            None => None,
+        };
         let ratio = match cli.ratio.as_deref() {
             None => DEFAULT_RATIO,
             Some(raw) => match parse_pair(raw, ':') {
@@ -278,6 +283,7 @@ impl Settings {
                 error_replies: ErrorReplies::Count,
                 shard,
                 start_at,
+                busy_poll,
             },
             workload: Workload {
                 ratio,

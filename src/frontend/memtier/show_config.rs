@@ -41,8 +41,8 @@ fn json_path(p: Option<&PathBuf>) -> String {
 /// dashboards read the same thing: options that do nothing here show their "off" value,
 /// `key_stddev`/`key_median`/`key_zipf_exp` show what was given (0 = the default
 /// applies), `data_size` is 0 when a range or list sizes values, and `requests` is 0
-/// with `--test-time`. Secrets are masked. kvbench's `--shard`, `--start-at` and
-/// `--hdr-log` follow memtier's keys when given.
+/// with `--test-time`. Secrets are masked. kvbench's `--shard`, `--start-at`,
+/// `--hdr-log` and `--busy-poll` follow memtier's keys when given.
 pub fn shown_options(
     plan: &Plan,
     output: &OutputConfig,
@@ -231,8 +231,8 @@ pub fn shown_options(
     shown
 }
 
-/// kvbench's `--shard`, `--start-at` and `--hdr-log`, last and only when given, so files
-/// of runs without them match memtier's key for key.
+/// kvbench's `--shard`, `--start-at`, `--hdr-log` and `--busy-poll`, last and only when
+/// given, so files of runs without them match memtier's key for key.
 fn distributed_options(
     cli: &Cli,
     plan: &Plan,
@@ -251,6 +251,9 @@ fn distributed_options(
     }
     if let Some(path) = &output.hdr_log {
         shown.push(("hdr_log", json_path(Some(path))));
+    }
+    if let Some(spin) = plan.load.busy_poll {
+        shown.push(("busy_poll", spin.as_micros().to_string()));
     }
     shown
 }

@@ -25,6 +25,7 @@ use super::render::OutputMode;
 use super::suite::{MAX_KEYSPACE, TestSelection, known_names};
 use super::uri::{UriParts, parse_uri};
 use crate::error::Error;
+use crate::frontend::common::busy_poll::parse_busy_poll;
 use crate::frontend::common::open_files;
 use crate::frontend::common::tls_ciphers::select_suites;
 use crate::protocol::Credentials;
@@ -132,6 +133,8 @@ struct RawFlags {
     rps: Option<String>,
     #[arg(long = "warmup", allow_hyphen_values = true)]
     warmup: Option<String>,
+    #[arg(long = "busy-poll", allow_hyphen_values = true)]
+    busy_poll: Option<String>,
     #[arg(long = "json-out-file", allow_hyphen_values = true)]
     json_out_file: Option<PathBuf>,
     #[arg(long = "hdr-file-prefix", allow_hyphen_values = true)]
@@ -226,6 +229,8 @@ pub struct BenchmarkSpec {
     pub rps: Option<u64>,
     /// `--warmup`: unmeasured traffic before each test.
     pub warmup: Option<Duration>,
+    /// `--busy-poll`: how long a worker polls without waiting before it sleeps.
+    pub busy_poll: Option<Duration>,
     /// `--json-out-file`.
     pub json_out_file: Option<PathBuf>,
     /// `--hdr-file-prefix`.
@@ -582,6 +587,10 @@ fn validate(raw: RawFlags, matches: &ArgMatches) -> Result<BenchmarkSpec, Error>
         Some(r) => Some(positive(r, "--rps", "the request rate")?),
         None => None,
     };
+    let busy_poll = match &raw.busy_poll {
+        Some(b) => parse_busy_poll(b, "--busy-poll").map_err(usage)?,
+        None => None,
+    };
     let warmup = match &raw.warmup {
         Some(w) => {
             let secs: f64 = w
@@ -636,6 +645,7 @@ fn validate(raw: RawFlags, matches: &ArgMatches) -> Result<BenchmarkSpec, Error>
         seed,
         rps,
         warmup,
+        busy_poll,
         json_out_file: raw.json_out_file,
         hdr_file_prefix: raw.hdr_file_prefix,
         warnings,

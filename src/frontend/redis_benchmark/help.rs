@@ -91,6 +91,10 @@ kvbench additions:
                     so a server that falls behind cannot hide the queueing.
  --warmup <secs>    Before each test, send its requests for <secs> seconds
                     without measuring them (on top of the -n measured ones).
+ --busy-poll <usec> Before sleeping for replies, poll without waiting for up to
+                    <usec> microseconds (0: off, the default): replies are taken
+                    at once, not after the thread wakes from idle (tens of
+                    microseconds on a VM). Costs each thread's core meanwhile.
  --json-out-file <file>
                     Also write the results to <file> in kvbench's JSON format
                     (read by `kvbench merge` and `kvbench report`).

@@ -191,6 +191,7 @@ pub fn test_plan(
             sweep: None,
             shard: Shard::WHOLE,
             start_at: None,
+            busy_poll: spec.busy_poll,
             error_replies: ErrorReplies::Stop,
         },
         workload: Workload {
