@@ -70,7 +70,16 @@ fn memtier_at_a_rate_keeps_its_schedule_exact() {
     .with_json()
     .ok();
     assert_eq!(server.commandstats().get("get").copied(), Some(400));
-    assert_eq!(run.json()["ALL STATS"]["Totals"]["Count"], 400);
+    let json = run.json();
+    assert_eq!(json["ALL STATS"]["Totals"]["Count"], 400);
+    // The schedule was followed, not abandoned to the spin (a loaded machine is late
+    // now and then, not by half).
+    let achieved = json["ALL STATS"]["Schedule"]["Achieved Percent"].as_f64();
+    assert!(
+        achieved.is_some_and(|a| a >= 50.0),
+        "{:?}",
+        json["ALL STATS"]["Schedule"]
+    );
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// `total` requests for all clients, handed out one at a time.
+/// `total` requests for all clients, handed out one at a time or a batch at a time.
 #[derive(Debug)]
 pub struct RequestBudget {
     total: u64,

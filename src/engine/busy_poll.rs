@@ -8,17 +8,17 @@ use std::time::{Duration, Instant};
 
 use mio::{Events, Poll};
 
-/// `--busy-poll`: polls without waiting until an event comes or `spin` has passed since
-/// `now`, and only then sleeps, for what is left of `timeout`. Returns with no event
-/// when the spin reached the end of `timeout` (the loop then does what was due).
+/// `--busy-poll`: polls without waiting until an event comes or `spin` has passed (from
+/// now: the spin is whole however long the pass before it took), and only then sleeps,
+/// until `deadline`. Returns with no event when the spin reached the deadline (the loop
+/// then does what was due).
 pub fn poll_spinning(
     poll: &mut Poll,
     events: &mut Events,
-    now: Instant,
     spin: Duration,
-    timeout: Duration,
+    deadline: Instant,
 ) -> std::io::Result<()> {
-    let spin_until = now + spin.min(timeout);
+    let spin_until = (Instant::now() + spin).min(deadline);
     loop {
         poll.poll(events, Some(Duration::ZERO))?;
         if !events.is_empty() {
@@ -26,7 +26,7 @@ pub fn poll_spinning(
         }
         let at = Instant::now();
         if at >= spin_until {
-            let rest = (now + timeout).saturating_duration_since(at);
+            let rest = deadline.saturating_duration_since(at);
             if rest.is_zero() {
                 return Ok(());
             }
@@ -49,7 +49,7 @@ mod tests {
         let start = Instant::now();
         // A spin and a timeout far longer than the test may take: only the event ends it.
         let long = Duration::from_secs(600);
-        poll_spinning(&mut poll, &mut events, start, long, long).unwrap();
+        poll_spinning(&mut poll, &mut events, long, start + long).unwrap();
         assert_eq!(
             events.iter().map(|e| e.token()).collect::<Vec<_>>(),
             [Token(7)]
@@ -62,7 +62,7 @@ mod tests {
         let mut events = Events::with_capacity(8);
         let start = Instant::now();
         let (spin, timeout) = (Duration::from_millis(2), Duration::from_millis(20));
-        poll_spinning(&mut poll, &mut events, start, spin, timeout).unwrap();
+        poll_spinning(&mut poll, &mut events, spin, start + timeout).unwrap();
         assert!(events.is_empty());
         assert!(start.elapsed() >= timeout, "{:?}", start.elapsed());
     }
@@ -73,7 +73,7 @@ mod tests {
         let mut events = Events::with_capacity(8);
         let start = Instant::now();
         let (spin, timeout) = (Duration::from_secs(600), Duration::from_millis(5));
-        poll_spinning(&mut poll, &mut events, start, spin, timeout).unwrap();
+        poll_spinning(&mut poll, &mut events, spin, start + timeout).unwrap();
         assert!(events.is_empty());
         let took = start.elapsed();
         // Ended by the timeout, not the spin (a loaded machine may add a little).

@@ -393,7 +393,7 @@ impl Worker {
             let timeout = wake_at.saturating_duration_since(now);
             let polled = match self.plan.load.busy_poll {
                 Some(spin) if !timeout.is_zero() => {
-                    poll_spinning(&mut self.poll, &mut events, now, spin, timeout)
+                    poll_spinning(&mut self.poll, &mut events, spin, now + timeout)
                 }
                 _ => self.poll.poll(&mut events, Some(timeout)),
             };

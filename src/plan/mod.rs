@@ -127,8 +127,8 @@ pub enum StopAt {
     AllKeys,
     /// After this long.
     Time(Duration),
-    /// After this many requests in all: one budget every client takes from, a request
-    /// at a time, whichever client is free.
+    /// After this many requests in all: one budget every client takes from as it sends
+    /// (a request or a pipeline's room at a time), whichever client is free.
     TotalRequests(u64),
     /// When every client's request stream ([`Workload::stream`]) has ended; `total` is
     /// their commands in all (for the share done).

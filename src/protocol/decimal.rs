@@ -1,7 +1,7 @@
 //! Decimal digits written fast into fixed-size request templates: a key id's digits, a
 //! value's length, a random field's zero-padded number. An id of up to eight digits is
-//! one eight-byte store of a word built from a two-digit table, where a digit-at-a-time
-//! loop costs a division per digit; this is most of what writing a request costs.
+//! one eight-byte store of a word built from a two-digit table, where the writer before
+//! it divided per group of four digits with a bounds check per pair.
 
 /// Digits of the largest u64.
 pub const MAX_DIGITS: usize = 20;
@@ -39,12 +39,14 @@ pub fn decimal_digits(n: u64) -> usize {
     guess + usize::from(n >= POWERS_OF_TEN[guess])
 }
 
-/// Writes `n`'s `digits` decimal digits at `out[at..]`. An id of up to eight digits (any
-/// key range up to 10^8) is one eight-byte store: its digits zero-padded to eight in a
-/// word, shifted so that the padding falls off the front. The store runs up to eight
-/// bytes past the digits, into template bytes that are written over or cut off after.
+/// Writes `n`'s `digits` decimal digits at `out[at..]`; `digits` must be
+/// [`decimal_digits`]`(n)`. An id of up to eight digits (any key range up to 10^8) is one
+/// eight-byte store: its digits zero-padded to eight in a word, shifted so that the
+/// padding falls off the front. The store writes 8 bytes from `at`, up to 7 past the last
+/// digit, into template bytes that are written over or cut off after.
 #[inline(always)]
 pub fn write_digits<const N: usize>(out: &mut [u8; N], at: usize, n: u64, digits: usize) {
+    debug_assert_eq!(digits, decimal_digits(n));
     if digits > 8 {
         return write_long_digits(out, at, n, digits);
     }
@@ -80,6 +82,7 @@ fn write_long_digits<const N: usize>(out: &mut [u8; N], at: usize, n: u64, digit
 /// the word's little-endian bytes are the text.
 #[inline(always)]
 pub fn eight_digits(n: u32) -> u64 {
+    debug_assert!(n < 100_000_000);
     let (high, low) = ((n / 10_000) as usize, (n % 10_000) as usize);
     let pair = |i: usize| u64::from(u16::from_le_bytes(PAIRS[i]));
     pair(high / 100) | pair(high % 100) << 16 | pair(low / 100) << 32 | pair(low % 100) << 48

@@ -97,10 +97,11 @@ impl RequestTemplate {
         out.extend_from_slice(&self.bytes);
         let request = &mut out[base..];
         for &at in &self.rand_at {
+            // Drawn whatever happens below, so the random sequence never shifts.
+            let n = next_rand();
             // Always 12 bytes inside the request (the template's own offsets).
-            let field = request.get_mut(at..at + RAND_PLACEHOLDER.len());
-            if let Some(Ok(field)) = field.map(<&mut [u8; 12]>::try_from) {
-                write_rand_field(field, next_rand());
+            if let Some(field) = request[at..].first_chunk_mut::<12>() {
+                write_rand_field(field, n);
             }
         }
         if let Some(tag) = tag {

@@ -55,13 +55,14 @@ impl Client {
             && self.resends.is_empty()
             && self.retries.is_empty()
             && ctx.verify.is_none()
-            // A shared budget is taken a batch at a time below; its warm-up (requests on
-            // top of the budget) takes the general path.
+            // A shared budget is taken a batch at a time below; a run with a warm-up on
+            // top of it takes the general path throughout.
             && (ctx.budget.is_none() || ctx.discard.is_none())
     }
 
     /// The plain closed loop's fill: as many new requests from the generator as the
-    /// pipeline has room for (or the share has left), all stamped with one clock read. A
+    /// pipeline has room for (or the client's share, or the shared budget, has left), all
+    /// stamped with one clock read. A
     /// plain SET or GET, or the plan's request template, is written here; any other
     /// request, a data offset, keys marked for a later verification or request lines to
     /// print take [`Client::send_op`].
@@ -86,8 +87,9 @@ impl Client {
         if count == 0 {
             return;
         }
-        if let Some(templates) = ctx.templates {
-            // Room for the batch's GETs at once (a SET's value may still grow the buffer).
+        if let (Some(templates), None) = (ctx.templates, &plan.workload.template) {
+            // Room for the batch's GETs at once (a SET's value may still grow the buffer;
+            // a request template's requests grow it as they need).
             let room = templates.get_room() * count as usize;
             self.conns[0].encoder().1.reserve(room);
         }

@@ -2,8 +2,9 @@
 //! in memtier's spellings, that a front end flattens into its own) and their conversion
 //! into the plan's server and TLS parts; the `--print-percentiles` list ([`percentiles`]);
 //! the live Prometheus endpoint's flags ([`prometheus`]); `--shard` and `--start-at`
-//! ([`distributed`]); `--busy-poll` ([`busy_poll`]); a clap error as one usage line ([`usage`]); the open-file check
-//! ([`open_files`]) for the connections a front end asks for.
+//! ([`distributed`]); `--busy-poll` ([`busy_poll`]); a clap error as one usage line
+//! ([`usage`]); the open-file check ([`open_files`]) for the connections a front end asks
+//! for.
 //!
 //! The conversion has two phases, so a front end can check its own flags in between:
 //! [`ConnectionArgs::target`] parses the flags and the URI (no I/O), and

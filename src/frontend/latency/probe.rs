@@ -189,6 +189,14 @@ mod tests {
     }
 
     #[test]
+    fn busy_poll_reaches_the_plan() {
+        let p = plan(&["-p", "7000", "--busy-poll", "120"]).expect("plan");
+        assert_eq!(p.load.busy_poll, Some(Duration::from_micros(120)));
+        let p = plan(&["-p", "7000"]).expect("plan");
+        assert_eq!(p.load.busy_poll, None);
+    }
+
+    #[test]
     fn one_connection_probing_with_redis_cli_pause() {
         let p = plan(&["-h", "127.0.0.1", "-p", "7000"]).expect("plan");
         assert!(p.workload.probe);

@@ -18,16 +18,16 @@ use std::time::Duration;
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{ArgMatches, ColorChoice, CommandFactory, FromArgMatches, Parser};
-use rustls::SupportedCipherSuite;
 
 use super::help::{help_text, version_text};
 use super::render::OutputMode;
 use super::suite::{MAX_KEYSPACE, TestSelection, known_names};
+use super::tls_flags::TlsFlags;
+pub use super::tls_flags::TlsSpec;
 use super::uri::{UriParts, parse_uri};
 use crate::error::Error;
 use crate::frontend::common::busy_poll::parse_busy_poll;
 use crate::frontend::common::open_files;
-use crate::frontend::common::tls_ciphers::select_suites;
 use crate::protocol::Credentials;
 
 /// Most requests in flight per connection (`-P`), as kvbench's memtier front end allows.
@@ -106,24 +106,8 @@ struct RawFlags {
     stdin_arg: bool,
     #[arg(long = "seed", allow_hyphen_values = true)]
     seed: Option<String>,
-    #[arg(long = "tls")]
-    tls: bool,
-    #[arg(long = "sni", allow_hyphen_values = true)]
-    sni: Option<String>,
-    #[arg(long = "cacert", allow_hyphen_values = true)]
-    cacert: Option<PathBuf>,
-    #[arg(long = "cacertdir", allow_hyphen_values = true)]
-    cacertdir: Option<PathBuf>,
-    #[arg(long = "insecure")]
-    insecure: bool,
-    #[arg(long = "cert", allow_hyphen_values = true)]
-    cert: Option<PathBuf>,
-    #[arg(long = "key", allow_hyphen_values = true)]
-    key: Option<PathBuf>,
-    #[arg(long = "tls-ciphers", allow_hyphen_values = true)]
-    tls_ciphers: Option<String>,
-    #[arg(long = "tls-ciphersuites", allow_hyphen_values = true)]
-    tls_ciphersuites: Option<String>,
+    #[command(flatten)]
+    tls: TlsFlags,
     #[arg(long = "help")]
     help: bool,
     #[arg(short = 'v', long = "version")]
@@ -152,26 +136,6 @@ pub enum Endpoint {
     Tcp { host: String, port: u16 },
     /// `-s`.
     Unix(PathBuf),
-}
-
-/// `--tls` (or `rediss://`) and its options.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct TlsSpec {
-    /// `--sni`: the name sent and checked instead of the host.
-    pub sni: Option<String>,
-    /// `--cacert`.
-    pub cacert: Option<PathBuf>,
-    /// `--cacertdir`: every certificate file in the directory is trusted.
-    pub cacertdir: Option<PathBuf>,
-    /// `--insecure`: do not verify the server's certificate.
-    pub insecure: bool,
-    /// `--cert` (with `--key`): the client certificate.
-    pub cert: Option<PathBuf>,
-    /// `--key`.
-    pub key: Option<PathBuf>,
-    /// `--tls-ciphers` / `--tls-ciphersuites` mapped onto rustls; `None` keeps rustls's
-    /// defaults.
-    pub cipher_suites: Option<Vec<SupportedCipherSuite>>,
 }
 
 /// Everything a redis-benchmark run needs, validated.
@@ -502,7 +466,7 @@ fn validate(raw: RawFlags, matches: &ArgMatches) -> Result<BenchmarkSpec, Error>
     };
     // One descriptor per connection (two under TLS, for the handshake's timer); refused
     // here, before any socket, if the open-file limit cannot be raised to fit.
-    let per_connection = if raw.tls || uri_tls { 2 } else { 1 };
+    let per_connection = if raw.tls.tls || uri_tls { 2 } else { 1 };
     open_files::ensure(
         open_files::needed(
             u64::from(clients),
@@ -618,7 +582,7 @@ fn validate(raw: RawFlags, matches: &ArgMatches) -> Result<BenchmarkSpec, Error>
         return Err(usage("--json-out-file is empty"));
     }
 
-    let tls = tls_spec(&raw, uri_tls, &endpoint, &mut warnings)?;
+    let tls = raw.tls.spec(uri_tls, &endpoint, &mut warnings)?;
 
     Ok(BenchmarkSpec {
         endpoint,
@@ -650,62 +614,6 @@ fn validate(raw: RawFlags, matches: &ArgMatches) -> Result<BenchmarkSpec, Error>
         hdr_file_prefix: raw.hdr_file_prefix,
         warnings,
     })
-}
-
-/// `--tls` (or `rediss://`) and its options. TLS options without TLS are refused rather
-/// than ignored, so a forgotten `--tls` is not a silent plaintext run.
-fn tls_spec(
-    raw: &RawFlags,
-    uri_tls: bool,
-    endpoint: &Endpoint,
-    warnings: &mut Vec<String>,
-) -> Result<Option<TlsSpec>, Error> {
-    let given = [
-        (raw.sni.is_some(), "--sni"),
-        (raw.cacert.is_some(), "--cacert"),
-        (raw.cacertdir.is_some(), "--cacertdir"),
-        (raw.insecure, "--insecure"),
-        (raw.cert.is_some(), "--cert"),
-        (raw.key.is_some(), "--key"),
-        (raw.tls_ciphers.is_some(), "--tls-ciphers"),
-        (raw.tls_ciphersuites.is_some(), "--tls-ciphersuites"),
-    ];
-    if !raw.tls && !uri_tls {
-        if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
-            return Err(usage(format!(
-                "{flag} applies to TLS connections: add --tls (or use a rediss:// URI)"
-            )));
-        }
-        return Ok(None);
-    }
-    if matches!(endpoint, Endpoint::Unix(_)) {
-        return Err(usage(
-            "--tls works over TCP only: it cannot be combined with -s",
-        ));
-    }
-    match (&raw.cert, &raw.key) {
-        (Some(_), None) => return Err(usage("--cert needs --key (the certificate's private key)")),
-        (None, Some(_)) => return Err(usage("--key needs --cert (the client certificate)")),
-        _ => {}
-    }
-    if raw.sni.as_deref() == Some("") {
-        return Err(usage("--sni is empty"));
-    }
-    let selection = select_suites(raw.tls_ciphers.as_deref(), raw.tls_ciphersuites.as_deref())
-        .map_err(usage)?;
-    let cipher_suites = selection.map(|s| {
-        warnings.extend(s.warnings);
-        s.suites
-    });
-    Ok(Some(TlsSpec {
-        sni: raw.sni.clone(),
-        cacert: raw.cacert.clone(),
-        cacertdir: raw.cacertdir.clone(),
-        insecure: raw.insecure,
-        cert: raw.cert.clone(),
-        key: raw.key.clone(),
-        cipher_suites,
-    }))
 }
 
 #[cfg(test)]

@@ -33,6 +33,7 @@ pub mod render;
 pub mod run;
 pub mod server_info;
 pub mod suite;
+pub mod tls_flags;
 pub mod uri;
 
 pub use run::main;

@@ -280,6 +280,24 @@ mod tests {
     }
 
     #[test]
+    fn busy_poll_reaches_every_test_plan() {
+        let test = arbitrary_test(&[b"ping".to_vec()], 1, true, false);
+        for (args, want) in [
+            (
+                &["--busy-poll", "250"][..],
+                Some(Duration::from_micros(250)),
+            ),
+            (&["--busy-poll", "0"][..], None),
+            (&[][..], None),
+        ] {
+            let s = spec(args);
+            let server = server(&s).unwrap();
+            let plan = test_plan(&s, &server, 1, Some(&test), None, false);
+            assert_eq!(plan.load.busy_poll, want, "{args:?}");
+        }
+    }
+
+    #[test]
     fn a_test_becomes_a_shared_budget_over_spread_clients() {
         let s = spec(&[
             "-c",
