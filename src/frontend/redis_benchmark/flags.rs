@@ -582,7 +582,8 @@ fn validate(raw: RawFlags, matches: &ArgMatches) -> Result<BenchmarkSpec, Error>
         return Err(usage("--json-out-file is empty"));
     }
 
-    let tls = raw.tls.spec(uri_tls, &endpoint, &mut warnings)?;
+    let unix_socket = matches!(endpoint, Endpoint::Unix(_));
+    let tls = raw.tls.spec(uri_tls, unix_socket, &mut warnings)?;
 
     Ok(BenchmarkSpec {
         endpoint,

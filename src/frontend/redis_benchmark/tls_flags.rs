@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use clap::Args;
 use rustls::SupportedCipherSuite;
 
-use super::flags::Endpoint;
 use crate::error::Error;
 use crate::frontend::common::tls_ciphers::select_suites;
 
@@ -60,7 +59,7 @@ impl TlsFlags {
     pub(super) fn spec(
         &self,
         uri_tls: bool,
-        endpoint: &Endpoint,
+        unix_socket: bool,
         warnings: &mut Vec<String>,
     ) -> Result<Option<TlsSpec>, Error> {
         let given = [
@@ -81,7 +80,7 @@ impl TlsFlags {
             }
             return Ok(None);
         }
-        if matches!(endpoint, Endpoint::Unix(_)) {
+        if unix_socket {
             return Err(usage(
                 "--tls works over TCP only: it cannot be combined with -s",
             ));
