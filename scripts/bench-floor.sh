@@ -140,6 +140,14 @@ reset_server
     die "kvbench at one connection failed"
 kv_p50=$(python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))["ALL STATS"]["Totals"]; print(t["Percentile Latencies"]["p50.00"])' \
     "$OUT_DIR/latency-kvbench.json") || die "no p50 in latency-kvbench.json"
+# The same with --busy-poll: how much of the figure is the client's own wake-up from idle.
+echo "==> latency at one connection: kvbench --busy-poll=100, $LAT_REQUESTS requests"
+reset_server
+"$KVBENCH" -s 127.0.0.1 -p "$REDIS_PORT" -t 1 -c 1 -n "$LAT_REQUESTS" --ratio=1:1 --key-maximum=100000 \
+    -d 32 --hide-histogram --busy-poll=100 "--json-out-file=$OUT_DIR/latency-kvbench-busy.json" \
+    >"$OUT_DIR/latency-kvbench-busy.out" 2>&1 || die "kvbench --busy-poll at one connection failed"
+kv_busy_p50=$(python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))["ALL STATS"]["Totals"]; print(t["Percentile Latencies"]["p50.00"])' \
+    "$OUT_DIR/latency-kvbench-busy.json") || die "no p50 in latency-kvbench-busy.json"
 if command -v memtier_benchmark >/dev/null 2>&1; then
     other=memtier_benchmark
     echo "==> latency at one connection: memtier_benchmark, $LAT_REQUESTS requests"
@@ -180,4 +188,4 @@ else
     printf "memory: peak RSS %d KB at %d connections (-t %d -c %d), %d KB at %d: %.1f KB per connection (%.1f KB counting the whole process)\n",
         many, conns, t, conns / t, one, t, (many - one) / (conns - t), many / conns }'
 fi
-echo "latency at one connection, pipeline 1 (p50, ms): kvbench $kv_p50 (all requests, 1:1); $other $other_p50"
+echo "latency at one connection, pipeline 1 (p50, ms): kvbench $kv_p50 (all requests, 1:1); $other $other_p50; kvbench --busy-poll=100 $kv_busy_p50"
