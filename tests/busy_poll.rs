@@ -1,6 +1,6 @@
 //! `--busy-poll` in every front end that takes it, against real servers started here: the
 //! server sees exactly the requests asked for (closed loop, a rate, redis-benchmark's
-//! shared budget, memcached), the flag is shown in memtier's configuration, and a bad
+//! shared budget, zbench's load, memcached), the flag is shown in memtier's configuration, and a bad
 //! value is one line and exit 1 before anything is sent. How much latency it saves
 //! depends on the machine (docs/performance.md measures it), so no test times it.
 
@@ -145,6 +145,30 @@ fn redis_benchmark_hands_out_its_whole_budget() {
 }
 
 #[test]
+fn zbench_loads_every_key() {
+    let server = RedisServer::start();
+    let port = server.port.to_string();
+    kvbench(&[
+        "zbench",
+        "-p",
+        &port,
+        "-mode",
+        "load",
+        "-r",
+        "500",
+        "-c",
+        "3",
+        "-pipeline",
+        "4",
+        "-busy-poll",
+        "100",
+    ])
+    .ok();
+    assert_eq!(server.dbsize(), 500);
+    assert_eq!(server.commandstats().get("zadd").copied(), Some(500));
+}
+
+#[test]
 fn latency_probes_with_it() {
     let server = RedisServer::start();
     let port = server.port.to_string();
@@ -179,7 +203,7 @@ fn a_bad_value_is_one_line_and_nothing_is_sent() {
     server.cli(&["CONFIG", "RESETSTAT"]);
     for bad in ["abc", "-1", "1000001", "1.5"] {
         let memtier = format!("--busy-poll={bad}");
-        let cases: [Vec<&str>; 3] = [
+        let cases: [Vec<&str>; 4] = [
             vec!["-s", "127.0.0.1", "-p", &port, "-n", "10", &memtier],
             vec![
                 "redis-benchmark",
@@ -191,6 +215,17 @@ fn a_bad_value_is_one_line_and_nothing_is_sent() {
                 bad,
             ],
             vec!["latency", "-p", &port, "--raw", "--busy-poll", bad],
+            vec![
+                "zbench",
+                "-p",
+                &port,
+                "-mode",
+                "load",
+                "-r",
+                "10",
+                "-busy-poll",
+                bad,
+            ],
         ];
         for args in cases {
             let run = kvbench(&args).run();
@@ -202,12 +237,12 @@ fn a_bad_value_is_one_line_and_nothing_is_sent() {
             );
             let err = run.stderr_text();
             assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
-            assert!(err.contains("--busy-poll"), "{args:?}: {err}");
+            assert!(err.contains("-busy-poll"), "{args:?}: {err}");
             assert!(err.contains("1000000"), "{args:?}: {err}");
         }
     }
     let stats = server.commandstats();
-    for command in ["set", "get", "ping"] {
+    for command in ["set", "get", "ping", "zadd"] {
         assert_eq!(stats.get(command), None, "{stats:?}");
     }
 }

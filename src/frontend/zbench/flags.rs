@@ -6,12 +6,14 @@
 //! `-u URI`) are defined, Go-style too, in [`super::connection`].
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{ArgMatches, Command};
 
 use super::connection::{self, ConnSpec};
 use super::goflag::{Translated, clap_error, int, string, switch, translate, uint, usage_text};
 use crate::error::Error;
+use crate::frontend::common::busy_poll::parse_busy_poll;
 
 /// What the command line asks for.
 #[derive(Clone, Debug, PartialEq)]
@@ -59,6 +61,8 @@ pub struct ZbenchSpec {
     pub debug: u8,
     /// `-json-out-file`: also write kvbench's JSON results there.
     pub json_out_file: Option<PathBuf>,
+    /// `-busy-poll`: how long a worker polls without waiting before it sleeps.
+    pub busy_poll: Option<Duration>,
     /// kvbench's connection additions: ACL user, database, TLS.
     pub conn: ConnSpec,
 }
@@ -165,6 +169,11 @@ pub fn command() -> Command {
         .disable_version_flag(true)
         .args_override_self(true)
         .arg(string("a", "", "Password for Redis Auth."))
+        .arg(string(
+            "busy-poll",
+            "0",
+            "Microseconds to poll without waiting before sleeping for replies (0: off).",
+        ))
         .arg(uint("c", "50", "number of clients."))
         .arg(uint("d", "10", "Data size of each sorted set element."))
         .arg(int("debug", "0", "Client debug level."))
@@ -359,6 +368,7 @@ fn validate(m: &ArgMatches) -> Result<ZbenchSpec, Error> {
         .filter(|p| !p.is_empty())
         .map(PathBuf::from);
     let debug = u8::try_from(int("debug").max(0)).unwrap_or(u8::MAX);
+    let busy_poll = parse_busy_poll(&text("busy-poll"), "-busy-poll").map_err(Error::usage)?;
 
     let applied = connection::validate(m, text("h"), port, password)?;
     Ok(ZbenchSpec {
@@ -379,6 +389,7 @@ fn validate(m: &ArgMatches) -> Result<ZbenchSpec, Error> {
         print_histogram: m.get_flag("print-histogram"),
         debug,
         json_out_file,
+        busy_poll,
         conn: applied.conn,
     })
 }

@@ -117,7 +117,7 @@ pub fn plan(spec: &ZbenchSpec, server: Server, added: Arc<AtomicU64>) -> Plan {
             error_replies: ErrorReplies::Count,
             shard: Shard::WHOLE,
             start_at: None,
-            busy_poll: None,
+            busy_poll: spec.busy_poll,
         },
         workload: Workload {
             ratio: (1, 0),
