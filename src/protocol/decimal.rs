@@ -99,20 +99,23 @@ pub fn write_twelve_digits(field: &mut [u8; 12], n: u64) {
     field[4..].copy_from_slice(&eight_digits((n % EIGHT) as u32).to_le_bytes());
 }
 
+/// Numbers around every power of ten and at the ends of u64, for the digit writers' tests
+/// here and the templates' byte-for-byte tests.
+#[cfg(test)]
+pub(crate) fn test_ids() -> Vec<u64> {
+    let mut ids = vec![0, 1, 9, 10, 99, 100, 101, 999, 1000, 9999, 10_000, 10_001];
+    let mut p = 1u64;
+    while let Some(next) = p.checked_mul(10) {
+        ids.extend([p - 1, p, p + 1, next / 3]);
+        p = next;
+    }
+    ids.extend([u64::MAX - 1, u64::MAX, 12_345_678, 10_000_000]);
+    ids
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn ids() -> Vec<u64> {
-        let mut ids = vec![0, 1, 9, 10, 99, 100, 101, 999, 1000, 9999, 10_000, 10_001];
-        let mut p = 1u64;
-        while let Some(next) = p.checked_mul(10) {
-            ids.extend([p - 1, p, p + 1, next / 3]);
-            p = next;
-        }
-        ids.extend([u64::MAX - 1, u64::MAX, 12_345_678, 10_000_000]);
-        ids
-    }
 
     #[test]
     fn digits_are_counted_at_every_power_of_ten() {
@@ -130,7 +133,7 @@ mod tests {
 
     #[test]
     fn digits_are_counted_and_written() {
-        for id in ids() {
+        for id in test_ids() {
             let text = id.to_string();
             assert_eq!(decimal_digits(id), text.len());
             // Room for the store's spill past the digits, as the templates have.
@@ -143,7 +146,7 @@ mod tests {
 
     #[test]
     fn twelve_digits_are_the_last_twelve_zero_padded() {
-        for id in ids() {
+        for id in test_ids() {
             let mut field = [b'#'; 12];
             write_twelve_digits(&mut field, id);
             let text = format!("{:012}", id % 1_000_000_000_000);

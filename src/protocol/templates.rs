@@ -265,14 +265,7 @@ mod tests {
     ];
 
     fn ids() -> Vec<u64> {
-        let mut ids = vec![0, 1, 9, 10, 99, 100, 101, 999, 1000, 9999, 10_000, 10_001];
-        let mut p = 1u64;
-        while let Some(next) = p.checked_mul(10) {
-            ids.extend([p - 1, p, p + 1, next / 3]);
-            p = next;
-        }
-        ids.extend([u64::MAX - 1, u64::MAX, 12_345_678, 10_000_000]);
-        ids
+        crate::protocol::decimal::test_ids()
     }
 
     #[test]
