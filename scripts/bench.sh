@@ -376,6 +376,15 @@ for rate in "$OPEN_RATE" "$matched_rate"; do
     read -r scount _ < <(json_figures "$OUT_DIR/$name.strace.json")
     open_rows+=("$rate $count $achieved $late $lag50 $lag99 $lag999 $cpu $SYSCALLS $scount")
 done
+# The first rate again with --busy-poll: the send lag when the worker never sleeps through
+# a due time (and what the spinning core costs).
+name=kvbench-open-$OPEN_RATE-busy-poll
+echo "==> kvbench open loop at $OPEN_RATE requests/s with --busy-poll=100: $OPEN_SECS s timed"
+timed_run "$name" "$KVBENCH" -s 127.0.0.1 -p "$REDIS_PORT" "${kv_base[@]}" --pipeline=1 "--rate=$OPEN_RATE" \
+    --busy-poll=100 "--test-time=$OPEN_SECS" "--json-out-file=$OUT_DIR/$name.json"
+read -r bcount _ _ blag50 blag99 blag999 < <(json_figures "$OUT_DIR/$name.json")
+busy_open=$(awk -v u="$CPU_USER" -v s="$CPU_SYS" -v n="$bcount" -v a="$blag50" -v b="$blag99" -v c="$blag999" \
+    'BEGIN { printf "lag p50 / p99 / p99.9 %.3f / %.3f / %.3f ms, CPU %.2f us/req", a, b, c, (u + s) / n * 1e6 }')
 echo "==> kvbench closed loop on 2 connections, pipeline 1: $OPEN_SECS s timed"
 timed_run kvbench-closed-c2 "$KVBENCH" -s 127.0.0.1 -p "$REDIS_PORT" -t 1 -c 2 --ratio=1:1 \
     "--key-maximum=$KEYS" --hide-histogram -d "$DATA_SIZE" --pipeline=1 "--test-time=$OPEN_SECS"
@@ -406,6 +415,8 @@ printf '%s\n' "${open_rows[@]}" | awk -v closed_cpu="$(printf '%s\n' "${rows[@]}
             printf "open loop at %s requests/s / closed loop pipeline 1 (50 connections): CPU per request %.2f (%.2f vs %.2f us)\n",
                 last_rate, last_cpu / closed_cpu, last_cpu, closed_cpu
     }'
+
+echo "open loop at $OPEN_RATE requests/s with --busy-poll=100: $busy_open"
 
 echo
 rb_frontend_section
