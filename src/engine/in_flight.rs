@@ -40,6 +40,24 @@ pub struct Request {
     pub queued: bool,
 }
 
+impl Request {
+    /// A workload request sent for the first time, outside MULTI, untracked (what the
+    /// plain closed loop sends), recorded in stats row `row`.
+    #[inline(always)]
+    pub fn plain(op: Op, row: usize, expect: Expect) -> Self {
+        Request {
+            op,
+            row: row as u8,
+            expect,
+            redirects: Redirects::None,
+            tries: 0,
+            scan: false,
+            stamp: None,
+            queued: false,
+        }
+    }
+}
+
 /// What a request on the wire is for.
 #[derive(Clone, Copy, Debug)]
 pub enum Purpose {

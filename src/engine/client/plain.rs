@@ -62,10 +62,9 @@ impl Client {
 
     /// The plain closed loop's fill: as many new requests from the generator as the
     /// pipeline has room for (or the client's share, or the shared budget, has left), all
-    /// stamped with one clock read. A
-    /// plain SET or GET, or the plan's request template, is written here; any other
-    /// request, a data offset, keys marked for a later verification or request lines to
-    /// print take [`Client::send_op`].
+    /// stamped with one clock read. A plain SET or GET, or the plan's request template,
+    /// is written here; any other request, a data offset, keys marked for a later
+    /// verification or request lines to print take [`Client::send_op`].
     pub(super) fn fill_plain(&mut self, plan: &Plan, ctx: &mut ClientContext) {
         let lean = plan.load.shape.data_offset == 0 && ctx.written.is_none() && !debug::enabled(2);
         let conn = &self.conns[0];
@@ -151,16 +150,7 @@ impl Client {
             }
             _ => return,
         };
-        let request = Request {
-            op,
-            row: row as u8,
-            expect,
-            redirects: Redirects::None,
-            tries: 0,
-            scan: false,
-            stamp: None,
-            queued: false,
-        };
+        let request = Request::plain(op, row, expect);
         conn.finish_as_intended(started, Purpose::Work(request), sent);
     }
 
@@ -170,16 +160,7 @@ impl Client {
     fn send_template_plain(&mut self, sent: Instant, plan: &Plan) {
         let started = self.conns[0].begin(sent);
         self.encode_template(0, plan);
-        let request = Request {
-            op: Op::Template,
-            row: rows::SET as u8,
-            expect: Expect::Store,
-            redirects: Redirects::None,
-            tries: 0,
-            scan: false,
-            stamp: None,
-            queued: false,
-        };
+        let request = Request::plain(Op::Template, rows::SET, Expect::Store);
         self.conns[0].finish_as_intended(started, Purpose::Work(request), sent);
     }
 
