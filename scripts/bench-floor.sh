@@ -170,6 +170,56 @@ else
     [[ -n $other_p50 ]] || die "no p50 in latency-redis-benchmark.out"
 fi
 
+# The same one connection with the client and the server on one CPU (taskset): each
+# request is then a hand-over between two threads of one CPU, with no wake-up of an idle
+# CPU in between. On a VM that wake-up (an inter-processor interrupt, the other vCPU
+# leaving its halt) is most of a round trip and varies from run to run; without it the
+# round trip is the two programs' own work and the loopback, so the figures show the
+# latency each client adds. The server's CPU set is restored afterwards.
+one_cpu_line="skipped: taskset (util-linux) is not installed"
+if command -v taskset >/dev/null 2>&1; then
+    # The first CPU this script may run on ("0-1", "0,2" or "3" -> 0, 0, 3).
+    one_cpu=$(taskset -pc $$ | sed 's/.*: *//; s/[-,].*//')
+    server_cpus=$(taskset -pc "$redis_pid" | sed 's/.*: *//')
+    taskset -pc "$one_cpu" "$redis_pid" >/dev/null || die "taskset could not pin redis-server to CPU $one_cpu"
+    echo "==> latency at one connection on one CPU ($one_cpu): kvbench, $LAT_REQUESTS requests"
+    reset_server
+    taskset -c "$one_cpu" "$KVBENCH" -s 127.0.0.1 -p "$REDIS_PORT" -t 1 -c 1 -n "$LAT_REQUESTS" --ratio=1:1 \
+        --key-maximum=100000 -d 32 --hide-histogram "--json-out-file=$OUT_DIR/latency-one-cpu-kvbench.json" \
+        >"$OUT_DIR/latency-one-cpu-kvbench.out" 2>&1 || die "kvbench on one CPU failed"
+    read -r one_kv_p50 one_kv_rps < <(python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))["ALL STATS"]["Totals"]
+print(t["Percentile Latencies"]["p50.00"], round(t["Ops/sec"]))' "$OUT_DIR/latency-one-cpu-kvbench.json") ||
+        die "no p50 in latency-one-cpu-kvbench.json"
+    if command -v memtier_benchmark >/dev/null 2>&1; then
+        echo "==> latency at one connection on one CPU ($one_cpu): memtier_benchmark, $LAT_REQUESTS requests"
+        reset_server
+        taskset -c "$one_cpu" memtier_benchmark -s 127.0.0.1 -p "$REDIS_PORT" -t 1 -c 1 -n "$LAT_REQUESTS" \
+            --ratio=1:1 --key-maximum=100000 -d 32 --hide-histogram \
+            "--json-out-file=$OUT_DIR/latency-one-cpu-memtier.json" >"$OUT_DIR/latency-one-cpu-memtier.out" 2>&1 ||
+            die "memtier_benchmark on one CPU failed"
+        read -r one_other_p50 one_other_rps < <(python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))["ALL STATS"]["Totals"]
+print(t["Percentile Latencies"]["p50.00"], round(t["Ops/sec"]))' "$OUT_DIR/latency-one-cpu-memtier.json") ||
+            die "no p50 in latency-one-cpu-memtier.json"
+        one_other="memtier_benchmark p50 $one_other_p50 ms, $one_other_rps requests/s"
+    else
+        echo "==> latency at one connection on one CPU ($one_cpu): redis-benchmark, $LAT_REQUESTS SETs and GETs"
+        reset_server
+        taskset -c "$one_cpu" redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -c 1 -n $((LAT_REQUESTS / 2)) -t set,get \
+            -d 32 -r 100000 -q >"$OUT_DIR/latency-one-cpu-redis-benchmark.out" 2>&1 ||
+            die "redis-benchmark on one CPU failed"
+        # "GET: 81566.07 requests per second, p50=0.015 msec", a line per test.
+        one_other=$(tr '\r' '\n' <"$OUT_DIR/latency-one-cpu-redis-benchmark.out" |
+            sed -n 's/^\(SET\|GET\): \([0-9]*\)[0-9.]* requests per second, p50=\([0-9.]*\) msec.*/\1 p50 \3 ms, \2 requests\/s/p' |
+            paste -sd ';' | sed 's/;/; /g')
+        [[ -n $one_other ]] || die "no p50 in latency-one-cpu-redis-benchmark.out"
+        one_other="redis-benchmark $one_other"
+    fi
+    taskset -pc "$server_cpus" "$redis_pid" >/dev/null || die "taskset could not restore redis-server's CPUs"
+    one_cpu_line="kvbench p50 $one_kv_p50 ms, $one_kv_rps requests/s (1:1); $one_other"
+fi
+
 echo
 echo "kvbench against the loopback floor (bench/floor.c): CPU s (user+sys) per 1M requests, best of $FLOOR_RUNS runs each, 1 thread, $FLOOR_CLIENTS connections, 1:10"
 echo "(floor: whole-batch refill, the headline; per-read: the floor refilling after every read, like kvbench's memtier front end;"
@@ -189,3 +239,4 @@ else
         many, conns, t, conns / t, one, t, (many - one) / (conns - t), many / conns }'
 fi
 echo "latency at one connection, pipeline 1 (p50, ms): kvbench $kv_p50 (all requests, 1:1); $other $other_p50; kvbench --busy-poll=100 $kv_busy_p50"
+echo "latency at one connection, client and server on one CPU: $one_cpu_line"
