@@ -130,6 +130,13 @@ if [[ -z $mem_skip ]]; then
     rss_one=$PEAK_KB
 fi
 
+# A memtier-style JSON result's p50 (ms) and requests per second, from its Totals row.
+totals_p50_rps() { # json -> "p50 rps"
+    python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))["ALL STATS"]["Totals"]
+print(t["Percentile Latencies"]["p50.00"], round(t["Ops/sec"]))' "$1"
+}
+
 # The latency kvbench adds: p50 at one connection, pipeline 1, beside another client's on
 # the same server (memtier_benchmark when installed, else redis-benchmark).
 LAT_REQUESTS=$((100000 / SCALE))
@@ -138,16 +145,14 @@ reset_server
 "$KVBENCH" -s 127.0.0.1 -p "$REDIS_PORT" -t 1 -c 1 -n "$LAT_REQUESTS" --ratio=1:1 --key-maximum=100000 \
     -d 32 --hide-histogram "--json-out-file=$OUT_DIR/latency-kvbench.json" >"$OUT_DIR/latency-kvbench.out" 2>&1 ||
     die "kvbench at one connection failed"
-kv_p50=$(python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))["ALL STATS"]["Totals"]; print(t["Percentile Latencies"]["p50.00"])' \
-    "$OUT_DIR/latency-kvbench.json") || die "no p50 in latency-kvbench.json"
+read -r kv_p50 _ < <(totals_p50_rps "$OUT_DIR/latency-kvbench.json") || die "no p50 in latency-kvbench.json"
 # The same with --busy-poll: how much of the figure is the client's own wake-up from idle.
 echo "==> latency at one connection: kvbench --busy-poll=100, $LAT_REQUESTS requests"
 reset_server
 "$KVBENCH" -s 127.0.0.1 -p "$REDIS_PORT" -t 1 -c 1 -n "$LAT_REQUESTS" --ratio=1:1 --key-maximum=100000 \
     -d 32 --hide-histogram --busy-poll=100 "--json-out-file=$OUT_DIR/latency-kvbench-busy.json" \
     >"$OUT_DIR/latency-kvbench-busy.out" 2>&1 || die "kvbench --busy-poll at one connection failed"
-kv_busy_p50=$(python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))["ALL STATS"]["Totals"]; print(t["Percentile Latencies"]["p50.00"])' \
-    "$OUT_DIR/latency-kvbench-busy.json") || die "no p50 in latency-kvbench-busy.json"
+read -r kv_busy_p50 _ < <(totals_p50_rps "$OUT_DIR/latency-kvbench-busy.json") || die "no p50 in latency-kvbench-busy.json"
 if command -v memtier_benchmark >/dev/null 2>&1; then
     other=memtier_benchmark
     echo "==> latency at one connection: memtier_benchmark, $LAT_REQUESTS requests"
@@ -155,8 +160,7 @@ if command -v memtier_benchmark >/dev/null 2>&1; then
     memtier_benchmark -s 127.0.0.1 -p "$REDIS_PORT" -t 1 -c 1 -n "$LAT_REQUESTS" --ratio=1:1 --key-maximum=100000 \
         -d 32 --hide-histogram "--json-out-file=$OUT_DIR/latency-memtier.json" >"$OUT_DIR/latency-memtier.out" 2>&1 ||
         die "memtier_benchmark at one connection failed"
-    other_p50=$(python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))["ALL STATS"]["Totals"]; print(t["Percentile Latencies"]["p50.00"])' \
-        "$OUT_DIR/latency-memtier.json") || die "no p50 in latency-memtier.json"
+    read -r other_p50 _ < <(totals_p50_rps "$OUT_DIR/latency-memtier.json") || die "no p50 in latency-memtier.json"
 else
     other="redis-benchmark (memtier_benchmark is not installed)"
     echo "==> latency at one connection: redis-benchmark, $LAT_REQUESTS SETs and GETs"
@@ -187,9 +191,7 @@ if command -v taskset >/dev/null 2>&1; then
     taskset -c "$one_cpu" "$KVBENCH" -s 127.0.0.1 -p "$REDIS_PORT" -t 1 -c 1 -n "$LAT_REQUESTS" --ratio=1:1 \
         --key-maximum=100000 -d 32 --hide-histogram "--json-out-file=$OUT_DIR/latency-one-cpu-kvbench.json" \
         >"$OUT_DIR/latency-one-cpu-kvbench.out" 2>&1 || die "kvbench on one CPU failed"
-    read -r one_kv_p50 one_kv_rps < <(python3 -c 'import json, sys
-t = json.load(open(sys.argv[1]))["ALL STATS"]["Totals"]
-print(t["Percentile Latencies"]["p50.00"], round(t["Ops/sec"]))' "$OUT_DIR/latency-one-cpu-kvbench.json") ||
+    read -r one_kv_p50 one_kv_rps < <(totals_p50_rps "$OUT_DIR/latency-one-cpu-kvbench.json") ||
         die "no p50 in latency-one-cpu-kvbench.json"
     if command -v memtier_benchmark >/dev/null 2>&1; then
         echo "==> latency at one connection on one CPU ($one_cpu): memtier_benchmark, $LAT_REQUESTS requests"
@@ -198,9 +200,7 @@ print(t["Percentile Latencies"]["p50.00"], round(t["Ops/sec"]))' "$OUT_DIR/laten
             --ratio=1:1 --key-maximum=100000 -d 32 --hide-histogram \
             "--json-out-file=$OUT_DIR/latency-one-cpu-memtier.json" >"$OUT_DIR/latency-one-cpu-memtier.out" 2>&1 ||
             die "memtier_benchmark on one CPU failed"
-        read -r one_other_p50 one_other_rps < <(python3 -c 'import json, sys
-t = json.load(open(sys.argv[1]))["ALL STATS"]["Totals"]
-print(t["Percentile Latencies"]["p50.00"], round(t["Ops/sec"]))' "$OUT_DIR/latency-one-cpu-memtier.json") ||
+        read -r one_other_p50 one_other_rps < <(totals_p50_rps "$OUT_DIR/latency-one-cpu-memtier.json") ||
             die "no p50 in latency-one-cpu-memtier.json"
         one_other="memtier_benchmark p50 $one_other_p50 ms, $one_other_rps requests/s"
     else
