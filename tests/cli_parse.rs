@@ -475,14 +475,30 @@ fn help_and_version_are_text_to_print() {
 }
 
 #[test]
+fn long_flags_may_be_abbreviated_as_getopt_allows() {
+    // getopt_long (memtier's parser) takes any unambiguous prefix of a long option.
+    let c = config(&["--key-max=100", "--rati=3:2", "--pipe", "4", "--hide-hist"]);
+    assert_eq!(c.keys.max, 100);
+    assert_eq!(c.ratio, (3, 2));
+    assert_eq!(c.pipeline, 4);
+    assert!(c.output.hide_histogram);
+    // An exact name wins over the longer names it starts (--rate, --rate-limiting).
+    assert_eq!(cli(&["--rate=500"]).rate.as_deref(), Some("500"));
+    // A prefix of several options is refused, as getopt refuses it.
+    let ambiguous = refusal(&["--key-m=5"]);
+    assert!(ambiguous.contains("--key-m"), "{ambiguous}");
+    assert!(ambiguous.ends_with("; see --help"), "{ambiguous}");
+}
+
+#[test]
 fn clap_errors_are_one_line() {
     assert_eq!(
         refusal(&["--foo"]),
         "unexpected argument '--foo'; see --help"
     );
     assert_eq!(
-        refusal(&["--rati=3:2"]),
-        "unexpected argument '--rati' (did you mean '--ratio'?); see --help"
+        refusal(&["--rato=3:2"]),
+        "unexpected argument '--rato' (did you mean '--ratio'?); see --help"
     );
     assert!(refusal(&["--ratio"]).starts_with("a value is required for '--ratio <RATIO>'"));
     assert!(refusal(&["positional"]).contains("'positional'"));

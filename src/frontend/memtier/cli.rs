@@ -39,6 +39,9 @@ const H_KVBENCH: &str = "kvbench Options";
     disable_help_flag = true,
     disable_version_flag = true,
     args_override_self = true,
+    // getopt_long, which memtier parses with, takes any unambiguous prefix of a long
+    // option (`--hide-hist`, `--key-max=100`); an exact name still wins over a longer one.
+    infer_long_args = true,
     color = ColorChoice::Never,
     max_term_width = 120
 )]
