@@ -222,3 +222,46 @@ fn a_resharding_in_mid_run_is_followed() {
         "the slot map was read again"
     );
 }
+
+#[test]
+fn a_command_without_a_tag_ends_at_its_first_redirection() {
+    // `set foo x` names no {tag}: a client pinned to a master that does not own "foo"
+    // gets MOVED, and sending it again could only be redirected again. The real tool
+    // prints the reply and exits 1; so does kvbench, instead of resending for ever.
+    let cluster = RedisCluster::start();
+    cluster.reset();
+    let mut cmd = Command::new(KVBENCH);
+    cmd.arg("redis-benchmark")
+        .args(seed_args(
+            &cluster,
+            &["--cluster", "-n", "1000", "-c", "6", "-q"],
+        ))
+        .args(["set", "foo", "x"]);
+    let out = common::run_with_timeout(cmd, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", common::describe(&out));
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("Error from server 127.0.0.1:"))
+        .unwrap_or_else(|| panic!("no error line: {stderr}"));
+    assert!(line.contains(": MOVED "), "{line}");
+    // What the real tool prints for the same command line.
+    let real = common::run_with_timeout(
+        {
+            let mut c = Command::new("redis-benchmark");
+            c.args(seed_args(
+                &cluster,
+                &["--cluster", "-n", "1000", "-c", "6", "-q"],
+            ))
+            .args(["set", "foo", "x"]);
+            c
+        },
+        Duration::from_secs(60),
+    );
+    assert_eq!(real.status.code(), Some(1), "{}", common::describe(&real));
+    assert!(
+        String::from_utf8_lossy(&real.stderr).contains(": MOVED "),
+        "{}",
+        common::describe(&real)
+    );
+}

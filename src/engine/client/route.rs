@@ -13,7 +13,7 @@ use crate::engine::connection::{Connection, Failure};
 use crate::engine::generator::Op;
 use crate::engine::in_flight::{Purpose, Redirects, Request};
 use crate::engine::resolver::Lookup;
-use crate::plan::{Endpoint, Plan};
+use crate::plan::{Endpoint, ErrorReplies, Plan};
 use crate::protocol::resp_encode;
 
 use super::send::{Resend, Retry};
@@ -62,6 +62,9 @@ impl Client {
             return Ok(());
         }
         if self.pinned.is_some() {
+            if !takes_a_fresh_slot(&request, plan) {
+                return Err(self.unroutable(source, &redirect, plan, ctx));
+            }
             return self.follow_pinned(source, &redirect);
         }
         let (slot, mut host, port, ask) = match redirect {
@@ -103,6 +106,33 @@ impl Client {
             }),
         }
         Ok(())
+    }
+
+    /// A pinned client's request that names no `{tag}` (redis-benchmark's command
+    /// `set foo x` in `--cluster`) goes to its master whatever slot its key hashes to, so
+    /// sending it again after a MOVED or ASK could only be redirected again, for ever.
+    /// The redirection ends the run instead, as an error reply (redis-benchmark's `Error
+    /// from server HOST:PORT: MOVED ...` under `ErrorReplies::Stop`), as the real tool
+    /// does.
+    fn unroutable(
+        &self,
+        source: usize,
+        redirect: &Redirect,
+        plan: &Plan,
+        ctx: &mut ClientContext,
+    ) -> Failure {
+        let text = match redirect {
+            Redirect::Moved { slot, host, port } => format!("MOVED {slot} {host}:{port}"),
+            Redirect::Ask { slot, host, port } => format!("ASK {slot} {host}:{port}"),
+            Redirect::TryAgain => "TRYAGAIN".to_string(),
+        };
+        let peer = self.conns[source].peer();
+        if plan.load.error_replies == ErrorReplies::Stop {
+            ctx.error_reply.keep(peer, text.as_bytes());
+        }
+        Failure::Fatal(format!(
+            "server {peer} answered {text}: the command names no {{tag}}, so a client pinned to one master cannot send it where its key lives (put a {{tag}} in its key)"
+        ))
     }
 
     /// `-TRYAGAIN` (a multi-key request during a slot migration): the request is sent
@@ -303,5 +333,16 @@ impl Client {
             return Err(Failure::Broken(message));
         }
         Ok(Some(i))
+    }
+}
+
+/// Whether a pinned client's redirected request can be sent again with a fresh slot:
+/// anything but a request template without a `{tag}` field (whose key stays where it is).
+fn takes_a_fresh_slot(request: &Request, plan: &Plan) -> bool {
+    match (request.op, plan.workload.template.as_deref()) {
+        (Op::Template, Some(templated)) => {
+            templated.slot_tags.is_some() && !templated.template.tag_positions().is_empty()
+        }
+        _ => true,
     }
 }
