@@ -3,7 +3,8 @@
 //! the server's replies arrive in pieces. Checked against a real redis-server (the
 //! commands it counted) and by counting socket writes with strace (skipped, with the
 //! reason printed, when strace is not installed or cannot trace here), beside the real
-//! redis-benchmark's writes for the same flags.
+//! redis-benchmark's writes for the same flags. Batches of large values keep the write
+//! buffer they grew (no reallocation per batch, counted as `mremap` calls).
 
 mod common;
 
@@ -154,5 +155,61 @@ fn pipelined_gets_go_out_in_whole_batches_like_redis_benchmark() {
             .commandstats()
             .get("get")
             .is_some_and(|&n| n >= REQUESTS)
+    );
+}
+
+/// Runs `program args...` under `strace -f` and returns how many `mremap` calls it made
+/// (a `Vec` that grows or shrinks past a page-sized allocation is moved with one).
+fn remaps(dir: &TestDir, name: &str, program: &str, args: &[String]) -> u64 {
+    let trace = dir.file_arg(&format!("{name}.strace"));
+    let mut full: Vec<String> = ["-f", "-qq", "-e", "trace=mremap", "-o", &trace, program]
+        .iter()
+        .map(|w| w.to_string())
+        .collect();
+    full.extend(args.iter().cloned());
+    run_ok("strace", &full);
+    let text = std::fs::read_to_string(&trace).unwrap_or_else(|e| panic!("{trace}: {e}"));
+    text.lines().filter(|l| l.contains("mremap(")).count() as u64
+}
+
+#[test]
+fn large_value_batches_keep_their_write_buffer() {
+    // 16 SETs of 16 KB are a 256 KB write: the buffer grows to it once and is kept while
+    // such batches go on (it used to shrink back to 64 KB after every batch and grow
+    // again, four reallocations a batch, half the throughput of the real tool).
+    if let Some(reason) = strace_unusable() {
+        println!("reallocations not counted: {reason}");
+        return;
+    }
+    let server = RedisServer::start();
+    let requests = 3200u64;
+    let args: Vec<String> = [
+        "redis-benchmark",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        &server.port.to_string(),
+        "-t",
+        "set",
+        "-d",
+        "16384",
+        "-n",
+        &requests.to_string(),
+        "-c",
+        &CLIENTS.to_string(),
+        "-P",
+        &PIPELINE.to_string(),
+        "-q",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let dir = TestDir::new("rb-large-batches");
+    let moved = remaps(&dir, "kvbench", KVBENCH, &args);
+    assert_eq!(server.commandstats().get("set"), Some(&requests));
+    let batches = requests / PIPELINE;
+    assert!(
+        moved < batches / 4,
+        "{moved} reallocations (mremap) for {batches} batches of 16 KB SETs"
     );
 }

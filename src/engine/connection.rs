@@ -30,6 +30,7 @@ use crate::plan::{Endpoint, Plan, SetupStyle};
 use crate::protocol::{Codec, Decode, Expect, Reply, ReplyKind};
 use crate::stats::rows;
 
+mod flush;
 mod reply_loop;
 
 pub use reply_loop::Take;
@@ -48,7 +49,9 @@ const INITIAL_WRITE_BUFFER: usize = 512;
 /// for large replies shrinks back to it (not after every large reply: a load of large
 /// values would reallocate for each).
 const SHRINK_AFTER_REPLIES: u32 = 64;
-/// A write buffer grown above this by a large request shrinks back once written.
+/// A write buffer grown above this shrinks back after [`SHRINK_AFTER_REPLIES`] writes in a
+/// row that fitted it (not after each large write: `-d 16384 -P 16` would reallocate twice
+/// a batch).
 const MAX_KEPT_WRITE_BUFFER: usize = 64 * 1024;
 
 /// Where a connection is in its life.
@@ -125,6 +128,8 @@ pub struct Connection {
     read_size: usize,
     /// Replies since the last one larger than half of `read_size`.
     small_replies: u32,
+    /// Writes since the last one larger than [`MAX_KEPT_WRITE_BUFFER`].
+    small_writes: u32,
     codec: Codec,
     next_opaque: u32,
     inflight: VecDeque<Pending>,
@@ -160,6 +165,7 @@ impl Connection {
             rend: 0,
             read_size: INITIAL_READ_BUFFER,
             small_replies: 0,
+            small_writes: 0,
             codec: Codec::new(plan.server.protocol),
             next_opaque: 0,
             inflight: VecDeque::with_capacity(plan.load.pipeline),
@@ -655,40 +661,5 @@ impl Connection {
     /// The bytes of a reply decoded by [`Connection::next_answer`].
     pub fn reply_bytes(&self, answer: &Answer) -> &[u8] {
         &self.rbuf[answer.start..answer.start + answer.reply.len]
-    }
-
-    /// Writes the buffer until it is empty or the socket is full.
-    pub fn flush(&mut self) -> Result<(), Failure> {
-        let Some(transport) = self.transport.as_mut() else {
-            return Ok(());
-        };
-        while self.wpos < self.wbuf.len() {
-            match transport.write(&self.wbuf[self.wpos..]) {
-                Ok(0) => {
-                    return Err(Failure::Broken(format!(
-                        "connection closed by server {}",
-                        self.peer
-                    )));
-                }
-                Ok(n) => self.wpos += n,
-                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-                Err(err) => {
-                    return Err(Failure::Broken(format!(
-                        "connection to {} failed: {}",
-                        self.peer,
-                        describe(&err)
-                    )));
-                }
-            }
-        }
-        self.wbuf.clear();
-        self.wpos = 0;
-        if self.wbuf.capacity() > MAX_KEPT_WRITE_BUFFER {
-            // A large request grew it; requests of that size reallocate it each time,
-            // at the cost of a copy they make anyway.
-            self.wbuf.shrink_to(MAX_KEPT_WRITE_BUFFER);
-        }
-        Ok(())
     }
 }
