@@ -325,6 +325,24 @@ fn rps_paces_the_whole_run() {
 }
 
 #[test]
+fn clients_with_nothing_to_send_do_not_hold_the_run() {
+    // One key to load on two clients, or 20 queries on 50: some clients (and, with two
+    // worker threads, a whole thread's) have nothing to send. Such a thread used to wait
+    // for its first once-a-second tick before it saw it was done, so the run reported a
+    // second and a rate hundreds of times too low.
+    let server = RedisServer::start();
+    let (out, _) = zbench(server.port, &["-mode", "load", "-r", "1", "-c", "2"]);
+    let duration = out.number("Total Duration");
+    assert!(duration < 0.5, "load: Total Duration {duration}");
+    assert_eq!(server.dbsize(), 1);
+    server.config_resetstat();
+    let (out, _) = zbench(server.port, &["-mode", "query", "-r", "1", "-n", "20"]);
+    let duration = out.number("Total Duration");
+    assert!(duration < 0.5, "query: Total Duration {duration}");
+    assert_eq!(server.commandstats().get("zrangebylex"), Some(&20));
+}
+
+#[test]
 fn json_out_file_holds_kvbench_s_results() {
     let server = RedisServer::start();
     zbench(server.port, &["-mode", "load", "-r", "300"]);

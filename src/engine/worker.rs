@@ -359,6 +359,11 @@ impl Worker {
             self.fire_timers(now, *second, slots, tally, &mut errors)?;
             self.dispatch(now, *second, slots, tally, &mut errors, &mut cursor)?;
             self.settle_spent(slots)?;
+            if slots.active == 0 {
+                // The last client settled just now (one with nothing to send finishes as
+                // it starts): end at the top of the loop, not after a poll's timeout.
+                continue;
+            }
             let mut wake_at = next_tick;
             if let Some(deadline) = self.deadline {
                 wake_at = wake_at.min(deadline);
