@@ -314,11 +314,14 @@ fn rps_paces_the_whole_run() {
         ],
     );
     let wall = started.elapsed();
+    // Five clients split 3 and 2 over two worker threads: each thread takes the rate in
+    // proportion to its clients (an even split made the 3-client thread run 3.6 s at
+    // 833/s), so the run takes its 3 s at the target.
     let duration = out.number("Total Duration");
-    assert!((2.5..6.0).contains(&duration), "Total Duration {duration}");
+    assert!((2.5..3.4).contains(&duration), "Total Duration {duration}");
     assert!(wall >= Duration::from_millis(2500), "{wall:?}");
     let rate = out.number("Throughput summary:");
-    assert!((600.0..1100.0).contains(&rate), "{rate}");
+    assert!((900.0..1100.0).contains(&rate), "{rate}");
     assert_eq!(server.commandstats().get("zrangebylex"), Some(&3000));
     // A row a second, each with the second's rate near the target.
     assert!(out.rows.len() >= 3, "{:?}", out.rows);

@@ -2,8 +2,10 @@
 //! pacing implementation.
 //!
 //! A schedule is one *share* of a rate: share `s` of `n` takes positions `s, s + n,
-//! s + 2n, ...` of the rate's sequence. A `--rate` run gives each of its `n` workers one
-//! share (the workers' sequences interleave into exactly the total rate); a
+//! s + 2n, ...` of the rate's sequence (`w` shares in a row, `s..s + w`, take `w` of every
+//! `n`). A `--rate` run gives each of its `n` workers one share (the workers' sequences
+//! interleave into exactly the total rate), or, when its clients do not split evenly over
+//! the workers, each worker as many shares as it has clients; a
 //! `--rate-limiting=r` run gives each of its `n` connections one share of `r × n`, so
 //! every connection runs at `r` and the connections' sends are spread evenly.
 //!
@@ -53,6 +55,8 @@ enum Gaps {
         /// Shares of the rate (positions between two of this schedule's).
         shares: u64,
         share: u64,
+        /// Shares in a row this schedule takes, from `share` (at least 1).
+        width: u64,
         rate: u64,
     },
     Poisson {
@@ -68,19 +72,30 @@ const NANOS_PER_SEC: u128 = 1_000_000_000;
 impl Schedule {
     /// Share `share` (0-based) of `shares` of `rate`, from `start`.
     pub fn new(rate: Rate, start: Instant, share: u64, shares: u64) -> Schedule {
+        Schedule::of_shares(rate, start, share, 1, shares)
+    }
+
+    /// The `width` shares from `share` (0-based) of `shares` of `rate`, from `start`: a
+    /// worker's part of a total rate in proportion to its clients. Uniform: `width` of
+    /// every `shares` positions; Poisson: one process of `width / shares` of the rate (the
+    /// sum of `width` independent ones).
+    pub fn of_shares(rate: Rate, start: Instant, share: u64, width: u64, shares: u64) -> Schedule {
         let shares = shares.max(1);
+        let share = share % shares;
+        let width = width.clamp(1, shares - share);
         let per_sec = rate.per_sec.max(1);
         let gaps = match rate.arrival {
             Arrival::Uniform => Gaps::Uniform {
                 shares,
-                share: share % shares,
+                share,
+                width,
                 rate: per_sec,
             },
             Arrival::Poisson => {
                 let mut rng = SmallRng::seed_from_u64(
                     rate.seed ^ share.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
                 );
-                let mean_gap_ns = 1e9 * shares as f64 / per_sec as f64;
+                let mean_gap_ns = 1e9 * shares as f64 / (per_sec as f64 * width as f64);
                 let first: f64 = rng.sample(Exp1);
                 Gaps::Poisson {
                     rng,
@@ -256,14 +271,17 @@ impl Schedule {
             Gaps::Uniform {
                 shares,
                 share,
+                width,
                 rate,
             } => {
-                // Positions p = k·shares + share with floor(p / rate) < horizon (in ns, as
-                // `time_of_next` rounds), i.e. p < horizon · rate: the first `bound` ones.
+                // This schedule's positions p (p mod shares in share..share + width) with
+                // floor(p / rate) < horizon (in ns, as `time_of_next` rounds), i.e. p <
+                // horizon · rate: those among the first `bound`.
                 let bound = (horizon_ns * u128::from(*rate)).div_ceil(NANOS_PER_SEC);
-                let of_share = bound
-                    .saturating_sub(u128::from(*share))
-                    .div_ceil(u128::from(*shares));
+                let (shares, share, width) =
+                    (u128::from(*shares), u128::from(*share), u128::from(*width));
+                let of_share =
+                    bound / shares * width + (bound % shares).saturating_sub(share).min(width);
                 let due = of_share.saturating_sub(u128::from(self.taken));
                 u64::try_from(due).unwrap_or(u64::MAX)
             }
@@ -286,12 +304,14 @@ impl Schedule {
         let Gaps::Uniform {
             shares,
             share,
+            width,
             rate,
         } = &self.gaps
         else {
             return self.next;
         };
-        let position = u128::from(k) * u128::from(*shares) + u128::from(*share);
+        let (k, width) = (u128::from(k), u128::from(*width));
+        let position = k / width * u128::from(*shares) + u128::from(*share) + k % width;
         let ns = position * NANOS_PER_SEC / u128::from(*rate);
         self.offset(u64::try_from(ns).unwrap_or(u64::MAX))
     }
@@ -384,6 +404,45 @@ mod tests {
         for (j, t) in merged.iter().enumerate() {
             assert_eq!(*t, j as u128 * 1_000_000_000 / 20_000, "position {j}");
         }
+    }
+
+    #[test]
+    fn shares_in_proportion_to_clients_make_the_total_rate() {
+        // Seven clients on three workers (3, 2, 2): each worker takes as many shares as it
+        // has clients, and together they take every position of the total, once.
+        let start = Instant::now();
+        let total = rate(7_000, Arrival::Uniform);
+        let mut merged: Vec<u128> = Vec::new();
+        for (first, width) in [(0, 3), (3, 2), (5, 2)] {
+            let mut s = Schedule::of_shares(total, start, first, width, 7);
+            for _ in 0..700 * width {
+                merged.push((s.take() - start).as_nanos());
+            }
+        }
+        merged.sort_unstable();
+        for (j, t) in merged.iter().enumerate() {
+            assert_eq!(*t, j as u128 * 1_000_000_000 / 7_000, "position {j}");
+        }
+        // The backlog count agrees with walking it, for a width too.
+        let until = start + Duration::from_secs(3);
+        for (first, width) in [(0, 3), (3, 2), (5, 2), (6, 1)] {
+            let walked = Schedule::of_shares(total, start, first, width, 7).drain_until(
+                until,
+                u64::MAX,
+                |_| {},
+            );
+            let mut s = Schedule::of_shares(total, start, first, width, 7);
+            s.take();
+            assert_eq!(
+                s.drain_until(until, 10, |_| {}),
+                walked - 1,
+                "{first}+{width}"
+            );
+        }
+        // Poisson: a worker with two of seven shares runs at two sevenths of the rate.
+        let poisson = rate(70_000, Arrival::Poisson);
+        let n = Schedule::of_shares(poisson, start, 3, 2, 7).drain_until(until, u64::MAX, |_| {});
+        assert!((57_000..63_000).contains(&n), "{n}");
     }
 
     /// Gaps of a Poisson schedule: mean, coefficient of variation and the exponential
