@@ -364,6 +364,8 @@ fn json_out_file_holds_kvbench_s_results() {
             "300",
             "-c",
             "4",
+            "-query",
+            "zrange-byscore-rev",
             "-json-out-file",
             &path_text,
         ],
@@ -372,6 +374,14 @@ fn json_out_file_holds_kvbench_s_results() {
         serde_json::from_str(&std::fs::read_to_string(&path).expect("json written")).expect("json");
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(json["configuration"]["tool"], "zbench");
+    // Every flag that changes the figures is named, so two runs can be told apart.
+    let config = &json["configuration"];
+    assert_eq!(config["mode"], "query");
+    assert_eq!(config["query"], "zrange-byscore-rev");
+    assert_eq!(config["member size"], 10);
+    assert_eq!(config["key elements min"], 1);
+    assert_eq!(config["key elements max"], 10);
+    assert_eq!(config["key elements dist"], "zipf");
     assert_eq!(json["ALL STATS"]["Queries"]["Count"], 500);
     assert_eq!(json["ALL STATS"]["Totals"]["Count"], 500);
 }

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::connection;
-use super::flags::{Mode, ZbenchCommand, ZbenchSpec, parse};
+use super::flags::{Mode, QueryKind, SizeDist, ZbenchCommand, ZbenchSpec, parse};
 use super::plan::{self as zb_plan, PERCENTILES};
 use super::render::{self, Progress, ReplySizes, Summary, Tick};
 use crate::console::print_now;
@@ -121,15 +121,30 @@ fn write_json(
     results: &Results,
 ) -> Result<(), Error> {
     let json_str = |s: &str| serde_json::Value::String(s.to_string()).to_string();
-    let mode = match spec.mode {
-        Mode::Load => "load".to_string(),
-        Mode::Query(_) => "query".to_string(),
+    let (mode, query) = match spec.mode {
+        Mode::Load => ("load", None),
+        Mode::Query(kind) => (
+            "query",
+            QueryKind::NAMES
+                .iter()
+                .find(|(_, k)| *k == kind)
+                .map(|&(name, _)| name),
+        ),
+    };
+    let dist = match spec.elements.dist {
+        SizeDist::Zipf => "zipf",
+        SizeDist::Uniform => "uniform",
     };
     let configuration: Vec<(&str, String)> = vec![
         ("tool", json_str("zbench")),
         ("server", json_str(&spec.host)),
         ("port", spec.port.to_string()),
-        ("mode", json_str(&mode)),
+        ("mode", json_str(mode)),
+        ("query", query.map_or("null".to_string(), json_str)),
+        ("member size", spec.member_size.to_string()),
+        ("key elements min", spec.elements.min.to_string()),
+        ("key elements max", spec.elements.max.to_string()),
+        ("key elements dist", json_str(dist)),
         ("clients", spec.clients.to_string()),
         ("requests", render::total_commands(spec).to_string()),
         ("pipeline", spec.pipeline.to_string()),
