@@ -90,7 +90,8 @@ impl WindowStats {
     }
 
     /// The latency at or below which `percentile` percent (0-100) of the samples fall, in
-    /// microseconds, as the histogram resolves it (0 when empty).
+    /// microseconds, as the histogram resolves it (0 when empty), within the exact min and
+    /// max (a bucket's highest equivalent value can pass the largest sample: 3935 for 3934).
     ///
     /// The rank is computed from the percent directly: `99.9 / 100` is 0.9990000000000001
     /// in floating point, which would push p99.9 of 1000 samples to the 1000th.
@@ -103,13 +104,15 @@ impl WindowStats {
         // A hair of tolerance absorbs the representation error of the percent itself.
         let rank = ((exact - 1e-9).ceil() as u64).clamp(1, total);
         let mut seen = 0u64;
+        let mut value = self.histogram.max();
         for v in self.histogram.iter_recorded() {
             seen += v.count_at_value();
             if seen >= rank {
-                return v.value_iterated_to();
+                value = v.value_iterated_to();
+                break;
             }
         }
-        self.histogram.max()
+        value.clamp(self.min_us, self.max_us)
     }
 
     /// The samples as an HdrHistogram in microseconds.
@@ -160,6 +163,19 @@ mod tests {
         assert_eq!(w.percentile_us(99.95), 1000);
         assert_eq!(w.percentile_us(100.0), 1000);
         assert_eq!(w.percentile_us(0.01), 1);
+    }
+
+    #[test]
+    fn percentiles_stay_within_the_exact_max() {
+        // 3934 µs falls in a bucket whose highest equivalent value is 3935.
+        let mut w = WindowStats::new();
+        for us in [26, 97, 3934] {
+            w.record(us);
+        }
+        assert_eq!(w.max_us(), 3934);
+        assert_eq!(w.percentile_us(99.0), 3934);
+        assert_eq!(w.percentile_us(100.0), 3934);
+        assert_eq!(w.percentile_us(0.01), 26);
     }
 
     #[test]
