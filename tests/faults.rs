@@ -488,6 +488,26 @@ fn closed_port_is_a_connect_error_before_any_results() {
     );
 }
 
+#[test]
+fn a_refused_server_with_reconnects_says_its_connections_failed() {
+    // --reconnect-on-error keeps trying a port nobody listens on until --test-time ends:
+    // the error says the connections failed, not that a server accepted and was silent.
+    let port = closed_port();
+    let out = kvbench_at(port, &["--hide-histogram"])
+        .args(&[
+            "-t",
+            "1",
+            "-c",
+            "1",
+            "--test-time=2",
+            "--reconnect-on-error",
+        ])
+        .timeout(FAST)
+        .run();
+    let line = assert_clean_failure(&out, &["connections failed", &format!("127.0.0.1:{port}")]);
+    assert!(!line.contains("accepted"), "{line}");
+}
+
 /// A server that dies mid-run leaves an error exit and, in the JSON, what was measured
 /// up to then: exactly the replies the server sent.
 #[test]
