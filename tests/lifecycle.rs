@@ -45,6 +45,13 @@ fn sigterm_stops_the_run_and_writes_valid_results() {
     let doc = out.json();
     assert_eq!(doc["ALL STATS"]["Runtime"]["Interrupted"], "true");
     assert!(doc["ALL STATS"]["Totals"]["Count"].as_u64().unwrap() > 0);
+    // The stop is named for what it was (memtier's "Interrupted by user" is for Ctrl-C).
+    let stderr = out.stderr_text();
+    assert!(
+        stderr.contains("[RUN #1] Terminated (SIGTERM) after"),
+        "{}",
+        out.describe()
+    );
 }
 
 #[test]

@@ -49,8 +49,13 @@ impl RunObserver for Live {
     }
 
     fn interrupted(&mut self, run: u32, after: Duration) {
+        // memtier's words for Ctrl-C; a SIGTERM (a supervisor, `timeout`) is named as such.
+        let by = match crate::signals::received() {
+            Some(libc::SIGTERM) => "Terminated (SIGTERM)",
+            _ => "Interrupted by user (Ctrl+C)",
+        };
         eprintln_safe!(
-            "\n[RUN #{run}] Interrupted by user (Ctrl+C) after {:.1} secs, stopping threads...",
+            "\n[RUN #{run}] {by} after {:.1} secs, stopping threads...",
             after.as_secs_f64()
         );
     }
