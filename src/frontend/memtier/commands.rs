@@ -269,7 +269,10 @@ mod tests {
         ];
         let list = parse_commands(&specs, true, None).unwrap();
         let names: Vec<_> = list.rows.iter().map(|r| r.row.as_str()).collect();
-        assert_eq!(names, ["Sets", "Gets", "Sets"]);
+        // A second line of one command is numbered: its JSON key and HDR file are its own.
+        assert_eq!(names, ["Sets", "Gets", "Sets #2"]);
+        let hists: Vec<_> = list.rows.iter().map(|r| r.hist.as_str()).collect();
+        assert_eq!(hists, ["SET", "GET", "SET_2"]);
         let rows: Vec<_> = list.commands.iter().map(|c| c.stat_row(None, 0)).collect();
         assert_eq!(rows, [0, 1, 2]);
     }
@@ -500,7 +503,7 @@ mod tests {
         )
         .unwrap();
         let names: Vec<_> = list.rows.iter().map(|r| r.row.as_str()).collect();
-        assert_eq!(names, ["Sets", "Sets", "Gets", "Hsets"]);
+        assert_eq!(names, ["Sets", "Sets #2", "Gets", "Hsets"]);
         assert_eq!(list.commands[1].row_name, "Monitor_randoms");
         for cmd in &list.commands[1..] {
             let rows: Vec<_> = (0..4).map(|i| cmd.stat_row(Some(&m), i)).collect();

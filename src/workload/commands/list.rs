@@ -298,7 +298,22 @@ impl CommandList {
                 continue;
             }
             let row = if self.by_line {
-                rows.push(RowName::new(&row_name(&e.name), &e.name, false));
+                // Two lines of one command (`set a ...`, `set b ...`) would share a table
+                // name, a JSON key (a reader keeps one of the two) and an HDR file (one
+                // overwrites the other): the later ones are numbered, `Sets #2`, `SET_2`.
+                let label = row_name(&e.name);
+                let same = rows
+                    .iter()
+                    .filter(|r| r.row == label || r.row.starts_with(&format!("{label} #")))
+                    .count();
+                match same {
+                    0 => rows.push(RowName::new(&label, &e.name, false)),
+                    n => rows.push(RowName::new(
+                        &format!("{label} #{}", n + 1),
+                        &format!("{}_{}", e.name, n + 1),
+                        false,
+                    )),
+                }
                 rows.len() - 1
             } else if let Some(row) = rows.iter().position(|r| r.hist == e.ty) {
                 row
