@@ -291,10 +291,14 @@ fn usage(msg: impl Into<String>) -> Error {
 /// An integer flag value; redis-benchmark reads these with `atoi`, kvbench refuses what
 /// is not a number.
 fn integer(raw: &str, flag: &str) -> Result<i64, Error> {
-    raw.trim().parse::<i64>().map_err(|_| {
-        usage(format!(
-            "invalid value '{raw}' for {flag}: expected an integer"
-        ))
+    raw.trim().parse::<i64>().map_err(|err| {
+        let why = match err.kind() {
+            std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => {
+                "an integer too large to use"
+            }
+            _ => "expected an integer",
+        };
+        usage(format!("invalid value '{raw}' for {flag}: {why}"))
     })
 }
 
@@ -884,6 +888,10 @@ mod tests {
                 "-n 0: the number of requests must be at least 1",
             ),
             (&["-n", "-5"][..], "must be at least 1"),
+            (
+                &["-n", "99999999999999999999"][..],
+                "invalid value '99999999999999999999' for -n: an integer too large to use",
+            ),
             (&["-p", "70000"][..], "expected a port number"),
             (&["-p", "abc"][..], "expected a port number"),
             (
