@@ -90,7 +90,7 @@ pub fn merge(
     let mut names: Vec<RowName> = commands
         .iter()
         .map(|c| RowName {
-            row: row_name(c),
+            row: row_of_histogram(c),
             hist: c.to_string(),
             has_hits: false,
         })
@@ -179,4 +179,29 @@ pub fn merge(
         sweep: None,
         notes: Vec::new(),
     })
+}
+
+/// The row a command's histogram tag names: `SET` -> `Sets`, and `SET_2` (a second line
+/// of one command, `--command-stats-breakdown=line`) -> `Sets #2`, as the run named it.
+fn row_of_histogram(hist: &str) -> String {
+    match hist.rsplit_once('_') {
+        Some((base, n))
+            if !base.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            format!("{} #{n}", row_name(base))
+        }
+        _ => row_name(hist),
+    }
+}
+
+#[cfg(test)]
+mod row_name_tests {
+    use super::row_of_histogram;
+
+    #[test]
+    fn numbered_histograms_are_numbered_rows() {
+        assert_eq!(row_of_histogram("SET"), "Sets");
+        assert_eq!(row_of_histogram("SET_2"), "Sets #2");
+        assert_eq!(row_of_histogram("HSET"), "Hsets");
+    }
 }

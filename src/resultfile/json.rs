@@ -333,9 +333,20 @@ fn distribution(name: &str, items: &[Json], at: &At) -> Result<Distribution, Str
     })
 }
 
-/// `Sets` -> `SET`, `Hsets` -> `HSET`: the histogram name memtier derives the row from.
+/// `Sets` -> `SET`, `Hsets` -> `HSET`: the histogram name memtier derives the row from;
+/// `Sets #2` (a second line of one command, `--command-stats-breakdown=line`) -> `SET_2`.
 fn hist_name_of(row: &str) -> String {
-    row.strip_suffix('s').unwrap_or(row).to_ascii_uppercase()
+    let (base, number) = match row.rsplit_once(" #") {
+        Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+            (base, Some(n))
+        }
+        _ => (row, None),
+    };
+    let name = base.strip_suffix('s').unwrap_or(base).to_ascii_uppercase();
+    match number {
+        Some(n) => format!("{name}_{n}"),
+        None => name,
+    }
 }
 
 /// Names each row's histogram and says which rows have hits, as the writer decided them.
@@ -560,5 +571,19 @@ fn config_facts(configuration: &[(String, Json)]) -> ConfigFacts {
         run_count: get("run_count").and_then(Json::as_u64),
         threads: get("threads").and_then(Json::as_u64),
         clients: get("clients").and_then(Json::as_u64),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hist_name_of;
+
+    #[test]
+    fn histogram_names_follow_the_row_names() {
+        assert_eq!(hist_name_of("Sets"), "SET");
+        assert_eq!(hist_name_of("Hsets"), "HSET");
+        // A second line of one command under --command-stats-breakdown=line.
+        assert_eq!(hist_name_of("Sets #2"), "SET_2");
+        assert_eq!(hist_name_of("Sets #"), "SETS #");
     }
 }
