@@ -99,6 +99,36 @@ fn rps_with_a_pipeline_and_threads_still_sends_exactly_n() {
 }
 
 #[test]
+fn the_run_ends_when_the_last_request_is_answered() {
+    // 3 requests at 1/s on two threads: due at 0, 1 and 2 s. The thread that did not send
+    // the last one used to see the budget spent only at its next wake-up, a second later
+    // (3.0 s in all); the last take now wakes every worker (2.0 s).
+    let server = RedisServer::start();
+    server.config_resetstat();
+    let run = kv(
+        server.port,
+        &[
+            "-t",
+            "get",
+            "-n",
+            "3",
+            "-c",
+            "3",
+            "--threads",
+            "2",
+            "--rps",
+            "1",
+            "-q",
+        ],
+    )
+    .ok();
+    assert_eq!(server.commandstats().get("get"), Some(&3));
+    // 3 requests in about 2 s read 1.5 per second; 3 s read 1.0.
+    let rate = quiet_rate(&run.stdout_text(), "GET");
+    assert!(rate > 1.3, "{rate}: {}", run.describe());
+}
+
+#[test]
 fn open_loop_warmup_is_sent_but_not_counted() {
     let server = RedisServer::start();
     server.config_resetstat();

@@ -3,6 +3,9 @@
 //! so a slow connection never holds back requests a fast one could send.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use mio::Waker;
 
 /// `total` requests for all clients, handed out one at a time or a batch at a time.
 #[derive(Debug)]
@@ -11,6 +14,10 @@ pub struct RequestBudget {
     /// Requests taken so far; may pass `total` (each take past it is a refusal), which a
     /// `u64` cannot overflow in any real run.
     taken: AtomicU64,
+    /// The workers' wakers, woken when the last request is taken: in open loop a worker
+    /// whose clients wait for their next position would otherwise see the budget spent
+    /// only at its next wake-up (a second later at `--rps 1`).
+    wake_when_spent: OnceLock<Arc<Vec<Waker>>>,
 }
 
 impl RequestBudget {
@@ -19,14 +26,20 @@ impl RequestBudget {
         RequestBudget {
             total,
             taken: AtomicU64::new(0),
+            wake_when_spent: OnceLock::new(),
         }
+    }
+
+    /// Wakes `wakers` when the last request is taken (set once, when the workers exist).
+    pub fn wake_when_spent(&self, wakers: Arc<Vec<Waker>>) {
+        let _ = self.wake_when_spent.set(wakers);
     }
 
     /// Takes one request; `false` once the budget is spent. One atomic add per request,
     /// with no retry loop, so clients on several threads never spin on it.
     #[inline]
     pub fn take(&self) -> bool {
-        self.taken.fetch_add(1, Ordering::Relaxed) < self.total
+        self.take_up_to(1) == 1
     }
 
     /// Takes up to `n` requests at once (a pipeline's batch); returns how many it got, 0
@@ -35,7 +48,24 @@ impl RequestBudget {
     #[inline]
     pub fn take_up_to(&self, n: u64) -> u64 {
         let before = self.taken.fetch_add(n, Ordering::Relaxed);
-        self.total.saturating_sub(before).min(n)
+        let got = self.total.saturating_sub(before).min(n);
+        if got > 0 && before + got == self.total {
+            self.spent();
+        }
+        got
+    }
+
+    /// The last request was just taken: every worker looks again.
+    #[cold]
+    fn spent(&self) {
+        for waker in self
+            .wake_when_spent
+            .get()
+            .into_iter()
+            .flat_map(|w| w.iter())
+        {
+            let _ = waker.wake();
+        }
     }
 
     /// Whether any request is left to take.

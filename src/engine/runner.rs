@@ -421,9 +421,13 @@ fn run_once(
         }
     }
     drop(tx);
+    let wakers = Arc::new(wakers);
+    if let Some(budget) = &budget {
+        budget.wake_when_spent(Arc::clone(&wakers));
+    }
     let switch = StopSwitch {
         stop: Arc::clone(&stop),
-        wakers: Arc::new(wakers),
+        wakers,
     };
 
     let mut gather = Gatherer::new(
