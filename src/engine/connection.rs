@@ -487,13 +487,7 @@ impl Connection {
                 }
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(None),
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-                Err(err) => {
-                    return Err(Failure::Broken(format!(
-                        "connection to {} failed: {}",
-                        self.peer,
-                        describe(&err)
-                    )));
-                }
+                Err(err) => return Err(self.failed(&err)),
             }
         }
     }
@@ -661,5 +655,14 @@ impl Connection {
     /// The bytes of a reply decoded by [`Connection::next_answer`].
     pub fn reply_bytes(&self, answer: &Answer) -> &[u8] {
         &self.rbuf[answer.start..answer.start + answer.reply.len]
+    }
+
+    /// What a failed read or write of the socket means for the connection.
+    fn failed(&self, err: &io::Error) -> Failure {
+        Failure::Broken(format!(
+            "connection to {} failed: {}",
+            self.peer,
+            describe(err)
+        ))
     }
 }

@@ -3,9 +3,7 @@
 
 use std::io;
 
-use crate::engine::connection::{
-    Connection, Failure, MAX_KEPT_WRITE_BUFFER, SHRINK_AFTER_REPLIES, describe,
-};
+use crate::engine::connection::{Connection, Failure, MAX_KEPT_WRITE_BUFFER, SHRINK_AFTER_REPLIES};
 
 impl Connection {
     /// Writes the buffer until it is empty or the socket is full.
@@ -24,13 +22,7 @@ impl Connection {
                 Ok(n) => self.wpos += n,
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-                Err(err) => {
-                    return Err(Failure::Broken(format!(
-                        "connection to {} failed: {}",
-                        self.peer,
-                        describe(&err)
-                    )));
-                }
+                Err(err) => return Err(self.failed(&err)),
             }
         }
         let written = self.wbuf.len();
