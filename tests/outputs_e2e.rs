@@ -674,7 +674,26 @@ fn an_unwritable_output_fails_before_the_run() {
     std::fs::remove_dir(&existing_dir).unwrap();
     // A writable one passes the check and leaves only the file itself behind.
     let json = format!("--json-out-file={}", dir.file_arg("ok.json"));
-    kvbench_at(server.port, &["--hide-histogram", "-n", "10", &json]).ok();
+    let run = kvbench_at(server.port, &["--hide-histogram", "-n", "10", &json]).ok();
+    // memtier's stderr order: the JSON file is named before the run, closed after it.
+    let stderr = run.stderr_text();
+    let at = |needle: &str| {
+        stderr
+            .find(needle)
+            .unwrap_or_else(|| panic!("no {needle:?} in {stderr}"))
+    };
+    assert!(
+        at("Json file ") < at("[RUN #1] Preparing benchmark client..."),
+        "{stderr}"
+    );
+    assert!(
+        at("[RUN #1] Launching threads now...") < at("Saving JSON output file: "),
+        "{stderr}"
+    );
+    assert!(
+        at("Saving JSON output file: ") < at("Json file closed."),
+        "{stderr}"
+    );
     let left: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

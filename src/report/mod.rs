@@ -74,6 +74,20 @@ pub struct Destinations {
     pub out_file: Option<PathBuf>,
     pub json_out_file: Option<PathBuf>,
     pub hdr_file_prefix: Option<String>,
+    /// The front end named the JSON and text files on stderr before the run, where
+    /// memtier does ([`announce`]): [`write_reports`] does not name them again.
+    pub announced: bool,
+}
+
+/// memtier's first stderr lines, before `[RUN #1] Preparing benchmark client...`: the
+/// JSON file and the text report's file, when given.
+pub fn announce(to: &Destinations) {
+    if let Some(path) = &to.json_out_file {
+        eprintln_safe!("Json file {} created...", path.display());
+    }
+    if let Some(path) = &to.out_file {
+        eprintln_safe!("Writing results to {}...", path.display());
+    }
 }
 
 /// The result blocks every report shows, in order: the only run as it is; for several runs
@@ -116,7 +130,7 @@ pub fn write_reports(
         }
     };
 
-    if let Some(path) = &out.json_out_file {
+    if let (Some(path), false) = (&out.json_out_file, out.announced) {
         eprintln_safe!("Json file {} created...", path.display());
     }
 
@@ -140,7 +154,9 @@ pub fn write_reports(
     }
     match &out.out_file {
         Some(path) => {
-            eprintln_safe!("Writing results to {}...", path.display());
+            if !out.announced {
+                eprintln_safe!("Writing results to {}...", path.display());
+            }
             keep(write_atomic(path, text.as_bytes()));
         }
         None => {

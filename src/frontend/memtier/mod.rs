@@ -70,6 +70,8 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         );
     }
 
+    // memtier names its JSON and text files first, before the run.
+    report::announce(&destinations(&out));
     let mut live = Live::new(out.client_stats.clone());
     let mut statsd = out
         .statsd
@@ -205,6 +207,7 @@ fn destinations(out: &OutputConfig) -> Destinations {
         out_file: out.out_file.clone(),
         json_out_file: out.json_out_file.clone(),
         hdr_file_prefix: out.hdr_file_prefix.clone(),
+        announced: true,
     }
 }
 

@@ -75,6 +75,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         out_file: flags.out_file.clone(),
         json_out_file: flags.json_out_file.clone(),
         hdr_file_prefix: flags.hdr_file_prefix.clone(),
+        announced: false,
     };
     let runs = merged.blocks();
     let written = report::write_reports(&destinations, &rendering, runs, None);

@@ -142,6 +142,7 @@ fn destinations(spec: &BenchmarkSpec) -> Destinations {
         out_file: None,
         json_out_file: spec.json_out_file.clone(),
         hdr_file_prefix: spec.hdr_file_prefix.clone(),
+        announced: false,
     }
 }
 
