@@ -25,7 +25,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::Exp1;
 
-use crate::plan::{Arrival, Rate};
+use crate::plan::{Arrival, Plan, Rate};
 use crate::stats::ScheduleStats;
 
 /// The most backlog positions walked one by one when a run ends (each one's age goes into
@@ -73,6 +73,30 @@ impl Schedule {
     /// Share `share` (0-based) of `shares` of `rate`, from `start`.
     pub fn new(rate: Rate, start: Instant, share: u64, shares: u64) -> Schedule {
         Schedule::of_shares(rate, start, share, 1, shares)
+    }
+
+    /// Worker `thread`'s part of a total `rate`: one share per worker when every worker
+    /// runs `-c` clients (memtier); when a front end split its clients over the workers
+    /// (zbench, redis-benchmark), perhaps unevenly, shares in proportion to each worker's
+    /// clients, so equal shares of `-n` end together. Shares count in units of the
+    /// workers' common divisor, so an even split interleaves position by position.
+    /// `None` for a worker with no client.
+    pub fn of_worker(rate: Rate, start: Instant, plan: &Plan, thread: usize) -> Option<Schedule> {
+        let Some(total) = plan.load.total_clients else {
+            return Some(Schedule::new(
+                rate,
+                start,
+                thread as u64,
+                plan.load.threads as u64,
+            ));
+        };
+        let unit = (0..plan.load.threads)
+            .map(|t| plan.clients_on_thread(t) as u64)
+            .fold(0, gcd)
+            .max(1);
+        let clients = plan.clients_on_thread(thread) as u64 / unit;
+        let first = plan.first_client_of_thread(thread) as u64 / unit;
+        (clients > 0).then(|| Schedule::of_shares(rate, start, first, clients, total as u64 / unit))
     }
 
     /// The `width` shares from `share` (0-based) of `shares` of `rate`, from `start`: a
@@ -324,6 +348,11 @@ impl Schedule {
     }
 }
 
+/// The greatest common divisor of `a` and `b` (`gcd(0, b) = b`).
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -443,6 +472,39 @@ mod tests {
         let poisson = rate(70_000, Arrival::Poisson);
         let n = Schedule::of_shares(poisson, start, 3, 2, 7).drain_until(until, u64::MAX, |_| {});
         assert!((57_000..63_000).contains(&n), "{n}");
+    }
+
+    #[test]
+    fn workers_share_a_total_rate_by_their_clients() {
+        let start = Instant::now();
+        let total = rate(6_000, Arrival::Uniform);
+        // Positions each worker takes in the first 60 of the total.
+        let taken = |threads: usize, clients: usize| -> Vec<Vec<u128>> {
+            let mut plan = Plan::example();
+            plan.load.threads = threads;
+            plan.load.total_clients = Some(clients);
+            (0..threads)
+                .map(|t| match Schedule::of_worker(total, start, &plan, t) {
+                    Some(mut s) => std::iter::from_fn(|| Some(s.take()))
+                        .map(|at| ((at - start).as_nanos() * 6_000 + 500_000_000) / 1_000_000_000)
+                        .take_while(|&p| p < 60)
+                        .collect(),
+                    None => Vec::new(),
+                })
+                .collect()
+        };
+        // An even split alternates position by position, as one share per worker.
+        let even = taken(2, 4);
+        assert_eq!(even[0], (0..60).step_by(2).collect::<Vec<_>>());
+        assert_eq!(even[1], (1..60).step_by(2).collect::<Vec<_>>());
+        // 3 clients on 2 workers: two positions of every three, and one.
+        let uneven = taken(2, 3);
+        assert_eq!((uneven[0].len(), uneven[1].len()), (40, 20));
+        assert_eq!(&uneven[1][..3], [2, 5, 8]);
+        // A worker with no client takes nothing; the others still make the total.
+        let idle = taken(3, 2);
+        assert!(idle[2].is_empty());
+        assert_eq!(idle[0].len() + idle[1].len(), 60);
     }
 
     /// Gaps of a Poisson schedule: mean, coefficient of variation and the exponential

@@ -186,21 +186,8 @@ impl Tally {
             stats: fresh(),
             discard: (!plan.load.warmup.is_zero()).then(fresh),
             health: open.then(ScheduleStats::new),
-            shared: match (plan.load.pacing, plan.load.total_clients) {
-                // Clients split unevenly over workers (zbench, redis-benchmark): each takes
-                // the rate in proportion to its clients, so equal shares of -n end together.
-                (Pacing::Total(rate), Some(total)) => {
-                    let clients = plan.clients_on_thread(thread) as u64;
-                    let first = plan.first_client_of_thread(thread) as u64;
-                    (clients > 0)
-                        .then(|| Schedule::of_shares(rate, start, first, clients, total as u64))
-                }
-                (Pacing::Total(rate), None) => Some(Schedule::new(
-                    rate,
-                    start,
-                    thread as u64,
-                    plan.load.threads as u64,
-                )),
+            shared: match plan.load.pacing {
+                Pacing::Total(rate) => Schedule::of_worker(rate, start, plan, thread),
                 _ => None,
             },
             templates: plain_templates(plan),
