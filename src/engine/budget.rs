@@ -58,13 +58,10 @@ impl RequestBudget {
     /// The last request was just taken: every worker looks again.
     #[cold]
     fn spent(&self) {
-        for waker in self
-            .wake_when_spent
-            .get()
-            .into_iter()
-            .flat_map(|w| w.iter())
-        {
-            let _ = waker.wake();
+        if let Some(wakers) = self.wake_when_spent.get() {
+            for waker in wakers.iter() {
+                let _ = waker.wake();
+            }
         }
     }
 

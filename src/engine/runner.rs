@@ -188,18 +188,17 @@ pub fn run_prepared(
             let answered = results.rows.iter().any(|row| row.count > 0);
             if error.is_none() && !answered && signals::received().is_none() {
                 // A stalled server must not look like a successful (if slow) benchmark.
-                let name = plan.server.endpoint.name();
                 let failed = results.totals().map_or(0, |t| t.connection_errors);
-                error = Some(if failed > 0 {
+                let why = if failed > 0 {
                     // Refused or lost every time (--reconnect-on-error kept trying).
-                    format!(
-                        "no reply from {name} during the run: its connections failed {failed} times (the reasons are above)"
-                    )
+                    format!("its connections failed {failed} times (the reasons are above)")
                 } else {
-                    format!(
-                        "no reply from {name} during the run: the server accepted connections but answered nothing"
-                    )
-                });
+                    "the server accepted connections but answered nothing".to_string()
+                };
+                error = Some(format!(
+                    "no reply from {} during the run: {why}",
+                    plan.server.endpoint.name()
+                ));
             }
             let held = match (outcome.sweep.as_mut(), step_rate) {
                 (Some(report), Some(rate)) => report.add(rate, &results),

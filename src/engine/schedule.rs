@@ -75,21 +75,14 @@ impl Schedule {
         Schedule::of_shares(rate, start, share, 1, shares)
     }
 
-    /// Worker `thread`'s part of a total `rate`: one share per worker when every worker
-    /// runs `-c` clients (memtier); when a front end split its clients over the workers
-    /// (zbench, redis-benchmark), perhaps unevenly, shares in proportion to each worker's
-    /// clients, so equal shares of `-n` end together. Shares count in units of the
-    /// workers' common divisor, so an even split interleaves position by position.
-    /// `None` for a worker with no client.
+    /// Worker `thread`'s part of a total `rate`: shares in proportion to its clients, so
+    /// that clients with equal shares of `-n` end together when a front end (zbench,
+    /// redis-benchmark) split them over the workers unevenly. Shares count in units of
+    /// the workers' common divisor, so an even split (memtier's `-c` on every worker) is
+    /// one share per worker, interleaved position by position. `None` for a worker with
+    /// no client.
     pub fn of_worker(rate: Rate, start: Instant, plan: &Plan, thread: usize) -> Option<Schedule> {
-        let Some(total) = plan.load.total_clients else {
-            return Some(Schedule::new(
-                rate,
-                start,
-                thread as u64,
-                plan.load.threads as u64,
-            ));
-        };
+        let total = plan.total_clients();
         let unit = (0..plan.load.threads)
             .map(|t| plan.clients_on_thread(t) as u64)
             .fold(0, gcd)

@@ -7,6 +7,7 @@ use crate::resultfile::IntervalLog;
 use crate::resultfile::ordered::Json;
 use crate::results::Results;
 use crate::stats::RowName;
+use crate::stats::rows::{HIST_NUMBER, ROW_NUMBER, split_number};
 use crate::workload::commands::row_name;
 
 use super::MergedResult;
@@ -184,13 +185,9 @@ pub fn merge(
 /// The row a command's histogram tag names: `SET` -> `Sets`, and `SET_2` (a second line
 /// of one command, `--command-stats-breakdown=line`) -> `Sets #2`, as the run named it.
 fn row_of_histogram(hist: &str) -> String {
-    match hist.rsplit_once('_') {
-        Some((base, n))
-            if !base.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) =>
-        {
-            format!("{} #{n}", row_name(base))
-        }
-        _ => row_name(hist),
+    match split_number(hist, HIST_NUMBER) {
+        (base, Some(n)) => format!("{}{ROW_NUMBER}{n}", row_name(base)),
+        (_, None) => row_name(hist),
     }
 }
 

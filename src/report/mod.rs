@@ -130,8 +130,8 @@ pub fn write_reports(
         }
     };
 
-    if let (Some(path), false) = (&out.json_out_file, out.announced) {
-        eprintln_safe!("Json file {} created...", path.display());
+    if !out.announced {
+        announce(out);
     }
 
     let mut text = if runs.is_empty() {
@@ -153,12 +153,7 @@ pub fn write_reports(
         text.push_str(&report.render_text());
     }
     match &out.out_file {
-        Some(path) => {
-            if !out.announced {
-                eprintln_safe!("Writing results to {}...", path.display());
-            }
-            keep(write_atomic(path, text.as_bytes()));
-        }
+        Some(path) => keep(write_atomic(path, text.as_bytes())),
         None => {
             let mut stdout = std::io::stdout().lock();
             keep(

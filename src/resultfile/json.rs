@@ -8,6 +8,7 @@
 //! a whole number, found "12"` (the caller puts the file name first).
 
 use crate::results::decode_histogram;
+use crate::stats::rows::{HIST_NUMBER, ROW_NUMBER, split_number};
 
 use super::model::{
     Block, BlockKind, ConfigFacts, Distribution, JsonResult, Percentile, RateStep, RateSteps,
@@ -336,15 +337,10 @@ fn distribution(name: &str, items: &[Json], at: &At) -> Result<Distribution, Str
 /// `Sets` -> `SET`, `Hsets` -> `HSET`: the histogram name memtier derives the row from;
 /// `Sets #2` (a second line of one command, `--command-stats-breakdown=line`) -> `SET_2`.
 fn hist_name_of(row: &str) -> String {
-    let (base, number) = match row.rsplit_once(" #") {
-        Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
-            (base, Some(n))
-        }
-        _ => (row, None),
-    };
+    let (base, number) = split_number(row, ROW_NUMBER);
     let name = base.strip_suffix('s').unwrap_or(base).to_ascii_uppercase();
     match number {
-        Some(n) => format!("{name}_{n}"),
+        Some(n) => format!("{name}{HIST_NUMBER}{n}"),
         None => name,
     }
 }

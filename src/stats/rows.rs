@@ -46,4 +46,33 @@ impl RowName {
     pub fn totals(has_hits: bool) -> RowName {
         RowName::new("Totals", "FULL_RUN", has_hits)
     }
+
+    /// The `n`th (from 2) row of one name (`--command-stats-breakdown=line`, a second
+    /// line of one command): `Sets #2`, histogram `SET_2`, so neither its JSON key nor its
+    /// HDR files are another row's.
+    pub fn numbered(row: &str, hist: &str, n: usize) -> RowName {
+        RowName::new(
+            &format!("{row}{ROW_NUMBER}{n}"),
+            &format!("{hist}{HIST_NUMBER}{n}"),
+            false,
+        )
+    }
+}
+
+/// What comes between a numbered row's name and its number (`Sets #2`).
+pub const ROW_NUMBER: &str = " #";
+/// What comes between a numbered row's histogram and its number (`SET_2`).
+pub const HIST_NUMBER: &str = "_";
+
+/// `name` without its number, and the number, when it ends in `separator` and digits
+/// ([`ROW_NUMBER`] or [`HIST_NUMBER`]): `("Sets", Some("2"))` for `Sets #2`.
+pub fn split_number<'a>(name: &'a str, separator: &str) -> (&'a str, Option<&'a str>) {
+    match name.rsplit_once(separator) {
+        Some((base, n))
+            if !base.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            (base, Some(n))
+        }
+        _ => (name, None),
+    }
 }

@@ -3,6 +3,7 @@
 //! validates its own flags and builds the list with [`CommandList::push`].
 
 use crate::stats::RowName;
+use crate::stats::rows::{ROW_NUMBER, split_number};
 use crate::workload::commands::command_name;
 use crate::workload::commands::monitor::MonitorInput;
 use crate::workload::commands::scan::{SCAN_FIRST_NAME, SCAN_NEXT_NAME, ScanPlan};
@@ -304,16 +305,12 @@ impl CommandList {
                 let label = row_name(&e.name);
                 let same = rows
                     .iter()
-                    .filter(|r| r.row == label || r.row.starts_with(&format!("{label} #")))
+                    .filter(|r| split_number(&r.row, ROW_NUMBER).0 == label)
                     .count();
-                match same {
-                    0 => rows.push(RowName::new(&label, &e.name, false)),
-                    n => rows.push(RowName::new(
-                        &format!("{label} #{}", n + 1),
-                        &format!("{}_{}", e.name, n + 1),
-                        false,
-                    )),
-                }
+                rows.push(match same {
+                    0 => RowName::new(&label, &e.name, false),
+                    n => RowName::numbered(&label, &e.name, n + 1),
+                });
                 rows.len() - 1
             } else if let Some(row) = rows.iter().position(|r| r.hist == e.ty) {
                 row
