@@ -96,7 +96,7 @@ pub fn parse_start_at(raw: &str, now: SystemTime) -> Result<SystemTime> {
             epoch_seconds_text(now)
         ))),
         Ok(ahead) if ahead > MAX_START_AHEAD => Err(Error::usage(format!(
-            "--start-at={raw} is {:.0} s ahead: at most a day ({} s) ahead is accepted",
+            "--start-at={raw} is {:.3} s ahead: at most a day ({} s) ahead is accepted",
             ahead.as_secs_f64(),
             MAX_START_AHEAD.as_secs()
         ))),
