@@ -298,11 +298,15 @@ impl Worker {
         // During the warm-up there are no seconds to report, but a stalled server must
         // still be caught once a second.
         let mut next_warmup_check = self.run_start + Duration::from_secs(1);
+        // Twice as often as the observer adds them up: each of its figures then holds a
+        // connection count at most half a period old, and its first one (`clients: N` of
+        // redis-benchmark -I) counts the connections made since the start, not none.
         let progress_every = self
             .plan
             .outputs
             .progress_every
-            .filter(|_| self.progress.is_some());
+            .filter(|_| self.progress.is_some())
+            .map(|every| every / 2);
         let mut next_progress = progress_every.map(|every| self.run_start + every);
         let mut done = Totals::default();
         let open_loop = self.plan.load.pacing.is_open();
