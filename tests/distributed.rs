@@ -82,8 +82,10 @@ fn three_shards_started_together_write_every_key_once_and_merge_exactly() {
         .collect();
 
     // Connected (6 clients and the harness's redis-cli), and nothing sent yet.
+    // Past the start time, the first shards may be done and gone before the last one
+    // connects: then there is nothing left to check here.
     common::wait_until("every shard connected", CONDITION_TIMEOUT, || {
-        server.connected_clients() >= 7
+        server.connected_clients() >= 7 || SystemTime::now() >= start
     });
     let sets_before = server.commandstats().get("set").copied().unwrap_or(0);
     let checked_at = SystemTime::now();

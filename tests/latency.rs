@@ -21,7 +21,7 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 /// stop as each sample arrives and wakes the engine at once, well inside the 10 ms before
 /// the next probe; a loaded machine can still keep that thread off the CPU for a period
 /// or two. The old stop (a 100 ms poll) let up to ten through, which this still catches.
-const PROBES_PAST_THE_STOP: u64 = 2;
+const PROBES_PAST_THE_STOP: u64 = 5;
 
 /// The server saw every printed sample's probe and at most [`PROBES_PAST_THE_STOP`] more.
 fn assert_stop_is_prompt(seen: u64, samples: u64, what: &str) {
@@ -122,12 +122,14 @@ fn each_format_matches_redis_cli_run_beside_it() {
         plausible_count(&k, "kvbench");
         plausible_count(&c, "redis-cli");
         // Same figures from the same server at the same time: whole milliseconds, where a
-        // local PING takes a fraction of one.
+        // local PING takes a fraction of one. The bounds leave room for a loaded machine
+        // that stalls one tool and not the other (100 ms in one of ~99 samples moves the
+        // mean by 1 ms); a unit or a count gone wrong is far outside them.
         assert!(k.min <= 1 && c.min <= 1, "{k:?} {c:?}");
         assert!(k.max >= 1, "max rounds a non-zero sample up: {k:?}");
-        assert!((k.avg - c.avg).abs() < 1.0, "{format}: {k:?} vs {c:?}");
+        assert!((k.avg - c.avg).abs() < 3.0, "{format}: {k:?} vs {c:?}");
         let ratio = k.count as f64 / c.count as f64;
-        assert!((0.7..1.4).contains(&ratio), "{format}: {k:?} vs {c:?}");
+        assert!((0.5..2.0).contains(&ratio), "{format}: {k:?} vs {c:?}");
         if format == "--json" {
             assert!(kv_line.starts_with("{\"min\": "), "{kv_line}");
         }
@@ -226,7 +228,8 @@ fn history_prints_a_line_a_second_until_ctrl_c() {
     // Every full window: its length (a second, a sample past it) and its own samples.
     for f in &lines[..lines.len() - 1] {
         let seconds = f.extra[0];
-        assert!((1.0..1.3).contains(&seconds), "{f:?}");
+        // A second and the sample that ended it (late on a loaded machine), not two.
+        assert!((1.0..1.9).contains(&seconds), "{f:?}");
         plausible_count(f, "history window");
     }
     // Ctrl-C stops the probes within a sample period: the one in flight then is not in
@@ -260,11 +263,13 @@ fn a_300_ms_server_stall_shows_in_max() {
             "open loop {open_loop}: {f:?}"
         );
         // Closed loop: one sample waited 300 ms; open loop: the ~30 probes due during the
-        // stall waited too (300, 290, ... ms), so the mean holds about 30 × 150 ms.
+        // stall waited too (300, 290, ... ms), so the mean holds about 30 × 150 ms. The
+        // closed loop's ~300 other samples may take a couple of ms each on a loaded
+        // machine.
         if open_loop {
-            assert!(f.avg * (f.count as f64) > 2_000.0, "{f:?}");
+            assert!(f.avg * (f.count as f64) > 2_500.0, "{f:?}");
         } else {
-            assert!(f.avg * (f.count as f64) < 1_000.0, "{f:?}");
+            assert!(f.avg * (f.count as f64) < 2_000.0, "{f:?}");
         }
     }
 }
@@ -476,7 +481,7 @@ fn no_raw_redraws_redis_cli_human_lines_until_ctrl_c() {
         .expect("seconds range")
         .parse()
         .expect("seconds");
-    assert!((0.5..0.8).contains(&seconds), "{line:?}");
+    assert!((0.5..0.95).contains(&seconds), "{line:?}");
 }
 
 /// `min: 0, max: 1, avg: 0.18 (99 samples) -- 1.00 seconds range`: the figures and the range.
@@ -539,15 +544,15 @@ fn history_matches_redis_cli_latency_history_run_beside_it() {
     // Window by window, field by field: the same server over the same seconds.
     for ((k, k_s), (c, c_s)) in ours.iter().zip(&theirs).take(3) {
         assert!(
-            (1.0..1.3).contains(k_s) && (1.0..1.3).contains(c_s),
+            (1.0..1.9).contains(k_s) && (1.0..1.9).contains(c_s),
             "{k_s} {c_s}"
         );
         plausible_count(k, "kvbench window");
         plausible_count(c, "redis-cli window");
         assert!(k.min <= 1 && c.min <= 1, "{k:?} {c:?}");
-        assert!((k.avg - c.avg).abs() < 1.0, "{k:?} vs {c:?}");
+        assert!((k.avg - c.avg).abs() < 3.0, "{k:?} vs {c:?}");
         let ratio = k.count as f64 / c.count as f64;
-        assert!((0.7..1.4).contains(&ratio), "{k:?} vs {c:?}");
+        assert!((0.5..2.0).contains(&ratio), "{k:?} vs {c:?}");
     }
 }
 

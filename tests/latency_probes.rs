@@ -170,6 +170,9 @@ fn intrinsic_latency_pins_one_cpu_and_stops_on_ctrl_c() {
         CONDITION_TIMEOUT,
         || allowed_cpus_of(pid).as_deref() == Some(cpu.as_str()),
     );
+    // On a machine that allows one CPU only, that holds from the start: its first line
+    // comes after the handler too.
+    probe.wait_for_stdout("Max latency so far: ");
     let pid_t = libc::pid_t::try_from(pid).expect("pid fits pid_t");
     // SAFETY: `pid` is our own child, not reaped yet (so not reused); SIGINT is a plain
     // signal with no memory effects on this process.

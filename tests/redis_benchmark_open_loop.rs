@@ -123,9 +123,10 @@ fn the_run_ends_when_the_last_request_is_answered() {
     )
     .ok();
     assert_eq!(server.commandstats().get("get"), Some(&3));
-    // 3 requests in about 2 s read 1.5 per second; 3 s read 1.0.
+    // 3 requests in about 2 s read 1.5 per second; 3 s read 1.0 (a loaded machine's
+    // late start or end may take the first down to 1.2).
     let rate = quiet_rate(&run.stdout_text(), "GET");
-    assert!(rate > 1.3, "{rate}: {}", run.describe());
+    assert!(rate > 1.15, "{rate}: {}", run.describe());
 }
 
 #[test]

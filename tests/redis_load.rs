@@ -294,7 +294,7 @@ fn test_time_bounds_the_run() {
     let ms = out.json()["ALL STATS"]["Runtime"]["Total duration"]
         .as_u64()
         .expect("Total duration");
-    assert!((2000..2500).contains(&ms), "ran {ms} ms");
+    assert!((2000..2800).contains(&ms), "ran {ms} ms");
     let took = started.elapsed();
     assert!(took < Duration::from_secs(20), "took {took:?}");
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -146,8 +146,9 @@ fn rate_limit_caps_throughput() {
         .ok();
     let stats = server.commandstats();
     let total = stats.get("set").copied().unwrap_or(0) + stats.get("get").copied().unwrap_or(0);
-    // 2 connections × 50/s × 2 s = 200, give or take the edges.
-    assert!((180..=210).contains(&total), "sent {total}");
+    // 2 connections × 50/s × 2 s = 200, give or take the edges (connecting on a loaded
+    // machine comes out of the 2 s: 20 requests are 200 ms). Without the cap, thousands.
+    assert!((150..=210).contains(&total), "sent {total}");
 }
 
 /// Waits until both of the run's connections are up and the server is answering them
@@ -211,7 +212,7 @@ fn killed_connections_reconnect_with_reconnect_on_error() {
     let ms = doc["ALL STATS"]["Runtime"]["Total duration"]
         .as_u64()
         .expect("Total duration");
-    assert!(ms < 4500, "ran {ms} ms");
+    assert!(ms < 4800, "ran {ms} ms");
     let totals = &doc["ALL STATS"]["Totals"];
     assert_eq!(totals["Connection Errors"], 2);
     // Load went on after the reconnect: the last full second still did work.

@@ -318,10 +318,12 @@ fn rps_paces_the_whole_run() {
     // proportion to its clients (an even split made the 3-client thread run 3.6 s at
     // 833/s), so the run takes its 3 s at the target.
     let duration = out.number("Total Duration");
-    assert!((2.5..3.4).contains(&duration), "Total Duration {duration}");
+    // Up to 3.55 s for a loaded machine's late start and end; the uneven split's 3.6 s
+    // and 833/s stay outside.
+    assert!((2.5..3.55).contains(&duration), "Total Duration {duration}");
     assert!(wall >= Duration::from_millis(2500), "{wall:?}");
     let rate = out.number("Throughput summary:");
-    assert!((900.0..1100.0).contains(&rate), "{rate}");
+    assert!((850.0..1100.0).contains(&rate), "{rate}");
     assert_eq!(server.commandstats().get("zrangebylex"), Some(&3000));
     // A row a second, each with the second's rate near the target.
     assert!(out.rows.len() >= 3, "{:?}", out.rows);
@@ -336,12 +338,13 @@ fn clients_with_nothing_to_send_do_not_hold_the_run() {
     let server = RedisServer::start();
     let (out, _) = zbench(server.port, &["-mode", "load", "-r", "1", "-c", "2"]);
     let duration = out.number("Total Duration");
-    assert!(duration < 0.5, "load: Total Duration {duration}");
+    // The bug read a whole second; the bound leaves a loaded machine most of one.
+    assert!(duration < 0.9, "load: Total Duration {duration}");
     assert_eq!(server.dbsize(), 1);
     server.config_resetstat();
     let (out, _) = zbench(server.port, &["-mode", "query", "-r", "1", "-n", "20"]);
     let duration = out.number("Total Duration");
-    assert!(duration < 0.5, "query: Total Duration {duration}");
+    assert!(duration < 0.9, "query: Total Duration {duration}");
     assert_eq!(server.commandstats().get("zrangebylex"), Some(&20));
 }
 
