@@ -269,7 +269,11 @@ pub fn command() -> clap::Command {
     Flags::command()
         // redis-cli's -s is the Unix socket; the shared arguments make it the host
         // (memtier's spelling), so move it.
-        .mut_arg("host", |a| a.visible_short_alias(None))
+        .mut_arg("host", |a| {
+            // One server: no pool here, so not the shared text's --distribution sentence.
+            a.visible_short_alias(None)
+                .help("Server address (default: localhost)")
+        })
         .mut_arg("unix_socket", |a| a.visible_short_alias('s'))
         .mut_arg("authenticate", |a| a.visible_alias("pass"))
 }

@@ -11,6 +11,7 @@ use crate::merge::MergeOptions;
 #[derive(Parser, Clone, Debug, PartialEq)]
 #[command(
     name = "kvbench merge",
+    bin_name = "kvbench merge",
     about = "Merge the results of several kvbench or memtier_benchmark runs (the shards of one \
              workload) into one: counts and rates summed, percentiles from the summed \
              HdrHistograms, seconds aligned by wall clock.",

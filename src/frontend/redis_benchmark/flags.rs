@@ -586,6 +586,23 @@ fn validate(raw: RawFlags, matches: &ArgMatches) -> Result<BenchmarkSpec, Error>
         return Err(usage("--json-out-file is empty"));
     }
 
+    // redis-benchmark -I passes over its own load flags; kvbench's additions pace or
+    // record requests, and idle connections make none: said, not silently dropped.
+    if raw.idle {
+        let given = [
+            ("--rps", raw.rps.is_some()),
+            ("--warmup", raw.warmup.is_some()),
+            ("--busy-poll", raw.busy_poll.is_some()),
+            ("--json-out-file", raw.json_out_file.is_some()),
+            ("--hdr-file-prefix", raw.hdr_file_prefix.is_some()),
+        ];
+        if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
+            return Err(usage(format!(
+                "{flag} cannot be used with -I: idle connections send no requests to pace or record"
+            )));
+        }
+    }
+
     let unix_socket = matches!(endpoint, Endpoint::Unix(_));
     let tls = raw.tls.spec(uri_tls, unix_socket, &mut warnings)?;
 
@@ -914,6 +931,11 @@ mod tests {
             (&["--rps", "0"][..], "--rps 0"),
             (&["--warmup", "-1"][..], "--warmup"),
             (&["--hdr-file-prefix", ""][..], "--hdr-file-prefix is empty"),
+            (&["-I", "--rps", "10"][..], "--rps cannot be used with -I"),
+            (&["-I", "--warmup", "1"][..], "--warmup cannot be used with -I"),
+            (&["-I", "--busy-poll=0"][..], "--busy-poll cannot be used with -I"),
+            (&["-I", "--json-out-file", "i.json"][..], "--json-out-file cannot"),
+            (&["-I", "--hdr-file-prefix", "ih"][..], "--hdr-file-prefix cannot"),
             (
                 &["--cacert", "ca.pem"][..],
                 "--cacert applies to TLS connections",
