@@ -932,10 +932,22 @@ mod tests {
             (&["--warmup", "-1"][..], "--warmup"),
             (&["--hdr-file-prefix", ""][..], "--hdr-file-prefix is empty"),
             (&["-I", "--rps", "10"][..], "--rps cannot be used with -I"),
-            (&["-I", "--warmup", "1"][..], "--warmup cannot be used with -I"),
-            (&["-I", "--busy-poll=0"][..], "--busy-poll cannot be used with -I"),
-            (&["-I", "--json-out-file", "i.json"][..], "--json-out-file cannot"),
-            (&["-I", "--hdr-file-prefix", "ih"][..], "--hdr-file-prefix cannot"),
+            (
+                &["-I", "--warmup", "1"][..],
+                "--warmup cannot be used with -I",
+            ),
+            (
+                &["-I", "--busy-poll=0"][..],
+                "--busy-poll cannot be used with -I",
+            ),
+            (
+                &["-I", "--json-out-file", "i.json"][..],
+                "--json-out-file cannot",
+            ),
+            (
+                &["-I", "--hdr-file-prefix", "ih"][..],
+                "--hdr-file-prefix cannot",
+            ),
             (
                 &["--cacert", "ca.pem"][..],
                 "--cacert applies to TLS connections",
