@@ -87,7 +87,7 @@ fn cluster_runs_land_every_request_on_its_master() {
         assert_eq!(r["ASK/sec"].as_f64(), Some(0.0), "{row}: {r}");
     }
     cluster.reset();
-    stdout_of("redis-benchmark", &seed_args(&cluster, &args));
+    let theirs = stdout_of("redis-benchmark", &seed_args(&cluster, &args));
     assert_eq!(
         mine_stats,
         benchmarked(&cluster),
@@ -102,6 +102,14 @@ fn cluster_runs_land_every_request_on_its_master() {
     let mut expected: Vec<String> = cluster.nodes.iter().map(|n| n.addr()).collect();
     expected.sort();
     assert_eq!(ports, expected);
+    // The same masters in the same order as the real tool's banner: the node asked
+    // first, then the others as CLUSTER NODES lists them.
+    let real = parse_normal(&theirs).unwrap_or_else(|e| panic!("{e}\n{theirs}"));
+    assert_eq!(
+        Some(&masters),
+        real.masters.as_ref(),
+        "kvbench vs redis-benchmark"
+    );
     for (id, _) in &masters {
         assert_eq!(
             id.as_deref().map(str::len),

@@ -7,6 +7,7 @@
 
 use super::render::{HostConfig, MasterInfo, ServerInfo};
 use crate::engine::Prepared;
+use crate::engine::cluster::Node;
 use crate::engine::query::{query, query_with_auth};
 use crate::plan::{Endpoint, Plan};
 use crate::protocol::resp_value::{Value, value};
@@ -24,7 +25,7 @@ pub fn read_server_info(plan: &Plan, prepared: &Prepared) -> Result<ServerInfo, 
         return Ok(ServerInfo::Single(config));
     }
     let mut configs = Vec::new();
-    for node in prepared.masters() {
+    for (node, _) in ordered_masters(plan, prepared) {
         let config = host_config(plan, &node.endpoint())?;
         if config.is_none() {
             eprintln_safe!("WARNING: Could not fetch node CONFIG {}", node.name());
@@ -95,8 +96,22 @@ fn config_value(reply: &[u8]) -> Option<String> {
 }
 
 /// The masters for the `--cluster` banner, with their node IDs when `CLUSTER NODES`
-/// names them.
+/// names them, in [`ordered_masters`]'s order.
 pub fn masters(plan: &Plan, prepared: &Prepared) -> Vec<MasterInfo> {
+    ordered_masters(plan, prepared)
+        .into_iter()
+        .map(|(node, name)| MasterInfo {
+            name,
+            host: node.host.clone(),
+            port: node.port,
+        })
+        .collect()
+}
+
+/// The cluster's masters with their node IDs, in redis-benchmark's order (its banner's
+/// `Master i` and its blocks' `node [i]`): as the seed's `CLUSTER NODES` lists them, the
+/// seed itself where its `myself` line falls.
+fn ordered_masters<'a>(plan: &Plan, prepared: &'a Prepared) -> Vec<(&'a Node, Option<String>)> {
     let nodes_text = query(plan, &plan.server.endpoint, &[&[b"CLUSTER", b"NODES"]])
         .ok()
         .and_then(|replies| {
@@ -108,27 +123,39 @@ pub fn masters(plan: &Plan, prepared: &Prepared) -> Vec<MasterInfo> {
             })
         })
         .unwrap_or_default();
-    prepared
+    let mut listed: Vec<(Option<NodeLine>, &Node)> = prepared
         .masters()
         .iter()
-        .map(|node| MasterInfo {
-            name: node_id(&nodes_text, &node.host, node.port),
-            host: node.host.clone(),
-            port: node.port,
-        })
+        .map(|node| (node_line(&nodes_text, &node.host, node.port), node))
+        .collect();
+    // Stable: masters CLUSTER NODES does not name keep their order, after the rest.
+    listed.sort_by_key(|(line, _)| line.as_ref().map_or(usize::MAX, |l| l.index));
+    listed
+        .into_iter()
+        .map(|(line, node)| (node, line.map(|l| l.id)))
         .collect()
 }
 
-/// The ID `CLUSTER NODES` gives the node at `host:port`
+/// A node's line in `CLUSTER NODES`.
+struct NodeLine {
+    /// Its place among the lines.
+    index: usize,
+    id: String,
+}
+
+/// The line `CLUSTER NODES` gives the node at `host:port`
 /// (`<id> <ip:port@cport[,hostname]> <flags> ...`).
-fn node_id(nodes: &str, host: &str, port: u16) -> Option<String> {
+fn node_line(nodes: &str, host: &str, port: u16) -> Option<NodeLine> {
     let wanted = format!("{host}:{port}");
-    nodes.lines().find_map(|line| {
+    nodes.lines().enumerate().find_map(|(index, line)| {
         let mut fields = line.split_whitespace();
         let id = fields.next()?;
         let addr = fields.next()?;
         let ip_port = addr.split(['@', ',']).next()?;
-        (ip_port == wanted).then(|| id.to_string())
+        (ip_port == wanted).then(|| NodeLine {
+            index,
+            id: id.to_string(),
+        })
     })
 }
 
@@ -154,8 +181,10 @@ mod tests {
         assert_eq!(error_text(b"+OK\r\n"), None);
         let nodes = "b596 127.0.0.1:17103@27103 myself,master - 0 0 1 connected 0-5460\n\
                      c1d2 127.0.0.1:17102@27102,host.example master - 0 0 2 connected 5461-10922\n";
-        assert_eq!(node_id(nodes, "127.0.0.1", 17102).as_deref(), Some("c1d2"));
-        assert_eq!(node_id(nodes, "127.0.0.1", 17103).as_deref(), Some("b596"));
-        assert_eq!(node_id(nodes, "127.0.0.1", 1), None);
+        let c1d2 = node_line(nodes, "127.0.0.1", 17102).expect("c1d2's line");
+        assert_eq!((c1d2.index, c1d2.id.as_str()), (1, "c1d2"));
+        let b596 = node_line(nodes, "127.0.0.1", 17103).expect("b596's line");
+        assert_eq!((b596.index, b596.id.as_str()), (0, "b596"));
+        assert!(node_line(nodes, "127.0.0.1", 1).is_none());
     }
 }
