@@ -55,8 +55,11 @@ else
 fi
 job=kvbench-local
 
-# The shared start: every shard connects first, then all start sending at this second.
-start=$(($(date +%s) + ${LOCAL_JOB_START_IN:-3}))
+# The shared start: every shard connects first, then all start sending at this time. To
+# the millisecond: whole seconds from now would cut up to a second off the lead, and a
+# shard that starts after the time is refused.
+start_ms=$(($(date +%s%3N) + ${LOCAL_JOB_START_IN:-3} * 1000))
+start=$((start_ms / 1000)).$(printf '%03d' $((start_ms % 1000)))
 pids=()
 for ((i = 0; i < n; i++)); do
     JOB_COMPLETION_INDEX=$i "$here/kvbench-shard" "--shard=$i/$n" "--start-at=$start" "$@" \

@@ -235,7 +235,7 @@ rm -f "$MERGED_JSON"
 echo "==> three shards of one workload (--shard=I/3, one --start-at), as deploy/kubernetes/job.yaml runs them, merged exactly"
 echo "    running: deploy/local-job.sh 3 --json-out-file=$MERGED_JSON -- ${redis[*]} --test-time=$STEP_TIME --rate=30000 -t 1 -c 10 --key-maximum=100000 --hide-histogram"
 echo
-run_guarded "the three-shard job" env "KVBENCH=$KVBENCH" LOCAL_JOB_START_IN=2 \
+run_guarded "the three-shard job" env "KVBENCH=$KVBENCH" LOCAL_JOB_START_IN=3 \
     bash deploy/local-job.sh 3 "--json-out-file=$MERGED_JSON" -- \
     "${redis[@]}" "--test-time=$STEP_TIME" --rate=30000 -t 1 -c 10 --key-maximum=100000 --hide-histogram
 echo "Merged result of the three shards: $MERGED_JSON"
