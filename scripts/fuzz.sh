@@ -12,10 +12,18 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../fuzz"
 seconds=${FUZZ_SECONDS:-60}
-if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
-    echo "fuzz: needs the nightly toolchain and cargo-fuzz:" >&2
-    echo "  rustup toolchain install nightly && cargo install cargo-fuzz" >&2
+if ! cargo +nightly --version >/dev/null 2>&1; then
+    echo "fuzz: needs the nightly toolchain: rustup toolchain install nightly" >&2
     exit 1
+fi
+# cargo-fuzz is a cargo subcommand from the package registry: installed on first use
+# (a few minutes), as `make test` installs the servers it needs.
+if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
+    echo "fuzz: installing cargo-fuzz (cargo install cargo-fuzz)"
+    cargo install cargo-fuzz || {
+        echo "fuzz: could not install cargo-fuzz; install it by hand: cargo install cargo-fuzz" >&2
+        exit 1
+    }
 fi
 targets=${FUZZ_TARGETS:-$(cargo +nightly fuzz list)}
 cargo +nightly fuzz build
