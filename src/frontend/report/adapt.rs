@@ -52,10 +52,20 @@ pub fn run_from_json(label: String, json: &JsonResult) -> Run {
     });
     // A sweep's file is its curve: its steps are separate runs at different rates, and no
     // one of them stands for the file in a table.
-    let rows = match (block, &sweep) {
+    let mut rows: Vec<Row> = match (block, &sweep) {
         (Some(block), None) => block.rows.iter().map(|r| row(r, &block.runtime)).collect(),
         _ => Vec::new(),
     };
+    // redis-benchmark's tests run one after another, each counting seconds from its own
+    // start (with a partial last one): its file's seconds are per test, not one timeline,
+    // and drawn on one they would read as rates they never had.
+    let per_test_seconds = json
+        .configuration
+        .iter()
+        .any(|(key, value)| key == "tool" && value_text(value) == "redis-benchmark");
+    if per_test_seconds {
+        rows.iter_mut().for_each(|r| r.per_second.clear());
+    }
     let (servers, visibility) = match (block, &sweep) {
         (Some(block), None) => (
             block
@@ -231,8 +241,14 @@ fn rate_sweep(steps: &RateSteps) -> RateSweep {
                 p50_ms: s.percentile_ms(50.0).unwrap_or(0.0),
                 p99_ms: s.percentile_ms(99.0).unwrap_or(0.0),
                 p999_ms: s.percentile_ms(99.9).unwrap_or(0.0),
+                late: s.late,
+                unfinished: s.unfinished,
+                held: s.held,
             })
             .collect(),
+        slo: steps.slo.clone(),
+        highest_rate_held: steps.highest_rate_held,
+        planned_steps: steps.planned_steps,
     }
 }
 
@@ -337,6 +353,22 @@ mod tests {
             Content::Json(j) => j,
             Content::IntervalLog(_) => panic!("not JSON"),
         }
+    }
+
+    #[test]
+    fn a_redis_benchmark_file_has_no_per_second_series() {
+        let text = KV_SINGLE.replacen(
+            "\"configuration\":{",
+            "\"configuration\":{\"tool\": \"redis-benchmark\",",
+            1,
+        );
+        let plain = run_from_json("k".into(), &json(KV_SINGLE));
+        assert!(plain.rows.iter().any(|r| !r.per_second.is_empty()));
+        let rb = run_from_json("rb".into(), &json(&text));
+        assert!(!rb.rows.is_empty());
+        assert!(rb.rows.iter().all(|r| r.per_second.is_empty()));
+        let totals = |run: &Run| row(run, "Totals").count;
+        assert_eq!(totals(&rb), totals(&plain));
     }
 
     fn row<'a>(run: &'a Run, name: &str) -> &'a Row {
@@ -449,7 +481,18 @@ mod tests {
                 p50_ms: 0.1,
                 p99_ms: 6.0,
                 p999_ms: 9.0,
+                late: Some(0),
+                unfinished: Some(0),
+                held: Some(false),
             }]
+        );
+        assert_eq!(
+            (
+                sweep.slo.as_deref(),
+                sweep.highest_rate_held,
+                sweep.planned_steps
+            ),
+            (Some("p99:5"), None, Some(2))
         );
         assert!(run.config.contains(&("SLO".into(), "p99:5".into())));
         assert!(

@@ -127,6 +127,12 @@ pub struct SecondPoint {
 pub struct RateSweep {
     /// In the order they ran (normally rising target rate).
     pub steps: Vec<SweepStep>,
+    /// The objective as written (`p99:5`), when the sweep had one.
+    pub slo: Option<String>,
+    /// With an objective: the highest target rate whose step held it (`None`: none did).
+    pub highest_rate_held: Option<u64>,
+    /// The steps the sweep planned; it stops at the first that breaks the objective.
+    pub planned_steps: Option<u64>,
 }
 
 /// One step of a [`RateSweep`]: what was asked, what was achieved, at what latency.
@@ -140,6 +146,11 @@ pub struct SweepStep {
     pub p50_ms: f64,
     pub p99_ms: f64,
     pub p999_ms: f64,
+    /// Requests sent late, and requests the step ended before answering, when written.
+    pub late: Option<u64>,
+    pub unfinished: Option<u64>,
+    /// With an objective: whether the step held it.
+    pub held: Option<bool>,
 }
 
 impl Row {

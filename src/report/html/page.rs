@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use super::charts::{per_second_charts, row_names, spectrum_charts, sweep_charts};
 use super::escape;
-use super::model::{Report, Row, Run};
+use super::model::{RateSweep, Report, Row, Run, SweepStep};
 use super::numbers::{count_text, ms_text, rate_text, ratio, ratio_text};
 use super::section::{render_chart_section, swatch};
 use super::{open_loop, servers};
@@ -27,6 +27,8 @@ p.note { color: #555; margin: 4px 0 10px; }
 ol.runs { margin: 4px 0; padding-left: 22px; }
 .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px;
   margin-right: 6px; vertical-align: -1px; }
+p.verdict { font-weight: 600; margin: 4px 0 8px; }
+table.sweep td.worse { color: #c62828; font-weight: 600; }
 .badge { font-size: 12px; color: #8a4b00; background: #fff1dc; border-radius: 3px;
   padding: 0 5px; margin-left: 6px; }
 table { border-collapse: collapse; margin: 6px 0 12px; font-variant-numeric: tabular-nums; }
@@ -35,6 +37,7 @@ th, td { padding: 3px 10px; border-bottom: 1px solid #eee; text-align: right;
 th { background: #f4f6f8; font-weight: 600; border-bottom: 1px solid #ccc; }
 th:first-child, td.name, td.key { text-align: left; }
 td.run, th.run { text-align: left; }
+td.run { white-space: normal; overflow-wrap: anywhere; max-width: 18em; }
 .wide { overflow-x: auto; }
 tbody.group { border-top: 2px solid #ccc; }
 tr.ratio td { color: #555; font-size: 13px; }
@@ -42,7 +45,7 @@ tr.ratio td.better { color: #1a7f37; font-weight: 600; }
 tr.ratio td.worse { color: #c62828; font-weight: 600; }
 table.servers td.worse, table.visibility td.worse, table.schedule td.worse { color: #c62828; font-weight: 600; }
 td.differs { background: #fff6e0; }
-.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr));
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(520px, 100%), 1fr));
   gap: 12px 20px; }
 figure.chart { margin: 0; }
 svg.chart { width: 100%; height: auto; display: block; }
@@ -412,26 +415,81 @@ fn render_sweep_tables(out: &mut String, runs: &[Run], labels: &[String]) {
             continue;
         };
         let _ = writeln!(out, "<h3>{}{}</h3>", swatch(i), escape(&labels[i]));
+        if let Some(verdict) = sweep_verdict(sweep) {
+            let _ = writeln!(out, "<p class=\"verdict\">{}</p>", escape(&verdict));
+        }
+        let counted = |f: fn(&SweepStep) -> Option<u64>| sweep.steps.iter().any(|s| f(s).is_some());
+        let (late, unfinished) = (counted(|s| s.late), counted(|s| s.unfinished));
+        let held = sweep.slo.as_deref().map(slo_words);
         out.push_str(
             "<table class=\"sweep\"><thead><tr><th>Target requests/s</th>\
              <th>Achieved requests/s</th><th>Achieved ÷ target</th><th>p50 (ms)</th>\
-             <th>p99 (ms)</th><th>p99.9 (ms)</th></tr></thead>\n<tbody>\n",
+             <th>p99 (ms)</th><th>p99.9 (ms)</th>",
         );
+        for (shown, name) in [(late, "Late"), (unfinished, "Unfinished")] {
+            if shown {
+                let _ = write!(out, "<th>{name}</th>");
+            }
+        }
+        if let Some(words) = &held {
+            let _ = write!(out, "<th>{}</th>", escape(words));
+        }
+        out.push_str("</tr></thead>\n<tbody>\n");
         for s in &sweep.steps {
             let share = ratio(s.achieved_ops_per_sec, s.target_ops_per_sec)
                 .map_or("—".to_string(), |r| format!("{:.1}%", r * 100.0));
-            let _ = writeln!(
+            let _ = write!(
                 out,
-                "<tr><td>{}</td><td>{}</td><td>{share}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{share}</td><td>{}</td><td>{}</td><td>{}</td>",
                 rate_text(s.target_ops_per_sec),
                 rate_text(s.achieved_ops_per_sec),
                 ms_text(s.p50_ms),
                 ms_text(s.p99_ms),
                 ms_text(s.p999_ms)
             );
+            for (shown, value) in [(late, s.late), (unfinished, s.unfinished)] {
+                if shown {
+                    let _ = write!(
+                        out,
+                        "<td>{}</td>",
+                        value.map_or("—".to_string(), |v| v.to_string())
+                    );
+                }
+            }
+            if held.is_some() {
+                out.push_str(match s.held {
+                    Some(true) => "<td>held</td>",
+                    Some(false) => "<td class=\"worse\">broken</td>",
+                    None => "<td>—</td>",
+                });
+            }
+            out.push_str("</tr>\n");
         }
         out.push_str("</tbody></table>\n");
     }
+}
+
+/// `p99:5` as the text output words it: `p99 <= 5 ms`.
+fn slo_words(slo: &str) -> String {
+    match slo.split_once(':') {
+        Some((percentile, ms)) => format!("{percentile} <= {ms} ms"),
+        None => slo.to_string(),
+    }
+}
+
+/// A sweep with an objective, in the text output's words: the highest rate that held it
+/// (or that none did), and where it stopped when it stopped early.
+fn sweep_verdict(sweep: &RateSweep) -> Option<String> {
+    let words = slo_words(sweep.slo.as_deref()?);
+    let mut verdict = match sweep.highest_rate_held {
+        Some(rate) => format!("Highest rate that held {words}: {rate} requests/s"),
+        None => format!("No rate held {words}: the first step broke it"),
+    };
+    let ran = sweep.steps.len() as u64;
+    if let Some(planned) = sweep.planned_steps.filter(|&p| p > ran) {
+        let _ = write!(verdict, " (stopped after {ran} of {planned} planned steps)");
+    }
+    Some(verdict)
 }
 
 /// The configuration: one run's settings in columns; for several, the settings that differ
@@ -469,7 +527,8 @@ fn render_configuration(out: &mut String, runs: &[Run], labels: &[String]) {
     }
     let differs = |key: &str| runs.iter().any(|r| value(r, key) != value(&runs[0], key));
     let header = |out: &mut String| {
-        out.push_str("<table class=\"config\"><thead><tr><th>Setting</th>");
+        // Scrolls on its own when many runs make it wider than the page.
+        out.push_str("<div class=\"wide\"><table class=\"config\"><thead><tr><th>Setting</th>");
         for (i, label) in labels.iter().enumerate() {
             let _ = write!(out, "<th>{}{}</th>", swatch(i), escape(label));
         }
@@ -507,7 +566,7 @@ fn render_configuration(out: &mut String, runs: &[Run], labels: &[String]) {
         for key in &differing {
             line(out, key);
         }
-        out.push_str("</tbody></table>\n");
+        out.push_str("</tbody></table></div>\n");
     }
     let _ = writeln!(
         out,
@@ -518,7 +577,7 @@ fn render_configuration(out: &mut String, runs: &[Run], labels: &[String]) {
     for key in &keys {
         line(out, key);
     }
-    out.push_str("</tbody></table>\n</details>\n</section>\n");
+    out.push_str("</tbody></table></div>\n</details>\n</section>\n");
 }
 
 #[cfg(test)]
@@ -659,6 +718,9 @@ mod tests {
                     p50_ms: 0.1,
                     p99_ms: 0.2,
                     p999_ms: 0.3,
+                    late: Some(0),
+                    unfinished: Some(0),
+                    held: Some(true),
                 },
                 SweepStep {
                     target_ops_per_sec: 2000.0,
@@ -666,8 +728,14 @@ mod tests {
                     p50_ms: 1.0,
                     p99_ms: 5.0,
                     p999_ms: 9.0,
+                    late: Some(700),
+                    unfinished: Some(12),
+                    held: Some(false),
                 },
             ],
+            slo: Some("p99:2".to_string()),
+            highest_rate_held: Some(1000),
+            planned_steps: Some(3),
         });
         let html = render_page(&Report {
             title: String::new(),
@@ -679,6 +747,14 @@ mod tests {
         // Throughput, latency, one spectrum, two sweep charts.
         assert_eq!(count(&html, "<svg "), 5);
         assert!(html.contains("<td>75.0%</td>"));
+        // The objective's verdict in the text output's words, and a column per step.
+        assert!(html.contains(
+            "<p class=\"verdict\">Highest rate that held p99 &lt;= 2 ms: 1000 requests/s \
+             (stopped after 2 of 3 planned steps)</p>"
+        ));
+        assert!(html.contains("<th>Late</th><th>Unfinished</th><th>p99 &lt;= 2 ms</th>"));
+        assert!(html.contains("<td>700</td><td>12</td><td class=\"worse\">broken</td>"));
+        assert!(html.contains("<td>0</td><td>0</td><td>held</td>"));
         assert!(html.contains("<span class=\"k\">pipeline</span><span class=\"v\">1</span>"));
     }
 
@@ -720,7 +796,11 @@ mod tests {
                     p50_ms: 0.1,
                     p99_ms: 0.2,
                     p999_ms: 0.3,
+                    late: None,
+                    unfinished: None,
+                    held: None,
                 }],
+                ..RateSweep::default()
             }),
             ..Run::default()
         };
@@ -731,6 +811,8 @@ mod tests {
         assert!(!html.contains("id=\"stats\"") && !html.contains("id=\"spectrum\""));
         assert!(html.contains("id=\"sweep\""));
         assert_eq!(count(&html, "<svg "), 2);
+        // No objective: no verdict, no Late, Unfinished or held columns.
+        assert!(!html.contains("class=\"verdict\"") && !html.contains("<th>Late</th>"));
     }
 
     #[test]
