@@ -171,9 +171,7 @@ fn render_run_list(out: &mut String, runs: &[Run], labels: &[String]) {
                 "<p class=\"runs\">Run: <strong>{}</strong>",
                 escape(&labels[0])
             );
-            if run.interrupted {
-                out.push_str("<span class=\"badge\">interrupted</span>");
-            }
+            out.push_str(&badges(run));
             out.push_str("</p>\n");
         }
         _ => {
@@ -187,14 +185,42 @@ fn render_run_list(out: &mut String, runs: &[Run], labels: &[String]) {
                 if i == 0 {
                     out.push_str(" <em>(baseline)</em>");
                 }
-                if run.interrupted {
-                    out.push_str("<span class=\"badge\">interrupted</span>");
-                }
+                out.push_str(&badges(run));
                 out.push_str("</li>\n");
             }
             out.push_str("</ol>\n");
         }
     }
+}
+
+/// What a reader should know before trusting a run's figures: it was interrupted, or
+/// connections failed (a server gone mid-run leaves figures that look like a short,
+/// healthy run), or the server answered with errors.
+fn badges(run: &Run) -> String {
+    let mut out = String::new();
+    if run.interrupted {
+        out.push_str("<span class=\"badge\">interrupted</span>");
+    }
+    if let Some(totals) = run.rows.iter().find(|r| r.is_totals()) {
+        let plural = |n: u64| if n == 1 { "" } else { "s" };
+        if totals.connection_errors > 0 {
+            let n = totals.connection_errors;
+            let _ = write!(
+                out,
+                "<span class=\"badge\">{n} connection error{}</span>",
+                plural(n)
+            );
+        }
+        if totals.errors > 0 {
+            let n = totals.errors;
+            let _ = write!(
+                out,
+                "<span class=\"badge\">{n} error repl{}</span>",
+                if n == 1 { "y" } else { "ies" }
+            );
+        }
+    }
+    out
 }
 
 /// Whether a larger value of a column is better, worse, or neither (for ratio colours).
@@ -742,6 +768,18 @@ mod tests {
             runs: vec![one],
         });
         assert!(html.contains("<span class=\"badge\">interrupted</span>"));
+        assert!(!html.contains("connection error"));
+        let mut broken = run("broken.json", 1000.0, 0.2, "1");
+        for r in broken.rows.iter_mut().filter(|r| r.is_totals()) {
+            (r.connection_errors, r.errors) = (2, 1);
+        }
+        let page = render_page(&Report {
+            title: String::new(),
+            runs: vec![broken],
+        });
+        assert!(page.contains(
+            "<span class=\"badge\">2 connection errors</span><span class=\"badge\">1 error reply</span>"
+        ));
         assert!(!html.contains("<tr class=\"ratio\">"));
         assert!(html.contains("<th>Hits/sec</th>"));
         // Throughput, latency, one spectrum, two sweep charts.
