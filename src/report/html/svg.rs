@@ -456,7 +456,13 @@ pub fn render(chart: &Chart) -> String {
             dash_attribute(series.stroke)
         );
         let _ = write!(out, "<text x=\"{}\" y=\"{}\">", num(x + 28.0), num(y));
-        push_escaped(&mut out, &series.name);
+        let shown = legend_name(&series.name, plot_width);
+        push_escaped(&mut out, &shown);
+        if shown != series.name {
+            out.push_str("<title>");
+            push_escaped(&mut out, &series.name);
+            out.push_str("</title>");
+        }
         out.push_str("</text>\n");
     }
     out.push_str("</g>\n</svg>");
@@ -475,7 +481,8 @@ fn legend_layout(series: &[Series], width: f64) -> Vec<LegendEntry> {
     let mut entries = Vec::with_capacity(series.len());
     let (mut row, mut x) = (0, 0.0);
     for (index, s) in series.iter().enumerate() {
-        let w = 28.0 + s.name.chars().count() as f64 * CHAR_WIDTH + 18.0;
+        let shown = legend_name(&s.name, width).chars().count();
+        let w = 28.0 + shown as f64 * CHAR_WIDTH + 18.0;
         if x > 0.0 && x + w > width {
             row += 1;
             x = 0.0;
@@ -484,6 +491,23 @@ fn legend_layout(series: &[Series], width: f64) -> Vec<LegendEntry> {
         x += w;
     }
     entries
+}
+
+/// A series' name as its legend entry shows it: whole when it fits one row of a plot
+/// `width` wide, else cut in the middle (`…`), so that the end that tells a run's lines
+/// apart (` p50`, ` p99`) stays; the whole name is the entry's tooltip.
+fn legend_name(name: &str, width: f64) -> String {
+    let room = (((width - 46.0) / CHAR_WIDTH).floor() as usize).max(9);
+    let count = name.chars().count();
+    if count <= room {
+        return name.to_string();
+    }
+    let tail = room / 2;
+    let head = room - tail - 1;
+    let mut shown: String = name.chars().take(head).collect();
+    shown.push('…');
+    shown.extend(name.chars().skip(count - tail));
+    shown
 }
 
 fn dash_attribute(stroke: Stroke) -> &'static str {
@@ -684,6 +708,25 @@ mod tests {
         let rows = legend_layout(&many, WIDTH - MARGIN_LEFT - MARGIN_RIGHT);
         assert!(rows.last().unwrap().row >= 3);
         assert!(rows.iter().all(|e| e.x + 28.0 < WIDTH));
+    }
+
+    #[test]
+    fn a_name_too_long_for_a_row_is_cut_in_the_middle_keeping_its_end() {
+        let width = WIDTH - MARGIN_LEFT - MARGIN_RIGHT;
+        assert_eq!(legend_name("GET run.json p99", width), "GET run.json p99");
+        let long = format!(
+            "Totals {} p99",
+            "candidate-redis-7.2.4-io-threads-4-".repeat(4)
+        );
+        let shown = legend_name(&long, width);
+        assert!(shown.ends_with(" p99") && shown.starts_with("Totals ") && shown.contains('…'));
+        assert!(shown.chars().count() * CHAR_WIDTH as usize <= (width - 46.0) as usize);
+        let series = vec![Series {
+            name: long.clone(),
+            ..line(vec![(0.0, 1.0), (1.0, 2.0)])
+        }];
+        let svg = render(&chart(XScale::Linear, series));
+        assert!(svg.contains(&format!("<title>{long}</title>")), "{svg}");
     }
 
     #[test]
