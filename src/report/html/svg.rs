@@ -219,7 +219,16 @@ fn x_axis(chart: &Chart, xs: &[f64]) -> XAxis {
             let min = xs.iter().copied().fold(f64::NAN, f64::min);
             let lo = if min.is_finite() { min.min(0.0) } else { 0.0 };
             let hi = if max.is_finite() { max } else { 1.0 };
-            let ticks = nice_ticks(lo, hi, 6);
+            let mut ticks = nice_ticks(lo, hi, 6);
+            // Whole-number data (seconds of a run) gets whole ticks: a 2-second run's
+            // axis reads 0, 1, 2, not 0, 0.2, 0.4, ...
+            if ticks.step < 1.0 && xs.iter().all(|x| x.fract() == 0.0) {
+                let (first, last) = (lo.floor() as i64, hi.ceil().max(lo + 1.0) as i64);
+                ticks = Ticks {
+                    step: 1.0,
+                    values: (first..=last).map(|v| v as f64).collect(),
+                };
+            }
             let (lo, hi) = ticks.range();
             let grid = ticks
                 .values
@@ -727,6 +736,17 @@ mod tests {
         }];
         let svg = render(&chart(XScale::Linear, series));
         assert!(svg.contains(&format!("<title>{long}</title>")), "{svg}");
+    }
+
+    #[test]
+    fn whole_number_data_gets_whole_ticks() {
+        let seconds = chart(XScale::Linear, vec![line(vec![(0.0, 1.0), (1.0, 2.0)])]);
+        let axis = x_axis(&seconds, &[0.0, 1.0]);
+        let labels: Vec<&str> = axis.grid.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, ["0", "1"]);
+        // Fractional data keeps its fine ticks.
+        let axis = x_axis(&seconds, &[0.0, 0.5]);
+        assert!(axis.grid.len() > 2, "{:?}", axis.grid);
     }
 
     #[test]
