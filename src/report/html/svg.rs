@@ -272,7 +272,9 @@ pub fn render(chart: &Chart) -> String {
         .map(|p| p.1)
         .fold(0.0f64, f64::max);
     let x_axis = x_axis(chart, &xs);
-    let y_ticks = nice_ticks(0.0, y_max, 5);
+    // A little headroom: a line at the data's top (an open loop held at its target rate)
+    // that falls on a tick would otherwise run along the frame's top edge, unseen.
+    let y_ticks = nice_ticks(0.0, y_max * 1.02, 5);
     let (y_lo, y_hi) = y_ticks.range();
 
     let px = |x: f64| MARGIN_LEFT + (x - x_axis.lo) / (x_axis.hi - x_axis.lo) * plot_width;
@@ -637,9 +639,11 @@ mod tests {
         ));
         assert!(svg.contains(">99.99%</text>"), "{svg}");
         assert!(!svg.contains(">99.999%</text>"));
-        // The 100% point is not drawn: the y axis stops at 0.5, not 9.
+        // The 100% point is not drawn: the y axis stops just above 0.5 (at 0.6), not at 9.
         assert!(
-            svg.contains(">0.5</text>") && !svg.contains(">9</text>"),
+            svg.contains(">0.6</text>")
+                && !svg.contains(">0.8</text>")
+                && !svg.contains(">9</text>"),
             "{svg}"
         );
         // Three drawn points: one move, two lines.
