@@ -456,6 +456,22 @@ fn help_and_version_are_text_to_print() {
         assert!(help.contains(needle), "help lacks {needle:?}:\n{help}");
     }
     assert!(!help.contains("\x1b["), "help must not carry colour codes");
+    // The other tools are named, so that `kvbench --help` leads to them.
+    for tool in [
+        "redis-benchmark",
+        "latency",
+        "intrinsic-latency",
+        "zbench",
+        "merge",
+        "report",
+        "completions",
+        "man",
+    ] {
+        assert!(
+            help.contains(&format!("kvbench {tool} (")),
+            "help lacks {tool}:\n{help}"
+        );
+    }
     // -h is the host, not help.
     assert_eq!(
         cli(&["-h", "example"]).conn.host.last().map(String::as_str),

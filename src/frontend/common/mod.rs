@@ -50,8 +50,8 @@ pub const DEFAULT_PORT: u16 = 6379;
 /// and TLS, exactly as memtier spells them.
 #[derive(Args, Clone, Debug, Default)]
 pub struct ConnectionArgs {
-    /// Server address (default: localhost). Where the front end has --distribution
-    /// (memtier's), given once per member it makes a pool (each HOST[:PORT[:WEIGHT]])
+    /// Server address (default: localhost). Given once per member with --distribution,
+    /// it makes a pool (each HOST[:PORT[:WEIGHT]])
     #[arg(short = 'h', long = "host", visible_short_alias = 's', visible_alias = "server",
           value_name = "ADDR", allow_hyphen_values = true, action = clap::ArgAction::Append,
           help_heading = HEADING)]

@@ -291,7 +291,7 @@ fn root_store(cacert: Option<&str>, cacertdir: Option<&str>) -> Result<RootCertS
         let added = add_cert_dir(&mut roots, dir)?;
         if added == 0 {
             return Err(format!(
-                "no usable CA certificate in --cacertdir directory '{dir}' (no file holds a                  PEM certificate)"
+                "no usable CA certificate in --cacertdir directory '{dir}' (no file holds a PEM certificate)"
             ));
         }
     }

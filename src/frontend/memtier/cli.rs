@@ -36,6 +36,14 @@ const H_KVBENCH: &str = "kvbench Options";
     about = "A memcache/redis NoSQL traffic generator and performance benchmarking tool \
              (memtier_benchmark-compatible).",
     override_usage = "kvbench [options]",
+    // The binary's other tools (src/frontend/mod.rs's FRONT_ENDS; a test checks that each
+    // is named here), for a user who only knows `kvbench --help`.
+    after_help = "Other tools in this binary, each with its own --help: kvbench redis-benchmark \
+                  (redis-benchmark's command line), kvbench latency (redis-cli --latency), \
+                  kvbench intrinsic-latency (redis-cli --intrinsic-latency), kvbench zbench \
+                  (redis-zbench-go), kvbench merge (several shards' results into one), kvbench \
+                  report (result files as one HTML page), kvbench completions (shell \
+                  completion scripts), kvbench man (the manual page).",
     disable_help_flag = true,
     disable_version_flag = true,
     args_override_self = true,
@@ -434,7 +442,7 @@ pub struct Cli {
     /// Run open-loop rates START, START+STEP, ... up to END in turn, each for
     /// --step-duration seconds, and print the latency-throughput curve
     #[arg(long, value_name = "START:END:STEP", allow_hyphen_values = true,
-          help_heading = H_OPEN_LOOP, verbatim_doc_comment)]
+          help_heading = H_OPEN_LOOP)]
     pub rate_sweep: Option<String>,
 
     /// With --rate-sweep: stop at the first step whose response time at the percentile
@@ -448,7 +456,7 @@ pub struct Cli {
     /// Flags on the command line override the file. Repeatable; later files override
     /// earlier ones.
     #[arg(long, value_name = "FILE", action = ArgAction::Append, allow_hyphen_values = true,
-          help_heading = H_KVBENCH, verbatim_doc_comment)]
+          help_heading = H_KVBENCH)]
     pub config: Vec<String>,
 
     /// Write every second's latency histograms to FILE as one HdrHistogram interval log

@@ -62,7 +62,8 @@ pub struct Percentiles(pub Vec<f64>);
 fn parse_percentiles(raw: &str) -> Result<Percentiles, String> {
     percentiles::parse_percentiles(raw)
         .map(Percentiles)
-        .map_err(|e| e.message().to_string())
+        // The message ends a sentence; the one-line error adds "; see --help" after it.
+        .map_err(|e| e.message().trim_end_matches('.').to_string())
 }
 
 impl MergeFlags {

@@ -54,9 +54,10 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         Parsed::Run(flags) => flags,
     };
     let merged = merge_files(&flags.files, &flags.options())?;
+    let n = merged.inputs.len();
     eprintln_safe!(
-        "merged {} result files: {}",
-        merged.inputs.len(),
+        "merged {n} result file{}: {}",
+        if n == 1 { "" } else { "s" },
         merged.inputs.join(", ")
     );
     for note in &merged.notes {
