@@ -50,6 +50,13 @@ pub fn one_line(e: &clap::Error) -> Error {
         }
         _ => {}
     }
+    // A value outside a fixed set: the set, which clap's rendering puts on a line of its
+    // own that the first line leaves out.
+    if let Some(ContextValue::Strings(valid)) = e.get(ContextKind::ValidValue)
+        && !valid.is_empty()
+    {
+        let _ = write!(msg, " (one of: {})", valid.join(", "));
+    }
     Error::usage(format!("{msg}; see --help"))
 }
 
@@ -66,6 +73,11 @@ mod tests {
                     .long("mono")
                     .action(ArgAction::SetTrue)
                     .requires("dist"),
+            )
+            .arg(
+                Arg::new("precision")
+                    .long("precision")
+                    .value_parser(["ms", "us"]),
             )
     }
 
@@ -86,5 +98,9 @@ mod tests {
             "the following required arguments were not provided: --dist; see --help"
         );
         assert_eq!(error(&["x"]), "unexpected argument 'x'; see --help");
+        assert_eq!(
+            error(&["--precision", "s"]),
+            "invalid value 's' for '--precision <precision>' (one of: ms, us); see --help"
+        );
     }
 }
