@@ -14,6 +14,7 @@ use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::engine::failure::describe;
 use crate::plan::{Endpoint, Plan};
 use crate::protocol::resp::RespDecoder;
 use crate::protocol::resp_value::{Value, value};
@@ -180,7 +181,7 @@ pub fn discover(plan: &Plan) -> Result<Topology, String> {
     };
     let peer = format!("{host}:{}", addr.port());
     let stream = TcpStream::connect_timeout(addr, DISCOVERY_TIMEOUT)
-        .map_err(|e| format!("cannot connect to {peer}: {e}"))?;
+        .map_err(|e| format!("cannot connect to {peer}: {}", describe(&e)))?;
     let _ = stream.set_read_timeout(Some(DISCOVERY_TIMEOUT));
     let _ = stream.set_write_timeout(Some(DISCOVERY_TIMEOUT));
     let _ = stream.set_nodelay(true);

@@ -15,6 +15,7 @@ use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::engine::failure::describe;
 use crate::plan::{Endpoint, Plan};
 use crate::protocol::resp::RespDecoder;
 use crate::protocol::resp_value::{Value, value};
@@ -63,7 +64,7 @@ pub fn query_with_auth(
         resp_encode::encode_command(&mut request, command);
     }
     let replies = commands.len() + usize::from(auth);
-    let connect_failed = |e: std::io::Error| format!("cannot connect to {peer}: {e}");
+    let connect_failed = |e: std::io::Error| format!("cannot connect to {peer}: {}", describe(&e));
     let buf = match endpoint {
         Endpoint::Unix(path) => {
             let mut stream = UnixStream::connect(path).map_err(connect_failed)?;
