@@ -188,7 +188,7 @@ fn the_man_page_renders_and_docs_holds_the_current_one() {
         "--prometheus-port",
         "--key-pattern",
         "--out-file",
-        "Usage: redis-benchmark",
+        "Usage: kvbench redis-benchmark [OPTIONS] [COMMAND ARGS...]",
         "EXIT STATUS",
     ] {
         assert!(text.contains(needle), "the page lacks {needle:?}");

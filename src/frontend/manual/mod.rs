@@ -79,7 +79,7 @@ pub fn tools() -> Vec<Tool> {
         .command
         .about(rb.summary)
         .override_usage("kvbench redis-benchmark [OPTIONS] [COMMAND ARGS...]");
-    rb.help_text = Some(redis_benchmark::help::help_text());
+    rb.help_text = Some(redis_benchmark::help::help_text("kvbench redis-benchmark"));
     vec![
         tool(
             "memtier_benchmark",

@@ -11,8 +11,17 @@ pub fn version_text() -> String {
     )
 }
 
-/// What `--help` prints: every flag, its default and what kvbench does with it.
-pub fn help_text() -> String {
+/// What `--help` prints: every flag, its default and what kvbench does with it; its
+/// usage line and examples name `program` (`redis-benchmark` through a link of that name,
+/// else `kvbench redis-benchmark`).
+pub fn help_text(program: &str) -> String {
+    redis_benchmark_help()
+        .replace("Usage: redis-benchmark ", &format!("Usage: {program} "))
+        .replace("\n   $ redis-benchmark", &format!("\n   $ {program}"))
+}
+
+/// The help as redis-benchmark words it, its own name in the usage line and examples.
+fn redis_benchmark_help() -> String {
     format!(
         "\
 Usage: redis-benchmark [OPTIONS] [COMMAND ARGS...]
