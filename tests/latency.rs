@@ -423,6 +423,7 @@ fn errors_are_one_line_and_exit_1() {
         (&["-i", "abc"][..], "not a number of seconds"),
         (&["-p", "0"][..], "port must be"),
         (&["--user", "bob"][..], "--user needs a password"),
+        (&["-n", "x"][..], "expected a database number (0 or more)"),
     ] {
         let err = one_line_error(args);
         assert!(err.contains(needle), "{args:?}: {err}");

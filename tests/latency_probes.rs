@@ -204,6 +204,10 @@ fn intrinsic_latency_bad_values_are_one_line_errors() {
             "may not run on CPU 99999",
         ),
         (&["intrinsic-latency", "--bogus", "1"][..], "--bogus"),
+        (
+            &["intrinsic-latency", "--cpu", "x", "1"][..],
+            "expected a CPU number (0 or more)",
+        ),
     ] {
         let out = kvbench(args).timeout(TIMEOUT).run();
         let stderr = out.stderr_text();

@@ -32,7 +32,7 @@ struct Flags {
     seconds: Duration,
 
     /// Pin the test to this CPU (default: the CPU it starts on).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_cpu)]
     cpu: Option<usize>,
 }
 
@@ -74,6 +74,13 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
 }
 
 /// `SECONDS` (decimals allowed, more than 0, at most a day).
+/// `--cpu N`: a CPU number, said so when it is not one (not Rust's "invalid digit").
+fn parse_cpu(raw: &str) -> Result<usize, String> {
+    raw.trim()
+        .parse()
+        .map_err(|_| "expected a CPU number (0 or more)".to_string())
+}
+
 fn parse_seconds(raw: &str) -> Result<Duration, String> {
     let seconds: f64 = raw
         .trim()

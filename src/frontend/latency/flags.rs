@@ -61,7 +61,7 @@ struct Flags {
     user: Option<String>,
 
     /// Database number to SELECT before probing (redis-cli's -n; Redis only).
-    #[arg(short = 'n', value_name = "DB", allow_hyphen_values = true)]
+    #[arg(short = 'n', value_name = "DB", allow_hyphen_values = true, value_parser = parse_db)]
     db: Option<u32>,
 
     /// redis-cli's --latency, accepted so its command lines carry over: `kvbench latency`
@@ -262,6 +262,13 @@ impl Options {
             Protocol::MemcacheText | Protocol::MemcacheBinary => Probe::Version,
         }
     }
+}
+
+/// `-n DB`: a database number, said so when it is not one (not Rust's "invalid digit").
+fn parse_db(raw: &str) -> Result<u32, String> {
+    raw.trim()
+        .parse()
+        .map_err(|_| "expected a database number (0 or more)".to_string())
 }
 
 /// The clap command, for `--help`, completions, the man page and the flag-walk test.
