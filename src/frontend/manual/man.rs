@@ -245,7 +245,7 @@ mod tests {
             assert!(page.contains(flag), "{flag}");
         }
         // redis-benchmark's own help layout, literally.
-        assert!(page.contains("Usage: redis\\-benchmark"), "rb help");
+        assert!(page.contains("Usage: kvbench redis\\-benchmark"), "rb help");
         assert!(
             !page.contains("\n.SH OPTIONS"),
             "a tool's .SH left unnested"
