@@ -65,10 +65,15 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
             e
         })
     })?;
+    let masters = if spec.cluster {
+        server_info::ordered_masters(&probe, &prepared)
+    } else {
+        Vec::new()
+    };
     if spec.cluster {
-        print_now(&cluster_masters(&server_info::masters(&probe, &prepared)));
+        print_now(&cluster_masters(&server_info::banner_masters(&masters)));
     }
-    let server_info = match server_info::read_server_info(&probe, &prepared) {
+    let server_info = match server_info::read_server_info(&probe, &masters) {
         Ok(info) => info,
         Err(refused) => {
             eprintln_safe!("{refused}");

@@ -16,7 +16,8 @@ use crate::protocol::resp_value::{Value, value};
 /// redis-benchmark's words, about any that could not be read. `Err` is redis-benchmark's
 /// text for a server that refused the credentials (or wants some): `Node host:port
 /// replied with error:` and the server's error on the next line; the run ends there.
-pub fn read_server_info(plan: &Plan, prepared: &Prepared) -> Result<ServerInfo, String> {
+/// `masters` is [`ordered_masters`]'s list (empty for one server).
+pub fn read_server_info(plan: &Plan, masters: &[Master]) -> Result<ServerInfo, String> {
     if !plan.server.cluster_mode {
         let config = host_config(plan, &plan.server.endpoint)?;
         if config.is_none() {
@@ -25,7 +26,7 @@ pub fn read_server_info(plan: &Plan, prepared: &Prepared) -> Result<ServerInfo, 
         return Ok(ServerInfo::Single(config));
     }
     let mut configs = Vec::new();
-    for (node, _) in ordered_masters(plan, prepared) {
+    for (node, _) in masters {
         let config = host_config(plan, &node.endpoint())?;
         if config.is_none() {
             eprintln_safe!("WARNING: Could not fetch node CONFIG {}", node.name());
@@ -95,23 +96,26 @@ fn config_value(reply: &[u8]) -> Option<String> {
     }
 }
 
-/// The masters for the `--cluster` banner, with their node IDs when `CLUSTER NODES`
-/// names them, in [`ordered_masters`]'s order.
-pub fn masters(plan: &Plan, prepared: &Prepared) -> Vec<MasterInfo> {
-    ordered_masters(plan, prepared)
-        .into_iter()
+/// The `--cluster` banner's lines for [`ordered_masters`]'s list.
+pub fn banner_masters(masters: &[Master]) -> Vec<MasterInfo> {
+    masters
+        .iter()
         .map(|(node, name)| MasterInfo {
-            name,
+            name: name.clone(),
             host: node.host.clone(),
             port: node.port,
         })
         .collect()
 }
 
+/// A cluster master and its node ID, when `CLUSTER NODES` names it.
+pub type Master<'a> = (&'a Node, Option<String>);
+
 /// The cluster's masters with their node IDs, in redis-benchmark's order (its banner's
 /// `Master i` and its blocks' `node [i]`): as the seed's `CLUSTER NODES` lists them, the
 /// seed itself where its `myself` line falls.
-fn ordered_masters<'a>(plan: &Plan, prepared: &'a Prepared) -> Vec<(&'a Node, Option<String>)> {
+/// Asked once, before the banner: the banner and the blocks' lines share the list.
+pub fn ordered_masters<'a>(plan: &Plan, prepared: &'a Prepared) -> Vec<Master<'a>> {
     let nodes_text = query(plan, &plan.server.endpoint, &[&[b"CLUSTER", b"NODES"]])
         .ok()
         .and_then(|replies| {

@@ -202,22 +202,17 @@ fn badges(run: &Run) -> String {
         out.push_str("<span class=\"badge\">interrupted</span>");
     }
     if let Some(totals) = run.rows.iter().find(|r| r.is_totals()) {
-        let plural = |n: u64| if n == 1 { "" } else { "s" };
-        if totals.connection_errors > 0 {
-            let n = totals.connection_errors;
-            let _ = write!(
-                out,
-                "<span class=\"badge\">{n} connection error{}</span>",
-                plural(n)
-            );
-        }
-        if totals.errors > 0 {
-            let n = totals.errors;
-            let _ = write!(
-                out,
-                "<span class=\"badge\">{n} error repl{}</span>",
-                if n == 1 { "y" } else { "ies" }
-            );
+        let counts = [
+            (
+                totals.connection_errors,
+                "connection error",
+                "connection errors",
+            ),
+            (totals.errors, "error reply", "error replies"),
+        ];
+        for (n, one, many) in counts.into_iter().filter(|&(n, _, _)| n > 0) {
+            let what = if n == 1 { one } else { many };
+            let _ = write!(out, "<span class=\"badge\">{n} {what}</span>");
         }
     }
     out

@@ -467,9 +467,8 @@ pub fn render(chart: &Chart) -> String {
             dash_attribute(series.stroke)
         );
         let _ = write!(out, "<text x=\"{}\" y=\"{}\">", num(x + 28.0), num(y));
-        let shown = legend_name(&series.name, plot_width);
-        push_escaped(&mut out, &shown);
-        if shown != series.name {
+        push_escaped(&mut out, &entry.shown);
+        if entry.shown != series.name {
             out.push_str("<title>");
             push_escaped(&mut out, &series.name);
             out.push_str("</title>");
@@ -485,6 +484,8 @@ struct LegendEntry {
     index: usize,
     row: usize,
     x: f64,
+    /// The series' name as the entry shows it ([`legend_name`]).
+    shown: String,
 }
 
 /// Lays legend entries left to right, wrapping at the plot's width.
@@ -492,13 +493,18 @@ fn legend_layout(series: &[Series], width: f64) -> Vec<LegendEntry> {
     let mut entries = Vec::with_capacity(series.len());
     let (mut row, mut x) = (0, 0.0);
     for (index, s) in series.iter().enumerate() {
-        let shown = legend_name(&s.name, width).chars().count();
-        let w = 28.0 + shown as f64 * CHAR_WIDTH + 18.0;
+        let shown = legend_name(&s.name, width);
+        let w = 28.0 + shown.chars().count() as f64 * CHAR_WIDTH + 18.0;
         if x > 0.0 && x + w > width {
             row += 1;
             x = 0.0;
         }
-        entries.push(LegendEntry { index, row, x });
+        entries.push(LegendEntry {
+            index,
+            row,
+            x,
+            shown,
+        });
         x += w;
     }
     entries
