@@ -69,7 +69,7 @@ for proto in redis memcache_text memcache_binary; do
         echo "==> floor and kvbench, $proto, pipeline $p: $requests requests, best of $FLOOR_RUNS each, in turn"
         # The sides take turns, so a slow spell of the shared machine falls on both.
         # At pipeline 1 both refill shapes are the same load: no per-read floor.
-        floor_cpu= per_read_cpu=- kv_cpu= rb_cpu=
+        floor_cpu= per_read_cpu=- kv_cpu= rb_cpu= batch_cpu=
         if ((p > 1)); then per_read_cpu=; fi
         for ((RUN = 1; RUN <= FLOOR_RUNS; RUN++)); do
             run_cpu "floor-$proto-p$p" "$server" "$FLOOR" "$port" "$FLOOR_CLIENTS" "$per_client" "$p" "$proto" batch
@@ -83,6 +83,14 @@ for proto in redis memcache_text memcache_binary; do
                 -t 1 -c "$FLOOR_CLIENTS" -n "$per_client" --ratio=1:10 --key-maximum=10000000 \
                 -d 32 "--pipeline=$p" --hide-histogram
             kv_cpu=$(least "$kv_cpu" "$CPU")
+            if [[ $proto != redis ]] && ((p > 1)); then
+                # The floor's own shape: --refill=batch sends the next p requests once the
+                # whole batch is answered, where memtier's shape refills per reply.
+                run_cpu "kvbench-batch-floorload-$proto-p$p" "$server" "$KVBENCH" -P "$proto" -s 127.0.0.1 \
+                    -p "$port" -t 1 -c "$FLOOR_CLIENTS" -n "$per_client" --ratio=1:10 --key-maximum=10000000 \
+                    -d 32 "--pipeline=$p" --refill=batch --hide-histogram
+                batch_cpu=$(least "$batch_cpu" "$CPU")
+            fi
             if [[ $proto == redis ]] && ((p > 1)); then
                 # redis-benchmark's shape: whole batches of p, one event loop, GETs that miss
                 # (the floor's load is 1 SET in 11; both replies are 5 bytes).
@@ -92,6 +100,9 @@ for proto in redis memcache_text memcache_binary; do
             fi
         done
         floor_rows+=("$proto $p $requests $floor_cpu $kv_cpu $per_read_cpu")
+        if [[ -n $batch_cpu ]]; then
+            floor_rows+=("$proto/batch $p $requests $floor_cpu $batch_cpu -")
+        fi
         if [[ -n $rb_cpu ]]; then
             floor_rows+=("redis-benchmark $p $requests $floor_cpu $rb_cpu -")
         fi
@@ -229,12 +240,13 @@ fi
 echo
 echo "kvbench against the loopback floor (bench/floor.c): CPU s (user+sys) per 1M requests, best of $FLOOR_RUNS runs each, 1 thread, $FLOOR_CLIENTS connections, 1:10"
 echo "(floor: whole-batch refill, the headline; per-read: the floor refilling after every read, like kvbench's memtier front end;"
+echo " a /batch row is kvbench --refill=batch, the floor's whole-batch shape, against the same floor;"
 echo " the redis-benchmark row is kvbench redis-benchmark -P, whole batches of GETs, against the Redis floor)"
 printf '%s\n' "${floor_rows[@]}" | awk '
-    BEGIN { printf "%-18s %8s %10s %14s %14s %14s %13s %16s\n", "protocol", "pipeline", "requests", "floor CPU s/1M",
+    BEGIN { printf "%-21s %8s %10s %14s %14s %14s %13s %16s\n", "protocol", "pipeline", "requests", "floor CPU s/1M",
                    "per-read s/1M", "kvbench s/1M", "kvbench/floor", "kvbench/per-read" }
     { f = $4 / $3 * 1e6; k = $5 / $3 * 1e6; r = ($6 == "-" ? -1 : $6 / $3 * 1e6)
-      printf "%-18s %8s %10d %14.3f %14s %14.3f %13s %16s\n", $1, $2, $3, f, (r < 0 ? "-" : sprintf("%.3f", r)), k,
+      printf "%-21s %8s %10d %14.3f %14s %14.3f %13s %16s\n", $1, $2, $3, f, (r < 0 ? "-" : sprintf("%.3f", r)), k,
              (f > 0 ? sprintf("%.2f", k / f) : "n/a"), (r > 0 ? sprintf("%.2f", k / r) : "-") }'
 echo
 if [[ -n $mem_skip ]]; then

@@ -485,6 +485,15 @@ pub struct Cli {
     #[arg(long, value_name = "USEC", allow_hyphen_values = true, help_heading = H_KVBENCH)]
     pub busy_poll: Option<String>,
 
+    /// When a connection's pipeline gets its next requests: reply (the default, as
+    /// memtier_benchmark: each reply's place is refilled at once, so a server that answers
+    /// a batch in pieces gets one write per piece) or batch (the next --pipeline requests
+    /// go out together once the whole batch is answered, as redis-benchmark -P: fewer
+    /// writes for the client and the server; not with --cluster-mode or --servers)
+    #[arg(long, value_name = "reply|batch", allow_hyphen_values = true,
+          help_heading = H_KVBENCH)]
+    pub refill: Option<String>,
+
     /// `--command` entries paired with the `--command-ratio` / `--command-key-pattern`
     /// that followed each; filled by [`super::parse::parse_args`] from the flags' positions.
     #[arg(skip)]

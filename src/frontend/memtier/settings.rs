@@ -14,8 +14,8 @@ use crate::frontend::memtier::outputs::{OutputConfig, parse_outputs};
 use crate::frontend::memtier::show_config::shown_options;
 use crate::frontend::memtier::{arbitrary, dataset, open_loop, shape};
 use crate::plan::{
-    ClusterRouting, Endpoint, ErrorReplies, FlagNames, Load, Outputs, Plan, Seeding, Server, Setup,
-    Shard, StopAt, Workload,
+    ClusterRouting, Endpoint, ErrorReplies, FlagNames, Load, Outputs, Plan, Refill, Seeding,
+    Server, Setup, Shard, StopAt, Workload,
 };
 use crate::protocol::Protocol;
 use crate::workload::keys::{KeyConfig, KeyPattern};
@@ -387,6 +387,9 @@ fn check_pool(plan: &Plan) -> Result<()> {
     if plan.server.cluster_mode {
         return refuse("--cluster-mode (a cluster routes by its own slot map)");
     }
+    if plan.load.shape.refill == Refill::WholeBatch {
+        return refuse("--refill=batch (a client's batch would span several servers)");
+    }
     if plan.load.shape.multi_key_get > 1 {
         return refuse("--multi-key-get (the keys of one multi-get may live on different servers)");
     }
@@ -427,6 +430,9 @@ fn check_cluster_mode(plan: &Plan) -> Result<()> {
     }
     if plan.server.select_db.is_some_and(|db| db != 0) {
         return refuse("--select-db (cluster nodes have only database 0)");
+    }
+    if plan.load.shape.refill == Refill::WholeBatch {
+        return refuse("--refill=batch (a client's batch would span several masters)");
     }
     if plan.load.shape.reconnect_interval.is_some() {
         return refuse("--reconnect-interval");

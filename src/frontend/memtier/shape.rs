@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::frontend::memtier::cli::Cli;
-use crate::plan::{LoadShape, Ramp, Reconnect, WaitConfig};
+use crate::plan::{LoadShape, Ramp, Reconnect, Refill, WaitConfig};
 
 /// How long requests may wait for a reply before the connection counts as stalled.
 pub const DEFAULT_REPLY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -88,6 +88,15 @@ pub fn from_cli(cli: &Cli, clients: usize, memcache: bool) -> Result<LoadShape> 
             "--data-offset cannot be combined with --expiry-range (SETRANGE takes no TTL).",
         ));
     }
+    shape.refill = match cli.refill.as_deref().map(str::trim) {
+        None | Some("reply") => Refill::AsRepliesArrive,
+        Some("batch") => Refill::WholeBatch,
+        Some(other) => {
+            return Err(usage(format!(
+                "--refill must be reply or batch, got '{other}'."
+            )));
+        }
+    };
     shape.wait = wait_config(cli, memcache)?;
     if let Some(raw) = cli.reconnect_interval.as_deref() {
         let n: u64 = number(raw, "--reconnect-interval", "a number of requests")?;

@@ -8,7 +8,7 @@ use crate::frontend::common::distributed::epoch_seconds_text;
 use crate::frontend::common::uri::masked_uri;
 use crate::frontend::memtier::cli::Cli;
 use crate::frontend::memtier::outputs::OutputConfig;
-use crate::plan::{Endpoint, Pacing, Plan, StopAt};
+use crate::plan::{Endpoint, Pacing, Plan, Refill, StopAt};
 use crate::protocol::Credentials;
 use crate::workload::values::DataSize;
 
@@ -231,8 +231,8 @@ pub fn shown_options(
     shown
 }
 
-/// kvbench's `--shard`, `--start-at`, `--hdr-log` and `--busy-poll`, last and only when
-/// given, so files of runs without them match memtier's key for key.
+/// kvbench's `--shard`, `--start-at`, `--hdr-log`, `--busy-poll` and `--refill`,
+/// last and only when given, so files of runs without them match memtier's key for key.
 fn distributed_options(
     cli: &Cli,
     plan: &Plan,
@@ -254,6 +254,13 @@ fn distributed_options(
     }
     if let Some(spin) = plan.load.busy_poll {
         shown.push(("busy_poll", spin.as_micros().to_string()));
+    }
+    if cli.refill.is_some() {
+        let refill = match plan.load.shape.refill {
+            Refill::AsRepliesArrive => "reply",
+            Refill::WholeBatch => "batch",
+        };
+        shown.push(("refill", json_str(refill)));
     }
     shown
 }
