@@ -254,3 +254,47 @@ fn install_lays_out_the_binary_page_and_completions_under_a_prefix() {
         assert!(!link.exists());
     }
 }
+
+#[test]
+fn every_tool_prints_its_version() {
+    let version = env!("CARGO_PKG_VERSION");
+    let cases: [(&[&str], String); 8] = [
+        (&["--version"], format!("kvbench {version}\n")),
+        (
+            &["redis-benchmark", "--version"],
+            "redis-benchmark (kvbench ".to_string(),
+        ),
+        (
+            &["latency", "--version"],
+            format!("kvbench latency {version}\n"),
+        ),
+        (&["latency", "-V"], format!("kvbench latency {version}\n")),
+        (
+            &["intrinsic-latency", "--version"],
+            format!("kvbench intrinsic-latency {version}\n"),
+        ),
+        (
+            &["merge", "--version"],
+            format!("kvbench merge {version}\n"),
+        ),
+        (
+            &["report", "--version"],
+            format!("kvbench report {version}\n"),
+        ),
+        (
+            &["completions", "--version"],
+            format!("kvbench completions {version}\n"),
+        ),
+    ];
+    for (args, want) in cases {
+        let run = kvbench(args).ok();
+        assert!(
+            run.stdout_text().starts_with(&want),
+            "{args:?}: {}",
+            run.describe()
+        );
+        assert!(run.stderr_text().is_empty(), "{args:?}: {}", run.describe());
+    }
+    let man = kvbench(&["man", "--version"]).ok();
+    assert_eq!(man.stdout_text(), format!("kvbench man {version}\n"));
+}

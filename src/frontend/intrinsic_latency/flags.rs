@@ -21,7 +21,7 @@ const MAX_SECONDS: f64 = 86_400.0;
     about = "Measure the latency this machine itself adds: the longest a busy loop, pinned \
              to one CPU, is kept from running (redis-cli --intrinsic-latency). No server \
              is involved; run it on the server's host.",
-    disable_version_flag = true,
+    version = env!("CARGO_PKG_VERSION"),
     after_help = "Prints `Max latency so far: N microseconds.` at each new maximum, then the \
                   number of runs with their average and how much longer the worst run took. \
                   Ctrl-C ends the test early with the same summary."
@@ -63,7 +63,9 @@ pub fn command() -> clap::Command {
 pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
     let matches = match Flags::command().try_get_matches_from(args) {
         Ok(m) => m,
-        Err(e) if e.kind() == ErrorKind::DisplayHelp => return Ok(Parsed::Print(e.to_string())),
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            return Ok(Parsed::Print(e.to_string()));
+        }
         Err(e) => return Err(one_line(&e)),
     };
     let flags = Flags::from_arg_matches(&matches).map_err(|e| one_line(&e))?;

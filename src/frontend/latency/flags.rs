@@ -40,7 +40,7 @@ pub const SAMPLE_PERIOD_US: u64 = 10_000;
     about = "Measure a server's round-trip latency with one request every 10 ms, as \
              redis-cli --latency does: PING for Redis, version for memcached.",
     long_about = None,
-    disable_version_flag = true,
+    version = env!("CARGO_PKG_VERSION"),
     // -h is the host, as in every kvbench front end (and redis-cli).
     disable_help_flag = true,
     after_help = "On a terminal the figures are redrawn in place until Ctrl-C. With --raw, \
@@ -289,7 +289,9 @@ pub fn command() -> clap::Command {
 pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
     let matches = match command().try_get_matches_from(args) {
         Ok(m) => m,
-        Err(e) if e.kind() == ErrorKind::DisplayHelp => return Ok(Parsed::Print(e.to_string())),
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            return Ok(Parsed::Print(e.to_string()));
+        }
         Err(e) => return Err(one_line(&e)),
     };
     let flags = Flags::from_arg_matches(&matches).map_err(|e| one_line(&e))?;

@@ -42,7 +42,7 @@ impl CompletionShell {
     name = "kvbench completions",
     bin_name = "kvbench completions",
     about = "Print a shell completion script for kvbench: every tool, every flag.",
-    disable_version_flag = true,
+    version = env!("CARGO_PKG_VERSION"),
     after_help = "bash: source <(kvbench completions bash), or save it as \
                   /usr/share/bash-completion/completions/kvbench. zsh: save it as _kvbench in \
                   a directory of $fpath. fish: save it as \
@@ -71,7 +71,7 @@ pub fn script(shell: CompletionShell) -> Vec<u8> {
 pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let matches = match Flags::command().try_get_matches_from(args) {
         Ok(m) => m,
-        Err(e) if e.kind() == ErrorKind::DisplayHelp => {
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
             print_now(&e.to_string());
             return Ok(0);
         }

@@ -25,7 +25,7 @@ use crate::frontend::common::usage::one_line;
     name = "kvbench man",
     bin_name = "kvbench man",
     about = "Print kvbench's manual page (roff): every tool and its flags.",
-    disable_version_flag = true,
+    version = env!("CARGO_PKG_VERSION"),
     after_help = "Read it with `kvbench man | man -l -`; `make install` installs it as \
                   kvbench(1)."
 )]
@@ -200,7 +200,7 @@ fn ascii_only(text: &str) -> String {
 pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let matches = match Flags::command().try_get_matches_from(args) {
         Ok(m) => m,
-        Err(e) if e.kind() == ErrorKind::DisplayHelp => {
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
             print_now(&e.to_string());
             return Ok(0);
         }

@@ -12,6 +12,7 @@ use crate::merge::MergeOptions;
 #[command(
     name = "kvbench merge",
     bin_name = "kvbench merge",
+    version = env!("CARGO_PKG_VERSION"),
     about = "Merge the results of several kvbench or memtier_benchmark runs (the shards of one \
              workload) into one: counts and rates summed, percentiles from the summed \
              HdrHistograms, seconds aligned by wall clock.",

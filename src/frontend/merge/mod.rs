@@ -35,7 +35,9 @@ fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
     let args = utf8_args(args)?;
     let matches = match MergeFlags::command().try_get_matches_from(args) {
         Ok(m) => m,
-        Err(e) if e.kind() == ErrorKind::DisplayHelp => return Ok(Parsed::Print(e.to_string())),
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            return Ok(Parsed::Print(e.to_string()));
+        }
         Err(e) => return Err(one_line(&e)),
     };
     MergeFlags::from_arg_matches(&matches)

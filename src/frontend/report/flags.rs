@@ -19,7 +19,7 @@ use crate::frontend::common::usage::one_line;
              latency percentile spectrum, throughput and latency per second, a rate sweep's \
              curve and the configuration. With several files the runs are overlaid and \
              compared to the first.",
-    disable_version_flag = true,
+    version = env!("CARGO_PKG_VERSION"),
     after_help = "Reads --json-out-file results: kvbench's (one run, -x N, merged, a rate \
                   sweep) and memtier_benchmark's. The page loads nothing from anywhere: no \
                   script, font or style sheet, so it reads the same offline or attached to a \
@@ -84,7 +84,9 @@ pub fn command() -> clap::Command {
 pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
     let matches = match Flags::command().try_get_matches_from(args) {
         Ok(m) => m,
-        Err(e) if e.kind() == ErrorKind::DisplayHelp => return Ok(Parsed::Print(e.to_string())),
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            return Ok(Parsed::Print(e.to_string()));
+        }
         Err(e) => return Err(one_line(&e)),
     };
     let flags = Flags::from_arg_matches(&matches).map_err(|e| one_line(&e))?;
