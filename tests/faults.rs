@@ -546,6 +546,14 @@ fn server_dying_mid_run_still_writes_the_json_so_far() {
         Some(1),
         "the lost connection is counted"
     );
+    let stopped = report["ALL STATS"]["Runtime"]["Stopped by error"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        stopped.contains("closed"),
+        "Runtime: {}",
+        report["ALL STATS"]["Runtime"]
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -619,6 +627,12 @@ fn sigint_stops_the_run_and_writes_interrupted_results() {
     assert!(
         totals_count(&report) > 0,
         "nothing measured before the signal"
+    );
+    // Ctrl-C is no error: only "Interrupted" says it.
+    assert!(
+        report["ALL STATS"]["Runtime"]
+            .get("Stopped by error")
+            .is_none()
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

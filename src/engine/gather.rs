@@ -411,6 +411,7 @@ impl<'a> Gatherer<'a> {
             finish_epoch_ms: self.start_epoch_ms + duration.as_millis() as u64,
             duration_ms: duration.as_millis() as u64,
             interrupted: self.interrupted,
+            stopped_by: None,
             cluster: plan.server.cluster_mode,
             rows: result_rows,
             servers,

@@ -409,6 +409,7 @@ pub(super) fn merge_block(
         finish_epoch_ms: finish.max(window.start_epoch_ms),
         duration_ms: finish.saturating_sub(window.start_epoch_ms),
         interrupted: runs.iter().any(|r| r.runtime.interrupted),
+        stopped_by: runs.iter().find_map(|r| r.runtime.stopped_by.clone()),
         cluster: runs
             .iter()
             .any(|r| r.block.rows.iter().any(|row| row.moved_per_sec.is_some())),

@@ -160,6 +160,7 @@ pub fn merge(
             finish_epoch_ms: finish,
             duration_ms,
             interrupted: false,
+            stopped_by: None,
             cluster: false,
             rows,
             servers: Vec::new(),

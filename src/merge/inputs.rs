@@ -63,6 +63,7 @@ pub(super) fn whole_run<'a>(name: &'a str, file: &'a JsonResult) -> Result<Whole
                     .unwrap_or(0),
                 duration_ms: runs.iter().map(|b| b.runtime.duration_ms).sum(),
                 interrupted: runs.iter().any(|b| b.runtime.interrupted),
+                stopped_by: runs.iter().rev().find_map(|b| b.runtime.stopped_by.clone()),
             };
         }
         return Ok(WholeRun {

@@ -434,6 +434,7 @@ fn synthetic_json(start_ms: u64, sets: &[u64], gets: &[u64], per_second: usize) 
         finish_epoch_ms: start_ms + seconds as u64 * 1000,
         duration_ms: seconds as u64 * 1000,
         interrupted: false,
+        stopped_by: None,
         cluster: false,
         rows,
         servers: Vec::new(),

@@ -514,6 +514,7 @@ mod tests {
             finish_epoch_ms: 2000,
             duration_ms: 1000,
             interrupted: false,
+            stopped_by: None,
             cluster: false,
             rows: vec![
                 row("Sets", "SET", 5),

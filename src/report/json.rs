@@ -227,6 +227,10 @@ fn push_block(
     w.uint("Total duration", r.duration_ms);
     w.string("Time unit", "MILLISECONDS");
     w.string("Interrupted", if r.interrupted { "true" } else { "false" });
+    // kvbench's own key, only when an error ended the run: memtier's files never have it.
+    if let Some(error) = &r.stopped_by {
+        w.string("Stopped by error", error);
+    }
     w.close('}');
 
     for row in &r.rows {

@@ -110,6 +110,16 @@ fn bool_at(obj: &Json, parent: &At, key: &str) -> Result<bool, String> {
     }
 }
 
+fn string_at(obj: &Json, parent: &At, key: &str) -> Result<Option<String>, String> {
+    match obj.get(key) {
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::String(s)) => Ok(Some(s.clone())),
+        Some(v) => Err(parent
+            .child(key)
+            .error(&format!("expected a string, found {}", describe(v)))),
+    }
+}
+
 /// `p99.90` -> 99.9.
 fn percentile_key(key: &str) -> Option<f64> {
     key.strip_prefix('p')?
@@ -402,6 +412,7 @@ fn block(title: &str, obj: &Json) -> Result<Block, String> {
         finish_epoch_ms: u64_at(runtime_obj, &runtime_at, "Finish time")?.unwrap_or(0),
         duration_ms: u64_at(runtime_obj, &runtime_at, "Total duration")?.unwrap_or(0),
         interrupted: bool_at(runtime_obj, &runtime_at, "Interrupted")?,
+        stopped_by: string_at(runtime_obj, &runtime_at, "Stopped by error")?,
     };
     if let Some(unit) = runtime_obj.get("Time unit").and_then(Json::as_str)
         && unit != "MILLISECONDS"

@@ -239,6 +239,8 @@ pub struct Runtime {
     pub finish_epoch_ms: u64,
     pub duration_ms: u64,
     pub interrupted: bool,
+    /// `"Stopped by error"`: kvbench's, only in a run an error ended early.
+    pub stopped_by: Option<String>,
 }
 
 /// One percentile point: `"p99.90": 0.311` is `{ percent: 99.9, latency_ms: 0.311 }`.

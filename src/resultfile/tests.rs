@@ -61,6 +61,7 @@ fn memtier_default_json_reads_every_figure() {
             finish_epoch_ms: 1_795_979_180_826,
             duration_ms: 17,
             interrupted: false,
+            stopped_by: None,
         }
     );
     let names: Vec<(&str, &str, bool)> = b
@@ -315,6 +316,33 @@ fn bad_figures_are_named_by_their_place() {
     assert_eq!(
         err("run.json", &bad),
         "run.json: \"ALL STATS\" > \"Sets\" > \"Time-Serie\" > \"first\": expected a second number as the key"
+    );
+}
+
+#[test]
+fn stopped_by_error_reads_back_and_must_be_text() {
+    let stopped = DEFAULT_JSON.replacen(
+        "\"Interrupted\": \"false\"",
+        "\"Interrupted\": \"false\", \"Stopped by error\": \"connection closed by server h:1\"",
+        1,
+    );
+    let r = json("run.json", &stopped);
+    assert_eq!(
+        r.blocks[0].runtime.stopped_by.as_deref(),
+        Some("connection closed by server h:1")
+    );
+    assert_eq!(
+        json("run.json", DEFAULT_JSON).blocks[0].runtime.stopped_by,
+        None
+    );
+    let bad = DEFAULT_JSON.replacen(
+        "\"Interrupted\": \"false\"",
+        "\"Interrupted\": \"false\", \"Stopped by error\": 3",
+        1,
+    );
+    assert_eq!(
+        err("run.json", &bad),
+        "run.json: \"ALL STATS\" > \"Runtime\" > \"Stopped by error\": expected a string, found 3"
     );
 }
 

@@ -136,6 +136,9 @@ pub struct Results {
     pub finish_epoch_ms: u64,
     pub duration_ms: u64,
     pub interrupted: bool,
+    /// The error that ended the run before its end (a server gone, a write failed): the
+    /// figures are the run's so far. The front end sets it; the JSON says it.
+    pub stopped_by: Option<String>,
     /// From a `--cluster-mode` run: the table and JSON add MOVED/sec and ASK/sec.
     pub cluster: bool,
     /// Command rows in display order, `Totals` last.
@@ -443,6 +446,7 @@ pub fn best_worst_aggregate(runs: &[Results]) -> (Results, Results, Results) {
         finish_epoch_ms: 0,
         duration_ms: 0,
         interrupted: false,
+        stopped_by: None,
         cluster: false,
         rows: Vec::new(),
         servers: Vec::new(),
@@ -487,6 +491,7 @@ pub fn best_worst_aggregate(runs: &[Results]) -> (Results, Results, Results) {
         finish_epoch_ms: runs.iter().map(|r| r.finish_epoch_ms).max().unwrap_or(0),
         duration_ms: runs.iter().map(|r| r.duration_ms).sum(),
         interrupted: runs.iter().any(|r| r.interrupted),
+        stopped_by: runs.iter().rev().find_map(|r| r.stopped_by.clone()),
         cluster: runs.iter().any(|r| r.cluster),
         rows: names.iter().map(|n| aggregate_row(n, runs)).collect(),
         servers: Vec::new(),
@@ -654,6 +659,7 @@ mod tests {
             finish_epoch_ms: 1000 * u64::from(n) + 500,
             duration_ms: 500,
             interrupted: n == 2,
+            stopped_by: None,
             cluster: false,
             rows: vec![sets, totals],
             servers: Vec::new(),

@@ -153,6 +153,7 @@ mod tests {
             finish_epoch_ms: 1000,
             duration_ms: 1000,
             interrupted: false,
+            stopped_by: None,
             cluster: false,
             rows: vec![totals],
             servers: Vec::new(),

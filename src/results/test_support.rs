@@ -186,6 +186,7 @@ pub(crate) fn default_results() -> Results {
         finish_epoch_ms: 1_795_979_180_826,
         duration_ms: 17,
         interrupted: false,
+        stopped_by: None,
         cluster: false,
         rows: vec![sets, gets, waits, totals],
         servers: Vec::new(),
@@ -229,6 +230,7 @@ pub(crate) fn runs3_results() -> Vec<Results> {
                 finish_epoch_ms: starts[i] + 2 + i as u64,
                 duration_ms: 2 + i as u64,
                 interrupted: false,
+                stopped_by: None,
                 cluster: false,
                 rows: vec![
                     row(name("Sets", "SET", false), 20, f[0], h("Sets")),
@@ -259,6 +261,7 @@ pub(crate) fn arbitrary_results() -> Results {
         finish_epoch_ms: 1_795_979_186_831,
         duration_ms: 3,
         interrupted: false,
+        stopped_by: None,
         cluster: false,
         rows: vec![
             row(

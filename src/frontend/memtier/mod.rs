@@ -99,6 +99,10 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         prometheus.stop();
     }
     name_runs(&mut outcome.runs, &plan);
+    // The files say why a run's figures stop short (the error itself goes to stderr).
+    if let (Some(err), Some(last)) = (&outcome.error, outcome.runs.last_mut()) {
+        last.stopped_by = Some(err.to_string());
+    }
     if let (Some(report), Some(sweep)) = (outcome.sweep.as_mut(), plan.load.sweep)
         && plan.load.shard.count > 1
     {

@@ -18,6 +18,9 @@ const PERCENTILES: [f64; 3] = [50.0, 99.0, 99.9];
 #[derive(Debug, Default)]
 pub struct Collected {
     tests: Vec<Results>,
+    /// The error that ended the invocation before its last test, if one did: the files
+    /// say so (`"Stopped by error"`).
+    pub stopped_by: Option<String>,
 }
 
 impl Collected {
@@ -76,6 +79,7 @@ impl Collected {
             finish_epoch_ms: last.finish_epoch_ms,
             duration_ms: total.as_millis() as u64,
             interrupted: self.tests.iter().any(|t| t.interrupted),
+            stopped_by: self.stopped_by.clone(),
             cluster: first.cluster,
             rows: out,
             servers: Vec::new(),
@@ -235,6 +239,7 @@ mod tests {
             finish_epoch_ms: start + ms,
             duration_ms: ms,
             interrupted: false,
+            stopped_by: None,
             cluster: false,
             rows: vec![row, totals],
             servers: Vec::new(),

@@ -37,6 +37,7 @@ use crate::console::print_now;
 use crate::engine::{self, Outcome, Prepared};
 use crate::error::Error;
 use crate::plan::Server;
+use crate::results::Results;
 use crate::signals;
 
 /// Runs redis-benchmark's command line `args` (program name first); returns the exit
@@ -140,7 +141,10 @@ impl Runner<'_> {
                 match self.test(&test, collected) {
                     Ok(()) => {}
                     Err(Stop::Exit(status)) => return Ok(status),
-                    Err(Stop::Failed(err)) => return Err(err),
+                    Err(Stop::Failed(err)) => {
+                        collected.stopped_by = Some(err.to_string());
+                        return Err(err);
+                    }
                 }
             }
             if self.spec.command.is_none() {
@@ -173,6 +177,14 @@ impl Runner<'_> {
         let mut live = Live::new(showing);
         let outcome = engine::run_prepared(&Arc::new(plan), self.prepared, &mut live);
         live.clear();
+        let keep = self.spec.json_out_file.is_some() || self.spec.hdr_file_prefix.is_some();
+        let mut outcome = outcome;
+        if keep && outcome.error.is_some() {
+            // A test an error cut short: what it measured goes into the files too.
+            if let Some(results) = outcome.runs.pop().filter(measured) {
+                collected.push(results);
+            }
+        }
         let mut outcome = self.check(outcome)?;
         let Some(results) = outcome.runs.pop() else {
             return Ok(());
@@ -193,7 +205,7 @@ impl Runner<'_> {
             print_now(&render_test(&self.info, &result, self.spec.output));
         }
         // Kept only for the files that need them: a histogram each is memory.
-        if self.spec.json_out_file.is_some() || self.spec.hdr_file_prefix.is_some() {
+        if keep {
             collected.push(results);
         }
         Ok(())
@@ -232,4 +244,9 @@ impl Runner<'_> {
         }
         Ok(outcome)
     }
+}
+
+/// Whether a test's results hold any reply.
+fn measured(results: &Results) -> bool {
+    results.totals().is_some_and(|totals| totals.count > 0)
 }

@@ -96,6 +96,11 @@ pub fn run_from_json(label: String, json: &JsonResult) -> Run {
         label,
         config,
         interrupted: json.blocks.iter().any(|b| b.runtime.interrupted),
+        stopped_by: json
+            .blocks
+            .iter()
+            .rev()
+            .find_map(|b| b.runtime.stopped_by.clone()),
         rows,
         sweep,
         servers,

@@ -62,8 +62,19 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         // What was measured before the failure is still worth showing; a run that failed
         // before its first reply (an unreachable server, a refused password) has nothing
         // to show, so it only ends the progress row, and the error stands alone.
-        match outcome.runs.last().filter(|results| measured(results)) {
-            Some(results) => print_now(&summary(&spec, results, &live, &added)),
+        match outcome.runs.pop().filter(measured) {
+            Some(mut results) => {
+                print_now(&summary(&spec, &results, &live, &added));
+                if let Some(path) = &spec.json_out_file {
+                    results.title = "ALL STATS".to_string();
+                    results.stopped_by = Some(err.to_string());
+                    // The run's own error is the one to exit with; a file that could not
+                    // be written is said first.
+                    if let Err(write_err) = write_json(&spec, &plan, path, &results) {
+                        eprintln_safe!("error: {write_err}");
+                    }
+                }
+            }
             None => print_now("\n"),
         }
         return Err(err);

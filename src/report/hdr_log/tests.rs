@@ -81,6 +81,7 @@ fn run(number: u32, start_ms: u64, seconds: u64, rng: &mut SmallRng) -> Results 
         finish_epoch_ms: finish_ms,
         duration_ms: finish_ms - start_ms,
         interrupted: false,
+        stopped_by: None,
         cluster: false,
         rows: out,
         servers: Vec::new(),

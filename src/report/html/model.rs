@@ -28,6 +28,8 @@ pub struct Run {
     pub config: Vec<(String, String)>,
     /// The run was cut short (Ctrl-C, SIGTERM): the page says so next to its label.
     pub interrupted: bool,
+    /// The error that ended the run early (the file's `"Stopped by error"`), if one did.
+    pub stopped_by: Option<String>,
     /// The ALL STATS rows in table order, `Totals` last.
     pub rows: Vec<Row>,
     /// The rate sweep's measured curve, when the run was one.

@@ -9,10 +9,10 @@
 use std::fmt::Write as _;
 
 use super::charts::{per_second_charts, row_names, spectrum_charts, sweep_charts};
-use super::escape;
 use super::model::{RateSweep, Report, Row, Run, SweepStep};
 use super::numbers::{count_text, ms_text, rate_text, ratio, ratio_text};
 use super::section::{render_chart_section, swatch};
+use super::{escape, push_escaped};
 use super::{open_loop, servers};
 
 const STYLE: &str = "
@@ -193,13 +193,21 @@ fn render_run_list(out: &mut String, runs: &[Run], labels: &[String]) {
     }
 }
 
-/// What a reader should know before trusting a run's figures: it was interrupted, or
-/// connections failed (a server gone mid-run leaves figures that look like a short,
-/// healthy run), or the server answered with errors.
+/// What a reader should know before trusting a run's figures: it was interrupted, an
+/// error ended it early (the error's text on hover), connections failed (a server gone
+/// mid-run leaves figures that look like a short, healthy run), or the server answered
+/// with errors.
 fn badges(run: &Run) -> String {
     let mut out = String::new();
     if run.interrupted {
         out.push_str("<span class=\"badge\">interrupted</span>");
+    }
+    if let Some(error) = &run.stopped_by {
+        out.push_str("<span class=\"badge\" title=\"");
+        push_escaped(&mut out, error);
+        out.push_str("\">ended early: ");
+        push_escaped(&mut out, &shorten(error, 60));
+        out.push_str("</span>");
     }
     if let Some(totals) = run.rows.iter().find(|r| r.is_totals()) {
         let counts = [
@@ -216,6 +224,16 @@ fn badges(run: &Run) -> String {
         }
     }
     out
+}
+
+/// `text` cut to `max` characters, the cut marked with an ellipsis.
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
 }
 
 /// Whether a larger value of a column is better, worse, or neither (for ratio colours).
@@ -644,6 +662,7 @@ mod tests {
                 ("key_prefix".to_string(), "<memtier-&>".to_string()),
             ],
             interrupted: false,
+            stopped_by: None,
             rows: vec![
                 row("Sets", 400, ops / 2.0, p99, false),
                 row("Gets", 400, ops / 2.0, p99, true),
