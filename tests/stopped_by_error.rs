@@ -180,3 +180,43 @@ fn a_run_that_ends_as_planned_has_no_such_key() {
             .is_none()
     );
 }
+
+#[test]
+fn redis_benchmark_ctrl_c_keeps_the_cut_test_as_interrupted() {
+    let server = RedisServer::start();
+    let dir = TestDir::new("interrupted-rb");
+    let json = dir.file("run.json");
+    let port = server.port.to_string();
+    let json_arg = json.display().to_string();
+    let run = kvbench(&[
+        "redis-benchmark",
+        "-p",
+        &port,
+        "-c",
+        "2",
+        "-n",
+        "100000000",
+        "-t",
+        "get",
+        "-q",
+        "--json-out-file",
+        &json_arg,
+    ])
+    .spawn();
+    wait_until("load on the server", CONDITION_TIMEOUT, || {
+        server.calls() > 1000
+    });
+    // SAFETY: kill(2) on the PID of a child this test started and has not reaped.
+    unsafe { libc::kill(run.pid() as i32, libc::SIGINT) };
+    let out = run.wait(NOTICE);
+    assert_eq!(out.status.code(), Some(130), "{}", out.describe());
+    let doc = read_json(&json);
+    let all = &doc["ALL STATS"];
+    assert_eq!(all["Runtime"]["Interrupted"], "true", "{}", all["Runtime"]);
+    assert!(all["Runtime"].get("Stopped by error").is_none());
+    assert!(
+        all["Totals"]["Count"].as_u64().unwrap_or(0) > 0,
+        "{}",
+        all["Totals"]
+    );
+}

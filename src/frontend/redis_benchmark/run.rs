@@ -175,12 +175,11 @@ impl Runner<'_> {
             Showing::Nothing
         };
         let mut live = Live::new(showing);
-        let outcome = engine::run_prepared(&Arc::new(plan), self.prepared, &mut live);
+        let mut outcome = engine::run_prepared(&Arc::new(plan), self.prepared, &mut live);
         live.clear();
         let keep = self.spec.json_out_file.is_some() || self.spec.hdr_file_prefix.is_some();
-        let mut outcome = outcome;
-        if keep && outcome.error.is_some() {
-            // A test an error cut short: what it measured goes into the files too.
+        if keep && (outcome.error.is_some() || outcome.signal.is_some()) {
+            // A test an error or Ctrl-C cut short: what it measured goes into the files too.
             if let Some(results) = outcome.runs.pop().filter(measured) {
                 collected.push(results);
             }
