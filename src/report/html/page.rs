@@ -625,6 +625,29 @@ mod tests {
     use crate::report::html::model::{RateSweep, SecondPoint, SweepStep};
     use hdrhistogram::Histogram;
 
+    #[test]
+    fn an_early_end_is_a_badge_with_the_whole_error_on_hover() {
+        let error = "connection to 127.0.0.1:6379 failed: connection reset by peer <&>";
+        let run = Run {
+            stopped_by: Some(error.to_string()),
+            ..Run::default()
+        };
+        let badge = badges(&run);
+        assert!(
+            badge.contains("title=\"connection to 127.0.0.1:6379 failed: connection reset by peer &lt;&amp;&gt;\""),
+            "{badge}"
+        );
+        // Cut to 60 characters on the badge itself, the cut marked.
+        assert!(
+            badge.contains(
+                ">ended early: connection to 127.0.0.1:6379 failed: connection reset by pe…</span>"
+            ),
+            "{badge}"
+        );
+        assert_eq!(shorten("short", 60), "short");
+        assert!(badges(&Run::default()).is_empty());
+    }
+
     fn row(name: &str, count: u64, ops: f64, p99: f64, hits: bool) -> Row {
         let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
         for v in 0..count {
