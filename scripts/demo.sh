@@ -202,6 +202,13 @@ for protocol in memcache_text memcache_binary; do
     echo
     run_guarded "kvbench against memcached ($protocol)" "$KVBENCH" "${mc_args[@]}"
 done
+# The same text-protocol load with the floor's refill shape: each connection's next 16
+# go out together once all 16 are answered (memtier refills per reply).
+mc_args=(-P memcache_text -s 127.0.0.1 -p "$MEMCACHED_PORT" --ratio=1:4 "--test-time=$MC_TIME" -t 2 -c 25
+    --pipeline=16 --refill=batch --key-maximum=100000 --hide-histogram)
+echo "==> running: target/release/kvbench ${mc_args[*]}"
+echo
+run_guarded "kvbench against memcached (--refill=batch)" "$KVBENCH" "${mc_args[@]}"
 
 STEP_TIME=$(((TEST_TIME + 2) / 3))
 redis=(-s 127.0.0.1 -p "$REDIS_PORT")
