@@ -7,7 +7,7 @@
 
 use hdrhistogram::Histogram;
 
-use super::model::{RateSweep, Row, Run, SecondPoint, SweepStep, is_totals_name};
+use super::model::{RateSweep, Row, Run, SecondPoint, SweepStep, is_totals_name, same_row_name};
 use super::numbers::rate_text;
 use super::svg::{Chart, GREY, Mark, SERIES_COLOURS, Series, Stroke, XScale};
 use crate::results::value_at_percentile_us;
@@ -25,7 +25,7 @@ const MARKED_PERCENTILES: [f64; 6] = [50.0, 90.0, 99.0, 99.9, 99.99, 99.999];
 pub fn row_names(runs: &[Run]) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for row in runs.iter().flat_map(|r| &r.rows) {
-        if !names.iter().any(|n| n == &row.name) {
+        if !names.iter().any(|n| same_row_name(n, &row.name)) {
             names.push(row.name.clone());
         }
     }
@@ -46,7 +46,7 @@ fn chart_row_names(runs: &[Run]) -> Vec<String> {
 }
 
 fn row<'a>(run: &'a Run, name: &str) -> Option<&'a Row> {
-    run.rows.iter().find(|r| r.name == name)
+    run.rows.iter().find(|r| same_row_name(&r.name, name))
 }
 
 /// The colour of the `i`-th line of a chart (run or row).

@@ -187,3 +187,50 @@ impl Row {
 pub fn is_totals_name(name: &str) -> bool {
     name.eq_ignore_ascii_case("totals")
 }
+
+/// Whether two runs' rows are the same command's, so the report compares them on one
+/// line: the same name, or one command in the two tools' spellings. memtier's rows say
+/// `Sets`, `Gets` or `Lpushs` (capitalised, an `s` added); redis-benchmark's say `SET`,
+/// `GET`, `LPUSH`. Names that differ otherwise stay apart.
+pub fn same_row_name(a: &str, b: &str) -> bool {
+    a == b || command_of(a) == command_of(b)
+}
+
+/// The command a row name stands for, in capitals: memtier's `Sets` is `SET`.
+fn command_of(name: &str) -> String {
+    let memtier_style = name.bytes().any(|b| b.is_ascii_lowercase());
+    let stem = match name.strip_suffix('s') {
+        Some(stem) if memtier_style && !stem.is_empty() => stem,
+        _ => name,
+    };
+    stem.to_ascii_uppercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_names_match_across_the_tools_spellings() {
+        for (a, b) in [
+            ("SET", "Sets"),
+            ("GET", "Gets"),
+            ("LPUSH", "Lpushs"),
+            ("ZADD", "Zadds"),
+        ] {
+            assert!(same_row_name(a, b), "{a} {b}");
+            assert!(same_row_name(b, a), "{b} {a}");
+        }
+        assert!(same_row_name("Totals", "Totals"));
+        for (a, b) in [
+            ("SET", "Gets"),
+            ("SETS", "SET"),
+            ("EXISTS", "EXIST"),
+            ("s", ""),
+        ] {
+            assert!(!same_row_name(a, b), "{a} {b}");
+        }
+        assert!(same_row_name("MSET (10 keys)", "MSET (10 keys)"));
+        assert!(!same_row_name("MSET (10 keys)", "MSET (10 key)"));
+    }
+}

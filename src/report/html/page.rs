@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 
 use super::charts::{per_second_charts, row_names, spectrum_charts, sweep_charts};
-use super::model::{RateSweep, Report, Row, Run, SweepStep};
+use super::model::{RateSweep, Report, Row, Run, SweepStep, same_row_name};
 use super::numbers::{count_text, ms_text, rate_text, ratio, ratio_text};
 use super::section::{render_chart_section, swatch};
 use super::{escape, push_escaped};
@@ -372,7 +372,7 @@ fn render_stats(out: &mut String, runs: &[Run], labels: &[String]) {
     for name in row_names(runs) {
         let rows: Vec<Option<&Row>> = runs
             .iter()
-            .map(|run| run.rows.iter().find(|r| r.name == name))
+            .map(|run| run.rows.iter().find(|r| same_row_name(&r.name, &name)))
             .collect();
         // A type no run sent (Waits, usually) has nothing to compare.
         let compared = rows.iter().any(|r| r.is_some_and(|r| r.count > 0));
@@ -753,6 +753,28 @@ mod tests {
         assert!(!html.contains("id=\"sweep\""));
         // Deterministic.
         assert_eq!(html, render_page(&report));
+    }
+
+    #[test]
+    fn one_command_in_both_tools_spellings_is_one_row() {
+        // A redis-benchmark file (SET, GET) beside a memtier one (Sets, Gets).
+        let mut rb = run("rb.json", 1000.0, 0.2, "1");
+        rb.rows = vec![
+            row("SET", 400, 500.0, 0.2, false),
+            row("GET", 400, 500.0, 0.2, true),
+            row("Totals", 800, 1000.0, 0.2, true),
+        ];
+        let report = Report {
+            title: String::new(),
+            runs: vec![rb, run("memtier.json", 2000.0, 0.1, "1")],
+        };
+        let html = render_page(&report);
+        // SET, GET, Waits (memtier's only) and Totals: four groups, not six; the
+        // baseline's spelling names each.
+        assert_eq!(count(&html, "<tbody class=\"group\">"), 4);
+        assert!(html.contains("rowspan=\"3\"><strong>SET"), "{html}");
+        assert!(!html.contains("<strong>Sets"));
+        assert_eq!(count(&html, "<tr class=\"ratio\">"), 3);
     }
 
     #[test]
