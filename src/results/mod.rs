@@ -163,6 +163,12 @@ impl Results {
     pub fn totals(&self) -> Option<&Row> {
         self.rows.last()
     }
+
+    /// Whether any reply was counted: results worth writing even when an error or a
+    /// signal cut the run short.
+    pub fn answered(&self) -> bool {
+        self.rows.iter().any(|row| row.count > 0)
+    }
 }
 
 /// Title of the block that averages `run_count` runs.

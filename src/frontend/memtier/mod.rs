@@ -110,10 +110,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         report.whole_rates = sweep.rates().collect();
     }
 
-    let anything_measured = outcome
-        .runs
-        .iter()
-        .any(|run| run.rows.iter().any(|row| row.count > 0));
+    let anything_measured = outcome.runs.iter().any(Results::answered);
     // A run that never got a reply has nothing worth a report; one cut short by an error
     // or Ctrl-C still writes what it measured.
     if anything_measured || outcome.error.is_none() {

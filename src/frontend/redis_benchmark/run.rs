@@ -180,7 +180,7 @@ impl Runner<'_> {
         let keep = self.spec.json_out_file.is_some() || self.spec.hdr_file_prefix.is_some();
         if keep && (outcome.error.is_some() || outcome.signal.is_some()) {
             // A test an error or Ctrl-C cut short: what it measured goes into the files too.
-            if let Some(results) = outcome.runs.pop().filter(measured) {
+            if let Some(results) = outcome.runs.pop().filter(Results::answered) {
                 collected.push(results);
             }
         }
@@ -243,9 +243,4 @@ impl Runner<'_> {
         }
         Ok(outcome)
     }
-}
-
-/// Whether a test's results hold any reply.
-fn measured(results: &Results) -> bool {
-    results.totals().is_some_and(|totals| totals.count > 0)
 }
