@@ -24,6 +24,7 @@ use mio::{Registry, Token};
 
 pub use crate::engine::failure::{Failure, describe};
 use crate::engine::in_flight::{Pending, Purpose, Redirects};
+use crate::engine::in_flight_queue::{InFlight, PlainRequest};
 use crate::engine::setup::{SetupStep, check_setup_reply, encode_setup};
 use crate::engine::transport::Transport;
 use crate::plan::{Endpoint, Plan, SetupStyle};
@@ -132,7 +133,7 @@ pub struct Connection {
     small_writes: u32,
     codec: Codec,
     next_opaque: u32,
-    inflight: VecDeque<Pending>,
+    inflight: InFlight,
     /// The reply [`Connection::next_answer`] decoded last, with its request: kept here
     /// and lent out rather than returned (moving it through a `Result<Option<_>>`
     /// cost more than decoding the reply did). Boxed when first needed: the plain
@@ -168,7 +169,7 @@ impl Connection {
             small_writes: 0,
             codec: Codec::new(plan.server.protocol),
             next_opaque: 0,
-            inflight: VecDeque::with_capacity(plan.load.pipeline),
+            inflight: InFlight::new(plan.load.pipeline),
             answer: None,
             last_progress: Instant::now(),
         }
@@ -426,13 +427,23 @@ impl Connection {
         (self.wbuf.len() - started.start) as u32
     }
 
+    /// Puts the plain request begun as `started` in flight, sent as intended at
+    /// `sent_ns` (see [`nanos_since_epoch`](crate::engine::in_flight_queue::nanos_since_epoch)).
+    #[inline(always)]
+    pub fn finish_plain(&mut self, started: Started, request: PlainRequest, sent_ns: u64) {
+        let tx = self.tx_since(started);
+        self.sent_on_connection += 1;
+        self.inflight
+            .push_plain(request, started.opaque, tx, sent_ns);
+    }
+
     /// Queues `pending`, counting a workload request toward the reconnect interval.
     #[inline(always)]
     fn put_in_flight(&mut self, pending: Pending) {
         if matches!(pending.purpose, Purpose::Work(_)) {
             self.sent_on_connection += 1;
         }
-        self.inflight.push_back(pending);
+        self.inflight.push(pending);
     }
 
     /// The intended send times of the workload's requests in flight (for what a run
@@ -547,7 +558,7 @@ impl Connection {
     ) -> Result<bool, Failure> {
         while let Some((reply, start)) = self.decode_reply(plan)? {
             if let Some(pending) = self.inflight.front()
-                && take(pending, &reply)
+                && take(&pending, &reply)
             {
                 self.inflight.pop_front();
                 continue;
@@ -586,9 +597,9 @@ impl Connection {
     #[inline(always)]
     fn decode_reply(&mut self, plan: &Plan) -> Result<Option<(Reply, usize)>, Failure> {
         while self.rstart < self.rend {
-            let expect = match (self.setup.front(), self.inflight.front()) {
+            let expect = match (self.setup.front(), self.inflight.front_expect()) {
                 (Some(step), _) => step.expect(),
-                (None, Some(pending)) => pending.purpose.expect(),
+                (None, Some(expect)) => expect,
                 // Nothing is expected: only RESP3 push data may legally arrive now.
                 (None, None) => Expect::Setup,
             };
@@ -624,13 +635,13 @@ impl Connection {
                 }
                 continue;
             }
-            if let Some(pending) = self.inflight.front()
+            if let Some(expected) = self.inflight.front_opaque()
                 && let Some(opaque) = self.codec.reply_opaque(&self.rbuf[start..self.rstart])
-                && opaque != pending.opaque
+                && opaque != expected
             {
                 return Err(Failure::Broken(format!(
-                    "invalid reply from {}: answers request {opaque}, expected {}",
-                    self.peer, pending.opaque
+                    "invalid reply from {}: answers request {opaque}, expected {expected}",
+                    self.peer
                 )));
             }
             return Ok(Some((reply, start)));

@@ -1,6 +1,8 @@
 //! What a request on the wire carries until its reply comes: its purpose (a workload
 //! request, a cluster or visibility side request, MULTI/EXEC) and its times. The
-//! connection queues these; the client reads them back with each reply.
+//! connection queues these (the plain closed loop's SETs and GETs in a compact form,
+//! see [`in_flight_queue`](crate::engine::in_flight_queue)); the client reads them back
+//! with each reply.
 
 use std::num::NonZeroU64;
 use std::time::{Duration, Instant};
@@ -183,7 +185,7 @@ mod tests {
 
     #[test]
     fn entry_stays_small() {
-        // The plain path writes one per request and reads it back per reply.
+        // The general path writes one per request and reads it back per reply.
         assert!(
             std::mem::size_of::<Pending>() <= 80,
             "{}",

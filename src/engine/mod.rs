@@ -28,6 +28,7 @@ pub mod failure;
 pub mod gather;
 pub mod generator;
 pub mod in_flight;
+pub mod in_flight_queue;
 pub mod observer;
 pub mod progress;
 pub mod query;

@@ -1,7 +1,8 @@
 //! Decimal digits written fast into fixed-size request templates: a key id's digits, a
 //! value's length, a random field's zero-padded number. An id of up to eight digits is
-//! one eight-byte store of a word built from a two-digit table, where the writer before
-//! it divided per group of four digits with a bounds check per pair.
+//! one eight-byte store of a word whose eight digits are split at once, in lanes (see
+//! [`eight_digits`]), where the writer before it divided per group of four digits with
+//! a bounds check per pair.
 
 /// Digits of the largest u64.
 pub const MAX_DIGITS: usize = 20;
@@ -79,13 +80,23 @@ fn write_long_digits<const N: usize>(out: &mut [u8; N], at: usize, n: u64, digit
 }
 
 /// `n` (below 10^8) as eight ASCII digits, zero-padded, the first in the lowest byte:
-/// the word's little-endian bytes are the text.
+/// the word's little-endian bytes are the text. All eight are split at once, as lanes
+/// of one word (two of 32 bits, then four of 16, then eight of 8): a division by 100
+/// or 10 in every lane is one multiplication by its reciprocal, scaled so that no lane's
+/// product reaches the next lane (about 20 instructions, where four lookups of a
+/// two-digit table took nearly twice as many).
 #[inline(always)]
 pub fn eight_digits(n: u32) -> u64 {
     debug_assert!(n < 100_000_000);
-    let (high, low) = ((n / 10_000) as usize, (n % 10_000) as usize);
-    let pair = |i: usize| u64::from(u16::from_le_bytes(PAIRS[i]));
-    pair(high / 100) | pair(high % 100) << 16 | pair(low / 100) << 32 | pair(low % 100) << 48
+    // The first four digits in the low lane, the last four in the high one.
+    let fours = u64::from(n / 10_000) | (u64::from(n % 10_000) << 32);
+    // Per 32-bit lane below 10^4: v / 100 is (v * 10486) >> 20.
+    let hundreds = ((fours * 10_486) >> 20) & 0x0000_007F_0000_007F;
+    let pairs = hundreds | ((fours - hundreds * 100) << 16);
+    // Per 16-bit lane below 100: v / 10 is (v * 103) >> 10.
+    let tens = ((pairs * 103) >> 10) & 0x000F_000F_000F_000F;
+    let digits = tens | ((pairs - tens * 10) << 8);
+    digits | 0x3030_3030_3030_3030
 }
 
 /// Writes the last twelve digits of `n`, zero-padded, into `field` (a random field of a
@@ -141,6 +152,18 @@ mod tests {
             write_digits(&mut out, 2, id, text.len());
             assert_eq!(&out[2..2 + text.len()], text.as_bytes());
             assert_eq!(&out[..2], b"##");
+        }
+    }
+
+    #[test]
+    fn eight_digits_are_every_number_below_ten_to_the_eight() {
+        // Every lane's boundaries, then a stride through the whole range (all 10^8 take
+        // too long unoptimised).
+        let mut ids: Vec<u32> = (0..20_000).chain(99_980_000..100_000_000).collect();
+        ids.extend((0..100_000_000).step_by(997));
+        for id in ids {
+            let text = format!("{id:08}");
+            assert_eq!(&eight_digits(id).to_le_bytes(), text.as_bytes(), "{id}");
         }
     }
 

@@ -4,6 +4,7 @@
 use std::time::Instant;
 
 use crate::engine::in_flight::Request;
+use crate::engine::in_flight_queue::nanos_since_epoch;
 use crate::plan::Plan;
 use crate::protocol::{Expect, Reply, ReplyKind};
 use crate::stats::rows;
@@ -12,6 +13,8 @@ use crate::stats::rows;
 /// computed once per send time: the replies to one pipelined batch share both.
 pub(super) struct Elapsed {
     pub received: Instant,
+    /// `received` as nanoseconds after the in-flight queue's epoch, for compact entries.
+    received_ns: u64,
     /// The send time computed last and its microseconds (at first, `received` itself).
     last: (Instant, u64),
 }
@@ -22,8 +25,16 @@ impl Elapsed {
     pub(super) fn new(received: Instant) -> Self {
         Elapsed {
             received,
+            received_ns: nanos_since_epoch(received),
             last: (received, 0),
         }
+    }
+
+    /// Microseconds since `sent_ns` (nanoseconds after the in-flight queue's epoch), as
+    /// [`since`](Self::since) counts them.
+    #[inline(always)]
+    pub(super) fn since_ns(&self, sent_ns: u64) -> u64 {
+        self.received_ns.saturating_sub(sent_ns) / 1000
     }
 
     #[inline(always)]

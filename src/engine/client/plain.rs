@@ -13,6 +13,7 @@ use crate::engine::client::{Client, ClientContext};
 use crate::engine::connection::Take;
 use crate::engine::generator::Op;
 use crate::engine::in_flight::{Pending, Purpose, Redirects, Request};
+use crate::engine::in_flight_queue::{PlainEntry, PlainRequest, nanos_since_epoch};
 use crate::plan::{BatchWrap, Plan};
 use crate::protocol::templates::Templates;
 use crate::protocol::{Expect, Reply, ReplyKind};
@@ -93,19 +94,30 @@ impl Client {
             self.conns[0].encoder().1.reserve(room);
         }
         let at = Instant::now();
+        let at_ns = nanos_since_epoch(at);
         for _ in 0..count {
             let op = self.ops.next_op();
             match op {
-                Op::Get { .. } | Op::Set { .. } if lean => self.send_plain(op, at, plan, ctx),
-                Op::Template if lean => self.send_template_plain(at, plan),
+                Op::Get { .. } | Op::Set { .. } if lean => {
+                    self.send_plain(op, at, at_ns, plan, ctx)
+                }
+                Op::Template if lean => self.send_template_plain(at, at_ns, plan),
                 _ => self.send_op(0, op, false, Redirects::None, 0, at, at, plan, ctx),
             }
         }
     }
 
-    /// Writes a plain SET or GET (no data offset, nothing marked) and puts it in flight.
+    /// Writes a plain SET or GET (no data offset, nothing marked) and puts it in flight,
+    /// sent at `sent` (`sent_ns` after the in-flight queue's epoch).
     #[inline]
-    fn send_plain(&mut self, op: Op, sent: Instant, plan: &Plan, ctx: &ClientContext) {
+    fn send_plain(
+        &mut self,
+        op: Op,
+        sent: Instant,
+        sent_ns: u64,
+        plan: &Plan,
+        ctx: &ClientContext,
+    ) {
         let conn = &mut self.conns[0];
         let started = conn.begin(sent);
         let mut digits = itoa::Buffer::new();
@@ -150,18 +162,23 @@ impl Client {
             }
             _ => return,
         };
-        let request = Request::plain(op, row, expect);
-        conn.finish_as_intended(started, Purpose::Work(request), sent);
+        match PlainRequest::of(op) {
+            // The common case: a compact entry in the queue.
+            Some(plain) => conn.finish_plain(started, plain, sent_ns),
+            None => {
+                let request = Request::plain(op, row, expect);
+                conn.finish_as_intended(started, Purpose::Work(request), sent);
+            }
+        }
     }
 
     /// Writes the plan's request template (redis-benchmark's tests; a plain client has
     /// no slot tag to fill) and puts it in flight, as [`Client::send_op`] would.
     #[inline]
-    fn send_template_plain(&mut self, sent: Instant, plan: &Plan) {
+    fn send_template_plain(&mut self, sent: Instant, sent_ns: u64, plan: &Plan) {
         let started = self.conns[0].begin(sent);
         self.encode_template(0, plan);
-        let request = Request::plain(Op::Template, rows::SET, Expect::Store);
-        self.conns[0].finish_as_intended(started, Purpose::Work(request), sent);
+        self.conns[0].finish_plain(started, PlainRequest::Template, sent_ns);
     }
 
     /// Whether replies can be recorded the plain way now: no cluster, no per-client
@@ -239,6 +256,30 @@ impl Take for PlainRecorder<'_> {
                 stats.hits += hits;
                 stats.misses += misses;
             }
+        }
+        true
+    }
+
+    #[inline(always)]
+    fn take_plain(&mut self, entry: &PlainEntry, reply: &Reply) -> bool {
+        if reply.kind == ReplyKind::Error {
+            return false;
+        }
+        let row = usize::from(entry.row);
+        let Some(stats) = self.stats.get_mut(row) else {
+            return false;
+        };
+        if stats.service.is_some() || stats.reply_sizes.is_some() {
+            return false;
+        }
+        let latency_us = self.elapsed.since_ns(entry.sent_ns);
+        stats.record_batched(latency_us, u64::from(entry.tx), reply.len as u64);
+        if self.counts_hits && row == rows::GET {
+            // A plain read is a one-key read: what `hits_and_misses` says of one.
+            let miss = reply.kind == ReplyKind::Nil
+                || (self.ranged && reply.kind == ReplyKind::Bulk && reply.payload.1 == 0);
+            stats.hits += u64::from(!miss);
+            stats.misses += u64::from(miss);
         }
         true
     }

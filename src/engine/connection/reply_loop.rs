@@ -5,10 +5,9 @@
 //! Anything the loop does not handle (set-up replies, a reply with nothing in flight)
 //! it leaves for [`Connection`](crate::engine::connection::Connection)'s general decoding.
 
-use std::collections::VecDeque;
-
 use crate::engine::connection::{Connection, Failure};
 use crate::engine::in_flight::Pending;
+use crate::engine::in_flight_queue::{Cursor, InFlight, Lent, PlainEntry};
 use crate::plan::Plan;
 use crate::protocol::{
     Codec, Decode, Expect, Reply, ReplyKind, binary_expect, memcache_binary, text_expect,
@@ -46,7 +45,7 @@ impl Connection {
                 take,
             ),
         };
-        self.inflight.drain(..taken);
+        self.inflight.drop_before(taken);
         match stop {
             Stop::Drained => {
                 if self.rstart == self.rend {
@@ -77,6 +76,9 @@ impl Connection {
 /// (nothing recorded) for the general path.
 pub trait Take {
     fn take(&mut self, pending: &Pending, reply: &Reply) -> bool;
+
+    /// [`take`](Self::take) for a plain request kept compact in the queue.
+    fn take_plain(&mut self, entry: &PlainEntry, reply: &Reply) -> bool;
 }
 
 /// Reads the opaque a reply echoes (memcache binary).
@@ -109,29 +111,29 @@ struct Window<'a> {
 
 /// Decodes replies with `decode` from `window` against the requests of `inflight` in
 /// order, handing each with its request to `take` until it declines one, the buffer runs
-/// out or something needs the general path. Returns how many requests were answered
+/// out or something needs the general path. Returns where the answered requests end
 /// (the caller removes them from the front of the queue) and why it stopped.
 /// `opaque_of` reads the opaque a reply echoes, for a protocol whose replies do.
 #[inline(always)]
 fn drain<D, T>(
     window: Window,
-    inflight: &VecDeque<Pending>,
+    inflight: &InFlight,
     mut decode: D,
     opaque_of: Option<OpaqueOf>,
     take: &mut T,
-) -> (usize, Stop)
+) -> (Cursor, Stop)
 where
     D: FnMut(&[u8], Expect) -> Decode,
     T: Take,
 {
     let buf = window.buf;
-    let mut taken = 0;
+    let mut taken = Cursor::default();
     while *window.start < buf.len() {
-        let Some(pending) = inflight.get(taken) else {
+        let Some(lent) = inflight.lend(taken) else {
             return (taken, Stop::General);
         };
         let start = *window.start;
-        let reply = match decode(&buf[start..], pending.purpose.expect()) {
+        let reply = match decode(&buf[start..], lent.expect()) {
             Decode::Incomplete => break,
             Decode::Invalid(why) => return (taken, Stop::Invalid(why)),
             Decode::Complete(reply) => reply,
@@ -148,14 +150,18 @@ where
         }
         if let Some(opaque_of) = opaque_of
             && let Some(opaque) = opaque_of(&buf[start..start + reply.len])
-            && opaque != pending.opaque
+            && opaque != lent.opaque()
         {
-            return (taken, Stop::OutOfStep(opaque, pending.opaque));
+            return (taken, Stop::OutOfStep(opaque, lent.opaque()));
         }
-        if !take.take(pending, &reply) {
+        let took = match lent {
+            Lent::Plain(entry) => take.take_plain(&entry, &reply),
+            Lent::Full(pending) => take.take(pending, &reply),
+        };
+        if !took {
             return (taken, Stop::Declined(reply, start));
         }
-        taken += 1;
+        taken = taken.past(&lent);
     }
     (taken, Stop::Drained)
 }
