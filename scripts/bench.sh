@@ -27,6 +27,8 @@
 #   BENCH_SCALE         divide the request counts by this, for a quick look (default: 1)
 #   BENCH_OPEN_RATE     the open-loop row's rate (default: 20000)
 #   BENCH_FLOOR_RUNS    runs of each floor comparison row, the best kept (default: 2)
+#   BENCH_LATENCY_RUNS  runs of each one-connection latency figure, the median kept
+#                       (default: 3)
 #   BENCH_FLOOR_ONLY    set: only the floor, memory and one-connection latency sections
 #   BENCH_ONLY          "redis-benchmark": only the redis-benchmark front-end section
 set -euo pipefail
