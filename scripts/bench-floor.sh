@@ -157,8 +157,9 @@ print(t["Percentile Latencies"]["p50.00"], round(t["Ops/sec"]))' "$1"
 # lowest run would pick that.
 LAT_REQUESTS=$((100000 / SCALE))
 LAT_RUNS=${BENCH_LATENCY_RUNS:-3}
+((LAT_RUNS >= 1)) || die "BENCH_LATENCY_RUNS must be at least 1"
 # The median of the numbers given.
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print ((NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 kv_p50_runs= other_p50_runs=
 for ((RUN = 1; RUN <= LAT_RUNS; RUN++)); do
     echo "==> latency at one connection: kvbench, $LAT_REQUESTS requests (run $RUN of $LAT_RUNS)"
@@ -194,7 +195,7 @@ if command -v memtier_benchmark >/dev/null 2>&1; then
     # shellcheck disable=SC2086
     other_p50=$(median $other_p50_runs)
 else
-    other="redis-benchmark (memtier_benchmark is not installed)"
+    other="redis-benchmark (memtier_benchmark is not installed; one run)"
     echo "==> latency at one connection: redis-benchmark, $LAT_REQUESTS SETs and GETs"
     reset_server
     redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -c 1 -n $((LAT_REQUESTS / 2)) -t set,get -d 32 -r 100000 -q \

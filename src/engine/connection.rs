@@ -560,7 +560,7 @@ impl Connection {
             if let Some(pending) = self.inflight.front()
                 && take(&pending, &reply)
             {
-                self.inflight.pop_front();
+                self.inflight.discard_front();
                 continue;
             }
             self.keep_answer(reply, start);

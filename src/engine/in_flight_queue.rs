@@ -251,6 +251,17 @@ impl InFlight {
         Some(self.whole(&entry, full.as_ref()))
     }
 
+    /// Takes the oldest request off the queue, unread (a caller that has read it with
+    /// [`front`](Self::front) already).
+    pub fn discard_front(&mut self) {
+        if let Some(Entry {
+            kind: Kind::Full, ..
+        }) = self.entries.pop_front()
+        {
+            self.full.pop_front();
+        }
+    }
+
     /// Every request in flight, oldest first, whole.
     pub fn iter(&self) -> impl Iterator<Item = Pending> + '_ {
         let mut fulls = self.full.iter();
@@ -263,6 +274,7 @@ impl InFlight {
     /// The request at `cursor`, lent.
     #[inline(always)]
     pub fn lend(&self, cursor: Cursor) -> Option<Lent<'_>> {
+        debug_assert!(self.full.len() <= self.entries.len());
         let entry = self.entries.get(cursor.entry)?;
         let row = match entry.kind {
             Kind::Get => rows::GET,
@@ -450,6 +462,11 @@ mod tests {
         ));
         assert!(queue.is_empty());
         queue.push(full[0]);
+        queue.push_plain(PlainRequest::Template, 9, 10, sent_ns);
+        queue.discard_front();
+        assert_eq!(queue.front_opaque(), Some(9));
+        assert!(queue.iter().all(|p| p.opaque == 9));
+        queue.push(full[1]);
         queue.clear();
         assert!(queue.is_empty() && queue.pop_front().is_none());
     }
