@@ -226,6 +226,25 @@ impl<'a> PlainRecorder<'a> {
     }
 }
 
+/// Row `row` of `stats` if the plain way may record in it: it keeps no service times or
+/// reply sizes (those rows take the general path).
+#[inline(always)]
+fn plain_row(stats: &mut [OpStats], row: usize) -> Option<&mut OpStats> {
+    stats
+        .get_mut(row)
+        .filter(|stats| stats.service.is_none() && stats.reply_sizes.is_none())
+}
+
+/// Counts a one-key read's reply as a hit or a miss: what `hits_and_misses` says of one,
+/// without its other cases (`ranged`: reads are GETRANGEs, an empty value is a miss).
+#[inline(always)]
+fn count_one_key_read(stats: &mut OpStats, reply: &Reply, ranged: bool) {
+    let miss = reply.kind == ReplyKind::Nil
+        || (ranged && reply.kind == ReplyKind::Bulk && reply.payload.1 == 0);
+    stats.hits += u64::from(!miss);
+    stats.misses += u64::from(miss);
+}
+
 impl Take for PlainRecorder<'_> {
     #[inline(always)]
     fn take(&mut self, pending: &Pending, reply: &Reply) -> bool {
@@ -236,21 +255,14 @@ impl Take for PlainRecorder<'_> {
             return false;
         }
         let row = usize::from(request.row);
-        let Some(stats) = self.stats.get_mut(row) else {
+        let Some(stats) = plain_row(self.stats, row) else {
             return false;
         };
-        if stats.service.is_some() || stats.reply_sizes.is_some() {
-            return false;
-        }
         let latency_us = self.elapsed.since(pending.intended);
         stats.record_batched(latency_us, u64::from(pending.tx), reply.len as u64);
         if self.counts_hits && row == rows::GET {
             if let Expect::Get = request.expect {
-                // What `hits_and_misses` says of a one-key read, without its other cases.
-                let miss = reply.kind == ReplyKind::Nil
-                    || (self.ranged && reply.kind == ReplyKind::Bulk && reply.payload.1 == 0);
-                stats.hits += u64::from(!miss);
-                stats.misses += u64::from(miss);
+                count_one_key_read(stats, reply, self.ranged);
             } else {
                 let (hits, misses) = hits_and_misses(reply, request, self.plan);
                 stats.hits += hits;
@@ -266,20 +278,14 @@ impl Take for PlainRecorder<'_> {
             return false;
         }
         let row = usize::from(entry.row);
-        let Some(stats) = self.stats.get_mut(row) else {
+        let Some(stats) = plain_row(self.stats, row) else {
             return false;
         };
-        if stats.service.is_some() || stats.reply_sizes.is_some() {
-            return false;
-        }
         let latency_us = self.elapsed.since_ns(entry.sent_ns);
         stats.record_batched(latency_us, u64::from(entry.tx), reply.len as u64);
         if self.counts_hits && row == rows::GET {
-            // A plain read is a one-key read: what `hits_and_misses` says of one.
-            let miss = reply.kind == ReplyKind::Nil
-                || (self.ranged && reply.kind == ReplyKind::Bulk && reply.payload.1 == 0);
-            stats.hits += u64::from(!miss);
-            stats.misses += u64::from(miss);
+            // A compact entry's read is a one-key read.
+            count_one_key_read(stats, reply, self.ranged);
         }
         true
     }
