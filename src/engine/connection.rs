@@ -11,7 +11,9 @@
 //! any --error--> (closed; the client decides: fail, or back_off and reopen)
 //! ```
 //!
-//! The socket is registered once per connection, edge-triggered, for both directions.
+//! The socket is registered once per connection, edge-triggered, for both directions;
+//! once the connection is ready it is polled for writing only while its write buffer
+//! holds bytes the socket would not take (plain TCP and Unix sockets).
 //! Reads stop as soon as every in-flight reply is decoded or a read comes back short
 //! (the socket is drained), so the steady state costs one `write` and one `read` per
 //! pipeline batch.
@@ -143,6 +145,14 @@ pub struct Connection {
     /// Last time a reply arrived, or a request went out with nothing in flight: the
     /// stall watchdog measures from here.
     last_progress: Instant,
+    /// The token the socket is registered under.
+    token: Token,
+    /// Whether the socket is polled for writing as well as reading: while connecting,
+    /// and while the write buffer holds bytes the socket would not take. Otherwise a
+    /// ready connection is polled for reading alone, as a server's ACK freeing room in
+    /// the socket raises a wake-up of its own (memcached's do: one event in eight at
+    /// pipeline 16).
+    write_interest: bool,
 }
 
 impl Connection {
@@ -172,6 +182,8 @@ impl Connection {
             inflight: InFlight::new(plan.load.pipeline),
             answer: None,
             last_progress: Instant::now(),
+            token: Token(0),
+            write_interest: true,
         }
     }
 
@@ -276,6 +288,8 @@ impl Connection {
             .register(registry, token)
             .map_err(|err| Failure::Broken(format!("cannot register connection: {err}")))?;
         self.transport = Some(transport);
+        self.token = token;
+        self.write_interest = true;
         self.phase = Phase::Connecting;
         self.phase_timer = timeout.map(|t| Instant::now() + t);
         Ok(())

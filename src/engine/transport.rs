@@ -112,13 +112,37 @@ impl Transport {
         }
     }
 
-    /// Registers the stream edge-triggered for both directions, once for its lifetime.
+    /// Registers the stream edge-triggered for both directions (the connection drops the
+    /// writing side once it is ready and has nothing to write, see
+    /// [`set_write_interest`](Self::set_write_interest)).
     pub fn register(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
         if let Transport::Tls(tls) = self {
             tls.timer.register(registry, token)?;
         }
         self.source()
             .register(registry, token, Interest::READABLE | Interest::WRITABLE)
+    }
+
+    /// Whether the stream may be polled for reading alone while it has nothing to write:
+    /// not TLS, whose session may have records of its own to send.
+    pub fn can_drop_write_interest(&self) -> bool {
+        !matches!(self, Transport::Tls(_))
+    }
+
+    /// Polls the stream for reading, and for writing too when `writable` (see
+    /// [`Connection::flush`](crate::engine::connection::Connection::flush)).
+    pub fn set_write_interest(
+        &mut self,
+        registry: &Registry,
+        token: Token,
+        writable: bool,
+    ) -> io::Result<()> {
+        let interest = if writable {
+            Interest::READABLE | Interest::WRITABLE
+        } else {
+            Interest::READABLE
+        };
+        self.source().reregister(registry, token, interest)
     }
 
     /// Removes the stream (and a TLS handshake timer) from the poll.

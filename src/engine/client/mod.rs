@@ -557,7 +557,7 @@ impl Client {
             if !self.conns[i].has_output() {
                 continue;
             }
-            if let Err(failure) = self.conns[i].flush()
+            if let Err(failure) = self.conns[i].flush(ctx.registry)
                 && let Some(status) = self.connection_failed(i, failure, plan, ctx)
             {
                 return status;
