@@ -10,7 +10,9 @@ mod common;
 
 use std::process::Command;
 
-use common::{KVBENCH_TIMEOUT, RedisServer, TestDir, describe, run_ok, run_with_timeout};
+use common::{
+    KVBENCH_TIMEOUT, RedisServer, TestDir, describe, run_ok, run_with_timeout, strace_unusable,
+};
 
 /// The kvbench binary the tests were built with.
 const KVBENCH: &str = env!("CARGO_BIN_EXE_kvbench");
@@ -22,20 +24,6 @@ const CLIENTS: u64 = 2;
 /// Writes besides the batches: the start-up probe (CONFIG GET) and a client's last,
 /// partial batch.
 const SLACK: u64 = CLIENTS + 4;
-
-/// Why strace cannot count writes here, or `None` when it can.
-fn strace_unusable() -> Option<String> {
-    let out = Command::new("strace")
-        .args(["-f", "-o", "/dev/null", "true"])
-        .output();
-    match out {
-        Err(e) => Some(format!("strace is not installed ({e})")),
-        Ok(out) if !out.status.success() => {
-            Some(format!("strace cannot trace here: {}", describe(&out)))
-        }
-        Ok(_) => None,
-    }
-}
 
 /// Runs `program args...` under `strace -f` and returns how many writes went to a
 /// socket: every `sendto`, and every `write` to a descriptor above 2 (stdout and stderr

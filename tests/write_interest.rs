@@ -9,24 +9,14 @@ mod common;
 
 use std::process::Command;
 
-use common::{Memcached, RedisServer, TestDir, describe, kvbench_at};
+use common::{Memcached, RedisServer, TestDir, describe, kvbench_at, strace_unusable};
 
 /// Runs `kvbench args...` under `strace -f` and returns its `epoll_ctl` calls that
 /// modified a registration (`EPOLL_CTL_MOD`). Panics unless it exits 0.
 fn registrations_modified(dir: &TestDir, args: &[String]) -> Option<u64> {
-    let probe = Command::new("strace")
-        .args(["-f", "-o", "/dev/null", "true"])
-        .output();
-    match probe {
-        Ok(out) if out.status.success() => {}
-        Ok(out) => {
-            println!("strace cannot trace here: {}", describe(&out));
-            return None;
-        }
-        Err(e) => {
-            println!("strace is not installed ({e})");
-            return None;
-        }
+    if let Some(reason) = strace_unusable() {
+        println!("EPOLL_CTL_MOD not counted: {reason}");
+        return None;
     }
     let trace = dir.file_arg("kvbench.strace");
     let mut full: Vec<String> = ["-f", "-qq", "-e", "trace=epoll_ctl", "-o", &trace]

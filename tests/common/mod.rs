@@ -222,6 +222,21 @@ impl Drained {
     }
 }
 
+/// Why strace cannot trace a program here (not installed, or not allowed), or `None`
+/// when it can: tests that count system calls skip with the reason.
+pub fn strace_unusable() -> Option<String> {
+    let out = Command::new("strace")
+        .args(["-f", "-o", "/dev/null", "true"])
+        .output();
+    match out {
+        Err(e) => Some(format!("strace is not installed ({e})")),
+        Ok(out) if !out.status.success() => {
+            Some(format!("strace cannot trace here: {}", describe(&out)))
+        }
+        Ok(_) => None,
+    }
+}
+
 /// Stdout and stderr of a finished run as text, for assertion messages.
 pub fn describe(out: &Output) -> String {
     format!(
