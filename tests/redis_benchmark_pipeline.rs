@@ -11,7 +11,8 @@ mod common;
 use std::process::Command;
 
 use common::{
-    KVBENCH_TIMEOUT, RedisServer, TestDir, describe, run_ok, run_with_timeout, strace_unusable,
+    KVBENCH_TIMEOUT, RedisServer, TestDir, describe, run_with_timeout, strace_trace,
+    strace_unusable,
 };
 
 /// The kvbench binary the tests were built with.
@@ -29,22 +30,7 @@ const SLACK: u64 = CLIENTS + 4;
 /// socket: every `sendto`, and every `write` to a descriptor above 2 (stdout and stderr
 /// left out). Panics unless the program exits 0.
 fn socket_writes(dir: &TestDir, name: &str, program: &str, args: &[String]) -> u64 {
-    let trace = dir.file_arg(&format!("{name}.strace"));
-    let mut full: Vec<String> = [
-        "-f",
-        "-qq",
-        "-e",
-        "trace=sendto,write",
-        "-o",
-        &trace,
-        program,
-    ]
-    .iter()
-    .map(|w| w.to_string())
-    .collect();
-    full.extend(args.iter().cloned());
-    run_ok("strace", &full);
-    let text = std::fs::read_to_string(&trace).unwrap_or_else(|e| panic!("{trace}: {e}"));
+    let text = strace_trace(dir, name, "sendto,write", program, args);
     text.lines()
         .filter(|line| {
             // "PID sendto(5, ..." or "PID write(5, ...", a call cut in two by another
@@ -149,14 +135,7 @@ fn pipelined_gets_go_out_in_whole_batches_like_redis_benchmark() {
 /// Runs `program args...` under `strace -f` and returns how many `mremap` calls it made
 /// (a `Vec` that grows or shrinks past a page-sized allocation is moved with one).
 fn remaps(dir: &TestDir, name: &str, program: &str, args: &[String]) -> u64 {
-    let trace = dir.file_arg(&format!("{name}.strace"));
-    let mut full: Vec<String> = ["-f", "-qq", "-e", "trace=mremap", "-o", &trace, program]
-        .iter()
-        .map(|w| w.to_string())
-        .collect();
-    full.extend(args.iter().cloned());
-    run_ok("strace", &full);
-    let text = std::fs::read_to_string(&trace).unwrap_or_else(|e| panic!("{trace}: {e}"));
+    let text = strace_trace(dir, name, "mremap", program, args);
     text.lines().filter(|l| l.contains("mremap(")).count() as u64
 }
 

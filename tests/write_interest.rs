@@ -7,34 +7,23 @@
 
 mod common;
 
-use std::process::Command;
-
-use common::{Memcached, RedisServer, TestDir, describe, kvbench_at, strace_unusable};
+use common::{Memcached, RedisServer, TestDir, kvbench_at, strace_trace, strace_unusable};
 
 /// Runs `kvbench args...` under `strace -f` and returns its `epoll_ctl` calls that
-/// modified a registration (`EPOLL_CTL_MOD`). Panics unless it exits 0.
+/// modified a registration (`EPOLL_CTL_MOD`), or `None` where strace cannot trace.
+/// Panics unless it exits 0.
 fn registrations_modified(dir: &TestDir, args: &[String]) -> Option<u64> {
     if let Some(reason) = strace_unusable() {
         println!("EPOLL_CTL_MOD not counted: {reason}");
         return None;
     }
-    let trace = dir.file_arg("kvbench.strace");
-    let mut full: Vec<String> = ["-f", "-qq", "-e", "trace=epoll_ctl", "-o", &trace]
-        .iter()
-        .map(|w| w.to_string())
-        .collect();
-    full.push(env!("CARGO_BIN_EXE_kvbench").to_string());
-    full.extend(args.iter().cloned());
-    let out = Command::new("strace")
-        .args(&full)
-        .output()
-        .expect("strace runs");
-    assert!(
-        out.status.success(),
-        "kvbench under strace: {}",
-        describe(&out)
+    let text = strace_trace(
+        dir,
+        "kvbench",
+        "epoll_ctl",
+        env!("CARGO_BIN_EXE_kvbench"),
+        args,
     );
-    let text = std::fs::read_to_string(&trace).unwrap_or_else(|e| panic!("{trace}: {e}"));
     Some(text.lines().filter(|l| l.contains("EPOLL_CTL_MOD")).count() as u64)
 }
 

@@ -237,6 +237,31 @@ pub fn strace_unusable() -> Option<String> {
     }
 }
 
+/// Runs `program args...` under `strace -f`, tracing the system calls `calls` (strace's
+/// `trace=` list), and returns the trace (in `dir`, named after `name`). Panics unless
+/// the program exits 0; check [`strace_unusable`] first.
+pub fn strace_trace(
+    dir: &TestDir,
+    name: &str,
+    calls: &str,
+    program: &str,
+    args: &[String],
+) -> String {
+    let trace = dir.file_arg(&format!("{name}.strace"));
+    let mut full: Vec<String> = vec![
+        "-f".into(),
+        "-qq".into(),
+        "-e".into(),
+        format!("trace={calls}"),
+        "-o".into(),
+        trace.clone(),
+        program.into(),
+    ];
+    full.extend(args.iter().cloned());
+    run_ok("strace", &full);
+    std::fs::read_to_string(&trace).unwrap_or_else(|e| panic!("{trace}: {e}"))
+}
+
 /// Stdout and stderr of a finished run as text, for assertion messages.
 pub fn describe(out: &Output) -> String {
     format!(
