@@ -14,8 +14,8 @@
 # other work, so CPU seconds are noisy: each side's figure is the best of FLOOR_RUNS runs
 # (the least disturbed one), the sides taking turns, and the ratio is kvbench's best over
 # the floor's best.
-# Uses bench.sh's die, reset_server, KVBENCH, OUT_DIR, SCALE, PIPELINES, REDIS_PORT and
-# MEMCACHED_PORT.
+# Uses bench.sh's die, steal_mark, steal_line, reset_server, KVBENCH, OUT_DIR, SCALE,
+# PIPELINES, REDIS_PORT and MEMCACHED_PORT.
 
 FLOOR=$OUT_DIR/floor
 FLOOR_RUNS=${BENCH_FLOOR_RUNS:-2}
@@ -58,6 +58,7 @@ sys.exit(code)' "$OUT_DIR/$name.$RUN.out" "$OUT_DIR/$name.$RUN.err" "$@"); then
 least() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b + 0 < a + 0) ? b : a }'; }
 
 echo
+steal_mark
 echo "==> the loopback floor: building bench/floor.c"
 gcc -O2 -Wall -o "$FLOOR" bench/floor.c || die "gcc could not build bench/floor.c"
 floor_rows=() # "protocol pipeline requests floor_cpu kvbench_cpu per_read_floor_cpu|-"
@@ -280,3 +281,4 @@ else
 fi
 echo "latency at one connection, pipeline 1 (p50, ms, median of $LAT_RUNS in turn): kvbench$kv_p50_runs -> $kv_p50 (all requests, 1:1); $other $other_p50; kvbench --busy-poll=100 $kv_busy_p50"
 echo "latency at one connection, client and server on one CPU: $one_cpu_line"
+steal_line "the floor, memory and latency section"

@@ -31,6 +31,8 @@
 #                       (default: 3)
 #   BENCH_FLOOR_ONLY    set: only the floor, memory and one-connection latency sections
 #   BENCH_ONLY          "redis-benchmark": only the redis-benchmark front-end section
+#   BENCH_STEAL_DISTURBED_PCT  the share of CPU time taken by the host (steal) at which a
+#                       section is called disturbed (default: 3)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -183,10 +185,35 @@ strace_run() { # name cmd...
     [[ $SYSCALLS =~ ^[0-9]+$ ]] || die "no syscall total in $sfile"
 }
 
+# The host's share of this VM's CPU while a section ran: "steal" in /proc/stat, time the
+# guest's CPUs were ready to run but the hypervisor ran something else. A stolen CPU
+# stalls whichever of client or server was on it, so the section's CPU ratios and
+# latencies are disturbed (on 2026-12-01 the host took 12 % of the VM's CPU time during
+# floor comparisons, and a full run read a redis-benchmark ratio of 1.17 where quiet runs
+# read 0.54-0.67). steal_mark starts a section; steal_line ends it with one line. Nothing is printed where /proc/stat has no steal column.
+STEAL_DISTURBED_PCT=${BENCH_STEAL_DISTURBED_PCT:-3}
+cpu_ticks() { # -> "all_ticks steal_ticks" over every CPU, or nothing
+    awk '$1 == "cpu" && NF >= 9 { t = 0; for (i = 2; i <= 9; i++) t += $i; print t, $9; exit }' /proc/stat 2>/dev/null
+}
+steal_mark() {
+    read -r STEAL_T0 STEAL_S0 < <(cpu_ticks) || STEAL_T0=
+}
+steal_line() { # section
+    local t s
+    [[ -n ${STEAL_T0:-} ]] || return 0
+    read -r t s < <(cpu_ticks) || return 0
+    awk -v t=$((t - STEAL_T0)) -v s=$((s - STEAL_S0)) -v name="$1" -v limit="$STEAL_DISTURBED_PCT" 'BEGIN {
+        pct = t > 0 ? 100 * s / t : 0
+        printf "steal during %s: %.1f %% of the VM'"'"'s CPU time", name, pct
+        if (pct >= limit) printf " (at or over %s %%: the host took CPU from this VM; these figures are disturbed, run again)", limit
+        printf "\n" }'
+}
+
 # The redis-benchmark front end: `kvbench redis-benchmark` and the real redis-benchmark
 # with the same command line, same server, one after the other at each pipeline depth.
 rb_frontend_section() {
     local p name tool rb_rows=() # "tool pipeline requests user sys wall maxrss syscalls straced"
+    steal_mark
     for p in $PIPELINES; do
         local args=(-h 127.0.0.1 -p "$REDIS_PORT" -c "$CLIENTS" -P "$p" -t "set,get" -d "$DATA_SIZE"
             -r "$KEYS" --threads 1 -q)
@@ -224,6 +251,7 @@ rb_frontend_section() {
                         sc["kvbench-rb", p] / sc["redis-benchmark", p], rss["kvbench-rb", p] / rss["redis-benchmark", p]
             }
         }'
+    steal_line "the redis-benchmark front-end section"
 }
 
 echo "==> checking dependencies"
@@ -256,6 +284,7 @@ if [[ -n ${BENCH_FLOOR_ONLY:-} ]]; then
 fi
 
 rows=() # "tool pipeline requests user sys wall syscalls straced_requests"
+steal_mark
 kv_base=(-t 1 -c "$CLIENTS" --ratio=1:1 "--key-maximum=$KEYS" --hide-histogram -d "$DATA_SIZE")
 for p in $PIPELINES; do
     kv=("$KVBENCH" -s 127.0.0.1 -p "$REDIS_PORT" "${kv_base[@]}" "--pipeline=$p")
@@ -346,6 +375,7 @@ printf '%s\n' "${rows[@]}" | awk '
             }
         }
     }'
+steal_line "the CPU and syscall rows"
 
 # Open loop: kvbench at a fixed total rate on the same connections. Each run's JSON gives
 # the requests answered, the achieved rate and the send lag (actual - intended send time,
@@ -366,6 +396,7 @@ closed_ops=$(awk '/^Totals/ { print int($2); exit }' "$OUT_DIR/kvbench-p1.out" 2
 matched_rate=$(( closed_ops * 8 / 10 / 1000 * 1000 ))
 (( matched_rate >= 1000 )) || matched_rate=1000
 open_rows=() # "rate count achieved late lag50 lag99 lag999 cpu syscalls straced_count"
+steal_mark
 for rate in "$OPEN_RATE" "$matched_rate"; do
     kv=("$KVBENCH" -s 127.0.0.1 -p "$REDIS_PORT" "${kv_base[@]}" --pipeline=1 "--rate=$rate"
         --print-percentiles=50,99,99.9)
@@ -419,6 +450,7 @@ printf '%s\n' "${open_rows[@]}" | awk -v closed_cpu="$(printf '%s\n' "${rows[@]}
     }'
 
 echo "open loop at $OPEN_RATE requests/s with --busy-poll=100: $busy_open"
+steal_line "the open-loop rows"
 
 echo
 rb_frontend_section
