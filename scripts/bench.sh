@@ -190,7 +190,8 @@ strace_run() { # name cmd...
 # stalls whichever of client or server was on it, so the section's CPU ratios and
 # latencies are disturbed (on 2026-12-01 the host took 12 % of the VM's CPU time during
 # floor comparisons, and a full run read a redis-benchmark ratio of 1.17 where quiet runs
-# read 0.54-0.67). steal_mark starts a section; steal_line ends it with one line. Nothing is printed where /proc/stat has no steal column.
+# read 0.54-0.67). steal_mark starts a section; steal_line ends it with one line.
+# Nothing is printed where /proc/stat has no steal column.
 STEAL_DISTURBED_PCT=${BENCH_STEAL_DISTURBED_PCT:-3}
 cpu_ticks() { # -> "all_ticks steal_ticks" over every CPU, or nothing
     awk '$1 == "cpu" && NF >= 9 { t = 0; for (i = 2; i <= 9; i++) t += $i; print t, $9; exit }' /proc/stat 2>/dev/null
