@@ -52,6 +52,28 @@ sys.exit(code)' "$OUT_DIR/$name.$RUN.out" "$OUT_DIR/$name.$RUN.err" "$@"); then
         die "$name failed: $*"
     fi
     echo "$CPU" >"$OUT_DIR/$name.$RUN.cpu"
+    RUN_CPUS[$name]="${RUN_CPUS[$name]:-} $CPU"
+}
+
+# How far apart each side's runs of the same load were in this section: the gap between
+# its most and least CPU, over the least. The ratios are best against best; a gap near
+# the 15 % line says one pair of runs cannot decide it.
+declare -A RUN_CPUS=()
+spread_line() {
+    local name
+    for name in "${!RUN_CPUS[@]}"; do
+        # shellcheck disable=SC2086 # the figures are one space-separated list
+        set -- ${RUN_CPUS[$name]}
+        (($# >= 2)) || continue
+        printf '%s %s\n' "$name" "$*"
+    done | awk '{ lo = $2; hi = $2; for (i = 3; i <= NF; i++) { if ($i < lo) lo = $i; if ($i > hi) hi = $i }
+                  if (lo > 0) printf "%.1f %s\n", (hi - lo) / lo * 100, $1 }' | sort -n | awk '
+        { gap[NR] = $1; name[NR] = $2 }
+        END {
+            if (NR == 0) exit
+            printf "spread between a side'"'"'s runs of the same load: median %.0f %%, largest %.0f %% (%s), over %d loads\n",
+                gap[int((NR + 1) / 2)], gap[NR], name[NR], NR
+        }'
 }
 
 # The lesser of two CPU figures, the first possibly empty.
@@ -281,4 +303,5 @@ else
 fi
 echo "latency at one connection, pipeline 1 (p50, ms, median of $LAT_RUNS in turn): kvbench$kv_p50_runs -> $kv_p50 (all requests, 1:1); $other $other_p50; kvbench --busy-poll=100 $kv_busy_p50"
 echo "latency at one connection, client and server on one CPU: $one_cpu_line"
+spread_line
 steal_line "the floor, memory and latency section"
