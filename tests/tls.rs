@@ -494,6 +494,30 @@ fn tls_client_on_plaintext_redis_fails_within_the_handshake_timeout() {
     );
 }
 
+/// Cluster discovery's own handshake (a blocking one, before the run) says the same as
+/// the event loops' when the seed node is a plaintext port, not "cannot send CLUSTER
+/// SLOTS".
+#[test]
+fn cluster_discovery_over_tls_on_plaintext_redis_says_drop_tls() {
+    let pki = TestPki::generate();
+    let server = RedisServer::start();
+    let started = Instant::now();
+    let out = common::kvbench_at(server.port, &["--hide-histogram"])
+        .args(&concat(&[
+            load_args(1),
+            tls_args(&pki),
+            strings(&["--cluster-mode"]),
+        ]))
+        .run();
+    let took = started.elapsed();
+    let line = assert_failure(
+        &out,
+        &["TLS handshake with", "plaintext port", "drop --tls"],
+    );
+    assert!(!line.contains("CLUSTER SLOTS"), "{line}");
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+}
+
 /// `--connection-timeout` bounds the handshake in place of the built-in guard.
 #[test]
 fn connection_timeout_bounds_the_tls_handshake() {
@@ -597,6 +621,21 @@ fn pem_problems_are_one_line_usage_errors_naming_the_file() {
                 &pki.file("client-encrypted.key"),
             ]),
             strings(&["is encrypted", &pki.file("client-encrypted.key")]),
+        ),
+        (
+            strings(&[
+                "--cacert",
+                &pki.file("ca.pem"),
+                "--cert",
+                &pki.file("client-v1.pem"),
+                "--key",
+                &pki.file("client-v1.key"),
+            ]),
+            strings(&[
+                "cannot use the certificate in --cert file",
+                &pki.file("client-v1.pem"),
+                "X.509 v3",
+            ]),
         ),
         (
             strings(&[

@@ -9,13 +9,13 @@
 //! -ASK 3999 127.0.0.1:6381     (this one request: send ASKING + it there)
 //! ```
 
-use std::io::{Read, Write};
+use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::engine::failure::describe;
-use crate::plan::{Endpoint, Plan};
+use crate::plan::{Endpoint, Plan, TlsSettings};
 use crate::protocol::resp::RespDecoder;
 use crate::protocol::resp_value::{Value, value};
 use crate::protocol::{Decode, Protocol, encode_auth, resp_encode};
@@ -187,18 +187,52 @@ pub fn discover(plan: &Plan) -> Result<Topology, String> {
     let _ = stream.set_nodelay(true);
     match &plan.server.tls {
         Some(tls) => {
-            let session = rustls::ClientConnection::new(
+            let mut session = rustls::ClientConnection::new(
                 Arc::clone(&tls.client_config),
                 tls.server_name.clone(),
             )
             .map_err(|e| format!("TLS with {peer} failed: {e}"))?;
-            let mut stream = rustls::StreamOwned::new(session, stream);
+            // The handshake on its own, so that a failure reads as one (a plaintext port
+            // stays silent until the read timeout), not as a failed CLUSTER SLOTS.
+            let mut tcp = stream;
+            while session.is_handshaking() {
+                session.complete_io(&mut tcp).map_err(|e| {
+                    format!(
+                        "TLS handshake with {peer} failed: {}",
+                        handshake_problem(plan, tls, &e)
+                    )
+                })?;
+            }
+            let mut stream = rustls::StreamOwned::new(session, tcp);
             ask_slots(&mut stream, plan, host, &peer)
         }
         None => {
             let mut stream = stream;
             ask_slots(&mut stream, plan, host, &peer)
         }
+    }
+}
+
+/// What went wrong in the discovery's TLS handshake, as a sentence that says what to
+/// change: silence until the timeout is a plaintext port; a rustls error is explained as
+/// the event loops explain it.
+fn handshake_problem(plan: &Plan, tls: &TlsSettings, err: &io::Error) -> String {
+    if matches!(
+        err.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    ) {
+        return format!(
+            "no TLS answer within {} s; is this a plaintext port? drop {}",
+            DISCOVERY_TIMEOUT.as_secs(),
+            plan.names.tls
+        );
+    }
+    match err
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+    {
+        Some(tls_err) => crate::engine::tls::explain(tls, plan.names, tls_err),
+        None => describe(err),
     }
 }
 

@@ -69,6 +69,9 @@ impl TestPki {
                 ],
             );
         }
+        // A client certificate without extensions: OpenSSL makes it X.509 v1, which
+        // rustls does not take (the "--cert file" refusal).
+        pki.issue_v1("client-v1", "kvbench-client-v1");
         // The client key again, encrypted, for the "encrypted key" refusal.
         pki.openssl(&[
             "pkey",
@@ -95,7 +98,8 @@ impl TestPki {
 
     /// `DIR/name` as a string, for command lines. Files: `ca.pem`, `other-ca.pem`,
     /// `server.pem`/`.key` (localhost, 127.0.0.1), `named.pem`/`.key` (kvbench.test only),
-    /// `client.pem`/`.key`, `expired.pem`/`.key`, `client-encrypted.key`.
+    /// `client.pem`/`.key`, `client-v1.pem`/`.key` (X.509 v1), `expired.pem`/`.key`,
+    /// `client-encrypted.key`.
     pub fn file(&self, name: &str) -> String {
         self.path(name).to_string_lossy().into_owned()
     }
@@ -121,6 +125,44 @@ impl TestPki {
             "2",
             "-subj",
             &format!("/CN={cn}"),
+        ]);
+    }
+
+    /// A key and a certificate signed by `ca` with no extensions at all (X.509 v1).
+    fn issue_v1(&self, name: &str, cn: &str) {
+        let csr = self.file(&format!("{name}.csr"));
+        self.openssl(&[
+            "req",
+            "-new",
+            "-config",
+            &self.file("openssl.cnf"),
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-keyout",
+            &self.file(&format!("{name}.key")),
+            "-out",
+            &csr,
+            "-subj",
+            &format!("/CN={cn}"),
+        ]);
+        self.openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            &csr,
+            "-CA",
+            &self.file("ca.pem"),
+            "-CAkey",
+            &self.file("ca.key"),
+            "-set_serial",
+            "4242",
+            "-days",
+            "2",
+            "-out",
+            &self.file(&format!("{name}.pem")),
         ]);
     }
 

@@ -271,7 +271,15 @@ fn load_identity(
             "the private key in --key file '{key_path}' does not match the certificate in \
              --cert file '{cert_path}'"
         ),
-        other => format!("cannot use the private key in --key file '{key_path}': {other}"),
+        // rustls checks the certificate itself here too (e.g. an X.509 v1 certificate,
+        // which it does not take): that is the --cert file's fault, not the key's.
+        TlsError::InvalidCertificate(problem) => format!(
+            "cannot use the certificate in --cert file '{cert_path}': {problem:?} (rustls \
+             takes X.509 v3 certificates)"
+        ),
+        other => format!(
+            "cannot use the --cert file '{cert_path}' with the --key file '{key_path}': {other}"
+        ),
     })
 }
 
