@@ -471,17 +471,23 @@ fn tls_client_on_plaintext_memcached_says_drop_tls() {
     assert_failure(&out, &["answered in plaintext", "drop --tls"]);
 }
 
-/// Redis waits silently for a newline the TLS ClientHello may not contain: the handshake
-/// timeout ends the run instead of a hang.
-#[test]
-fn tls_client_on_plaintext_redis_fails_within_the_handshake_timeout() {
+/// kvbench with TLS flags and `extra` against a plaintext redis-server started for it:
+/// the run's output, how long it took, and the server's address.
+fn tls_against_plaintext_redis(extra: &[&str]) -> (common::Run, Duration, String) {
     let pki = TestPki::generate();
     let server = RedisServer::start();
     let started = Instant::now();
     let out = common::kvbench_at(server.port, &["--hide-histogram"])
-        .args(&concat(&[load_args(1), tls_args(&pki)]))
+        .args(&concat(&[load_args(1), tls_args(&pki), strings(extra)]))
         .run();
-    let took = started.elapsed();
+    (out, started.elapsed(), server.addr())
+}
+
+/// Redis waits silently for a newline the TLS ClientHello may not contain: the handshake
+/// timeout ends the run instead of a hang.
+#[test]
+fn tls_client_on_plaintext_redis_fails_within_the_handshake_timeout() {
+    let (out, took, _) = tls_against_plaintext_redis(&[]);
     // Either Redis answered the ClientHello bytes with an error (if they held a newline),
     // or the timeout fired: both say to drop --tls.
     assert_failure(
@@ -499,17 +505,7 @@ fn tls_client_on_plaintext_redis_fails_within_the_handshake_timeout() {
 /// SLOTS".
 #[test]
 fn cluster_discovery_over_tls_on_plaintext_redis_says_drop_tls() {
-    let pki = TestPki::generate();
-    let server = RedisServer::start();
-    let started = Instant::now();
-    let out = common::kvbench_at(server.port, &["--hide-histogram"])
-        .args(&concat(&[
-            load_args(1),
-            tls_args(&pki),
-            strings(&["--cluster-mode"]),
-        ]))
-        .run();
-    let took = started.elapsed();
+    let (out, took, _) = tls_against_plaintext_redis(&["--cluster-mode"]);
     let line = assert_failure(
         &out,
         &["TLS handshake with", "plaintext port", "drop --tls"],
@@ -521,20 +517,10 @@ fn cluster_discovery_over_tls_on_plaintext_redis_says_drop_tls() {
 /// `--connection-timeout` bounds the handshake in place of the built-in guard.
 #[test]
 fn connection_timeout_bounds_the_tls_handshake() {
-    let pki = TestPki::generate();
-    let server = RedisServer::start();
-    let started = Instant::now();
-    let out = common::kvbench_at(server.port, &["--hide-histogram"])
-        .args(&concat(&[
-            load_args(1),
-            tls_args(&pki),
-            strings(&["--connection-timeout=2"]),
-        ]))
-        .run();
-    let took = started.elapsed();
+    let (out, took, addr) = tls_against_plaintext_redis(&["--connection-timeout=2"]);
     // Redis either answered the ClientHello in plaintext at once, or stayed silent until
     // the 2 s timeout: both name the server, neither waits for the 10 s guard.
-    assert_failure(&out, &[&server.addr()]);
+    assert_failure(&out, &[&addr]);
     assert!(took < Duration::from_secs(8), "took {took:?}");
 }
 

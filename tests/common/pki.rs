@@ -128,8 +128,8 @@ impl TestPki {
         ]);
     }
 
-    /// A key and a certificate signed by `ca` with no extensions at all (X.509 v1).
-    fn issue_v1(&self, name: &str, cn: &str) {
+    /// A new key `name.key` and a signing request for `/CN=cn`; returns the request's path.
+    fn key_and_request(&self, name: &str, cn: &str) -> String {
         let csr = self.file(&format!("{name}.csr"));
         self.openssl(&[
             "req",
@@ -148,6 +148,12 @@ impl TestPki {
             "-subj",
             &format!("/CN={cn}"),
         ]);
+        csr
+    }
+
+    /// A key and a certificate signed by `ca` with no extensions at all (X.509 v1).
+    fn issue_v1(&self, name: &str, cn: &str) {
+        let csr = self.key_and_request(name, cn);
         self.openssl(&[
             "x509",
             "-req",
@@ -175,24 +181,7 @@ impl TestPki {
 
     /// A key and a certificate signed by `ca`, with the extensions of `profile`.
     fn try_issue(&self, name: &str, cn: &str, profile: &str, validity: &[&str]) -> bool {
-        let csr = self.file(&format!("{name}.csr"));
-        self.openssl(&[
-            "req",
-            "-new",
-            "-config",
-            &self.file("openssl.cnf"),
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-keyout",
-            &self.file(&format!("{name}.key")),
-            "-out",
-            &csr,
-            "-subj",
-            &format!("/CN={cn}"),
-        ]);
+        let csr = self.key_and_request(name, cn);
         // Serial numbers must differ per certificate: derive one from the name.
         let serial = name.bytes().fold(7u32, |acc, b| {
             acc.wrapping_mul(31).wrapping_add(u32::from(b))
