@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::engine::failure::describe;
+use crate::engine::tls;
 use crate::plan::{Endpoint, Plan, TlsSettings};
 use crate::protocol::resp::RespDecoder;
 use crate::protocol::resp_value::{Value, value};
@@ -216,22 +217,18 @@ pub fn discover(plan: &Plan) -> Result<Topology, String> {
 /// What went wrong in the discovery's TLS handshake, as a sentence that says what to
 /// change: silence until the timeout is a plaintext port; a rustls error is explained as
 /// the event loops explain it.
-fn handshake_problem(plan: &Plan, tls: &TlsSettings, err: &io::Error) -> String {
+fn handshake_problem(plan: &Plan, settings: &TlsSettings, err: &io::Error) -> String {
     if matches!(
         err.kind(),
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
     ) {
-        return format!(
-            "no TLS answer within {} s; is this a plaintext port? drop {}",
-            DISCOVERY_TIMEOUT.as_secs(),
-            plan.names.tls
-        );
+        return tls::no_answer(DISCOVERY_TIMEOUT, plan.names);
     }
     match err
         .get_ref()
         .and_then(|inner| inner.downcast_ref::<rustls::Error>())
     {
-        Some(tls_err) => crate::engine::tls::explain(tls, plan.names, tls_err),
+        Some(tls_err) => tls::explain(settings, plan.names, tls_err),
         None => describe(err),
     }
 }

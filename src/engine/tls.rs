@@ -1,11 +1,22 @@
 //! TLS failures as sentences: a rustls error turned into what to change, naming the
 //! front end's flags (through the plan's [`FlagNames`]).
 
+use std::time::Duration;
+
 use rustls::pki_types::{ServerName, UnixTime};
 use rustls::{AlertDescription, CertificateError, Error as TlsError, PeerIncompatible};
 
 use crate::date::civil_from_days;
 use crate::plan::{FlagNames, TlsSettings};
+
+/// A handshake the server left unanswered for `within`: a plaintext port, most likely.
+pub fn no_answer(within: Duration, flags: &FlagNames) -> String {
+    format!(
+        "no TLS answer within {} s; is this a plaintext port? drop {}",
+        within.as_secs(),
+        flags.tls
+    )
+}
 
 /// A rustls failure as a sentence that says what to change, e.g.
 /// `certificate verify failed: unknown issuer; pass the server's CA with --cacert or use

@@ -336,11 +336,9 @@ impl TlsStream {
             }
         }
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
-            return Err(self.handshake_failed(format!(
-                "no TLS answer within {} s; is this a plaintext port? drop {}",
-                self.guard.unwrap_or_default().as_secs(),
-                self.names.tls
-            )));
+            return Err(
+                self.handshake_failed(tls::no_answer(self.guard.unwrap_or_default(), self.names))
+            );
         }
         loop {
             match self.push() {
