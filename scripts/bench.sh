@@ -17,6 +17,9 @@
 # A redis-benchmark front-end section runs `kvbench redis-benchmark` and the real
 # redis-benchmark with the same flags (-t set,get, -c 50, -P 1 and 16, 1M requests per test)
 # on the same server: CPU per request, syscalls per request and peak RSS.
+# A cluster section (scripts/bench-cluster.sh) runs the same kvbench load with
+# --cluster-mode against a throwaway three-master Redis Cluster, beside redis-benchmark
+# --cluster on the same cluster: CPU and syscalls per request, and the masters' shares.
 # CPU is user+sys of the client process only (/usr/bin/time). Syscalls come from
 # `strace -c -f` in a separate run, since strace slows the client down and would spoil
 # the timing. The server is stopped on exit, including Ctrl-C.
@@ -30,7 +33,8 @@
 #   BENCH_LATENCY_RUNS  runs of each one-connection latency figure, the median kept
 #                       (default: 3)
 #   BENCH_FLOOR_ONLY    set: only the floor, memory and one-connection latency sections
-#   BENCH_ONLY          "redis-benchmark": only the redis-benchmark front-end section
+#   BENCH_ONLY          "redis-benchmark": only the redis-benchmark front-end section;
+#                       "cluster": only the cluster section
 #   BENCH_STEAL_DISTURBED_PCT  the share of CPU time taken by the host (steal) at which a
 #                       section is called disturbed (default: 3)
 set -euo pipefail
@@ -49,6 +53,8 @@ REQS_PER_CLIENT=$((20000 / SCALE))       # kvbench: per client
 KV_REQUESTS=$((REQS_PER_CLIENT * CLIENTS)) # 1M at scale 1
 RB_PER_TEST=$((1000000 / SCALE))          # redis-benchmark: per test (SET, then GET)
 RB_REQUESTS=$((RB_PER_TEST * 2))
+# kvbench's (and memtier_benchmark's) load, less the server and pipeline.
+kv_base=(-t 1 -c "$CLIENTS" --ratio=1:1 "--key-maximum=$KEYS" --hide-histogram -d "$DATA_SIZE")
 # strace slows clients several-fold; syscalls per request need far fewer requests.
 STRACE_DIV=10
 OPEN_RATE=${BENCH_OPEN_RATE:-20000}
@@ -56,8 +62,8 @@ OPEN_SECS=$((10 / SCALE > 2 ? 10 / SCALE : 2)) # seconds of each open-loop run
 OPEN_STRACE_SECS=2
 ONLY=${BENCH_ONLY:-}
 case $ONLY in
-'' | redis-benchmark) ;;
-*) echo "bench: error: BENCH_ONLY must be redis-benchmark (or unset), got '$ONLY'" >&2; exit 1 ;;
+'' | redis-benchmark | cluster) ;;
+*) echo "bench: error: BENCH_ONLY must be redis-benchmark or cluster (or unset), got '$ONLY'" >&2; exit 1 ;;
 esac
 
 redis_pid=
@@ -65,8 +71,20 @@ redis_dir=
 memcached_pid=
 tls_redis_pid=
 tls_dir=
+cluster_pids=()
+cluster_dir=
 
 cleanup() {
+    local pid
+    for pid in "${cluster_pids[@]}"; do
+        if kill -0 "$pid" 2>/dev/null; then
+            kill "$pid" 2>/dev/null || true
+            wait "$pid" 2>/dev/null || true
+        fi
+    done
+    if [[ -n $cluster_dir ]]; then
+        rm -rf "$cluster_dir"
+    fi
     if [[ -n $tls_redis_pid ]] && kill -0 "$tls_redis_pid" 2>/dev/null; then
         kill "$tls_redis_pid" 2>/dev/null || true
         wait "$tls_redis_pid" 2>/dev/null || true
@@ -98,6 +116,8 @@ die() {
 SCRIPT_NAME=bench
 # shellcheck source=scripts/lib.sh
 . "$ROOT/scripts/lib.sh"
+# shellcheck source=scripts/bench-cluster.sh
+. "$ROOT/scripts/bench-cluster.sh"
 
 # A CA and a server certificate for 127.0.0.1, made now and removed on exit.
 make_certs() {
@@ -142,10 +162,19 @@ start_tls_redis() {
     die "could not start the TLS redis-server"
 }
 
-# The same starting state for every run: empty database (the TLS server's during TLS rows).
+# The same starting state for every run: empty database (the TLS server's during TLS rows;
+# during the cluster section every master's, with its statistics zeroed).
 RESET_TLS=
+RESET_CLUSTER=
 reset_server() {
-    local cli=(redis-cli -h 127.0.0.1 -p "$REDIS_PORT")
+    local cli=(redis-cli -h 127.0.0.1 -p "$REDIS_PORT") port
+    if [[ -n $RESET_CLUSTER ]]; then
+        for port in "${CLUSTER_PORTS[@]}"; do
+            [[ $(redis-cli -h 127.0.0.1 -p "$port" FLUSHALL) == OK ]] || die "FLUSHALL failed on cluster node $port"
+            [[ $(redis-cli -h 127.0.0.1 -p "$port" CONFIG RESETSTAT) == OK ]] || die "CONFIG RESETSTAT failed on cluster node $port"
+        done
+        return 0
+    fi
     if [[ -n $RESET_TLS ]]; then
         cli=(redis-cli -h 127.0.0.1 -p "$REDIS_TLS_PORT" --tls --cacert "$tls_dir/ca.pem")
     fi
@@ -274,6 +303,10 @@ if [[ $ONLY == redis-benchmark ]]; then
     rb_frontend_section
     exit 0
 fi
+if [[ $ONLY == cluster ]]; then
+    cluster_section
+    exit 0
+fi
 start_memcached 1
 echo "bench: memcached $(memcached -V | awk '{print $2}') on 127.0.0.1:$MEMCACHED_PORT (pid $memcached_pid)"
 start_tls_redis
@@ -286,7 +319,6 @@ fi
 
 rows=() # "tool pipeline requests user sys wall syscalls straced_requests"
 steal_mark
-kv_base=(-t 1 -c "$CLIENTS" --ratio=1:1 "--key-maximum=$KEYS" --hide-histogram -d "$DATA_SIZE")
 for p in $PIPELINES; do
     kv=("$KVBENCH" -s 127.0.0.1 -p "$REDIS_PORT" "${kv_base[@]}" "--pipeline=$p")
     rb=(redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -c "$CLIENTS" -P "$p"
@@ -455,6 +487,9 @@ steal_line "the open-loop rows"
 
 echo
 rb_frontend_section
+
+echo
+cluster_section
 
 # The loopback floor, memory per connection and the latency kvbench adds at one connection.
 # shellcheck source=scripts/bench-floor.sh
