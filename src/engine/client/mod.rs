@@ -16,6 +16,7 @@
 //! worker hands a due position to a client with room ([`Client::on_due`]), and a client
 //! freed by a reply takes the positions that fell due meanwhile.
 
+mod backlog;
 mod counts;
 mod held;
 mod pinned;
@@ -38,7 +39,7 @@ use mio::{Registry, Token};
 
 use crate::debug_log;
 use crate::engine::budget::RequestBudget;
-use crate::engine::cluster::Topology;
+use crate::engine::cluster::{PrefixedSlots, Topology};
 use crate::engine::connection::{Connection, Failure, Phase};
 use crate::engine::error_log::ErrorLog;
 use crate::engine::error_reply::FirstErrorReply;
@@ -55,6 +56,7 @@ use crate::workload::commands::ScanState;
 use crate::workload::values::ValuePool;
 use crate::workload::verify::WrittenKeys;
 
+use backlog::Backlog;
 use pinned::Pinned;
 use route::Parked;
 use router::Router;
@@ -151,6 +153,8 @@ pub struct Client {
     ops: OpGenerator,
     /// A generated request waiting for its connection (not ready, or pipeline full).
     held: Option<Held>,
+    /// A client routing by key: generated requests queued per connection for room.
+    backlog: Backlog,
     /// Requests to send again after a redirection.
     resends: VecDeque<Resend>,
     /// Requests answered `-TRYAGAIN`, waiting out their back-off.
@@ -219,7 +223,8 @@ impl Client {
                     .take(MAX_CONNECTIONS_PER_CLIENT)
                     .map(|node| Connection::new(node.endpoint(), node.name(), plan))
                     .collect();
-                (conns, Router::Slots(topo.slot_owner.clone()))
+                let prefixed = PrefixedSlots::new(plan.workload.keys.prefix.as_bytes());
+                (conns, Router::Slots(topo.slot_owner.clone(), prefixed))
             }
             None => match &plan.server.pool {
                 Some(pool) => (
@@ -292,6 +297,7 @@ impl Client {
             resume_at: None,
             ops,
             held: None,
+            backlog: Backlog::new(plan.load.pipeline),
             resends: VecDeque::new(),
             retries: Vec::new(),
             key_buf: Vec::with_capacity(plan.workload.keys.prefix.len() + 20),
@@ -534,6 +540,7 @@ impl Client {
         let waiting = self
             .held
             .iter()
+            .chain(self.backlog.iter())
             .filter_map(|h| h.due.map(|d| d.at))
             .chain(self.resends.iter().filter_map(|r| r.intended))
             .chain(self.retries.iter().filter_map(|r| r.intended));
@@ -573,6 +580,7 @@ impl Client {
     fn has_work(&self, budget: Option<&RequestBudget>) -> bool {
         self.remaining != Some(0)
             || self.held.is_some()
+            || !self.backlog.is_empty()
             || !self.resends.is_empty()
             || !self.parked.is_empty()
             || !self.retries.is_empty()

@@ -138,7 +138,7 @@ mod tests {
         }
         Topology {
             nodes: vec![node(7000), node(7001)],
-            slot_owner,
+            slot_owner: std::sync::Arc::new(slot_owner),
         }
     }
 

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::engine::cluster;
+use crate::engine::cluster::{self, PrefixedSlots};
 use crate::plan::Pool;
 
 /// How a client picks the connection for a key.
@@ -12,8 +12,10 @@ use crate::plan::Pool;
 pub(super) enum Router {
     /// One server: every request on connection 0, no key looked at.
     Single,
-    /// Redis Cluster: the connection serving each hash slot (`u16::MAX`: none).
-    Slots(Vec<u16>),
+    /// Redis Cluster: the connection serving each hash slot (`u16::MAX`: none; the
+    /// topology's map, shared, until this client changes it), and the key prefix's
+    /// hash when it can be taken once.
+    Slots(Arc<Vec<u16>>, Option<PrefixedSlots>),
     /// A pool of servers: connection `i` is member `i`.
     Pool(Arc<Pool>),
 }
@@ -26,7 +28,7 @@ impl Router {
 
     /// Whether this is a cluster's slot map (MOVED/ASK, a node down is retried).
     pub(super) fn is_cluster(&self) -> bool {
-        matches!(self, Router::Slots(_))
+        matches!(self, Router::Slots(..))
     }
 
     /// The pool, when there is one.
@@ -40,7 +42,8 @@ impl Router {
     /// The cluster's slot map, to update after a MOVED or a fresh `CLUSTER SLOTS`.
     pub(super) fn slots_mut(&mut self) -> Option<&mut Vec<u16>> {
         match self {
-            Router::Slots(owner) => Some(owner),
+            // The first change gives this client a copy of its own.
+            Router::Slots(owner, _) => Some(Arc::make_mut(owner)),
             _ => None,
         }
     }
@@ -50,7 +53,13 @@ impl Router {
     pub(super) fn route(&self, key: &[u8], conns: usize) -> usize {
         let i = match self {
             Router::Single => 0,
-            Router::Slots(owner) => usize::from(owner[usize::from(cluster::key_slot(key))]),
+            Router::Slots(owner, prefixed) => {
+                let slot = match prefixed {
+                    Some(prefixed) => prefixed.key_slot(key),
+                    None => cluster::key_slot(key),
+                };
+                usize::from(owner[usize::from(slot)])
+            }
             Router::Pool(pool) => pool.member_of(key),
         };
         if i >= conns { 0 } else { i }

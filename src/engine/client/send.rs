@@ -224,6 +224,9 @@ impl Client {
         if !self.retries.is_empty() {
             self.take_due_retries(plan, ctx);
         }
+        if !self.backlog.is_empty() {
+            self.send_backlog(&mut batch_time, plan, ctx);
+        }
         while let Some(&resend) = self.resends.front() {
             if !self.has_room(resend.conn) {
                 break;
@@ -315,33 +318,63 @@ impl Client {
             if !self.has_room(i) {
                 if self.router.by_key() && self.conns[i].phase() == Phase::Backoff {
                     // The node is down: this request cannot be sent, and counts as failed.
-                    let row = row_of(&op);
-                    if row < ctx.stats.len() {
-                        ctx.stats[row].connection_errors += 1;
-                    }
-                    self.count_server_connection_error(i, ctx);
+                    self.count_connection_error(i, &op, ctx);
                     continue;
                 }
-                // It waits for its connection: if late, that is why.
+                // It waits for its connection (if late, that is why): queued behind it
+                // when the client routes by key, so the generator goes on for the other
+                // connections; held, which stops the generator, when that queue is full
+                // or the client has one connection.
                 let due = due.map(|d| Due { blocked: true, ..d });
-                self.held = Some(Held { op, due });
+                let held = Held { op, due };
+                let held = match self.router.by_key() {
+                    true => match self.backlog.try_push(i, held) {
+                        Ok(()) => continue,
+                        Err(held) => held,
+                    },
+                    false => held,
+                };
+                self.held = Some(held);
                 break;
             }
-            // One clock read per batch: every request in it goes out in the same write.
-            let sent = *batch_time.get_or_insert_with(Instant::now);
-            let intended = match due {
-                Some(due) => {
-                    note_lag(due, sent, ctx);
-                    due.at
-                }
-                None => sent,
-            };
-            self.send_op(i, op, false, Redirects::None, 0, intended, sent, plan, ctx);
+            self.send_generated(i, op, due, &mut batch_time, plan, ctx);
         }
         if self.txn.open && self.remaining == Some(0) && self.held.is_none() {
             // The stream ended inside a batch.
             self.close_transaction(*batch_time.get_or_insert_with(Instant::now));
         }
+    }
+
+    /// Sends a generated request (new, held or queued) on connection `i`, which has room.
+    pub(super) fn send_generated(
+        &mut self,
+        i: usize,
+        op: Op,
+        due: Option<Due>,
+        batch_time: &mut Option<Instant>,
+        plan: &Plan,
+        ctx: &mut ClientContext,
+    ) {
+        // One clock read per batch: every request in it goes out in the same write.
+        let sent = *batch_time.get_or_insert_with(Instant::now);
+        let intended = match due {
+            Some(due) => {
+                note_lag(due, sent, ctx);
+                due.at
+            }
+            None => sent,
+        };
+        self.send_op(i, op, false, Redirects::None, 0, intended, sent, plan, ctx);
+    }
+
+    /// A request for connection `i`, whose node is down: it cannot be sent, and counts
+    /// as failed.
+    pub(super) fn count_connection_error(&self, i: usize, op: &Op, ctx: &mut ClientContext) {
+        let row = row_of(op);
+        if row < ctx.stats.len() {
+            ctx.stats[row].connection_errors += 1;
+        }
+        self.count_server_connection_error(i, ctx);
     }
 
     /// Moves the `-TRYAGAIN` retries whose back-off ended to the resends, each routed by
@@ -398,7 +431,7 @@ impl Client {
     }
 
     /// Puts the key of `op` into `key_buf` (for routing).
-    fn prepare_key(&mut self, op: Op, plan: &Plan, ctx: &ClientContext) {
+    pub(super) fn prepare_key(&mut self, op: Op, plan: &Plan, ctx: &ClientContext) {
         match op {
             Op::Set { key_id, .. } | Op::Get { key_id } => {
                 self.load_key(plan, key_id);

@@ -1,0 +1,164 @@
+//! Requests generated for a connection whose pipeline was full, kept per connection in
+//! the order they were generated and sent first once it has room: memtier_benchmark's
+//! per-connection key pools in cluster mode. A client that routes by key (a cluster, a
+//! pool of servers) then goes on generating for its other connections instead of
+//! stopping at the first full one, so every connection's pipeline refills whole, in one
+//! write, rather than a request or two at a time behind whichever connection was full.
+//!
+//! Each connection keeps at most one pipeline's worth; past that the generator stops
+//! (the client's one held request, as before), so a slow node bounds how far ahead the
+//! client generates.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use crate::engine::client::send::Held;
+use crate::engine::client::{Client, ClientContext};
+use crate::engine::connection::Phase;
+use crate::plan::Plan;
+
+/// Per-connection queues of generated requests waiting for room.
+#[derive(Debug)]
+pub(super) struct Backlog {
+    queues: Vec<VecDeque<Held>>,
+    /// Requests in all queues.
+    len: usize,
+    /// Most requests one connection's queue takes (its pipeline depth).
+    cap: usize,
+}
+
+impl Backlog {
+    /// Queues of at most `cap` requests each, made as connections need them.
+    pub(super) fn new(cap: usize) -> Backlog {
+        Backlog {
+            queues: Vec::new(),
+            len: 0,
+            cap,
+        }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Queues `held` for connection `conn`; gives it back when that queue is full.
+    pub(super) fn try_push(&mut self, conn: usize, held: Held) -> Result<(), Held> {
+        if self.queues.get(conn).is_some_and(|q| q.len() >= self.cap) {
+            return Err(held);
+        }
+        self.push(conn, held);
+        Ok(())
+    }
+
+    /// Queues `held` for connection `conn` whatever its length (a request moved there by
+    /// a new slot map, which must not be lost).
+    fn push(&mut self, conn: usize, held: Held) {
+        if conn >= self.queues.len() {
+            let cap = self.cap;
+            self.queues
+                .resize_with(conn + 1, || VecDeque::with_capacity(cap));
+        }
+        self.queues[conn].push_back(held);
+        self.len += 1;
+    }
+
+    /// The oldest request queued for connection `conn`.
+    pub(super) fn pop(&mut self, conn: usize) -> Option<Held> {
+        let held = self.queues.get_mut(conn)?.pop_front()?;
+        self.len -= 1;
+        Some(held)
+    }
+
+    /// Every queued request, connection by connection.
+    pub(super) fn iter(&self) -> impl Iterator<Item = &Held> {
+        self.queues.iter().flatten()
+    }
+}
+
+impl Client {
+    /// Sends what the backlog holds for each connection with room, oldest first, each
+    /// routed again by its key (a new slot map may have moved it). A connection whose
+    /// node is down loses its queue, each request counted as a connection error, as a
+    /// new request for it would be.
+    pub(super) fn send_backlog(
+        &mut self,
+        batch_time: &mut Option<Instant>,
+        plan: &Plan,
+        ctx: &mut ClientContext,
+    ) {
+        for i in 0..self.conns.len() {
+            if self.conns[i].phase() == Phase::Backoff {
+                while let Some(held) = self.backlog.pop(i) {
+                    self.count_connection_error(i, &held.op, ctx);
+                }
+                continue;
+            }
+            while self.has_room(i) {
+                let Some(held) = self.backlog.pop(i) else {
+                    break;
+                };
+                self.prepare_key(held.op, plan, ctx);
+                let to = self.route();
+                if to != i {
+                    self.backlog.push(to, held);
+                    continue;
+                }
+                if self.txn.open && self.txn.conn != i {
+                    self.close_transaction(*batch_time.get_or_insert_with(Instant::now));
+                }
+                self.send_generated(i, held.op, held.due, batch_time, plan, ctx);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::generator::Op;
+
+    fn get(key_id: u64) -> Held {
+        Held {
+            op: Op::Get { key_id },
+            due: None,
+        }
+    }
+
+    fn key_of(held: Held) -> u64 {
+        match held.op {
+            Op::Get { key_id } => key_id,
+            other => panic!("not a GET: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn each_connection_keeps_its_own_order_up_to_its_cap() {
+        let mut backlog = Backlog::new(2);
+        assert!(backlog.is_empty());
+        assert!(backlog.try_push(1, get(10)).is_ok());
+        assert!(backlog.try_push(0, get(20)).is_ok());
+        assert!(backlog.try_push(1, get(11)).is_ok());
+        // Connection 1's queue is full: the request comes back.
+        let refused = backlog.try_push(1, get(12)).expect_err("full");
+        assert_eq!(key_of(refused), 12);
+        assert_eq!(backlog.iter().count(), 3);
+        assert_eq!(backlog.pop(1).map(key_of), Some(10));
+        assert_eq!(backlog.pop(1).map(key_of), Some(11));
+        assert_eq!(backlog.pop(1).map(key_of), None);
+        assert_eq!(backlog.pop(5).map(key_of), None);
+        assert!(!backlog.is_empty());
+        assert_eq!(backlog.pop(0).map(key_of), Some(20));
+        assert!(backlog.is_empty());
+    }
+
+    #[test]
+    fn a_moved_request_is_kept_past_the_cap() {
+        let mut backlog = Backlog::new(1);
+        assert!(backlog.try_push(0, get(1)).is_ok());
+        backlog.push(0, get(2));
+        assert_eq!(
+            backlog.iter().map(|h| key_of(*h)).collect::<Vec<_>>(),
+            [1, 2]
+        );
+    }
+}
