@@ -7,7 +7,9 @@
 //!
 //! Each connection keeps at most one pipeline's worth; past that the generator stops
 //! (the client's one held request, as before), so a slow node bounds how far ahead the
-//! client generates.
+//! client generates. Batches sent as transactions (MULTI/EXEC) never queue here: an
+//! open transaction holds every other connection until the next request for another
+//! connection closes it, so that request must stop the generator, not wait in a queue.
 
 use std::collections::VecDeque;
 use std::time::Instant;

@@ -323,11 +323,13 @@ impl Client {
                 }
                 // It waits for its connection (if late, that is why): queued behind it
                 // when the client routes by key, so the generator goes on for the other
-                // connections; held, which stops the generator, when that queue is full
-                // or the client has one connection.
+                // connections; held, which stops the generator, when that queue is full,
+                // the client has one connection, or its batches are transactions (a
+                // transaction holds every other connection until it is closed, which
+                // only the next request for another connection does).
                 let due = due.map(|d| Due { blocked: true, ..d });
                 let held = Held { op, due };
-                let held = match self.router.by_key() {
+                let held = match self.router.by_key() && self.wrap == BatchWrap::Plain {
                     true => match self.backlog.try_push(i, held) {
                         Ok(()) => continue,
                         Err(held) => held,
