@@ -3,7 +3,8 @@
 #   make test   install what is missing, run unit and integration tests
 #   make lint   rustfmt check, clippy with warnings as errors, the module layers
 #   make bench  client CPU and syscalls per request, kvbench vs redis-benchmark and
-#               the loopback floor (bench/floor.c); memory per connection; p50 at -c 1
+#               the loopback floor (bench/floor.c), on one server and on a three-master
+#               cluster; memory per connection; p50 at -c 1
 #   make fuzz   every fuzz target for FUZZ_SECONDS (default 60) each (nightly, cargo-fuzz)
 #   make soak   10 000 connections; a server killed and restarted mid-run (not in CI)
 #   make build  release build
