@@ -354,3 +354,60 @@ fn a_dead_master_does_not_end_the_run() {
         "{totals}"
     );
 }
+
+/// Every request a client generates while one of its connections is full waits for that
+/// connection with the keys it was generated with: the arbitrary command's `__key__`
+/// and a multi-key GET's keys live in the generator, so those requests are held (the
+/// generator stops) rather than queued (it would move on and they would be sent with
+/// later keys). With a sequential key pattern every key from 1 to N is set once.
+#[test]
+fn requests_waiting_for_a_full_connection_keep_their_own_keys() {
+    let cluster = Cluster::start();
+    let port = cluster.seed_port();
+    for (name, args) in [
+        (
+            "--command",
+            vec![
+                "--command=SET __key__ __data__",
+                "--command-key-pattern=S",
+                "--key-minimum=1",
+                "--key-maximum=100000",
+                "-n",
+                "600",
+            ],
+        ),
+        (
+            "plain SETs",
+            vec![
+                "--ratio=1:0",
+                "--key-pattern=S:S",
+                "--key-minimum=1",
+                "--key-maximum=100000",
+                "-n",
+                "600",
+            ],
+        ),
+    ] {
+        for node in &cluster.nodes {
+            node.flushall();
+        }
+        let mut all = vec![
+            "-s",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "--cluster-mode",
+            "-t",
+            "1",
+            "-c",
+            "1",
+            "--pipeline=16",
+            "--hide-histogram",
+        ];
+        all.extend(args);
+        let out = kvbench(&all).run();
+        assert!(out.status.success(), "{name}: {}", describe(&out));
+        let keys: u64 = cluster.nodes.iter().map(|n| n.dbsize()).sum();
+        assert_eq!(keys, 600, "{name}: distinct keys set");
+    }
+}

@@ -10,13 +10,17 @@
 //! client generates. Batches sent as transactions (MULTI/EXEC) never queue here: an
 //! open transaction holds every other connection until the next request for another
 //! connection closes it, so that request must stop the generator, not wait in a queue.
+//! Nor does a request whose keys live in the generator's state rather than in the
+//! request (`Client::can_wait`): the generator moves on while it waits.
 
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use crate::engine::client::send::Held;
+use crate::engine::client::held::NOT_HELD;
+use crate::engine::client::send::{Held, row_of};
 use crate::engine::client::{Client, ClientContext};
 use crate::engine::connection::Phase;
+use crate::engine::generator::Op;
 use crate::plan::Plan;
 
 /// Per-connection queues of generated requests waiting for room.
@@ -78,37 +82,67 @@ impl Backlog {
 }
 
 impl Client {
+    /// Whether `op` can wait in a queue while the generator goes on: it carries what it
+    /// sends. A multi-key GET's and an arbitrary command's keys are the generator's current
+    /// ones, and a stream command without a copy of its own is the stream's current one;
+    /// those are held instead, which stops the generator until they are sent.
+    pub(super) fn can_wait(op: Op) -> bool {
+        match op {
+            Op::Set { .. }
+            | Op::Get { .. }
+            | Op::Verify { .. }
+            | Op::Wait { .. }
+            | Op::Template
+            | Op::Probe => true,
+            Op::Stream { held } => held != NOT_HELD,
+            Op::MultiGet | Op::Command { .. } => false,
+        }
+    }
+
+    /// A request for connection `i`, whose node is down: it cannot be sent, and counts
+    /// as failed.
+    pub(super) fn count_connection_error(&self, i: usize, op: &Op, ctx: &mut ClientContext) {
+        let row = row_of(op);
+        if row < ctx.stats.len() {
+            ctx.stats[row].connection_errors += 1;
+        }
+        self.count_server_connection_error(i, ctx);
+    }
+
     /// Sends what the backlog holds for each connection with room, oldest first, each
-    /// routed again by its key (a new slot map may have moved it). A connection whose
-    /// node is down loses its queue, each request counted as a connection error, as a
-    /// new request for it would be.
+    /// routed again by its key (a new slot map may have moved it; the pass repeats until
+    /// nothing moved, so a request moved to a connection already passed is not left
+    /// behind). A request for a connection whose node is down goes where the slot map
+    /// now says, or, if that is the same node, counts as a connection error, as a new
+    /// request for it would.
     pub(super) fn send_backlog(
         &mut self,
         batch_time: &mut Option<Instant>,
         plan: &Plan,
         ctx: &mut ClientContext,
     ) {
-        for i in 0..self.conns.len() {
-            if self.conns[i].phase() == Phase::Backoff {
-                while let Some(held) = self.backlog.pop(i) {
-                    self.count_connection_error(i, &held.op, ctx);
+        loop {
+            let mut moved = false;
+            for i in 0..self.conns.len() {
+                let down = self.conns[i].phase() == Phase::Backoff;
+                while down || self.has_room(i) {
+                    let Some(held) = self.backlog.pop(i) else {
+                        break;
+                    };
+                    self.prepare_key(held.op, plan, ctx);
+                    let to = self.route();
+                    if to != i {
+                        self.backlog.push(to, held);
+                        moved = true;
+                    } else if down {
+                        self.count_connection_error(i, &held.op, ctx);
+                    } else {
+                        self.send_generated(i, held.op, held.due, batch_time, plan, ctx);
+                    }
                 }
-                continue;
             }
-            while self.has_room(i) {
-                let Some(held) = self.backlog.pop(i) else {
-                    break;
-                };
-                self.prepare_key(held.op, plan, ctx);
-                let to = self.route();
-                if to != i {
-                    self.backlog.push(to, held);
-                    continue;
-                }
-                if self.txn.open && self.txn.conn != i {
-                    self.close_transaction(*batch_time.get_or_insert_with(Instant::now));
-                }
-                self.send_generated(i, held.op, held.due, batch_time, plan, ctx);
+            if !moved {
+                return;
             }
         }
     }
@@ -117,7 +151,6 @@ impl Client {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::generator::Op;
 
     fn get(key_id: u64) -> Held {
         Held {
@@ -151,6 +184,19 @@ mod tests {
         assert!(!backlog.is_empty());
         assert_eq!(backlog.pop(0).map(key_of), Some(20));
         assert!(backlog.is_empty());
+    }
+
+    #[test]
+    fn only_requests_that_carry_their_keys_wait() {
+        assert!(Client::can_wait(Op::Get { key_id: 1 }));
+        assert!(Client::can_wait(Op::Verify { index: 2 }));
+        assert!(Client::can_wait(Op::Stream { held: 7 }));
+        assert!(!Client::can_wait(Op::Stream { held: NOT_HELD }));
+        assert!(!Client::can_wait(Op::MultiGet));
+        assert!(!Client::can_wait(Op::Command {
+            index: 0,
+            value_size: 8
+        }));
     }
 
     #[test]

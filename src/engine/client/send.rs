@@ -165,7 +165,7 @@ fn encode_read(conn: &mut Connection, plan: &Plan, key: Key, opaque: u32) {
 }
 
 /// The stats row an operation is counted in.
-fn row_of(op: &Op) -> usize {
+pub(super) fn row_of(op: &Op) -> usize {
     match op {
         // A template's requests have one row.
         Op::Set { .. } | Op::Template | Op::Probe | Op::Stream { .. } => rows::SET,
@@ -224,9 +224,6 @@ impl Client {
         if !self.retries.is_empty() {
             self.take_due_retries(plan, ctx);
         }
-        if !self.backlog.is_empty() {
-            self.send_backlog(&mut batch_time, plan, ctx);
-        }
         while let Some(&resend) = self.resends.front() {
             if !self.has_room(resend.conn) {
                 break;
@@ -244,6 +241,10 @@ impl Client {
                 plan,
                 ctx,
             );
+        }
+        // Requests queued for room go before new ones.
+        if !self.backlog.is_empty() {
+            self.send_backlog(&mut batch_time, plan, ctx);
         }
         loop {
             // A think time holds the next request (new, or held for room) back after a
@@ -324,12 +325,14 @@ impl Client {
                 // It waits for its connection (if late, that is why): queued behind it
                 // when the client routes by key, so the generator goes on for the other
                 // connections; held, which stops the generator, when that queue is full,
-                // the client has one connection, or its batches are transactions (a
-                // transaction holds every other connection until it is closed, which
-                // only the next request for another connection does).
+                // the client has one connection, the request's keys are the generator's
+                // (`Client::can_wait`), or its batches are transactions (a transaction
+                // holds every other connection until it is closed, which only the next
+                // request for another connection does).
                 let due = due.map(|d| Due { blocked: true, ..d });
                 let held = Held { op, due };
-                let held = match self.router.by_key() && self.wrap == BatchWrap::Plain {
+                let queues = self.router.by_key() && self.wrap == BatchWrap::Plain;
+                let held = match queues && Client::can_wait(op) {
                     true => match self.backlog.try_push(i, held) {
                         Ok(()) => continue,
                         Err(held) => held,
@@ -367,16 +370,6 @@ impl Client {
             None => sent,
         };
         self.send_op(i, op, false, Redirects::None, 0, intended, sent, plan, ctx);
-    }
-
-    /// A request for connection `i`, whose node is down: it cannot be sent, and counts
-    /// as failed.
-    pub(super) fn count_connection_error(&self, i: usize, op: &Op, ctx: &mut ClientContext) {
-        let row = row_of(op);
-        if row < ctx.stats.len() {
-            ctx.stats[row].connection_errors += 1;
-        }
-        self.count_server_connection_error(i, ctx);
     }
 
     /// Moves the `-TRYAGAIN` retries whose back-off ended to the resends, each routed by
