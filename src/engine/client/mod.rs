@@ -18,6 +18,7 @@
 
 mod backlog;
 mod counts;
+mod encode;
 mod held;
 mod pinned;
 mod plain;

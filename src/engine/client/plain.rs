@@ -8,7 +8,8 @@ use std::time::Instant;
 
 use crate::debug;
 use crate::engine::client::counts::{Elapsed, hits_and_misses};
-use crate::engine::client::send::{Pacing, key_of, set_value};
+use crate::engine::client::encode::{key_of, set_value};
+use crate::engine::client::send::Pacing;
 use crate::engine::client::{Client, ClientContext};
 use crate::engine::connection::Take;
 use crate::engine::generator::Op;
