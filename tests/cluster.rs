@@ -67,6 +67,28 @@ impl Cluster {
         self.total_calls("set") + self.total_calls("get")
     }
 
+    /// Moves `slots` slots from node `from` to node `to` with `redis-cli --cluster
+    /// reshard` (keys and all), while a run goes on.
+    fn reshard(&self, from: usize, to: usize, slots: u32) {
+        let from = self.nodes[from].cli(&["CLUSTER", "MYID"]);
+        let to = self.nodes[to].cli(&["CLUSTER", "MYID"]);
+        let reshard = Command::new("redis-cli")
+            .args([
+                "--cluster",
+                "reshard",
+                &format!("127.0.0.1:{}", self.seed_port()),
+            ])
+            .args(["--cluster-from", &from, "--cluster-to", &to])
+            .args(["--cluster-slots", &slots.to_string(), "--cluster-yes"])
+            .output()
+            .expect("redis-cli runs");
+        assert!(
+            reshard.status.success(),
+            "{}",
+            String::from_utf8_lossy(&reshard.stdout)
+        );
+    }
+
     fn total_calls(&self, command: &str) -> u64 {
         self.nodes
             .iter()
@@ -184,26 +206,7 @@ fn migrated_slots_are_followed_without_losing_requests() {
     wait_until("load on the cluster", CONDITION_TIMEOUT, || {
         cluster.load() > 200
     });
-    let from = cluster.nodes[0].cli(&["CLUSTER", "MYID"]);
-    let to = cluster.nodes[1].cli(&["CLUSTER", "MYID"]);
-    let reshard = Command::new("redis-cli")
-        .args(["--cluster", "reshard", &format!("127.0.0.1:{port}")])
-        .args([
-            "--cluster-from",
-            &from,
-            "--cluster-to",
-            &to,
-            "--cluster-slots",
-            "1000",
-            "--cluster-yes",
-        ])
-        .output()
-        .expect("redis-cli runs");
-    assert!(
-        reshard.status.success(),
-        "{}",
-        String::from_utf8_lossy(&reshard.stdout)
-    );
+    cluster.reshard(0, 1, 1000);
     let out = run.wait(Duration::from_secs(60));
     assert!(out.status.success(), "{}", describe(&out));
     let doc = out.json();
@@ -352,6 +355,54 @@ fn a_dead_master_does_not_end_the_run() {
     assert!(
         totals["Time-Serie"]["3"]["Count"].as_u64().unwrap() > 0,
         "{totals}"
+    );
+}
+
+/// The closed loop at a pipeline depth (the plain path: compact in-flight entries,
+/// per-connection queues) follows a resharding: MOVED and ASK answers are resent where
+/// the slot went, and every reply kvbench counts is a command a master ran. A time-bound
+/// run, so that the resharding lands in it however fast the machine; at its end at most
+/// a pipeline per connection may have run unanswered.
+#[test]
+fn a_pipelined_closed_loop_follows_a_resharding() {
+    let cluster = Cluster::start();
+    let port = cluster.seed_port();
+    let (clients, pipeline) = (4, 8);
+    let run = kvbench(&[
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--cluster-mode",
+        "-t",
+        "1",
+        "-c",
+        &clients.to_string(),
+        &format!("--pipeline={pipeline}"),
+        "--test-time=5",
+        "--ratio=1:1",
+        "--key-maximum=2000",
+        "--hide-histogram",
+    ])
+    .with_json()
+    .spawn();
+    wait_until("load on the cluster", CONDITION_TIMEOUT, || {
+        cluster.load() > 2000
+    });
+    cluster.reshard(0, 1, 1000);
+    let out = run.wait(Duration::from_secs(60));
+    assert!(out.status.success(), "{}", describe(&out));
+    let doc = out.json();
+    let totals = &doc["ALL STATS"]["Totals"];
+    let redirects = totals["MOVED/sec"].as_f64().unwrap() + totals["ASK/sec"].as_f64().unwrap();
+    assert!(redirects > 0.0, "no MOVED or ASK seen: {totals}");
+    assert_eq!(totals["Connection Errors"].as_u64(), Some(0), "{totals}");
+    let counted = totals["Count"].as_u64().unwrap();
+    let ran = cluster.load();
+    let unanswered = (clients * pipeline * cluster.nodes.len()) as u64;
+    assert!(
+        counted <= ran && ran <= counted + unanswered,
+        "kvbench counted {counted} replies, the masters ran {ran} SETs and GETs"
     );
 }
 

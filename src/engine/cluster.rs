@@ -17,6 +17,7 @@ use std::time::Duration;
 use crate::engine::failure::describe;
 use crate::engine::tls;
 use crate::plan::{Endpoint, Plan, TlsSettings};
+use crate::protocol::decimal;
 use crate::protocol::resp::RespDecoder;
 use crate::protocol::resp_value::{Value, value};
 use crate::protocol::{Decode, Protocol, encode_auth, resp_encode};
@@ -91,6 +92,17 @@ impl PrefixedSlots {
             Some(rest) if !rest.contains(&b'{') => crc16_from(self.crc, rest) % SLOTS as u16,
             _ => key_slot(key),
         }
+    }
+
+    /// The slot of a generated key: the prefix and `key_id`'s decimal digits, hashed
+    /// without the key being written out (the plain path writes it straight into the
+    /// request, after routing).
+    #[inline]
+    pub fn id_slot(&self, key_id: u64) -> u16 {
+        let mut digits = [0u8; 24];
+        let len = decimal::decimal_digits(key_id);
+        decimal::write_digits(&mut digits, 0, key_id, len);
+        crc16_from(self.crc, &digits[..len]) % SLOTS as u16
     }
 }
 
@@ -492,6 +504,10 @@ mod tests {
             b"{user1000}.following",
         ] {
             assert_eq!(slots.key_slot(key), key_slot(key), "{key:?}");
+        }
+        for id in decimal::test_ids() {
+            let key = format!("memtier-{id}");
+            assert_eq!(slots.id_slot(id), key_slot(key.as_bytes()), "{key}");
         }
         assert!(PrefixedSlots::new(b"{tag}-").is_none());
         let empty = PrefixedSlots::new(b"").expect("no brace");

@@ -31,6 +31,9 @@ pub(super) struct Backlog {
     len: usize,
     /// Most requests one connection's queue takes (its pipeline depth).
     cap: usize,
+    /// The slot map changed since the queues were routed: they must be routed again
+    /// before they are sent (the plain path sends them where they are otherwise).
+    stale: bool,
 }
 
 impl Backlog {
@@ -40,7 +43,18 @@ impl Backlog {
             queues: Vec::new(),
             len: 0,
             cap,
+            stale: false,
         }
+    }
+
+    /// Marks the queues as routed by an older slot map.
+    pub(super) fn mark_stale(&mut self) {
+        self.stale = !self.is_empty();
+    }
+
+    /// Whether the queues were routed by an older slot map.
+    pub(super) fn is_stale(&self) -> bool {
+        self.stale
     }
 
     pub(super) fn is_empty(&self) -> bool {
@@ -121,6 +135,8 @@ impl Client {
         plan: &Plan,
         ctx: &mut ClientContext,
     ) {
+        // Every queued request is routed again below.
+        self.backlog.stale = false;
         loop {
             let mut moved = false;
             for i in 0..self.conns.len() {

@@ -23,6 +23,7 @@ mod held;
 mod pinned;
 mod plain;
 pub use plain::plain_templates;
+mod plain_routed;
 mod reconnect;
 mod record;
 mod route;
@@ -370,8 +371,11 @@ impl Client {
             && self.parked.is_empty()
         {
             // The plain closed loop (asked after every event): no pace, lookup, retry or
-            // poll timer can be set, only its one connection's phase timer.
-            return self.conns.first().and_then(Connection::timer);
+            // poll timer can be set, only its connections' phase timers.
+            return match self.conns.as_slice() {
+                [conn] => conn.timer(),
+                conns => conns.iter().filter_map(Connection::timer).min(),
+            };
         }
         let conn_timer = self.conns.iter().filter_map(Connection::timer).min();
         // Only when a request could go out at that time: a full pipeline waits for a

@@ -1,7 +1,8 @@
-//! The closed loop's common case, decided once when the client is made: one server, no
-//! rate, no think time, no request stream, transactions, pool or visibility probe. Such
-//! a client sends and records without asking, per request, about schedules, redirections,
-//! warm-up, service times or per-client series; anything else (and any error reply)
+//! The closed loop's common case, decided once when the client is made: one server (or
+//! a cluster's masters, see `plain_routed`), no rate, no think time, no request stream,
+//! transactions, pool or visibility probe. Such a client sends and records without
+//! asking, per request, about schedules, redirections, warm-up, service times or
+//! per-client series; anything else (and any error reply, a redirection among them)
 //! takes the general path in `send` and `record`.
 
 use std::time::Instant;
@@ -36,8 +37,8 @@ impl Client {
     pub(super) fn is_plain(&self) -> bool {
         matches!(self.pacing, Pacing::Closed)
             && self.think_time.is_none()
-            && !self.router.by_key()
-            && self.conns.len() == 1
+            // One server, or a cluster's slot map (a pool keeps rows per server).
+            && ((!self.router.by_key() && self.conns.len() == 1) || self.router.is_cluster())
             && self.server_rows.is_none()
             && self.visibility.is_none()
             && self.stream.is_none()
@@ -49,11 +50,11 @@ impl Client {
 
     /// Whether [`fill`](Self::fill) can take the plain path now: nothing waiting to be
     /// sent again, no start time to wait for, no verification pass or warm-up on top of a
-    /// shared budget.
+    /// shared budget. (A cluster client's plain path sends its held request itself.)
     pub(super) fn sends_plainly(&self, ctx: &ClientContext) -> bool {
         self.plain
             && self.hold.is_none()
-            && self.held.is_none()
+            && (self.held.is_none() || self.router.is_cluster())
             && self.resends.is_empty()
             && self.retries.is_empty()
             && ctx.verify.is_none()
@@ -68,6 +69,9 @@ impl Client {
     /// is written here; any other request, a data offset, keys marked for a later
     /// verification or request lines to print take [`Client::send_op`].
     pub(super) fn fill_plain(&mut self, plan: &Plan, ctx: &mut ClientContext) {
+        if self.router.is_cluster() {
+            return self.fill_plain_routed(plan, ctx);
+        }
         let lean = plan.load.shape.data_offset == 0 && ctx.written.is_none() && !debug::enabled(2);
         let conn = &self.conns[0];
         if !conn.has_room(self.pipeline, None) || (self.whole_batch && conn.in_flight() > 0) {
@@ -100,7 +104,7 @@ impl Client {
             let op = self.ops.next_op();
             match op {
                 Op::Get { .. } | Op::Set { .. } if lean => {
-                    self.send_plain(op, at, at_ns, plan, ctx)
+                    self.send_plain(0, op, at, at_ns, plan, ctx)
                 }
                 Op::Template if lean => self.send_template_plain(at, at_ns, plan),
                 _ => self.send_op(0, op, false, Redirects::None, 0, at, at, plan, ctx),
@@ -108,18 +112,19 @@ impl Client {
         }
     }
 
-    /// Writes a plain SET or GET (no data offset, nothing marked) and puts it in flight,
-    /// sent at `sent` (`sent_ns` after the in-flight queue's epoch).
+    /// Writes a plain SET or GET (no data offset, nothing marked) on connection `i` and
+    /// puts it in flight, sent at `sent` (`sent_ns` after the in-flight queue's epoch).
     #[inline]
-    fn send_plain(
+    pub(super) fn send_plain(
         &mut self,
+        i: usize,
         op: Op,
         sent: Instant,
         sent_ns: u64,
         plan: &Plan,
         ctx: &ClientContext,
     ) {
-        let conn = &mut self.conns[0];
+        let conn = &mut self.conns[i];
         let started = conn.begin(sent);
         let mut digits = itoa::Buffer::new();
         let (codec, out) = conn.encoder();
@@ -182,11 +187,11 @@ impl Client {
         self.conns[0].finish_plain(started, PlainRequest::Template, sent_ns);
     }
 
-    /// Whether replies can be recorded the plain way now: no cluster, no per-client
-    /// series, samples, verification, SCAN cursors, warm-up or request lines to print.
+    /// Whether replies can be recorded the plain way now: no per-client series,
+    /// samples, verification, SCAN cursors, warm-up or request lines to print. (In
+    /// cluster mode a redirection is an error reply, which the general path takes.)
     pub(super) fn records_plainly(&self, plan: &Plan, ctx: &ClientContext) -> bool {
         self.plain
-            && !plan.server.cluster_mode
             && self.series.is_none()
             && self.scan.is_none()
             && plan.outputs.samples.is_none()

@@ -45,6 +45,12 @@ impl Client {
         self.router.route(&self.key_buf, self.conns.len())
     }
 
+    /// The slot map, to change: the requests queued for room were routed by the old one.
+    fn slot_owner_mut(&mut self) -> Option<&mut Vec<u16>> {
+        self.backlog.mark_stale();
+        self.router.slots_mut()
+    }
+
     /// Follows a MOVED (update the slot map, resend) or ASK (ASKING + resend, once) that
     /// answered `request` on connection `source`. In open loop the resend keeps the
     /// request's `intended` send time, so the redirection counts in its response time.
@@ -87,7 +93,7 @@ impl Client {
         if !ask {
             // Asked after the target is known, as the slot map's owner is updated first.
             if let Some(target) = target
-                && let Some(owner) = self.router.slots_mut()
+                && let Some(owner) = self.slot_owner_mut()
             {
                 owner[usize::from(slot)] = target as u16;
             }
@@ -226,7 +232,7 @@ impl Client {
                 Ok(Some(target)) => {
                     self.parked.swap_remove(i);
                     if !p.ask
-                        && let Some(owner) = self.router.slots_mut()
+                        && let Some(owner) = self.slot_owner_mut()
                     {
                         owner[usize::from(p.slot)] = target as u16;
                     }
@@ -278,7 +284,7 @@ impl Client {
             let found = self.connection_to(host, *port, None, plan, ctx);
             index_of.push(found.ok().flatten());
         }
-        if let Some(owner) = self.router.slots_mut() {
+        if let Some(owner) = self.slot_owner_mut() {
             for (slot, node) in map.slot_owner.iter().enumerate() {
                 if let Some(Some(i)) = index_of.get(usize::from(*node)) {
                     owner[slot] = *i as u16;

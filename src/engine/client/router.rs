@@ -64,4 +64,16 @@ impl Router {
         };
         if i >= conns { 0 } else { i }
     }
+
+    /// The connection (of `conns`) for the generated key of `key_id` (the key prefix and
+    /// the id's digits), as [`route`](Self::route) would give for that key; `None` when
+    /// the prefix's hash could not be taken once (it holds a `{`).
+    #[inline]
+    pub(super) fn route_id(&self, key_id: u64, conns: usize) -> Option<usize> {
+        let Router::Slots(owner, Some(prefixed)) = self else {
+            return None;
+        };
+        let i = usize::from(owner[usize::from(prefixed.id_slot(key_id))]);
+        Some(if i >= conns { 0 } else { i })
+    }
 }

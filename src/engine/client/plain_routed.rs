@@ -1,0 +1,157 @@
+//! The plain closed loop of a cluster client: a connection per master, each request sent
+//! on the connection its key's slot lives on. What `plain` does for one server (compact
+//! in-flight entries, requests written from the templates, one clock read per fill), with
+//! the per-connection queues of `backlog` between the generator and full connections, as
+//! the general path keeps them (memtier_benchmark's per-connection key pools): a request
+//! for a full connection waits in that connection's queue while the generator goes on for
+//! the others, and stops only when that queue is full too.
+//!
+//! A generated key's slot is hashed from its id's digits without writing the key out
+//! (`PrefixedSlots::id_slot`); any other request (a multi-key GET, an arbitrary command),
+//! a queue routed by an older slot map, or a queue for a node that is down goes the
+//! general way for that step.
+
+use std::time::Instant;
+
+use crate::debug;
+use crate::engine::budget::RequestBudget;
+use crate::engine::client::send::Held;
+use crate::engine::client::{Client, ClientContext};
+use crate::engine::connection::Phase;
+use crate::engine::generator::Op;
+use crate::engine::in_flight::Redirects;
+use crate::engine::in_flight_queue::nanos_since_epoch;
+use crate::plan::Plan;
+
+/// The time a fill's requests are sent at, read once, when the first goes out.
+struct FillClock(Option<(Instant, u64)>);
+
+impl FillClock {
+    /// The send time and its nanoseconds after the in-flight queue's epoch.
+    #[inline]
+    fn now(&mut self) -> (Instant, u64) {
+        *self.0.get_or_insert_with(|| {
+            let at = Instant::now();
+            (at, nanos_since_epoch(at))
+        })
+    }
+}
+
+impl Client {
+    /// [`fill_plain`](Self::fill_plain) for a client that routes by cluster slot: the
+    /// queued requests of every connection with room first, then the held one, then new
+    /// ones, until a request finds its connection full and that connection's queue full
+    /// too (it is held), or the client's share (or the shared budget) is spent.
+    pub(super) fn fill_plain_routed(&mut self, plan: &Plan, ctx: &mut ClientContext) {
+        let lean = plan.load.shape.data_offset == 0 && ctx.written.is_none() && !debug::enabled(2);
+        let mut clock = FillClock(None);
+        if !self.backlog.is_empty() {
+            self.send_backlog_plainly(lean, &mut clock, plan, ctx);
+        }
+        // Requests for a node that is down count as failed and the generator goes on; if
+        // every node is down, this many ends the fill (the back-off timer wakes it again).
+        let mut failed_left = self.pipeline * self.conns.len();
+        let mut held = self.held.take();
+        loop {
+            let op = match held.take() {
+                Some(held) => held.op,
+                None if self.take_one(ctx) => self.ops.next_op(),
+                None => break,
+            };
+            let i = self.route_op(op, plan, ctx);
+            if !self.has_room(i) {
+                if self.conns[i].phase() == Phase::Backoff {
+                    self.count_connection_error(i, &op, ctx);
+                    failed_left = failed_left.saturating_sub(1);
+                    if failed_left == 0 {
+                        break;
+                    }
+                    continue;
+                }
+                let waiting = Held { op, due: None };
+                let waiting = match Client::can_wait(op) {
+                    true => match self.backlog.try_push(i, waiting) {
+                        Ok(()) => continue,
+                        Err(waiting) => waiting,
+                    },
+                    false => waiting,
+                };
+                self.held = Some(waiting);
+                break;
+            }
+            self.send_routed(i, op, lean, &mut clock, plan, ctx);
+        }
+    }
+
+    /// Sends what the queues hold for each connection with room, oldest first. Queues
+    /// routed by an older slot map, or any queue while a node is down, go the general way
+    /// (`send_backlog`), which routes every request again.
+    fn send_backlog_plainly(
+        &mut self,
+        lean: bool,
+        clock: &mut FillClock,
+        plan: &Plan,
+        ctx: &mut ClientContext,
+    ) {
+        let any_down = self.conns.iter().any(|c| c.phase() == Phase::Backoff);
+        if self.backlog.is_stale() || any_down {
+            let mut batch_time = None;
+            self.send_backlog(&mut batch_time, plan, ctx);
+            return;
+        }
+        for i in 0..self.conns.len() {
+            while self.has_room(i) {
+                let Some(queued) = self.backlog.pop(i) else {
+                    break;
+                };
+                self.send_routed(i, queued.op, lean, clock, plan, ctx);
+            }
+        }
+    }
+
+    /// Sends `op` on connection `i` (which has room): the plain way for a SET or GET, the
+    /// general way for anything else.
+    #[inline]
+    fn send_routed(
+        &mut self,
+        i: usize,
+        op: Op,
+        lean: bool,
+        clock: &mut FillClock,
+        plan: &Plan,
+        ctx: &mut ClientContext,
+    ) {
+        let (at, at_ns) = clock.now();
+        match op {
+            Op::Get { .. } | Op::Set { .. } if lean => self.send_plain(i, op, at, at_ns, plan, ctx),
+            _ => self.send_op(i, op, false, Redirects::None, 0, at, at, plan, ctx),
+        }
+    }
+
+    /// Takes one request from the client's share, or from the shared budget when it has
+    /// none of its own; `false` when neither has any left.
+    #[inline]
+    fn take_one(&mut self, ctx: &ClientContext) -> bool {
+        match self.remaining.as_mut() {
+            None => true,
+            Some(0) => ctx.budget.is_some_and(RequestBudget::take),
+            Some(left) => {
+                *left -= 1;
+                true
+            }
+        }
+    }
+
+    /// The connection `op` goes to: a generated key's slot from its id, anything else
+    /// from its key written out.
+    #[inline]
+    fn route_op(&mut self, op: Op, plan: &Plan, ctx: &ClientContext) -> usize {
+        if let (Op::Get { key_id } | Op::Set { key_id, .. }, Some(_)) = (op, ctx.templates)
+            && let Some(i) = self.router.route_id(key_id, self.conns.len())
+        {
+            return i;
+        }
+        self.prepare_key(op, plan, ctx);
+        self.route()
+    }
+}
