@@ -123,6 +123,24 @@ impl Client {
         self.count_server_connection_error(i, ctx);
     }
 
+    /// Routes every queued request again, by the slot map as it is now: the queues of
+    /// full connections too, which the pass in [`send_backlog`](Self::send_backlog) does
+    /// not reach, and which the plain path would otherwise send where they wait.
+    fn reroute_backlog(&mut self, plan: &Plan, ctx: &ClientContext) {
+        self.backlog.stale = false;
+        let mut queued = Vec::with_capacity(self.backlog.len);
+        for i in 0..self.backlog.queues.len() {
+            while let Some(held) = self.backlog.pop(i) {
+                queued.push(held);
+            }
+        }
+        for held in queued {
+            self.prepare_key(held.op, plan, ctx);
+            let to = self.route();
+            self.backlog.push(to, held);
+        }
+    }
+
     /// Sends what the backlog holds for each connection with room, oldest first, each
     /// routed again by its key (a new slot map may have moved it; the pass repeats until
     /// nothing moved, so a request moved to a connection already passed is not left
@@ -135,8 +153,9 @@ impl Client {
         plan: &Plan,
         ctx: &mut ClientContext,
     ) {
-        // Every queued request is routed again below.
-        self.backlog.stale = false;
+        if self.backlog.stale {
+            self.reroute_backlog(plan, ctx);
+        }
         loop {
             let mut moved = false;
             for i in 0..self.conns.len() {

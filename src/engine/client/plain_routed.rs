@@ -48,9 +48,8 @@ impl Client {
         if !self.backlog.is_empty() {
             self.send_backlog_plainly(lean, &mut clock, plan, ctx);
         }
-        // Requests for a node that is down count as failed and the generator goes on; if
-        // every node is down, this many ends the fill (the back-off timer wakes it again).
-        let mut failed_left = self.pipeline * self.conns.len();
+        // Requests for a node that is down count as failed and the generator goes on.
+        let mut failed = 0;
         let mut held = self.held.take();
         loop {
             let op = match held.take() {
@@ -62,8 +61,8 @@ impl Client {
             if !self.has_room(i) {
                 if self.conns[i].phase() == Phase::Backoff {
                     self.count_connection_error(i, &op, ctx);
-                    failed_left = failed_left.saturating_sub(1);
-                    if failed_left == 0 {
+                    failed += 1;
+                    if self.gives_up_after(failed) {
                         break;
                     }
                     continue;
@@ -126,6 +125,21 @@ impl Client {
             Op::Get { .. } | Op::Set { .. } if lean => self.send_plain(i, op, at, at_ns, plan, ctx),
             _ => self.send_op(i, op, false, Redirects::None, 0, at, at, plan, ctx),
         }
+    }
+
+    /// Whether a fill that has counted `failed` requests for nodes that are down stops
+    /// generating: after a pipeline's worth per connection, once every live connection
+    /// has a reply to wake the client with (a node down or connecting has its timer);
+    /// after 64 times that in any case (every key on a down node: nothing can go out
+    /// until its back-off ends).
+    fn gives_up_after(&self, failed: usize) -> bool {
+        let enough = self.pipeline * self.conns.len();
+        failed >= enough
+            && (failed >= enough * 64
+                || self
+                    .conns
+                    .iter()
+                    .all(|c| !c.is_ready() || c.in_flight() > 0))
     }
 
     /// Takes one request from the client's share, or from the shared budget when it has
