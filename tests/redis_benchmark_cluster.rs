@@ -126,6 +126,63 @@ fn cluster_runs_land_every_request_on_its_master() {
     }
 }
 
+/// Pipelined (`-P 16`, the closed loop's plain path for a client pinned to a master):
+/// each batch's `{tag}` names a slot of the client's own master, so every request runs
+/// where it was sent, none is redirected, and every master serves its share, as the real
+/// tool's do.
+#[test]
+fn pipelined_cluster_runs_land_every_request_on_its_master() {
+    let cluster = RedisCluster::start();
+    let args = [
+        "--cluster",
+        "-t",
+        "set,get",
+        "-n",
+        "24000",
+        "-c",
+        "6",
+        "-P",
+        "16",
+        "-r",
+        "100000",
+    ];
+    cluster.reset();
+    let dir = TestDir::new("rb-cluster-p16");
+    let json = dir.file_arg("c.json");
+    let mut mine_args = vec!["redis-benchmark".to_string()];
+    mine_args.extend(seed_args(&cluster, &args));
+    mine_args.extend(["--json-out-file".to_string(), json.clone()]);
+    stdout_of(KVBENCH, &mine_args);
+    for command in ["set", "get"] {
+        let per_node = cluster.per_node(command);
+        assert_eq!(
+            per_node.iter().sum::<u64>(),
+            24_000,
+            "{command}: {per_node:?}"
+        );
+        assert!(per_node.iter().all(|&n| n > 0), "{command}: {per_node:?}");
+    }
+    let doc = common::read_json(std::path::Path::new(&json));
+    for row in ["SET", "GET", "Totals"] {
+        let r = &doc["ALL STATS"][row];
+        assert_eq!(r["MOVED/sec"].as_f64(), Some(0.0), "{row}: {r}");
+        assert_eq!(r["ASK/sec"].as_f64(), Some(0.0), "{row}: {r}");
+    }
+    // Each batch drew a fresh slot: a master's keys carry many tags, not one per client.
+    for node in &cluster.nodes {
+        let keys = node.cli(&["--scan"]);
+        let tags: std::collections::HashSet<&str> = keys
+            .lines()
+            .filter_map(|key| {
+                key.split_once('{')
+                    .and_then(|(_, rest)| rest.split_once('}'))
+            })
+            .map(|(tag, _)| tag)
+            .collect();
+        assert!(tags.len() > 20, "{} tags on {}", tags.len(), node.addr());
+    }
+}
+
 #[test]
 fn the_tutorial_cluster_line_through_the_link() {
     let cluster = RedisCluster::start();

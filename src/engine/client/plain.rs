@@ -1,9 +1,9 @@
 //! The closed loop's common case, decided once when the client is made: one server (or
-//! a cluster's masters, see `plain_routed`), no rate, no think time, no request stream,
-//! transactions, pool or visibility probe. Such a client sends and records without
-//! asking, per request, about schedules, redirections, warm-up, service times or
-//! per-client series; anything else (and any error reply, a redirection among them)
-//! takes the general path in `send` and `record`.
+//! the one cluster master a client is pinned to; a cluster's masters are `plain_routed`'s),
+//! no rate, no think time, no request stream, transactions, pool or visibility probe.
+//! Such a client sends and records without asking, per request, about schedules,
+//! redirections, warm-up, service times or per-client series; anything else (and any
+//! error reply, a redirection among them) takes the general path in `send` and `record`.
 
 use std::time::Instant;
 
@@ -43,7 +43,6 @@ impl Client {
             && self.visibility.is_none()
             && self.stream.is_none()
             && self.wrap == BatchWrap::Plain
-            && self.pinned.is_none()
             && !self.idle
             && self.reconnect_interval.is_none()
     }
@@ -91,6 +90,10 @@ impl Client {
         };
         if count == 0 {
             return;
+        }
+        if let Some(pinned) = self.pinned.as_mut() {
+            // A client pinned to one master: this batch's `{tag}` fields name a fresh slot.
+            pinned.start_batch();
         }
         if let (Some(templates), None) = (ctx.templates, &plan.workload.template) {
             // Room for the batch's GETs at once (a SET's value may still grow the buffer;
@@ -178,8 +181,9 @@ impl Client {
         }
     }
 
-    /// Writes the plan's request template (redis-benchmark's tests; a plain client has
-    /// no slot tag to fill) and puts it in flight, as [`Client::send_op`] would.
+    /// Writes the plan's request template (redis-benchmark's tests; a client pinned to a
+    /// cluster master fills its `{tag}` fields with the batch's slot) and puts it in
+    /// flight, as [`Client::send_op`] would.
     #[inline]
     fn send_template_plain(&mut self, sent: Instant, sent_ns: u64, plan: &Plan) {
         let started = self.conns[0].begin(sent);
