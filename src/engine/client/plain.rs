@@ -1,6 +1,7 @@
 //! The closed loop's common case, decided once when the client is made: one server (or
-//! the one cluster master a client is pinned to; a cluster's masters are `plain_routed`'s),
-//! no rate, no think time, no request stream, transactions, pool or visibility probe.
+//! the one cluster master a client is pinned to; a cluster's masters and a pool's members
+//! are `plain_routed`'s), no rate, no think time, no request stream, transactions or
+//! visibility probe.
 //! Such a client sends and records without asking, per request, about schedules,
 //! redirections, warm-up, service times or per-client series; anything else (and any
 //! error reply, a redirection among them) takes the general path in `send` and `record`.
@@ -37,9 +38,8 @@ impl Client {
     pub(super) fn is_plain(&self) -> bool {
         matches!(self.pacing, Pacing::Closed)
             && self.think_time.is_none()
-            // One server, or a cluster's slot map (a pool keeps rows per server).
-            && ((!self.router.by_key() && self.conns.len() == 1) || self.router.is_cluster())
-            && self.server_rows.is_none()
+            // One server, or a router by key (a cluster's slot map, a pool's placement).
+            && (self.router.by_key() || self.conns.len() == 1)
             && self.visibility.is_none()
             && self.stream.is_none()
             && self.wrap == BatchWrap::Plain
@@ -49,11 +49,11 @@ impl Client {
 
     /// Whether [`fill`](Self::fill) can take the plain path now: nothing waiting to be
     /// sent again, no start time to wait for, no verification pass or warm-up on top of a
-    /// shared budget. (A cluster client's plain path sends its held request itself.)
+    /// shared budget. (A client routing by key sends its held request on its plain path.)
     pub(super) fn sends_plainly(&self, ctx: &ClientContext) -> bool {
         self.plain
             && self.hold.is_none()
-            && (self.held.is_none() || self.router.is_cluster())
+            && (self.held.is_none() || self.router.by_key())
             && self.resends.is_empty()
             && self.retries.is_empty()
             && ctx.verify.is_none()
@@ -68,7 +68,7 @@ impl Client {
     /// is written here; any other request, a data offset, keys marked for a later
     /// verification or request lines to print take [`Client::send_op`].
     pub(super) fn fill_plain(&mut self, plan: &Plan, ctx: &mut ClientContext) {
-        if self.router.is_cluster() {
+        if self.router.by_key() {
             return self.fill_plain_routed(plan, ctx);
         }
         let lean = plan.load.shape.data_offset == 0 && ctx.written.is_none() && !debug::enabled(2);
@@ -212,6 +212,9 @@ pub(super) struct PlainRecorder<'a> {
     stats: &'a mut [OpStats],
     elapsed: Elapsed,
     plan: &'a Plan,
+    /// A pool: the row of the member whose connection the replies came on, which counts
+    /// each reply too.
+    server_row: Option<usize>,
     /// Whether reads count hits and misses (not with arbitrary commands).
     counts_hits: bool,
     /// Reads are GETRANGEs (a data offset): an empty value is a miss.
@@ -219,14 +222,30 @@ pub(super) struct PlainRecorder<'a> {
 }
 
 impl<'a> PlainRecorder<'a> {
-    /// Into `stats`, for replies whose elapsed times `elapsed` computes.
-    pub(super) fn new(stats: &'a mut [OpStats], elapsed: Elapsed, plan: &'a Plan) -> Self {
+    /// Into `stats` (and a pool member's row, `server_row`), for replies whose elapsed
+    /// times `elapsed` computes.
+    pub(super) fn new(
+        stats: &'a mut [OpStats],
+        elapsed: Elapsed,
+        plan: &'a Plan,
+        server_row: Option<usize>,
+    ) -> Self {
         PlainRecorder {
             stats,
             elapsed,
             plan,
+            server_row,
             counts_hits: plan.workload.arbitrary.is_none(),
             ranged: plan.load.shape.data_offset > 0,
+        }
+    }
+
+    /// A pool: counts a reply in its member's row too, as the general path's
+    /// `record_server` does for a reply that is not an error.
+    #[inline(always)]
+    fn record_server(&mut self, latency_us: u64, tx: u64, rx: u64) {
+        if let Some(stats) = self.server_row.and_then(|row| self.stats.get_mut(row)) {
+            stats.record_batched(latency_us, tx, rx);
         }
     }
 
@@ -269,7 +288,8 @@ impl Take for PlainRecorder<'_> {
             return false;
         };
         let latency_us = self.elapsed.since(pending.intended);
-        stats.record_batched(latency_us, u64::from(pending.tx), reply.len as u64);
+        let (tx, rx) = (u64::from(pending.tx), reply.len as u64);
+        stats.record_batched(latency_us, tx, rx);
         if self.counts_hits && row == rows::GET {
             if let Expect::Get = request.expect {
                 count_one_key_read(stats, reply, self.ranged);
@@ -279,6 +299,7 @@ impl Take for PlainRecorder<'_> {
                 stats.misses += misses;
             }
         }
+        self.record_server(latency_us, tx, rx);
         true
     }
 
@@ -292,11 +313,13 @@ impl Take for PlainRecorder<'_> {
             return false;
         };
         let latency_us = self.elapsed.since_ns(entry.sent_ns);
-        stats.record_batched(latency_us, u64::from(entry.tx), reply.len as u64);
+        let (tx, rx) = (u64::from(entry.tx), reply.len as u64);
+        stats.record_batched(latency_us, tx, rx);
         if self.counts_hits && row == rows::GET {
             // A compact entry's read is a one-key read.
             count_one_key_read(stats, reply, self.ranged);
         }
+        self.record_server(latency_us, tx, rx);
         true
     }
 }

@@ -1,15 +1,16 @@
-//! The plain closed loop of a cluster client: a connection per master, each request sent
-//! on the connection its key's slot lives on. What `plain` does for one server (compact
-//! in-flight entries, requests written from the templates, one clock read per fill), with
-//! the per-connection queues of `backlog` between the generator and full connections, as
-//! the general path keeps them (memtier_benchmark's per-connection key pools): a request
-//! for a full connection waits in that connection's queue while the generator goes on for
-//! the others, and stops only when that queue is full too.
+//! The plain closed loop of a client that routes by key: a cluster client (a connection
+//! per master, each request sent where its key's slot lives) or a pool's (a connection
+//! per member, each key where ketama or modula places it). What `plain` does for one
+//! server (compact in-flight entries, requests written from the templates, one clock
+//! read per fill), with the per-connection queues of `backlog` between the generator and
+//! full connections, as the general path keeps them (memtier_benchmark's per-connection
+//! key pools): a request for a full connection waits in that connection's queue while
+//! the generator goes on for the others, and stops only when that queue is full too.
 //!
-//! A generated key's slot is hashed from its id's digits without writing the key out
-//! (`PrefixedSlots::id_slot`); any other request (a multi-key GET, an arbitrary command),
-//! a queue routed by an older slot map, or a queue for a node that is down goes the
-//! general way for that step.
+//! A generated key's cluster slot is hashed from its id's digits without writing the key
+//! out (`PrefixedSlots::id_slot`); a pool's placement, and any other request (a
+//! multi-key GET, an arbitrary command), takes the key written out. A queue routed by an
+//! older slot map, or any queue while a node is down, goes the general way for that step.
 
 use std::time::Instant;
 
@@ -38,7 +39,7 @@ impl FillClock {
 }
 
 impl Client {
-    /// [`fill_plain`](Self::fill_plain) for a client that routes by cluster slot: the
+    /// [`fill_plain`](Self::fill_plain) for a client that routes by key: the
     /// queued requests of every connection with room first, then the held one, then new
     /// ones, until a request finds its connection full and that connection's queue full
     /// too (it is held), or the client's share (or the shared budget) is spent.
@@ -156,8 +157,8 @@ impl Client {
         }
     }
 
-    /// The connection `op` goes to: a generated key's slot from its id, anything else
-    /// from its key written out.
+    /// The connection `op` goes to: a generated key's cluster slot from its id, anything
+    /// else (a pool's placement too) from its key written out.
     #[inline]
     fn route_op(&mut self, op: Op, plan: &Plan, ctx: &ClientContext) -> usize {
         if let (Op::Get { key_id } | Op::Set { key_id, .. }, Some(_)) = (op, ctx.templates)

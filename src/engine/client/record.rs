@@ -48,7 +48,8 @@ impl Client {
     ) -> Result<(), Failure> {
         let mut elapsed = Elapsed::new(received);
         loop {
-            let mut recorder = PlainRecorder::new(&mut *ctx.stats, elapsed, plan);
+            let server_row = self.server_rows.map(|first| first + i);
+            let mut recorder = PlainRecorder::new(&mut *ctx.stats, elapsed, plan, server_row);
             let found = self.conns[i].drain_plain(plan, &mut recorder)?;
             elapsed = recorder.into_elapsed();
             if !found {
