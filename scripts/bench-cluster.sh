@@ -5,7 +5,7 @@
 # syscalls per request, and how the three masters shared kvbench's SETs and GETs
 # (INFO commandstats), which shows the requests went where their keys' slots live.
 #
-# Uses bench.sh's timed_run, strace_run, steal_mark, steal_line, die and its load
+# Uses lib.sh's await_pong and bench.sh's timed_run, strace_run, steal_mark, steal_line, die and its load
 # variables; it sets cluster_pids and cluster_dir, which bench.sh's cleanup stops and
 # removes.
 
@@ -14,7 +14,7 @@ CLUSTER_PORTS=()
 # One cluster-enabled redis-server on a free port with a free bus port (cluster-port,
 # Redis 7: the default bus port, port + 10000, may be taken or past 65535).
 start_cluster_node() { # index
-    local dir=$cluster_dir/$1 attempt port bus pid deadline
+    local dir=$cluster_dir/$1 attempt port bus pid
     mkdir -p "$dir"
     for attempt in 1 2 3 4 5; do
         port=$(free_port)
@@ -24,15 +24,11 @@ start_cluster_node() { # index
             --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 5000 \
             --save '' --appendonly no --dir "$dir" --logfile "$dir/redis.log" </dev/null &
         pid=$!
-        deadline=$((SECONDS + 10))
-        while ((SECONDS < deadline)) && kill -0 "$pid" 2>/dev/null; do
-            if [[ $(redis-cli -h 127.0.0.1 -p "$port" PING 2>/dev/null) == PONG ]]; then
-                cluster_pids+=("$pid")
-                CLUSTER_PORTS+=("$port")
-                return 0
-            fi
-            sleep 0.1
-        done
+        if await_pong "$pid" -h 127.0.0.1 -p "$port"; then
+            cluster_pids+=("$pid")
+            CLUSTER_PORTS+=("$port")
+            return 0
+        fi
         kill "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null || true
         echo "bench: cluster node $1 did not come up on port $port (attempt $attempt):" >&2

@@ -135,7 +135,7 @@ make_certs() {
 
 # A second redis-server, TLS only (--port 0), for the TLS row.
 start_tls_redis() {
-    local attempt port deadline
+    local attempt port
     tls_dir=$(mktemp -d "${TMPDIR:-/tmp}/kvbench-bench-tls.XXXXXX")
     make_certs
     for attempt in 1 2 3 4 5; do
@@ -145,14 +145,10 @@ start_tls_redis() {
             --tls-ca-cert-file "$tls_dir/ca.pem" --tls-auth-clients no \
             --dir "$tls_dir" --logfile "$tls_dir/redis.log" </dev/null &
         tls_redis_pid=$!
-        deadline=$((SECONDS + 10))
-        while ((SECONDS < deadline)) && kill -0 "$tls_redis_pid" 2>/dev/null; do
-            if [[ $(redis-cli -h 127.0.0.1 -p "$port" --tls --cacert "$tls_dir/ca.pem" PING 2>/dev/null) == PONG ]]; then
-                REDIS_TLS_PORT=$port
-                return 0
-            fi
-            sleep 0.1
-        done
+        if await_pong "$tls_redis_pid" -h 127.0.0.1 -p "$port" --tls --cacert "$tls_dir/ca.pem"; then
+            REDIS_TLS_PORT=$port
+            return 0
+        fi
         kill "$tls_redis_pid" 2>/dev/null || true
         wait "$tls_redis_pid" 2>/dev/null || true
         tls_redis_pid=

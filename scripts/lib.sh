@@ -15,24 +15,32 @@ lib_fail() {
     exit 1
 }
 
+# Waits up to 10 s for the redis-server with pid $1 to answer PING (redis-cli run with the
+# arguments after the pid: host, port, TLS options); fails at once if the process exits.
+await_pong() {
+    local pid=$1 deadline=$((SECONDS + 10))
+    shift
+    while ((SECONDS < deadline)) && kill -0 "$pid" 2>/dev/null; do
+        [[ $(redis-cli "$@" PING 2>/dev/null) == PONG ]] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 # Start redis-server on a free port; retries on a new port if another process takes the
 # one picked before redis binds it.
 start_redis() {
-    local attempt port deadline
+    local attempt port
     redis_dir=$(mktemp -d "${TMPDIR:-/tmp}/kvbench-${SCRIPT_NAME:-run}-redis.XXXXXX")
     for attempt in 1 2 3 4 5; do
         port=$(free_port)
         setsid redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
             --dir "$redis_dir" --logfile "$redis_dir/redis.log" </dev/null &
         redis_pid=$!
-        deadline=$((SECONDS + 10))
-        while ((SECONDS < deadline)) && kill -0 "$redis_pid" 2>/dev/null; do
-            if [[ $(redis-cli -h 127.0.0.1 -p "$port" PING 2>/dev/null) == PONG ]]; then
-                REDIS_PORT=$port
-                return 0
-            fi
-            sleep 0.1
-        done
+        if await_pong "$redis_pid" -h 127.0.0.1 -p "$port"; then
+            REDIS_PORT=$port
+            return 0
+        fi
         kill "$redis_pid" 2>/dev/null || true
         wait "$redis_pid" 2>/dev/null || true
         redis_pid=
