@@ -80,12 +80,18 @@ impl Client {
         let count = match (self.remaining, ctx.budget) {
             // A client with no share of its own takes from the shared budget.
             (Some(0), Some(budget)) => budget.take_up_to(room),
-            (left, _) => {
-                let count = left.map_or(room, |left| left.min(room));
+            (left, budget) => {
+                let own = left.map_or(room, |left| left.min(room));
                 if let Some(left) = self.remaining.as_mut() {
-                    *left -= count;
+                    *left -= own;
                 }
-                count
+                match (self.remaining, budget) {
+                    // A share that ran out here (a redirected request given back to a
+                    // client of the shared budget) leaves the rest of the room to the
+                    // budget, as the general path does.
+                    (Some(0), Some(budget)) if own < room => own + budget.take_up_to(room - own),
+                    _ => own,
+                }
             }
         };
         if count == 0 {
