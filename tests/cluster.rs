@@ -67,26 +67,9 @@ impl Cluster {
         self.total_calls("set") + self.total_calls("get")
     }
 
-    /// Moves `slots` slots from node `from` to node `to` with `redis-cli --cluster
-    /// reshard` (keys and all), while a run goes on.
+    /// Moves `slots` slots from node `from` to node `to` while a run goes on.
     fn reshard(&self, from: usize, to: usize, slots: u32) {
-        let from = self.nodes[from].cli(&["CLUSTER", "MYID"]);
-        let to = self.nodes[to].cli(&["CLUSTER", "MYID"]);
-        let reshard = Command::new("redis-cli")
-            .args([
-                "--cluster",
-                "reshard",
-                &format!("127.0.0.1:{}", self.seed_port()),
-            ])
-            .args(["--cluster-from", &from, "--cluster-to", &to])
-            .args(["--cluster-slots", &slots.to_string(), "--cluster-yes"])
-            .output()
-            .expect("redis-cli runs");
-        assert!(
-            reshard.status.success(),
-            "{}",
-            String::from_utf8_lossy(&reshard.stdout)
-        );
+        common::cluster::reshard(&self.nodes, from, to, slots);
     }
 
     fn total_calls(&self, command: &str) -> u64 {

@@ -251,26 +251,7 @@ fn a_resharding_in_mid_run_is_followed() {
     wait_until("load on the cluster", CONDITION_TIMEOUT, || {
         cluster.calls("set") > 3000
     });
-    let from = cluster.nodes[0].cli(&["CLUSTER", "MYID"]);
-    let to = cluster.nodes[1].cli(&["CLUSTER", "MYID"]);
-    let reshard = Command::new("redis-cli")
-        .args(["--cluster", "reshard", &format!("127.0.0.1:{port}")])
-        .args([
-            "--cluster-from",
-            &from,
-            "--cluster-to",
-            &to,
-            "--cluster-slots",
-            "1000",
-            "--cluster-yes",
-        ])
-        .output()
-        .expect("redis-cli runs");
-    assert!(
-        reshard.status.success(),
-        "{}",
-        String::from_utf8_lossy(&reshard.stdout)
-    );
+    cluster.reshard(0, 1, 1000);
     let out = run.wait(Duration::from_secs(180));
     assert!(out.status.success(), "{}", out.describe());
     let doc = out.json();

@@ -5,28 +5,10 @@
 
 mod common;
 
-use std::process::Command;
 use std::time::Duration;
 
 use common::{CONDITION_TIMEOUT, RedisCluster, describe, kvbench, wait_until};
 use serde_json::Value;
-
-/// Moves `slots` slots from node `from` to node `to` while whatever runs goes on.
-fn reshard(cluster: &RedisCluster, from: usize, to: usize, slots: u32) {
-    let from = cluster.nodes[from].cli(&["CLUSTER", "MYID"]);
-    let to = cluster.nodes[to].cli(&["CLUSTER", "MYID"]);
-    let out = Command::new("redis-cli")
-        .args(["--cluster", "reshard", &cluster.nodes[0].addr()])
-        .args(["--cluster-from", &from, "--cluster-to", &to])
-        .args(["--cluster-slots", &slots.to_string(), "--cluster-yes"])
-        .output()
-        .expect("redis-cli runs");
-    assert!(
-        out.status.success(),
-        "reshard failed: {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-}
 
 /// MOVED/sec + ASK/sec over every row of the run's JSON.
 fn redirects_per_sec(json: &Value) -> f64 {
@@ -68,7 +50,7 @@ fn slots_migrated_mid_run_are_followed_not_errors() {
     wait_until("ZADDs on the cluster", CONDITION_TIMEOUT, || {
         cluster.calls("zadd") > 600
     });
-    reshard(&cluster, 1, 2, 1500);
+    cluster.reshard(1, 2, 1500);
     let run = load.wait(Duration::from_secs(120));
     assert!(run.status.success(), "{}", describe(&run.out));
     let stdout = run.stdout_text();
@@ -101,7 +83,7 @@ fn slots_migrated_mid_run_are_followed_not_errors() {
     wait_until("queries on the cluster", CONDITION_TIMEOUT, || {
         cluster.calls("zrangebylex") > 600
     });
-    reshard(&cluster, 2, 1, 1500);
+    cluster.reshard(2, 1, 1500);
     let run = query.wait(Duration::from_secs(120));
     assert!(run.status.success(), "{}", describe(&run.out));
     let stdout = run.stdout_text();

@@ -50,6 +50,11 @@ impl RedisCluster {
         RedisCluster { nodes }
     }
 
+    /// Moves `slots` slots (keys and all) from node `from` to node `to`: [`reshard`].
+    pub fn reshard(&self, from: usize, to: usize, slots: u32) {
+        reshard(&self.nodes, from, to, slots);
+    }
+
     /// Calls of `command` summed over the masters (`INFO commandstats`).
     pub fn calls(&self, command: &str) -> u64 {
         self.per_node(command).iter().sum()
@@ -86,4 +91,23 @@ impl RedisCluster {
     pub fn dbsize(&self) -> u64 {
         self.nodes.iter().map(RedisServer::dbsize).sum()
     }
+}
+
+/// Moves `slots` slots (keys and all) from cluster node `from` to node `to` with
+/// `redis-cli --cluster reshard`, while whatever runs goes on; panics with its output on
+/// failure.
+pub fn reshard(nodes: &[RedisServer], from: usize, to: usize, slots: u32) {
+    let from = nodes[from].cli(&["CLUSTER", "MYID"]);
+    let to = nodes[to].cli(&["CLUSTER", "MYID"]);
+    let out = Command::new("redis-cli")
+        .args(["--cluster", "reshard", &nodes[0].addr()])
+        .args(["--cluster-from", &from, "--cluster-to", &to])
+        .args(["--cluster-slots", &slots.to_string(), "--cluster-yes"])
+        .output()
+        .expect("redis-cli runs");
+    assert!(
+        out.status.success(),
+        "reshard failed: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }

@@ -13,7 +13,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod browser;
-mod cluster;
+pub mod cluster;
 mod pki;
 pub mod python;
 mod recorder;
