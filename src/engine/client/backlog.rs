@@ -113,6 +113,21 @@ impl Client {
         }
     }
 
+    /// A request for connection `i`, which is full: queued for it when the client
+    /// `queues` and the request can wait (`true`: the generator goes on), else held (the
+    /// generator stops until it is sent).
+    pub(super) fn wait_for_room(&mut self, i: usize, held: Held, queues: bool) -> bool {
+        let held = match queues && Client::can_wait(held.op) {
+            true => match self.backlog.try_push(i, held) {
+                Ok(()) => return true,
+                Err(held) => held,
+            },
+            false => held,
+        };
+        self.held = Some(held);
+        false
+    }
+
     /// A request for connection `i`, whose node is down: it cannot be sent, and counts
     /// as failed.
     pub(super) fn count_connection_error(&self, i: usize, op: &Op, ctx: &mut ClientContext) {

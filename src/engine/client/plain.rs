@@ -77,23 +77,7 @@ impl Client {
             return;
         }
         let room = (self.pipeline - conn.in_flight()) as u64;
-        let count = match (self.remaining, ctx.budget) {
-            // A client with no share of its own takes from the shared budget.
-            (Some(0), Some(budget)) => budget.take_up_to(room),
-            (left, budget) => {
-                let own = left.map_or(room, |left| left.min(room));
-                if let Some(left) = self.remaining.as_mut() {
-                    *left -= own;
-                }
-                match (self.remaining, budget) {
-                    // A share that ran out here (a redirected request given back to a
-                    // client of the shared budget) leaves the rest of the room to the
-                    // budget, as the general path does.
-                    (Some(0), Some(budget)) if own < room => own + budget.take_up_to(room - own),
-                    _ => own,
-                }
-            }
-        };
+        let count = self.take_requests(room, ctx);
         if count == 0 {
             return;
         }
@@ -118,6 +102,22 @@ impl Client {
                 Op::Template if lean => self.send_template_plain(at, at_ns, plan),
                 _ => self.send_op(0, op, false, Redirects::None, 0, at, at, plan, ctx),
             }
+        }
+    }
+
+    /// Takes up to `n` new requests: from the client's own share (all it wants when the
+    /// run is time-bound), then, once that share is spent, from the shared budget (a
+    /// client of the budget has no share of its own, or only a redirected request given
+    /// back to it). Returns how many it got.
+    #[inline]
+    pub(super) fn take_requests(&mut self, n: u64, ctx: &ClientContext) -> u64 {
+        let own = self.remaining.map_or(n, |left| left.min(n));
+        if let Some(left) = self.remaining.as_mut() {
+            *left -= own;
+        }
+        match (self.remaining, ctx.budget) {
+            (Some(0), Some(budget)) if own < n => own + budget.take_up_to(n - own),
+            _ => own,
         }
     }
 

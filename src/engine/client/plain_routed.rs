@@ -15,7 +15,6 @@
 use std::time::Instant;
 
 use crate::debug;
-use crate::engine::budget::RequestBudget;
 use crate::engine::client::send::Held;
 use crate::engine::client::{Client, ClientContext};
 use crate::engine::connection::Phase;
@@ -55,7 +54,7 @@ impl Client {
         loop {
             let op = match held.take() {
                 Some(held) => held.op,
-                None if self.take_one(ctx) => self.ops.next_op(),
+                None if self.take_requests(1, ctx) == 1 => self.ops.next_op(),
                 None => break,
             };
             let i = self.route_op(op, plan, ctx);
@@ -68,15 +67,9 @@ impl Client {
                     }
                     continue;
                 }
-                let waiting = Held { op, due: None };
-                let waiting = match Client::can_wait(op) {
-                    true => match self.backlog.try_push(i, waiting) {
-                        Ok(()) => continue,
-                        Err(waiting) => waiting,
-                    },
-                    false => waiting,
-                };
-                self.held = Some(waiting);
+                if self.wait_for_room(i, Held { op, due: None }, true) {
+                    continue;
+                }
                 break;
             }
             self.send_routed(i, op, lean, &mut clock, plan, ctx);
@@ -141,20 +134,6 @@ impl Client {
                     .conns
                     .iter()
                     .all(|c| !c.is_ready() || c.in_flight() > 0))
-    }
-
-    /// Takes one request from the client's share, or from the shared budget when it has
-    /// none of its own; `false` when neither has any left.
-    #[inline]
-    fn take_one(&mut self, ctx: &ClientContext) -> bool {
-        match self.remaining.as_mut() {
-            None => true,
-            Some(0) => ctx.budget.is_some_and(RequestBudget::take),
-            Some(left) => {
-                *left -= 1;
-                true
-            }
-        }
     }
 
     /// The connection `op` goes to: a generated key's cluster slot from its id, anything

@@ -62,7 +62,7 @@ impl Router {
             }
             Router::Pool(pool) => pool.member_of(key),
         };
-        if i >= conns { 0 } else { i }
+        held_connection(i, conns)
     }
 
     /// The connection (of `conns`) for the generated key of `key_id` (the key prefix and
@@ -74,6 +74,13 @@ impl Router {
             return None;
         };
         let i = usize::from(owner[usize::from(prefixed.id_slot(key_id))]);
-        Some(if i >= conns { 0 } else { i })
+        Some(held_connection(i, conns))
     }
+}
+
+/// Connection `i`, or connection 0 when `i` is past the `conns` the client holds (an
+/// unserved slot, or a master it has no connection to).
+#[inline]
+fn held_connection(i: usize, conns: usize) -> usize {
+    if i >= conns { 0 } else { i }
 }

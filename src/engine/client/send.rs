@@ -263,16 +263,10 @@ impl Client {
                 // holds every other connection until it is closed, which only the next
                 // request for another connection does).
                 let due = due.map(|d| Due { blocked: true, ..d });
-                let held = Held { op, due };
                 let queues = self.router.by_key() && self.wrap == BatchWrap::Plain;
-                let held = match queues && Client::can_wait(op) {
-                    true => match self.backlog.try_push(i, held) {
-                        Ok(()) => continue,
-                        Err(held) => held,
-                    },
-                    false => held,
-                };
-                self.held = Some(held);
+                if self.wait_for_room(i, Held { op, due }, queues) {
+                    continue;
+                }
                 break;
             }
             self.send_generated(i, op, due, &mut batch_time, plan, ctx);
