@@ -156,6 +156,21 @@ impl Client {
         }
     }
 
+    /// Whether a fill that has counted `failed` requests for nodes that are down stops
+    /// generating: after a pipeline's worth per connection, once every live connection
+    /// has a reply to wake the client with (a node down or connecting has its timer);
+    /// after 64 times that in any case (every key on a down node: nothing can go out
+    /// until its back-off ends).
+    pub(super) fn gives_up_after(&self, failed: usize) -> bool {
+        let enough = self.pipeline * self.conns.len();
+        failed >= enough
+            && (failed >= enough * 64
+                || self
+                    .conns
+                    .iter()
+                    .all(|c| !c.is_ready() || c.in_flight() > 0))
+    }
+
     /// Sends what the backlog holds for each connection with room, oldest first, each
     /// routed again by its key (a new slot map may have moved it; the pass repeats until
     /// nothing moved, so a request moved to a connection already passed is not left

@@ -121,21 +121,6 @@ impl Client {
         }
     }
 
-    /// Whether a fill that has counted `failed` requests for nodes that are down stops
-    /// generating: after a pipeline's worth per connection, once every live connection
-    /// has a reply to wake the client with (a node down or connecting has its timer);
-    /// after 64 times that in any case (every key on a down node: nothing can go out
-    /// until its back-off ends).
-    fn gives_up_after(&self, failed: usize) -> bool {
-        let enough = self.pipeline * self.conns.len();
-        failed >= enough
-            && (failed >= enough * 64
-                || self
-                    .conns
-                    .iter()
-                    .all(|c| !c.is_ready() || c.in_flight() > 0))
-    }
-
     /// The connection `op` goes to: a generated key's cluster slot from its id, anything
     /// else (a pool's placement too) from its key written out.
     #[inline]

@@ -179,6 +179,8 @@ impl Client {
         if !self.backlog.is_empty() {
             self.send_backlog(&mut batch_time, plan, ctx);
         }
+        // Requests for a node that is down count as failed and the generator goes on.
+        let mut failed = 0;
         loop {
             // A think time holds the next request (new, or held for room) back after a
             // reply.
@@ -253,6 +255,10 @@ impl Client {
                 if self.router.by_key() && self.conns[i].phase() == Phase::Backoff {
                     // The node is down: this request cannot be sent, and counts as failed.
                     self.count_connection_error(i, &op, ctx);
+                    failed += 1;
+                    if self.gives_up_after(failed) {
+                        break;
+                    }
                     continue;
                 }
                 // It waits for its connection (if late, that is why): queued behind it
