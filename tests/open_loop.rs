@@ -139,14 +139,24 @@ fn holds_rate(arrival: &str, tolerance: f64) {
         (0.95..=1.0 + tolerance).contains(&scheduled),
         "{sent} sent and {unsent} unsent in 3 s ({arrival}): {schedule}"
     );
-    // What was answered never runs ahead of the schedule. It may fall behind it only
-    // where the machine did: a loaded 2-core box can hold client or server off the CPU
-    // for tens of milliseconds near the end (a 2% tolerance is 60 ms of 3 s), leaving
-    // due requests unsent or in flight, which the check above counts. The lower bound
-    // still fails a program that sends at a fraction of the rate.
+    // Requests went out when they were due: the lag (how late each was sent) stays
+    // small for most. A program that paced even 2% slow would be 30 ms late by the
+    // middle of the run and 60 ms by its end, so its median lag fails this; a loaded
+    // 2-core box that holds the client off the CPU for a few hundred milliseconds
+    // (346 ms seen in CI) moves the tail only.
+    let lag_p50 = f64_at(schedule, &["Lag", "p50.00"]);
+    assert!(
+        lag_p50 < 20.0,
+        "lag p50 {lag_p50} ms ({arrival}): {schedule}"
+    );
+    // What was answered never runs ahead of the schedule. It falls behind it only where
+    // the machine did: held off the CPU near the end, due requests stay unsent or in
+    // flight (counted above as scheduled). CI saw 88% after a 346 ms stall at the end;
+    // the lower bound leaves room for such a stall (0.75 is 750 ms of 3 s) and the
+    // median lag above is what holds the pacing itself.
     let achieved = f64_at(schedule, &["Achieved Rate"]);
     assert!(
-        achieved / 20_000.0 <= 1.0 + tolerance && achieved / 20_000.0 >= 0.9,
+        achieved / 20_000.0 <= 1.0 + tolerance && achieved / 20_000.0 >= 0.75,
         "achieved {achieved}/s ({arrival}): {schedule}"
     );
     // The server executed every answered request and nothing that was not sent.
