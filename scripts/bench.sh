@@ -20,6 +20,9 @@
 # A cluster section (scripts/bench-cluster.sh) runs the same kvbench load with
 # --cluster-mode against a throwaway three-master Redis Cluster, beside redis-benchmark
 # --cluster on the same cluster: CPU and syscalls per request, and the masters' shares.
+# A pool section (scripts/bench-pool.sh) runs the same kvbench load over memcache text
+# against a pool of two throwaway memcached servers (--servers) beside one of them alone:
+# CPU and syscalls per request, and the members' shares checked against kvbench's rows.
 # CPU is user+sys of the client process only (/usr/bin/time). Syscalls come from
 # `strace -c -f` in a separate run, since strace slows the client down and would spoil
 # the timing. The server is stopped on exit, including Ctrl-C.
@@ -34,7 +37,7 @@
 #                       (default: 3)
 #   BENCH_FLOOR_ONLY    set: only the floor, memory and one-connection latency sections
 #   BENCH_ONLY          "redis-benchmark": only the redis-benchmark front-end section;
-#                       "cluster": only the cluster section
+#                       "cluster": only the cluster section; "pool": only the pool section
 #   BENCH_STEAL_DISTURBED_PCT  the share of CPU time taken by the host (steal) at which a
 #                       section is called disturbed (default: 3)
 set -euo pipefail
@@ -62,13 +65,14 @@ OPEN_SECS=$((10 / SCALE > 2 ? 10 / SCALE : 2)) # seconds of each open-loop run
 OPEN_STRACE_SECS=2
 ONLY=${BENCH_ONLY:-}
 case $ONLY in
-'' | redis-benchmark | cluster) ;;
-*) echo "bench: error: BENCH_ONLY must be redis-benchmark or cluster (or unset), got '$ONLY'" >&2; exit 1 ;;
+'' | redis-benchmark | cluster | pool) ;;
+*) echo "bench: error: BENCH_ONLY must be redis-benchmark, cluster or pool (or unset), got '$ONLY'" >&2; exit 1 ;;
 esac
 
 redis_pid=
 redis_dir=
 memcached_pid=
+memcached_pids=() # the pool section's members
 tls_redis_pid=
 tls_dir=
 cluster_pids=()
@@ -92,10 +96,12 @@ cleanup() {
     if [[ -n $tls_dir ]]; then
         rm -rf "$tls_dir"
     fi
-    if [[ -n $memcached_pid ]] && kill -0 "$memcached_pid" 2>/dev/null; then
-        kill "$memcached_pid" 2>/dev/null || true
-        wait "$memcached_pid" 2>/dev/null || true
-    fi
+    for pid in "${memcached_pids[@]}" $memcached_pid; do
+        if kill -0 "$pid" 2>/dev/null; then
+            kill "$pid" 2>/dev/null || true
+            wait "$pid" 2>/dev/null || true
+        fi
+    done
     if [[ -n $redis_pid ]] && kill -0 "$redis_pid" 2>/dev/null; then
         kill "$redis_pid" 2>/dev/null || true
         wait "$redis_pid" 2>/dev/null || true
@@ -118,6 +124,8 @@ SCRIPT_NAME=bench
 . "$ROOT/scripts/lib.sh"
 # shellcheck source=scripts/bench-cluster.sh
 . "$ROOT/scripts/bench-cluster.sh"
+# shellcheck source=scripts/bench-pool.sh
+. "$ROOT/scripts/bench-pool.sh"
 
 # A CA and a server certificate for 127.0.0.1, made now and removed on exit.
 make_certs() {
@@ -159,11 +167,17 @@ start_tls_redis() {
 }
 
 # The same starting state for every run: empty database (the TLS server's during TLS rows;
-# during the cluster section every master's, with its statistics zeroed).
+# during the cluster section every master's, with its statistics zeroed; during the pool
+# section every member's, likewise).
 RESET_TLS=
 RESET_CLUSTER=
+RESET_POOL=
 reset_server() {
     local cli=(redis-cli -h 127.0.0.1 -p "$REDIS_PORT") port
+    if [[ -n $RESET_POOL ]]; then
+        reset_pool
+        return 0
+    fi
     if [[ -n $RESET_CLUSTER ]]; then
         for port in "${CLUSTER_PORTS[@]}"; do
             [[ $(redis-cli -h 127.0.0.1 -p "$port" FLUSHALL) == OK ]] || die "FLUSHALL failed on cluster node $port"
@@ -301,6 +315,10 @@ if [[ $ONLY == redis-benchmark ]]; then
 fi
 if [[ $ONLY == cluster ]]; then
     cluster_section
+    exit 0
+fi
+if [[ $ONLY == pool ]]; then
+    pool_section
     exit 0
 fi
 start_memcached 1
@@ -486,6 +504,9 @@ rb_frontend_section
 
 echo
 cluster_section
+
+echo
+pool_section
 
 # The loopback floor, memory per connection and the latency kvbench adds at one connection.
 # shellcheck source=scripts/bench-floor.sh
