@@ -124,17 +124,11 @@ cluster_section() {
     plain=$(printf '%s\n' "${rows[@]:-}" | awk '$1 == "kvbench" { printf "%s=%s ", $2, ($4 + $5) / $3 * 1e6 }')
     printf '%s\n' "${cluster_rows[@]}" | awk -v plain="$plain" '
         BEGIN {
-            printf "%-24s %8s %10s %8s %13s %8s %12s\n",
-                "tool", "pipeline", "requests", "CPU s", "CPU s/1M req", "wall s", "syscalls/req"
+            '"$ROW_TABLE_HEADER"'
             n_plain = split(plain, pairs, " ")
             for (i = 1; i <= n_plain; i++) { split(pairs[i], kv, "="); plain_cpu[kv[1]] = kv[2] }
         }
-        {
-            tool = $1; p = $2; cpu = $4 + $5; per_m = cpu / $3 * 1e6
-            printf "%-24s %8s %10d %8.2f %13.3f %8.2f %12.2f\n", tool, p, $3, cpu, per_m, $6, $7 / $8
-            cpu_per[tool, p] = per_m; sc[tool, p] = $7 / $8
-            if (!(p in seen)) { seen[p] = 1; order[++n] = p }
-        }
+        '"$ROW_TABLE_LINE"'
         END {
             print ""
             for (i = 1; i <= n; i++) {

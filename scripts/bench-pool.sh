@@ -112,17 +112,7 @@ pool_section() {
     RESET_POOL=
     echo
     echo "Pools: two memcached servers (--servers, ketama), memcache text, 1 thread, $CLIENTS clients (a connection to every member per client in the pool), ${DATA_SIZE} B values, $KEYS keys"
-    printf '%s\n' "${pool_rows_out[@]}" | awk '
-        BEGIN {
-            printf "%-24s %8s %10s %8s %13s %8s %12s\n",
-                "kvbench", "pipeline", "requests", "CPU s", "CPU s/1M req", "wall s", "syscalls/req"
-        }
-        {
-            tool = $1; p = $2; cpu = $4 + $5; per_m = cpu / $3 * 1e6
-            printf "%-24s %8s %10d %8.2f %13.3f %8.2f %12.2f\n", tool, p, $3, cpu, per_m, $6, $7 / $8
-            cpu_per[tool, p] = per_m; sc[tool, p] = $7 / $8
-            if (!(p in seen)) { seen[p] = 1; order[++n] = p }
-        }
+    printf '%s\n' "${pool_rows_out[@]}" | awk "BEGIN { $ROW_TABLE_HEADER } $ROW_TABLE_LINE"'
         END {
             print ""
             for (i = 1; i <= n; i++) {

@@ -191,6 +191,19 @@ reset_server() {
     [[ $("${cli[@]}" FLUSHALL) == OK ]] || die "FLUSHALL failed"
 }
 
+# A section's rows ("tool pipeline requests user sys wall syscalls straced_requests") as a
+# table: two parts of an awk program, shared by the cluster and pool sections.
+# ROW_TABLE_HEADER goes in BEGIN; ROW_TABLE_LINE is the per-line action, which also keeps
+# cpu_per[tool, p] (CPU s per 1M requests), sc[tool, p] (syscalls per request) and the
+# pipelines in order[1..n] for the section's END.
+ROW_TABLE_HEADER='printf "%-24s %8s %10s %8s %13s %8s %12s\n", "tool", "pipeline", "requests", "CPU s", "CPU s/1M req", "wall s", "syscalls/req"'
+ROW_TABLE_LINE='{
+    tool = $1; p = $2; cpu = $4 + $5; per_m = cpu / $3 * 1e6
+    printf "%-24s %8s %10d %8.2f %13.3f %8.2f %12.2f\n", tool, p, $3, cpu, per_m, $6, $7 / $8
+    cpu_per[tool, p] = per_m; sc[tool, p] = $7 / $8
+    if (!(p in seen)) { seen[p] = 1; order[++n] = p }
+}'
+
 # Run a client once under /usr/bin/time; sets CPU_USER, CPU_SYS and WALL (seconds) and
 # MAXRSS (peak resident set, KiB).
 timed_run() { # name cmd...
