@@ -71,9 +71,10 @@ fn stall_run(pacing: &[&str]) -> Value {
     let p = |key: &str| f64_at(totals, &["Percentile Latencies", key]);
     let (p95, p99) = (p("p95.00"), p("p99.00"));
     // A loaded machine stretches the stall (the server wakes late, the backlog drains
-    // slowly), which moves both up: the bounds leave room above, and a closed loop (p95
-    // of a few milliseconds) still fails them by far.
-    assert!((380.0..=700.0).contains(&p95), "response p95 {p95} ms");
+    // slowly), which moves both up: the bounds leave room above (706 ms was seen with the
+    // client also stopped for 350 ms every few seconds, as a stalled VM does), and a
+    // closed loop (p95 of a few milliseconds) still fails them by far.
+    assert!((380.0..=900.0).contains(&p95), "response p95 {p95} ms");
     assert!((800.0..=1500.0).contains(&p99), "response p99 {p99} ms");
     let s = |key: &str| f64_at(totals, &["Service Latency", "Percentile Latencies", key]);
     let (s90, s99) = (s("p90.00"), s("p99.00"));

@@ -514,6 +514,45 @@ fn cluster_discovery_over_tls_on_plaintext_redis_says_drop_tls() {
     assert!(took < Duration::from_secs(20), "took {took:?}");
 }
 
+/// Sends `signal` (`-STOP`, `-CONT`) to process `pid` with kill(1).
+fn signal(signal: &str, pid: &str) {
+    let status = std::process::Command::new("kill")
+        .args([signal, pid])
+        .status()
+        .expect("kill runs");
+    assert!(status.success(), "kill {signal} {pid}");
+}
+
+/// A discovery whose process is stopped and continued now and then (job control, a
+/// debugger, a loaded machine) still ends at its timeout: an interrupted read used to
+/// start the 5 s again, so a stop every second made it wait for ever.
+#[test]
+fn cluster_discovery_ends_at_its_timeout_through_stops() {
+    let pki = TestPki::generate();
+    let server = RedisServer::start();
+    let started = Instant::now();
+    let mut run = common::kvbench_at(server.port, &["--hide-histogram", "--cluster-mode"])
+        .args(&concat(&[load_args(1), tls_args(&pki)]))
+        .spawn();
+    let pid = run.pid().to_string();
+    // The fault itself, not a wait for a condition: stopped for 0.1 s in every second
+    // while it runs (a child that exited during the pause is not yet reaped, so the PID
+    // is still its own), for at most 30 s.
+    while !run.has_exited() && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(900));
+        signal("-STOP", &pid);
+        std::thread::sleep(Duration::from_millis(100));
+        signal("-CONT", &pid);
+    }
+    let out = run.wait(Duration::from_secs(10));
+    assert_failure(
+        &out,
+        &["TLS handshake with", "plaintext port", "drop --tls"],
+    );
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+}
+
 /// `--connection-timeout` bounds the handshake in place of the built-in guard.
 #[test]
 fn connection_timeout_bounds_the_tls_handshake() {

@@ -14,6 +14,7 @@ use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::engine::deadline_stream::DeadlineStream;
 use crate::engine::failure::describe;
 use crate::engine::tls;
 use crate::plan::{Endpoint, Plan, TlsSettings};
@@ -248,9 +249,9 @@ pub fn discover(plan: &Plan) -> Result<Topology, String> {
     let peer = format!("{host}:{}", addr.port());
     let stream = TcpStream::connect_timeout(addr, DISCOVERY_TIMEOUT)
         .map_err(|e| format!("cannot connect to {peer}: {}", describe(&e)))?;
-    let _ = stream.set_read_timeout(Some(DISCOVERY_TIMEOUT));
-    let _ = stream.set_write_timeout(Some(DISCOVERY_TIMEOUT));
     let _ = stream.set_nodelay(true);
+    // The handshake, then the CLUSTER SLOTS exchange, each within the timeout as a whole.
+    let mut stream = DeadlineStream::new(stream, DISCOVERY_TIMEOUT);
     match &plan.server.tls {
         Some(tls) => {
             let mut session = rustls::ClientConnection::new(
@@ -259,23 +260,20 @@ pub fn discover(plan: &Plan) -> Result<Topology, String> {
             )
             .map_err(|e| format!("TLS with {peer} failed: {e}"))?;
             // The handshake on its own, so that a failure reads as one (a plaintext port
-            // stays silent until the read timeout), not as a failed CLUSTER SLOTS.
-            let mut tcp = stream;
+            // stays silent until the timeout), not as a failed CLUSTER SLOTS.
             while session.is_handshaking() {
-                session.complete_io(&mut tcp).map_err(|e| {
+                session.complete_io(&mut stream).map_err(|e| {
                     format!(
                         "TLS handshake with {peer} failed: {}",
                         handshake_problem(plan, tls, &e)
                     )
                 })?;
             }
-            let mut stream = rustls::StreamOwned::new(session, tcp);
+            stream.restart();
+            let mut stream = rustls::StreamOwned::new(session, stream);
             ask_slots(&mut stream, plan, host, &peer)
         }
-        None => {
-            let mut stream = stream;
-            ask_slots(&mut stream, plan, host, &peer)
-        }
+        None => ask_slots(&mut stream, plan, host, &peer),
     }
 }
 

@@ -14,7 +14,8 @@
 //!            handshake deadlines, open-loop send times)
 //!   generator  one client's request stream; verify: the verification pass's keys
 //!   budget   a request count shared by every client; progress: live totals between
-//!            seconds; query: one-shot questions to a server (CONFIG GET)
+//!            seconds; query: one-shot questions to a server (CONFIG GET);
+//!            deadline_stream: one deadline for such an exchange (and discovery's)
 //! ```
 
 pub mod budget;
@@ -22,6 +23,7 @@ pub mod busy_poll;
 pub mod client;
 pub mod cluster;
 pub mod connection;
+pub mod deadline_stream;
 pub mod error_log;
 pub mod error_reply;
 pub mod failure;

@@ -15,13 +15,15 @@ use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::engine::deadline_stream::DeadlineStream;
 use crate::engine::failure::describe;
 use crate::plan::{Endpoint, Plan};
 use crate::protocol::resp::RespDecoder;
 use crate::protocol::resp_value::{Value, value};
 use crate::protocol::{Decode, Protocol, encode_auth, resp_encode};
 
-/// How long a query may wait to connect, and for each read or write.
+/// How long a query may wait to connect, and then for the whole exchange (a TLS handshake
+/// included).
 const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Sends `commands` (each a list of arguments) to `endpoint`, after AUTH when the plan
@@ -67,16 +69,14 @@ pub fn query_with_auth(
     let connect_failed = |e: std::io::Error| format!("cannot connect to {peer}: {}", describe(&e));
     let buf = match endpoint {
         Endpoint::Unix(path) => {
-            let mut stream = UnixStream::connect(path).map_err(connect_failed)?;
-            let _ = stream.set_read_timeout(Some(QUERY_TIMEOUT));
-            let _ = stream.set_write_timeout(Some(QUERY_TIMEOUT));
+            let stream = UnixStream::connect(path).map_err(connect_failed)?;
+            let mut stream = DeadlineStream::new(stream, QUERY_TIMEOUT);
             exchange(&mut stream, &request, replies, &peer)?
         }
         Endpoint::Tcp { addr, .. } => {
             let stream = TcpStream::connect_timeout(addr, QUERY_TIMEOUT).map_err(connect_failed)?;
-            let _ = stream.set_read_timeout(Some(QUERY_TIMEOUT));
-            let _ = stream.set_write_timeout(Some(QUERY_TIMEOUT));
             let _ = stream.set_nodelay(true);
+            let stream = DeadlineStream::new(stream, QUERY_TIMEOUT);
             match &plan.server.tls {
                 Some(tls) => {
                     let session = rustls::ClientConnection::new(

@@ -305,6 +305,12 @@ impl Background {
         self.child.id()
     }
 
+    /// Whether it has exited (it is reaped then; [`Background::wait`] still returns its
+    /// status).
+    pub fn has_exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
     /// What it printed on stdout so far.
     pub fn stdout_so_far(&self) -> String {
         self.stdout.as_ref().map(Drained::text).unwrap_or_default()

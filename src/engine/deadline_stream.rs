@@ -1,0 +1,129 @@
+//! A blocking socket with one deadline for a whole exchange, for the one-shot
+//! conversations before the event loops (cluster discovery, queries). A socket timeout
+//! alone bounds each read, not the exchange: a read interrupted by a signal (a stop and
+//! continue, as a debugger or a loaded machine's job control does) is retried by rustls
+//! and `write_all` with the full timeout again, so interruptions spaced closer than the
+//! timeout made the wait endless. Here every read and write gets only what is left of the
+//! deadline, an interrupted call is retried within it, and once it has passed a call
+//! fails as a timeout would (`WouldBlock`, what a socket timeout returns).
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
+
+/// A socket whose read and write timeouts can be set (TCP or Unix).
+pub trait TimedSocket: Read + Write {
+    fn set_timeouts(&self, timeout: Duration) -> io::Result<()>;
+}
+
+impl TimedSocket for TcpStream {
+    fn set_timeouts(&self, timeout: Duration) -> io::Result<()> {
+        self.set_read_timeout(Some(timeout))?;
+        self.set_write_timeout(Some(timeout))
+    }
+}
+
+impl TimedSocket for UnixStream {
+    fn set_timeouts(&self, timeout: Duration) -> io::Result<()> {
+        self.set_read_timeout(Some(timeout))?;
+        self.set_write_timeout(Some(timeout))
+    }
+}
+
+/// `socket`, every read and write of which ends by `deadline`.
+#[derive(Debug)]
+pub struct DeadlineStream<S> {
+    socket: S,
+    deadline: Instant,
+    /// How long an exchange may take (what [`restart`](Self::restart) allows again).
+    timeout: Duration,
+}
+
+impl<S: TimedSocket> DeadlineStream<S> {
+    /// `socket` with `timeout` from now for the exchange.
+    pub fn new(socket: S, timeout: Duration) -> Self {
+        DeadlineStream {
+            socket,
+            deadline: Instant::now() + timeout,
+            timeout,
+        }
+    }
+
+    /// A new exchange on the same socket (e.g. the query after a TLS handshake): the
+    /// whole timeout again from now.
+    pub fn restart(&mut self) {
+        self.deadline = Instant::now() + self.timeout;
+    }
+
+    /// Runs `call` with the socket's timeouts set to what is left of the deadline,
+    /// again while it is interrupted; a timeout once the deadline has passed.
+    fn within<T>(&mut self, mut call: impl FnMut(&mut S) -> io::Result<T>) -> io::Result<T> {
+        loop {
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    format!("no answer within {} s", self.timeout.as_secs_f64()),
+                ));
+            }
+            self.socket.set_timeouts(left)?;
+            match call(&mut self.socket) {
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                outcome => return outcome,
+            }
+        }
+    }
+}
+
+impl<S: TimedSocket> Read for DeadlineStream<S> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.within(|socket| socket.read(buf))
+    }
+}
+
+impl<S: TimedSocket> Write for DeadlineStream<S> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.within(|socket| socket.write(buf))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.within(Write::flush)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_silent_peer_times_out_at_the_deadline() {
+        let (ours, _theirs) = UnixStream::pair().expect("socket pair");
+        let mut stream = DeadlineStream::new(ours, Duration::from_millis(200));
+        let started = Instant::now();
+        let err = stream.read(&mut [0u8; 16]).expect_err("nothing was sent");
+        assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
+        let took = started.elapsed();
+        assert!(took >= Duration::from_millis(200), "{took:?}");
+        // Once the deadline has passed, a call fails at once; restart allows it again.
+        let err = stream.read(&mut [0u8; 16]).expect_err("past the deadline");
+        assert!(err.to_string().contains("no answer within 0.2 s"), "{err}");
+        stream.restart();
+        assert!(stream.deadline > Instant::now());
+    }
+
+    #[test]
+    fn reads_and_writes_go_through() {
+        let (ours, mut theirs) = UnixStream::pair().expect("socket pair");
+        let mut stream = DeadlineStream::new(ours, Duration::from_secs(5));
+        stream.write_all(b"PING\r\n").expect("write");
+        stream.flush().expect("flush");
+        let mut got = [0u8; 6];
+        theirs.read_exact(&mut got).expect("read");
+        assert_eq!(&got, b"PING\r\n");
+        theirs.write_all(b"+PONG\r\n").expect("answer");
+        let mut reply = [0u8; 7];
+        stream.read_exact(&mut reply).expect("reply");
+        assert_eq!(&reply, b"+PONG\r\n");
+    }
+}
