@@ -12,7 +12,8 @@
 
 use std::time::Duration;
 
-use super::flags::{Options, SAMPLE_PERIOD_US};
+use super::flags::{Options, Resolved, SAMPLE_PERIOD_US};
+use super::windows::Mode;
 use crate::error::{Error, Result};
 use crate::plan::{
     Arrival, ClusterRouting, DataSet, ErrorReplies, FlagNames, Load, LoadShape, Outputs, Pacing,
@@ -148,6 +149,22 @@ pub fn probe_plan(options: &Options, sink: SampleSink) -> Result<Plan> {
     })
 }
 
+/// How many probes a one-shot window (`Mode::Once`) of `--open-loop` can count, plus one:
+/// the bound the run gets in place of "until the session stops it".
+///
+/// Probes go out every sample period from the first, which starts the window, and the
+/// window closes at the first reply after its length: the reply to probe
+/// `ceil(W / period)` at the latest (due at or after the end), and the probe after that
+/// is due strictly after it, so its reply always would. Without the bound, a stall that
+/// spans the window's end (the process stopped, a VM held off the CPU) left a backlog of
+/// later probes that the engine sent, as soon as it ran again, before the session saw the
+/// late reply and stopped it: 34 probes the window never counted. The closed loop (the
+/// default) has no backlog to send.
+pub fn one_window_probes(options: &Options, resolved: &Resolved) -> Option<u64> {
+    (options.open_loop && resolved.mode == Mode::Once)
+        .then(|| resolved.interval_us.div_ceil(SAMPLE_PERIOD_US) + 2)
+}
+
 /// `-a` (or the URI's) credentials with `--user` applied: redis-cli's `--user USER -a
 /// PASSWORD`.
 fn credentials(given: Option<Credentials>, user: Option<&str>) -> Result<Option<Credentials>> {
@@ -209,6 +226,33 @@ mod tests {
         assert!(p.outputs.samples.is_some());
         assert_eq!(p.server.endpoint.name(), "127.0.0.1:7000");
         assert_eq!(p.row_names().len(), 1);
+    }
+
+    #[test]
+    fn a_one_shot_open_loop_window_bounds_the_probes() {
+        let options = |args: &[&str]| -> Options {
+            let argv = std::iter::once("kvbench latency")
+                .chain(args.iter().copied())
+                .map(OsString::from)
+                .collect();
+            match parse(argv) {
+                Ok(Parsed::Run(o)) => *o,
+                other => panic!("{other:?}"),
+            }
+        };
+        // Not a terminal: raw output, one window. 0.3 s at 10 ms: probes 0..=30 can be
+        // counted (30 is due at the end), 31 is due after it.
+        let o = options(&["--open-loop", "-i", "0.3", "--raw"]);
+        assert_eq!(one_window_probes(&o, &o.resolve(false)), Some(32));
+        let o = options(&["--open-loop", "-i", "0.305", "--raw"]);
+        assert_eq!(one_window_probes(&o, &o.resolve(false)), Some(33));
+        // The closed loop, a terminal's live figures and a history of windows: no bound.
+        let o = options(&["-i", "0.3", "--raw"]);
+        assert_eq!(one_window_probes(&o, &o.resolve(false)), None);
+        let o = options(&["--open-loop", "-i", "0.3"]);
+        assert_eq!(one_window_probes(&o, &o.resolve(true)), None);
+        let o = options(&["--open-loop", "--history", "-i", "1", "--raw"]);
+        assert_eq!(one_window_probes(&o, &o.resolve(false)), None);
     }
 
     #[test]

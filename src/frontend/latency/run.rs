@@ -16,7 +16,10 @@
 //! may leave the one probe in flight then uncounted).
 //!
 //! A sample's latency: redis-cli's default (closed loop) times each request from its
-//! send; `--open-loop` from when it was due, so a stall counts in every probe it held.
+//! send; `--open-loop` from when it was due, so a stall counts in every probe it held. An
+//! open-loop one-shot window goes further: the run is bounded to the probes it can count
+//! and the window closes by due time, so the server sees exactly the probes counted even
+//! when a stall spans the window's end.
 //!
 //! Exit status: 0 after a one-shot window; 128 + the signal after Ctrl-C; 1 for a bad
 //! flag, an unreachable server, a refused password or TLS handshake, an error reply, or a
@@ -32,12 +35,12 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use super::flags::{Options, Parsed, SAMPLE_PERIOD_US, parse};
-use super::probe::probe_plan;
+use super::probe::{one_window_probes, probe_plan};
 use super::session::{Flow, Session};
 use crate::console::print_now;
 use crate::engine::{self, Outcome, RunObserver, StopSwitch};
 use crate::error::Error;
-use crate::plan::Sample;
+use crate::plan::{Sample, StopAt};
 use crate::report::check_file;
 use crate::signals;
 
@@ -56,7 +59,13 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         check_file(path)?;
     }
     let (tx, rx) = crossbeam_channel::unbounded();
-    let plan = Arc::new(probe_plan(&options, tx)?);
+    let stdout = std::io::stdout();
+    let stdout_is_tty = stdout.is_terminal();
+    let mut plan = probe_plan(&options, tx)?;
+    if let Some(probes) = one_window_probes(&options, &options.resolve(stdout_is_tty)) {
+        plan.load.stop = StopAt::RequestsPerClient(probes);
+    }
+    let plan = Arc::new(plan);
     signals::install();
     let stop = Stop::default();
     let engine_stop = stop.clone();
@@ -69,8 +78,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
             outcome
         })
         .map_err(|e| Error::run(format!("cannot start the probe: {e}")))?;
-    let stdout = std::io::stdout();
-    let probed = probe(&options, stdout.is_terminal(), &rx, stdout.lock(), &stop);
+    let probed = probe(&options, stdout_is_tty, &rx, stdout.lock(), &stop);
     stop.stop();
     let outcome = engine.join().map_err(|_| {
         Error::run("internal error: the probe's engine thread stopped unexpectedly")
@@ -118,6 +126,10 @@ fn probe<W: Write>(
     stop: &Stop,
 ) -> Result<Ended, Error> {
     let origin = Instant::now();
+    // An open-loop one-shot window holds the probes due within it and the first due
+    // after it (the run sends no more: `one_window_probes`), whenever their replies come:
+    // a stall that spans the end still counts in every probe it held.
+    let by_due_time = one_window_probes(options, &options.resolve(stdout_is_tty)).is_some();
     let us = |t: Instant| t.saturating_duration_since(origin).as_micros() as u64;
     let period = Duration::from_micros(SAMPLE_PERIOD_US);
     // The first window starts with the first probe, not with connecting.
@@ -151,7 +163,12 @@ fn probe<W: Write>(
                 } else {
                     sample.service_us()
                 };
-                s.sample(us(sample.received), latency_us)?
+                let at = if by_due_time {
+                    sample.intended
+                } else {
+                    sample.received
+                };
+                s.sample(us(at), latency_us)?
             }
             Err(RecvTimeoutError::Timeout) => match session.as_mut() {
                 Some(s) => s.tick(us(Instant::now()))?,
