@@ -50,10 +50,12 @@ fn stall_run(pacing: &[&str]) -> Value {
     let totals = &json["ALL STATS"]["Totals"];
     let count = totals["Count"].as_u64().unwrap();
     // The stall did not lower the rate: every request due was sent, late. A closed loop
-    // would have skipped the stall's 2000; the lower bound leaves 250 ms of requests (at
+    // would have skipped the stall's 2000; the lower bound leaves 400 ms of requests (at
     // 2000/s) still unsent or in flight at the end, for a loaded machine that held the
-    // client off the CPU there, and the schedule's own count of what was due is exact.
-    assert!((19_500..=20_010).contains(&count), "count {count}");
+    // client off the CPU there (CI saw a 346 ms stop; 19 459 was counted with kvbench
+    // stopped for 350 ms every few seconds), and the schedule's own count of what was
+    // due is exact.
+    assert!((19_200..=20_010).contains(&count), "count {count}");
     let due = json["ALL STATS"]["Schedule"]["Sent"].as_u64().unwrap()
         + json["ALL STATS"]["Schedule"]["Unsent At End"]
             .as_u64()
