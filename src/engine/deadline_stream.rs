@@ -4,13 +4,16 @@
 //! continue, as a debugger or a loaded machine's job control does) is retried by rustls
 //! and `write_all` with the full timeout again, so interruptions spaced closer than the
 //! timeout made the wait endless. Here every read and write gets only what is left of the
-//! deadline, an interrupted call is retried within it, and once it has passed a call
-//! fails as a timeout would (`WouldBlock`, what a socket timeout returns).
+//! deadline, an interrupted call is retried within it (unless a stop signal came: Ctrl-C
+//! ends the exchange at once), and once it has passed a call fails as a timeout would
+//! (`WouldBlock`, what a socket timeout returns).
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
+
+use crate::signals;
 
 /// A socket whose read and write timeouts can be set (TCP or Unix).
 pub trait TimedSocket: Read + Write {
@@ -69,7 +72,13 @@ impl<S: TimedSocket> DeadlineStream<S> {
             }
             self.socket.set_timeouts(left)?;
             match call(&mut self.socket) {
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                // Ctrl-C (or SIGTERM) ends the exchange at once: a kind rustls does not
+                // retry, so a handshake stops too.
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {
+                    if signals::received().is_some() {
+                        return Err(io::Error::other("interrupted"));
+                    }
+                }
                 outcome => return outcome,
             }
         }
@@ -88,7 +97,8 @@ impl<S: TimedSocket> Write for DeadlineStream<S> {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.within(Write::flush)
+        // Nothing is buffered here (a socket's flush does nothing): no deadline to apply.
+        self.socket.flush()
     }
 }
 

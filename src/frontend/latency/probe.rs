@@ -149,20 +149,19 @@ pub fn probe_plan(options: &Options, sink: SampleSink) -> Result<Plan> {
     })
 }
 
-/// How many probes a one-shot window (`Mode::Once`) of `--open-loop` can count, plus one:
-/// the bound the run gets in place of "until the session stops it".
+/// How many probes a one-shot window (`Mode::Once`) of `--open-loop` counts: the bound
+/// the run gets in place of "until the session stops it".
 ///
 /// Probes go out every sample period from the first, which starts the window, and the
-/// window closes at the first reply after its length: the reply to probe
-/// `ceil(W / period)` at the latest (due at or after the end), and the probe after that
-/// is due strictly after it, so its reply always would. Without the bound, a stall that
-/// spans the window's end (the process stopped, a VM held off the CPU) left a backlog of
-/// later probes that the engine sent, as soon as it ran again, before the session saw the
-/// late reply and stopped it: 34 probes the window never counted. The closed loop (the
-/// default) has no backlog to send.
+/// window closes (by due time) at the first probe due strictly after its length, which it
+/// counts: probe `floor(W / period) + 1`, so the run sends probes 0 to that one. Without
+/// the bound, a stall that spans the window's end (the process stopped, a VM held off the
+/// CPU) left a backlog of later probes that the engine sent, as soon as it ran again,
+/// before the session saw the late reply and stopped it: 34 probes the window never
+/// counted. The closed loop (the default) has no backlog to send.
 pub fn one_window_probes(options: &Options, resolved: &Resolved) -> Option<u64> {
     (options.open_loop && resolved.mode == Mode::Once)
-        .then(|| resolved.interval_us.div_ceil(SAMPLE_PERIOD_US) + 2)
+        .then(|| resolved.interval_us / SAMPLE_PERIOD_US + 2)
 }
 
 /// `-a` (or the URI's) credentials with `--user` applied: redis-cli's `--user USER -a
@@ -240,11 +239,14 @@ mod tests {
                 other => panic!("{other:?}"),
             }
         };
-        // Not a terminal: raw output, one window. 0.3 s at 10 ms: probes 0..=30 can be
-        // counted (30 is due at the end), 31 is due after it.
+        // Not a terminal: raw output, one window. 0.3 s at 10 ms: probes 0..=30 are due
+        // within it (30 at its end), 31 is the first due after it and closes it.
         let o = options(&["--open-loop", "-i", "0.3", "--raw"]);
         assert_eq!(one_window_probes(&o, &o.resolve(false)), Some(32));
+        // 0.305 s: 31 (due at 310 ms) closes it too.
         let o = options(&["--open-loop", "-i", "0.305", "--raw"]);
+        assert_eq!(one_window_probes(&o, &o.resolve(false)), Some(32));
+        let o = options(&["--open-loop", "-i", "0.31", "--raw"]);
         assert_eq!(one_window_probes(&o, &o.resolve(false)), Some(33));
         // The closed loop, a terminal's live figures and a history of windows: no bound.
         let o = options(&["-i", "0.3", "--raw"]);

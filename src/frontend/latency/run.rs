@@ -66,6 +66,9 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         plan.load.stop = StopAt::RequestsPerClient(probes);
     }
     let plan = Arc::new(plan);
+    // The clock the session reads every time on: before the engine can send a probe, so
+    // that no due time falls before it (and none is cut to 0).
+    let origin = Instant::now();
     signals::install();
     let stop = Stop::default();
     let engine_stop = stop.clone();
@@ -78,7 +81,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
             outcome
         })
         .map_err(|e| Error::run(format!("cannot start the probe: {e}")))?;
-    let probed = probe(&options, stdout_is_tty, &rx, stdout.lock(), &stop);
+    let probed = probe(&options, stdout_is_tty, origin, &rx, stdout.lock(), &stop);
     stop.stop();
     let outcome = engine.join().map_err(|_| {
         Error::run("internal error: the probe's engine thread stopped unexpectedly")
@@ -121,11 +124,11 @@ fn finish(outcome: Outcome, ended: Ended) -> Result<u8, Error> {
 fn probe<W: Write>(
     options: &Options,
     stdout_is_tty: bool,
+    origin: Instant,
     rx: &Receiver<Sample>,
     out: W,
     stop: &Stop,
 ) -> Result<Ended, Error> {
-    let origin = Instant::now();
     // An open-loop one-shot window holds the probes due within it and the first due
     // after it (the run sends no more: `one_window_probes`), whenever their replies come:
     // a stall that spans the end still counts in every probe it held.
