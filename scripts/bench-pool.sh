@@ -46,6 +46,21 @@ memcached_command() { # port command
     exec 4<&-
 }
 
+# Stops the members once the section is done (so the sections after it run beside the
+# main servers only) and takes their PIDs off cleanup's list.
+stop_pool() {
+    local pid keep=()
+    for pid in "${POOL_PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    for pid in "${memcached_pids[@]}"; do
+        [[ " ${POOL_PIDS[*]} " == *" $pid "* ]] || keep+=("$pid")
+    done
+    memcached_pids=("${keep[@]}")
+    POOL_PIDS=()
+}
+
 # Empties every member and zeroes its counters (bench.sh's reset_server, pool section).
 reset_pool() {
     local port
@@ -131,4 +146,5 @@ pool_section() {
                 f[1], f[2], f[3], 100 * f[2] / total, 100 * f[3] / total }'
     done
     steal_line "the pool section"
+    stop_pool
 }
