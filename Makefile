@@ -19,7 +19,7 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 CARGO ?= cargo
 
-.PHONY: all deps build demo test lint bench fuzz soak clean install install-links man
+.PHONY: all deps build demo test lint bench fuzz soak stops clean install install-links man
 PREFIX ?= /usr/local
 DESTDIR ?=
 
@@ -51,6 +51,10 @@ fuzz:
 
 soak: deps
 	bash scripts/soak.sh
+
+# The whole suite with every kvbench it starts stopped now and then (not in CI).
+stops: deps
+	bash scripts/stops.sh
 
 # Only cargo is needed to install: no servers (deps) for this one.
 install:
