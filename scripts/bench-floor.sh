@@ -14,7 +14,7 @@
 # other work, so CPU seconds are noisy: each side's figure is the best of FLOOR_RUNS runs
 # (the least disturbed one), the sides taking turns, and the ratio is kvbench's best over
 # the floor's best.
-# Uses bench.sh's die, steal_mark, steal_line, reset_server, KVBENCH, OUT_DIR, SCALE,
+# Uses bench.sh's die, memcached_command, steal_mark, steal_line, reset_server, KVBENCH, OUT_DIR, SCALE,
 # PIPELINES, REDIS_PORT and MEMCACHED_PORT.
 
 FLOOR=$OUT_DIR/floor
@@ -27,12 +27,7 @@ floor_per_client() { # pipeline
 
 # memcached's counterpart of reset_server: an empty cache before each run.
 flush_memcached() {
-    local reply
-    exec 3<>"/dev/tcp/127.0.0.1/$MEMCACHED_PORT" || die "cannot reach memcached"
-    printf 'flush_all\r\n' >&3
-    read -r reply <&3
-    exec 3<&-
-    [[ $reply == OK* ]] || die "memcached flush_all failed: $reply"
+    [[ $(memcached_command "$MEMCACHED_PORT" flush_all) == OK ]] || die "memcached flush_all failed"
 }
 
 # Runs cmd once (run number RUN); sets CPU to its CPU seconds (user+sys, from the child's

@@ -7,7 +7,7 @@
 # requests are checked against what the members counted (`stats`: cmd_get + cmd_set),
 # member by member: kvbench's PER SERVER rows (JSON "Servers") must match the servers.
 #
-# Uses lib.sh's start_memcached and bench.sh's timed_run, strace_run, steal_mark,
+# Uses lib.sh's start_memcached and bench.sh's memcached_command, timed_run, strace_run, steal_mark,
 # steal_line, die and its load variables; it adds each member's PID to memcached_pids,
 # which bench.sh's cleanup stops, and leaves MEMCACHED_PORT naming the main memcached.
 
@@ -30,20 +30,6 @@ start_pool_member() {
     POOL_PIDS+=("${memcached_pids[-1]}")
     POOL_PORTS+=("$MEMCACHED_PORT")
     MEMCACHED_PORT=$main_port
-}
-
-# Sends one memcached command line to member `port` and prints the answer up to END or
-# OK (memcached's text protocol; bash's /dev/tcp, so nothing else is needed).
-memcached_command() { # port command
-    local line
-    exec 4<>"/dev/tcp/127.0.0.1/$1" || die "cannot reach the pool member on port $1"
-    printf '%s\r\n' "$2" >&4
-    while IFS= read -r -t 10 line <&4; do
-        line=${line%$'\r'}
-        printf '%s\n' "$line"
-        [[ $line == END || $line == OK || $line == RESET || $line == ERROR ]] && break
-    done
-    exec 4<&-
 }
 
 # Stops the members once the section is done (so the sections after it run beside the

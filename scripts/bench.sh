@@ -191,6 +191,20 @@ reset_server() {
     [[ $("${cli[@]}" FLUSHALL) == OK ]] || die "FLUSHALL failed"
 }
 
+# Sends one memcached command line to the memcached on `port` and prints the answer up
+# to END, OK, RESET or ERROR (the text protocol, over bash's /dev/tcp).
+memcached_command() { # port command
+    local line
+    exec 4<>"/dev/tcp/127.0.0.1/$1" || die "cannot reach memcached on port $1"
+    printf '%s\r\n' "$2" >&4
+    while IFS= read -r -t 10 line <&4; do
+        line=${line%$'\r'}
+        printf '%s\n' "$line"
+        [[ $line == END || $line == OK || $line == RESET || $line == ERROR ]] && break
+    done
+    exec 4<&-
+}
+
 # A section's rows ("tool pipeline requests user sys wall syscalls straced_requests") as a
 # table: two parts of an awk program, shared by the cluster and pool sections.
 # ROW_TABLE_HEADER goes in BEGIN; ROW_TABLE_LINE is the per-line action, which also keeps

@@ -535,13 +535,17 @@ fn cluster_discovery_ends_at_its_timeout_through_stops() {
         .args(&concat(&[load_args(1), tls_args(&pki)]))
         .spawn();
     let pid = run.pid().to_string();
-    // The fault itself, not a wait for a condition: stopped for 0.1 s in every second
-    // while it runs (a child that exited during the pause is not yet reaped, so the PID
-    // is still its own), for at most 30 s.
-    while !run.has_exited() && started.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(900));
+    // The fault: stopped for 0.1 s in every second until it exits (at most 30 s). A
+    // child that exited is reaped by the poll and never signalled after it: its PID may
+    // be another process's by then.
+    while started.elapsed() < Duration::from_secs(30)
+        && !run.exited_within(Duration::from_millis(900))
+    {
         signal("-STOP", &pid);
-        std::thread::sleep(Duration::from_millis(100));
+        // It cannot exit while stopped: this poll is the stop's length.
+        if run.exited_within(Duration::from_millis(100)) {
+            break;
+        }
         signal("-CONT", &pid);
     }
     let out = run.wait(Duration::from_secs(10));

@@ -305,10 +305,19 @@ impl Background {
         self.child.id()
     }
 
-    /// Whether it has exited (it is reaped then; [`Background::wait`] still returns its
-    /// status).
-    pub fn has_exited(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(Some(_)))
+    /// Whether it exits within `within`, polled (it is reaped then; [`Background::wait`]
+    /// still returns its status, and its PID is no longer its own).
+    pub fn exited_within(&mut self, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        loop {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
     }
 
     /// What it printed on stdout so far.

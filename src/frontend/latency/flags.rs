@@ -373,20 +373,24 @@ fn parse_protocol(raw: &str) -> Result<Protocol, String> {
         .ok_or_else(|| "use redis, resp2, resp3, memcache_text or memcache_binary".to_string())
 }
 
+/// The options of a `kvbench latency` command line (without the program name) that must
+/// parse: for the tests of this front end's modules.
+#[cfg(test)]
+pub(super) fn parsed_options(args: &[&str]) -> Options {
+    let argv = std::iter::once("kvbench latency")
+        .chain(args.iter().copied())
+        .map(OsString::from)
+        .collect();
+    match parse(argv) {
+        Ok(Parsed::Run(o)) => *o,
+        other => panic!("{args:?}: {other:?}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::parsed_options as options;
     use super::*;
-
-    fn options(args: &[&str]) -> Options {
-        let argv = std::iter::once("kvbench latency")
-            .chain(args.iter().copied())
-            .map(OsString::from)
-            .collect();
-        match parse(argv) {
-            Ok(Parsed::Run(o)) => *o,
-            other => panic!("{args:?}: {other:?}"),
-        }
-    }
 
     fn error(args: &[&str]) -> String {
         let argv = std::iter::once("kvbench latency")

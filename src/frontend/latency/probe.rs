@@ -184,24 +184,14 @@ fn credentials(given: Option<Credentials>, user: Option<&str>) -> Result<Option<
 
 #[cfg(test)]
 mod tests {
-    use std::ffi::OsString;
-
-    use super::super::flags::{Parsed, parse};
+    use super::super::flags::parsed_options;
     use super::*;
     use crate::plan::Endpoint;
     use crate::protocol::Protocol;
 
     fn plan(args: &[&str]) -> Result<Plan> {
-        let argv = std::iter::once("kvbench latency")
-            .chain(args.iter().copied())
-            .map(OsString::from)
-            .collect();
-        let options = match parse(argv) {
-            Ok(Parsed::Run(o)) => *o,
-            other => panic!("{other:?}"),
-        };
         let (tx, _rx) = crossbeam_channel::unbounded();
-        probe_plan(&options, tx)
+        probe_plan(&parsed_options(args), tx)
     }
 
     #[test]
@@ -229,16 +219,7 @@ mod tests {
 
     #[test]
     fn a_one_shot_open_loop_window_bounds_the_probes() {
-        let options = |args: &[&str]| -> Options {
-            let argv = std::iter::once("kvbench latency")
-                .chain(args.iter().copied())
-                .map(OsString::from)
-                .collect();
-            match parse(argv) {
-                Ok(Parsed::Run(o)) => *o,
-                other => panic!("{other:?}"),
-            }
-        };
+        let options = parsed_options;
         // Not a terminal: raw output, one window. 0.3 s at 10 ms: probes 0..=30 are due
         // within it (30 at its end), 31 is the first due after it and closes it.
         let o = options(&["--open-loop", "-i", "0.3", "--raw"]);

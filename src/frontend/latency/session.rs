@@ -121,23 +121,10 @@ fn stdout_error(e: std::io::Error) -> Error {
 
 #[cfg(test)]
 mod tests {
-    use std::ffi::OsString;
-
-    use super::super::flags::{Parsed, parse};
+    use super::super::flags::parsed_options as options;
     use super::*;
 
     const INTERVAL_US: u64 = 500_000;
-
-    fn options(args: &[&str]) -> Options {
-        let argv = std::iter::once("kvbench latency")
-            .chain(args.iter().copied())
-            .map(OsString::from)
-            .collect();
-        match parse(argv) {
-            Ok(Parsed::Run(o)) => *o,
-            other => panic!("{other:?}"),
-        }
-    }
 
     /// (count, avg text) of a figures line in any format: `min: 0, max: 5, avg: 0.37 (78
     /// samples)` or `0 4 0.45 49`.
