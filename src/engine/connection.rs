@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use mio::{Registry, Token};
 
+use crate::engine::clock::Stamp;
 pub use crate::engine::failure::{Failure, describe};
 use crate::engine::in_flight::{Pending, Purpose, Redirects};
 use crate::engine::in_flight_queue::{InFlight, PlainRequest};
@@ -442,7 +443,7 @@ impl Connection {
     }
 
     /// Puts the plain request begun as `started` in flight, sent as intended at
-    /// `sent_ns` (see [`nanos_since_epoch`](crate::engine::in_flight_queue::nanos_since_epoch)).
+    /// `sent_ns` (see [`nanos_since_epoch`](crate::engine::clock::nanos_since_epoch)).
     #[inline(always)]
     pub fn finish_plain(&mut self, started: Started, request: PlainRequest, sent_ns: u64) {
         let tx = self.tx_since(started);
@@ -485,8 +486,8 @@ impl Connection {
     /// read after the read. `Ok(None)` when the socket had nothing.
     pub fn read_some(
         &mut self,
-        ready_at: Option<Instant>,
-    ) -> Result<Option<(usize, usize, Instant)>, Failure> {
+        ready_at: Option<Stamp>,
+    ) -> Result<Option<(usize, usize, Stamp)>, Failure> {
         loop {
             self.make_read_space();
             let space = self.rbuf.len() - self.rend;
@@ -506,8 +507,8 @@ impl Connection {
                         // The socket may hold more: read more at once from now on.
                         self.read_size *= 2;
                     }
-                    let at = ready_at.unwrap_or_else(Instant::now);
-                    self.last_progress = at;
+                    let at = ready_at.unwrap_or_else(Stamp::now);
+                    self.last_progress = at.at;
                     return Ok(Some((n, space, at)));
                 }
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(None),

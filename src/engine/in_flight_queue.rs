@@ -13,32 +13,13 @@
 //! back as it was sent.
 
 use std::collections::VecDeque;
-use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use crate::engine::clock::epoch;
 use crate::engine::generator::Op;
 use crate::engine::in_flight::{Pending, Purpose, Request};
 use crate::protocol::Expect;
 use crate::stats::rows;
-
-/// The instant compact entries count their times from: taken once, before the first
-/// connection is made (see [`nanos_since_epoch`]).
-static EPOCH: OnceLock<Instant> = OnceLock::new();
-
-/// The process's time origin for compact entries, fixed by its first call (which
-/// [`InFlight::new`] makes, so it comes before any request is sent).
-#[inline]
-fn epoch() -> Instant {
-    *EPOCH.get_or_init(Instant::now)
-}
-
-/// `at` as nanoseconds after the epoch (0 for anything before it, which a request sent
-/// after its connection was made never is). A u64 of nanoseconds spans five centuries.
-#[inline]
-pub fn nanos_since_epoch(at: Instant) -> u64 {
-    let since = at.saturating_duration_since(epoch());
-    u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
-}
 
 /// What a compact entry is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,7 +81,7 @@ struct Entry {
 /// A compact entry lent to the reply loop: what recording its reply needs.
 #[derive(Clone, Copy, Debug)]
 pub struct PlainEntry {
-    /// When it was sent, nanoseconds after the epoch (see [`nanos_since_epoch`]).
+    /// When it was sent, nanoseconds after the epoch (see [`nanos_since_epoch`](crate::engine::clock::nanos_since_epoch)).
     pub sent_ns: u64,
     /// Bytes it took on the wire.
     pub tx: u32,
@@ -329,7 +310,9 @@ impl InFlight {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::clock::nanos_since_epoch;
     use crate::engine::in_flight::Redirects;
+    use std::time::Instant;
 
     fn work(op: Op) -> Pending {
         let request = Request::plain(op, rows::GET, Expect::Get);
@@ -469,15 +452,5 @@ mod tests {
         queue.push(full[1]);
         queue.clear();
         assert!(queue.is_empty() && queue.pop_front().is_none());
-    }
-
-    #[test]
-    fn times_before_the_epoch_are_its_start() {
-        let early = epoch().checked_sub(Duration::from_secs(1));
-        if let Some(early) = early {
-            assert_eq!(nanos_since_epoch(early), 0);
-        }
-        let later = epoch() + Duration::from_nanos(1_234_567_891);
-        assert_eq!(nanos_since_epoch(later), 1_234_567_891);
     }
 }

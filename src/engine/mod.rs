@@ -12,6 +12,7 @@
 //!   cluster  slot map, CLUSTER SLOTS discovery, MOVED/ASK; resolver: names off the loop
 //!   schedule open-loop intended send times; timer: a timerfd in the poll (TLS
 //!            handshake deadlines, open-loop send times)
+//!   clock    one clock reading as an Instant and nanoseconds, handed along a visit
 //!   generator  one client's request stream; verify: the verification pass's keys
 //!   budget   a request count shared by every client; progress: live totals between
 //!            seconds; query: one-shot questions to a server (CONFIG GET);
@@ -21,6 +22,7 @@
 pub mod budget;
 pub mod busy_poll;
 pub mod client;
+pub mod clock;
 pub mod cluster;
 pub mod connection;
 pub mod deadline_stream;

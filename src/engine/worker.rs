@@ -35,6 +35,7 @@ use rand::{Rng, SeedableRng};
 use crate::engine::budget::RequestBudget;
 use crate::engine::busy_poll::poll_spinning;
 use crate::engine::client::{Client, ClientContext, Status, plain_templates, split_token};
+use crate::engine::clock::Stamp;
 use crate::engine::cluster::Topology;
 use crate::engine::error_log::ErrorLog;
 use crate::engine::error_reply::FirstErrorReply;
@@ -313,10 +314,10 @@ impl Worker {
         // When the last poll returned: the closed loop's "now" for the pass after it (its
         // timers are coarse; the events' handling in between is short), and the receive
         // time of the replies the poll found waiting.
-        let mut woke = Instant::now();
+        let mut woke = Stamp::now();
         loop {
             // The open loop's schedule wants the clock itself.
-            let now = if open_loop { Instant::now() } else { woke };
+            let now = if open_loop { Instant::now() } else { woke.at };
             if !measuring && now >= self.measure_start {
                 measuring = true;
                 tally.start_measuring();
@@ -401,7 +402,7 @@ impl Worker {
                 }
                 _ => self.poll.poll(&mut events, Some(timeout)),
             };
-            woke = Instant::now();
+            woke = Stamp::now();
             if let Err(err) = polled {
                 if err.kind() == std::io::ErrorKind::Interrupted {
                     continue;

@@ -3,8 +3,8 @@
 
 use std::time::Instant;
 
+use crate::engine::clock::Stamp;
 use crate::engine::in_flight::Request;
-use crate::engine::in_flight_queue::nanos_since_epoch;
 use crate::plan::Plan;
 use crate::protocol::{Expect, Reply, ReplyKind};
 use crate::stats::rows;
@@ -22,11 +22,11 @@ pub(super) struct Elapsed {
 impl Elapsed {
     /// Nothing computed yet, for replies read at `received`.
     #[inline]
-    pub(super) fn new(received: Instant) -> Self {
+    pub(super) fn new(received: Stamp) -> Self {
         Elapsed {
-            received,
-            received_ns: nanos_since_epoch(received),
-            last: (received, 0),
+            received: received.at,
+            received_ns: received.ns,
+            last: (received.at, 0),
         }
     }
 

@@ -41,6 +41,7 @@ use mio::{Registry, Token};
 
 use crate::debug_log;
 use crate::engine::budget::RequestBudget;
+use crate::engine::clock::Stamp;
 use crate::engine::cluster::{PrefixedSlots, Topology};
 use crate::engine::connection::{Connection, Failure, Phase};
 use crate::engine::error_log::ErrorLog;
@@ -442,7 +443,7 @@ impl Client {
         if let Some(status) = self.unpark(plan, ctx) {
             return status;
         }
-        self.send_and_settle(plan, ctx)
+        self.send_and_settle(None, plan, ctx)
     }
 
     /// The stall watchdog, called by the worker once a second: a connection whose
@@ -470,12 +471,14 @@ impl Client {
     }
 
     /// Handles one readiness event of connection `conn`. `ready_at`: when the replies it
-    /// reads first are known to have been waiting (their receive time), if known.
+    /// reads first are known to have been waiting (their receive time), if known. The
+    /// plain closed loop stamps the requests it sends in the same visit with the last
+    /// read's clock reading (see [`clock`](crate::engine::clock)).
     pub fn handle_event(
         &mut self,
         conn: usize,
         event: &Event,
-        ready_at: Option<Instant>,
+        ready_at: Option<Stamp>,
         plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Status {
@@ -490,12 +493,16 @@ impl Client {
             // the generator (cleared once the backlog is gone).
             schedule.block();
         }
-        if let Err(failure) = self.drive(conn, event, ready_at, plan, ctx)
-            && let Some(status) = self.connection_failed(conn, failure, plan, ctx)
-        {
-            return status;
-        }
-        self.send_and_settle(plan, ctx)
+        let read_at = match self.drive(conn, event, ready_at, plan, ctx) {
+            Ok(read_at) => read_at,
+            Err(failure) => {
+                if let Some(status) = self.connection_failed(conn, failure, plan, ctx) {
+                    return status;
+                }
+                None
+            }
+        };
+        self.send_and_settle(read_at, plan, ctx)
     }
 
     /// Whether the client can send one more request now (open loop at a total rate: the
@@ -522,7 +529,7 @@ impl Client {
 
     /// A position of the worker's schedule is due: send what is due.
     pub fn on_due(&mut self, plan: &Plan, ctx: &mut ClientContext) -> Status {
-        self.send_and_settle(plan, ctx)
+        self.send_and_settle(None, plan, ctx)
     }
 
     /// At the end of an open-loop run: counts what this client leaves unanswered into
@@ -560,8 +567,14 @@ impl Client {
     }
 
     /// Fills and flushes every connection, then says whether the client is done.
-    fn send_and_settle(&mut self, plan: &Plan, ctx: &mut ClientContext) -> Status {
-        self.fill(plan, ctx);
+    /// `read_at`: the clock reading of this visit's last read, if it made one.
+    fn send_and_settle(
+        &mut self,
+        read_at: Option<Stamp>,
+        plan: &Plan,
+        ctx: &mut ClientContext,
+    ) -> Status {
+        self.fill(read_at, plan, ctx);
         if self.visibility.is_some() {
             self.poll_visibility(plan, ctx);
         }
@@ -609,24 +622,26 @@ impl Client {
     }
 
     /// Connect progress and replies on connection `i`; `ready_at` as for
-    /// [`handle_event`](Self::handle_event).
+    /// [`handle_event`](Self::handle_event). Returns the last read's clock reading.
     fn drive(
         &mut self,
         i: usize,
         event: &Event,
-        ready_at: Option<Instant>,
+        ready_at: Option<Stamp>,
         plan: &Plan,
         ctx: &mut ClientContext,
-    ) -> Result<(), Failure> {
+    ) -> Result<Option<Stamp>, Failure> {
         if self.conns[i].progress_connect(plan)? {
             self.connection_ready(i);
         }
+        let mut read_at = None;
         if event.is_readable() || event.is_read_closed() || event.is_error() {
             let peer_closed = event.is_read_closed();
             // Only the first read takes `ready_at`: a second one (the buffer was full) may
             // take bytes that came later, and reads the clock.
             let mut stamp = ready_at;
             while let Some((n, space, received)) = self.conns[i].read_some(stamp.take())? {
+                read_at = Some(received);
                 let was_ready = self.conns[i].is_ready();
                 self.take_answers(i, received, plan, ctx)?;
                 if !was_ready && self.conns[i].is_ready() {
@@ -651,7 +666,7 @@ impl Client {
             self.conns[i].close(ctx.registry);
             self.open(i, plan, ctx)?;
         }
-        Ok(())
+        Ok(read_at)
     }
 
     fn connection_ready(&mut self, i: usize) {

@@ -13,10 +13,11 @@ use crate::engine::client::counts::{Elapsed, hits_and_misses};
 use crate::engine::client::encode::{key_of, set_value};
 use crate::engine::client::send::Pacing;
 use crate::engine::client::{Client, ClientContext};
+use crate::engine::clock::Stamp;
 use crate::engine::connection::Take;
 use crate::engine::generator::Op;
 use crate::engine::in_flight::{Pending, Purpose, Redirects, Request};
-use crate::engine::in_flight_queue::{PlainEntry, PlainRequest, nanos_since_epoch};
+use crate::engine::in_flight_queue::{PlainEntry, PlainRequest};
 use crate::plan::{BatchWrap, Plan};
 use crate::protocol::templates::Templates;
 use crate::protocol::{Expect, Reply, ReplyKind};
@@ -64,12 +65,19 @@ impl Client {
 
     /// The plain closed loop's fill: as many new requests from the generator as the
     /// pipeline has room for (or the client's share, or the shared budget, has left), all
-    /// stamped with one clock read. A plain SET or GET, or the plan's request template,
-    /// is written here; any other request, a data offset, keys marked for a later
-    /// verification or request lines to print take [`Client::send_op`].
-    pub(super) fn fill_plain(&mut self, plan: &Plan, ctx: &mut ClientContext) {
+    /// stamped with one clock reading: `read_at`, the read in the same visit that made
+    /// their room, or the clock read now (see [`clock`](crate::engine::clock)). A plain
+    /// SET or GET, or the plan's request template, is written here; any other request,
+    /// a data offset, keys marked for a later verification or request lines to print
+    /// take [`Client::send_op`].
+    pub(super) fn fill_plain(
+        &mut self,
+        read_at: Option<Stamp>,
+        plan: &Plan,
+        ctx: &mut ClientContext,
+    ) {
         if self.router.by_key() {
-            return self.fill_plain_routed(plan, ctx);
+            return self.fill_plain_routed(read_at, plan, ctx);
         }
         let lean = plan.load.shape.data_offset == 0 && ctx.written.is_none() && !debug::enabled(2);
         let conn = &self.conns[0];
@@ -91,8 +99,7 @@ impl Client {
             let room = templates.get_room() * count as usize;
             self.conns[0].encoder().1.reserve(room);
         }
-        let at = Instant::now();
-        let at_ns = nanos_since_epoch(at);
+        let Stamp { at, ns: at_ns } = read_at.unwrap_or_else(Stamp::now);
         for _ in 0..count {
             let op = self.ops.next_op();
             match op {

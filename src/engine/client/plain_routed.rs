@@ -2,10 +2,11 @@
 //! per master, each request sent where its key's slot lives) or a pool's (a connection
 //! per member, each key where ketama or modula places it). What `plain` does for one
 //! server (compact in-flight entries, requests written from the templates, one clock
-//! read per fill), with the per-connection queues of `backlog` between the generator and
-//! full connections, as the general path keeps them (memtier_benchmark's per-connection
-//! key pools): a request for a full connection waits in that connection's queue while
-//! the generator goes on for the others, and stops only when that queue is full too.
+//! reading per fill, the visit's read when it made one), with the per-connection queues
+//! of `backlog` between the generator and full connections, as the general path keeps
+//! them (memtier_benchmark's per-connection key pools): a request for a full connection
+//! waits in that connection's queue while the generator goes on for the others, and
+//! stops only when that queue is full too.
 //!
 //! A generated key's cluster slot is hashed from its id's digits without writing the key
 //! out (`PrefixedSlots::id_slot`); a pool's placement, and any other request (a
@@ -17,23 +18,22 @@ use std::time::Instant;
 use crate::debug;
 use crate::engine::client::send::Held;
 use crate::engine::client::{Client, ClientContext};
+use crate::engine::clock::Stamp;
 use crate::engine::connection::Phase;
 use crate::engine::generator::Op;
 use crate::engine::in_flight::Redirects;
-use crate::engine::in_flight_queue::nanos_since_epoch;
 use crate::plan::Plan;
 
-/// The time a fill's requests are sent at, read once, when the first goes out.
-struct FillClock(Option<(Instant, u64)>);
+/// The time a fill's requests are sent at: the visit's read, or the clock read once,
+/// when the first goes out.
+struct FillClock(Option<Stamp>);
 
 impl FillClock {
-    /// The send time and its nanoseconds after the in-flight queue's epoch.
+    /// The send time and its nanoseconds after the epoch.
     #[inline]
     fn now(&mut self) -> (Instant, u64) {
-        *self.0.get_or_insert_with(|| {
-            let at = Instant::now();
-            (at, nanos_since_epoch(at))
-        })
+        let stamp = *self.0.get_or_insert_with(Stamp::now);
+        (stamp.at, stamp.ns)
     }
 }
 
@@ -42,9 +42,14 @@ impl Client {
     /// queued requests of every connection with room first, then the held one, then new
     /// ones, until a request finds its connection full and that connection's queue full
     /// too (it is held), or the client's share (or the shared budget) is spent.
-    pub(super) fn fill_plain_routed(&mut self, plan: &Plan, ctx: &mut ClientContext) {
+    pub(super) fn fill_plain_routed(
+        &mut self,
+        read_at: Option<Stamp>,
+        plan: &Plan,
+        ctx: &mut ClientContext,
+    ) {
         let lean = plan.load.shape.data_offset == 0 && ctx.written.is_none() && !debug::enabled(2);
-        let mut clock = FillClock(None);
+        let mut clock = FillClock(read_at);
         if !self.backlog.is_empty() {
             self.send_backlog_plainly(lean, &mut clock, plan, ctx);
         }

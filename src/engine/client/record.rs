@@ -8,6 +8,7 @@ use crate::debug_log;
 use crate::engine::client::counts::{Elapsed, hits_and_misses};
 use crate::engine::client::plain::PlainRecorder;
 use crate::engine::client::{Client, ClientContext, held};
+use crate::engine::clock::Stamp;
 use crate::engine::cluster::{self, Redirect};
 use crate::engine::connection::{Answer, Failure};
 use crate::engine::generator::Op;
@@ -23,7 +24,7 @@ impl Client {
     pub(super) fn take_answers(
         &mut self,
         i: usize,
-        received: Instant,
+        received: Stamp,
         plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Result<(), Failure> {
@@ -42,7 +43,7 @@ impl Client {
     fn take_plainly(
         &mut self,
         i: usize,
-        received: Instant,
+        received: Stamp,
         plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Result<(), Failure> {

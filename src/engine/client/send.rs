@@ -10,6 +10,7 @@ use std::time::Instant;
 use crate::engine::budget::RequestBudget;
 use crate::engine::client::held::NOT_HELD;
 use crate::engine::client::{Client, ClientContext};
+use crate::engine::clock::Stamp;
 use crate::engine::connection::Phase;
 use crate::engine::generator::Op;
 use crate::engine::in_flight::Redirects;
@@ -131,9 +132,11 @@ impl Client {
 
     /// Sends redirected requests first, then new ones, until connections are full, the
     /// client's share is sent, or (open loop) no position of the schedule is due.
-    pub(super) fn fill(&mut self, plan: &Plan, ctx: &mut ClientContext) {
+    /// `read_at`: this visit's last read, whose clock reading the plain closed loop
+    /// stamps its requests with.
+    pub(super) fn fill(&mut self, read_at: Option<Stamp>, plan: &Plan, ctx: &mut ClientContext) {
         if self.sends_plainly(ctx) {
-            self.fill_plain(plan, ctx);
+            self.fill_plain(read_at, plan, ctx);
             return;
         }
         if self.awaits_batch() {
