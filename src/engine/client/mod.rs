@@ -41,7 +41,7 @@ use mio::{Registry, Token};
 
 use crate::debug_log;
 use crate::engine::budget::RequestBudget;
-use crate::engine::clock::Stamp;
+use crate::engine::clock::{Stamp, send_time_after_read};
 use crate::engine::cluster::{PrefixedSlots, Topology};
 use crate::engine::connection::{Connection, Failure, Phase};
 use crate::engine::error_log::ErrorLog;
@@ -472,8 +472,8 @@ impl Client {
 
     /// Handles one readiness event of connection `conn`. `ready_at`: when the replies it
     /// reads first are known to have been waiting (their receive time), if known. The
-    /// plain closed loop stamps the requests it sends in the same visit with the last
-    /// read's clock reading (see [`clock`](crate::engine::clock)).
+    /// plain closed loop stamps the requests it sends in the same visit with the clock
+    /// reading taken after its last read (see [`clock`](crate::engine::clock)).
     pub fn handle_event(
         &mut self,
         conn: usize,
@@ -494,7 +494,9 @@ impl Client {
             schedule.block();
         }
         let read_at = match self.drive(conn, event, ready_at, plan, ctx) {
-            Ok(read_at) => read_at,
+            // Replies recorded the general way may have printed (`-D -D`, error lines):
+            // the next batch reads the clock after that.
+            Ok(read_at) => read_at.filter(|_| self.records_plainly(plan, ctx)),
             Err(failure) => {
                 if let Some(status) = self.connection_failed(conn, failure, plan, ctx) {
                     return status;
@@ -622,7 +624,8 @@ impl Client {
     }
 
     /// Connect progress and replies on connection `i`; `ready_at` as for
-    /// [`handle_event`](Self::handle_event). Returns the last read's clock reading.
+    /// [`handle_event`](Self::handle_event). Returns the clock reading taken after the
+    /// last read, if there is one to send by (see [`send_time_after_read`]).
     fn drive(
         &mut self,
         i: usize,
@@ -639,9 +642,13 @@ impl Client {
             let peer_closed = event.is_read_closed();
             // Only the first read takes `ready_at`: a second one (the buffer was full) may
             // take bytes that came later, and reads the clock.
-            let mut stamp = ready_at;
-            while let Some((n, space, received)) = self.conns[i].read_some(stamp.take())? {
-                read_at = Some(received);
+            let mut given = ready_at;
+            loop {
+                let polled = given.is_some();
+                let Some((n, space, received)) = self.conns[i].read_some(given.take())? else {
+                    break;
+                };
+                read_at = send_time_after_read(received, polled);
                 let was_ready = self.conns[i].is_ready();
                 self.take_answers(i, received, plan, ctx)?;
                 if !was_ready && self.conns[i].is_ready() {
