@@ -1,6 +1,8 @@
 //! Behaviours the other suites leave implicit, each against a real server: plain
-//! `-P redis` sends no HELLO, SIGTERM stops a run with valid results, reconnect attempts
-//! are bounded, and memcached sees multi-key gets and expiry times as asked.
+//! `-P redis` sends no HELLO, SIGTERM stops a run with valid results, no request goes
+//! out after `--test-time` even when the client was held off the CPU across its end,
+//! reconnect attempts are bounded, and memcached sees multi-key gets and expiry times
+//! as asked.
 
 mod common;
 
@@ -52,6 +54,111 @@ fn sigterm_stops_the_run_and_writes_valid_results() {
         "{}",
         out.describe()
     );
+}
+
+/// Sends `signal` to `pid` (a process this test started).
+fn signal(pid: u32, signal: libc::c_int) {
+    // SAFETY: kill(2) on the PID of a child this test spawned and has not reaped.
+    let rc = unsafe { libc::kill(pid as libc::pid_t, signal) };
+    assert_eq!(rc, 0, "kill({pid}, {signal})");
+}
+
+/// The bytes the server at `port` has not read yet, one figure per IPv4 connection
+/// (`/proc/net/tcp`: the receive queue of each established socket whose local port is
+/// `port`).
+fn unread_by_server(port: u16) -> Vec<u64> {
+    let table = std::fs::read_to_string("/proc/net/tcp").expect("read /proc/net/tcp");
+    let local = format!(":{port:04X}");
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            // sl, local_address, rem_address, st, tx_queue:rx_queue, ...; 01 = ESTABLISHED
+            if fields.len() > 4 && fields[1].ends_with(&local) && fields[3] == "01" {
+                let (_, rx) = fields[4].split_once(':')?;
+                Some(u64::from_str_radix(rx, 16).expect("hex receive queue"))
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+/// The SETs and GETs the server has executed.
+fn sets_and_gets(server: &RedisServer) -> u64 {
+    let stats = server.commandstats();
+    ["set", "get"].iter().filter_map(|c| stats.get(*c)).sum()
+}
+
+/// Whether every thread of process `pid` is stopped (state `T`).
+fn all_threads_stopped(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().all(|task| {
+        std::fs::read_to_string(task.path().join("stat")).is_ok_and(|stat| {
+            // The state follows the command name's closing parenthesis.
+            stat.rsplit_once(") ")
+                .is_some_and(|(_, rest)| rest.starts_with('T'))
+        })
+    })
+}
+
+/// A stall that holds a busy client off the CPU across its `--test-time` deadline,
+/// with replies waiting in its sockets when it runs again: it ends without answering
+/// them with new requests. The old worker handled the rest of the events its last poll
+/// returned and refilled each connection, so the server saw a request on most of the 50
+/// connections after the deadline. Now a read after the deadline sends nothing; at most
+/// the one batch whose read came before the stop and whose write after it goes out.
+fn run_stopped_across_its_deadline(pacing: &[&str]) {
+    const TEST_TIME_S: u64 = 6;
+    let server = RedisServer::start();
+    let test_time = format!("--test-time={TEST_TIME_S}");
+    let mut args = vec!["-t", "1", "-c", "50", "--hide-histogram", &test_time];
+    args.extend_from_slice(pacing);
+    let run = kvbench_at(server.port, &args).with_json().spawn();
+    // Busy: the worker is seldom asleep in its poll when the stop comes.
+    wait_until("load on the server", CONDITION_TIMEOUT, || {
+        sets_and_gets(&server) > 20_000
+    });
+    // The run started before this moment: its deadline is at most TEST_TIME_S after it.
+    let load_seen = Instant::now();
+    signal(run.pid(), libc::SIGSTOP);
+    wait_until("the client stopped", CONDITION_TIMEOUT, || {
+        all_threads_stopped(run.pid())
+    });
+    assert!(
+        load_seen.elapsed() < Duration::from_secs(TEST_TIME_S),
+        "the client was stopped only after its deadline: the test proves nothing"
+    );
+    // The server answers what is in flight; the replies wait in the client's sockets.
+    wait_until("the server read every request", CONDITION_TIMEOUT, || {
+        unread_by_server(server.port).iter().all(|&rx| rx == 0)
+    });
+    let answered = sets_and_gets(&server);
+    // The deadline passes while the client is stopped.
+    let past_deadline = Duration::from_secs(TEST_TIME_S) + Duration::from_millis(500);
+    wait_until("the client's deadline passed", CONDITION_TIMEOUT, || {
+        load_seen.elapsed() > past_deadline
+    });
+    signal(run.pid(), libc::SIGCONT);
+    let out = run.wait(Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(0), "{}", out.describe());
+    let after = sets_and_gets(&server) - answered;
+    assert!(after <= 1, "{after} requests went out after the deadline");
+    assert!(out.json()["ALL STATS"]["Totals"]["Count"].as_u64() > Some(20_000));
+}
+
+#[test]
+fn no_request_goes_out_after_the_test_time_in_closed_loop() {
+    run_stopped_across_its_deadline(&[]);
+}
+
+#[test]
+fn no_request_goes_out_after_the_test_time_at_a_rate() {
+    // More than the client can send: it is always busy with positions due.
+    run_stopped_across_its_deadline(&["--rate=1000000"]);
 }
 
 #[test]

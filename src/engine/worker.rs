@@ -163,6 +163,9 @@ struct Tally {
     shared: Option<Schedule>,
     /// The plain path's SET and GET templates (generated keys only).
     templates: Option<Templates>,
+    /// The run's time was up when the last poll returned (see
+    /// [`ClientContext::time_up`]).
+    time_up: bool,
 }
 
 impl Tally {
@@ -192,6 +195,7 @@ impl Tally {
                 _ => None,
             },
             templates: plain_templates(plan),
+            time_up: false,
         }
     }
 
@@ -403,6 +407,9 @@ impl Worker {
                 _ => self.poll.poll(&mut events, Some(timeout)),
             };
             woke = Stamp::now();
+            // A poll that returns after the deadline (a stall held the process off the
+            // CPU across it) has its replies recorded, but sends nothing more.
+            tally.time_up = self.deadline.is_some_and(|d| woke.at >= d);
             if let Err(err) = polled {
                 if err.kind() == std::io::ErrorKind::Interrupted {
                     continue;
@@ -511,6 +518,8 @@ impl Worker {
             budget: self.budget.as_deref(),
             error_reply: &self.error_reply,
             templates: tally.templates.as_ref(),
+            deadline: self.deadline,
+            time_up: tally.time_up,
         }
     }
 

@@ -206,6 +206,11 @@ impl RedisServer {
         parse_commandstats(&self.cli(&["INFO", "commandstats"]))
     }
 
+    /// The server's process id (to stop and continue it, as a stalled host would).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Every command call the server counted (`INFO commandstats`, all commands).
     pub fn calls(&self) -> u64 {
         self.commandstats().values().sum()

@@ -127,6 +127,13 @@ pub struct ClientContext<'a> {
     /// The plain path's SET and GET templates, when the run's keys are generated ones
     /// ([`plain_templates`]).
     pub templates: Option<&'a Templates>,
+    /// The run's `--test-time` deadline (the end of its time, warm-up included), if it
+    /// has one.
+    pub deadline: Option<Instant>,
+    /// The deadline has passed (the poll returned after it, or a read this visit came
+    /// after it: a stall held the process off the CPU across it): replies are still
+    /// recorded, but no request goes out.
+    pub time_up: bool,
 }
 
 /// One benchmark client.
@@ -494,9 +501,15 @@ impl Client {
             schedule.block();
         }
         let read_at = match self.drive(conn, event, ready_at, plan, ctx) {
-            // Replies recorded the general way may have printed (`-D -D`, error lines):
-            // the next batch reads the clock after that.
-            Ok(read_at) => read_at.filter(|_| self.records_plainly(plan, ctx)),
+            Ok(Some((received, polled))) => {
+                // Read after the deadline: the time is up, even if the poll came before it
+                // (a stall between the two).
+                ctx.time_up |= ctx.deadline.is_some_and(|d| received.at >= d);
+                // Replies recorded the general way may have printed (`-D -D`, error
+                // lines): the next batch reads the clock after that.
+                send_time_after_read(received, polled).filter(|_| self.records_plainly(plan, ctx))
+            }
+            Ok(None) => None,
             Err(failure) => {
                 if let Some(status) = self.connection_failed(conn, failure, plan, ctx) {
                     return status;
@@ -624,8 +637,8 @@ impl Client {
     }
 
     /// Connect progress and replies on connection `i`; `ready_at` as for
-    /// [`handle_event`](Self::handle_event). Returns the clock reading taken after the
-    /// last read, if there is one to send by (see [`send_time_after_read`]).
+    /// [`handle_event`](Self::handle_event). Returns the last read's receive time and
+    /// whether it was the poll's (`ready_at`), if it read anything.
     fn drive(
         &mut self,
         i: usize,
@@ -633,11 +646,11 @@ impl Client {
         ready_at: Option<Stamp>,
         plan: &Plan,
         ctx: &mut ClientContext,
-    ) -> Result<Option<Stamp>, Failure> {
+    ) -> Result<Option<(Stamp, bool)>, Failure> {
         if self.conns[i].progress_connect(plan)? {
             self.connection_ready(i);
         }
-        let mut read_at = None;
+        let mut last_read = None;
         if event.is_readable() || event.is_read_closed() || event.is_error() {
             let peer_closed = event.is_read_closed();
             // Only the first read takes `ready_at`: a second one (the buffer was full) may
@@ -648,7 +661,7 @@ impl Client {
                 let Some((n, space, received)) = self.conns[i].read_some(given.take())? else {
                     break;
                 };
-                read_at = send_time_after_read(received, polled);
+                last_read = Some((received, polled));
                 let was_ready = self.conns[i].is_ready();
                 self.take_answers(i, received, plan, ctx)?;
                 if !was_ready && self.conns[i].is_ready() {
@@ -673,7 +686,7 @@ impl Client {
             self.conns[i].close(ctx.registry);
             self.open(i, plan, ctx)?;
         }
-        Ok(read_at)
+        Ok(last_read)
     }
 
     fn connection_ready(&mut self, i: usize) {

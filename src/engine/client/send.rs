@@ -135,6 +135,9 @@ impl Client {
     /// `read_at`: this visit's last read, whose clock reading the plain closed loop
     /// stamps its requests with.
     pub(super) fn fill(&mut self, read_at: Option<Stamp>, plan: &Plan, ctx: &mut ClientContext) {
+        if ctx.time_up {
+            return;
+        }
         if self.sends_plainly(ctx) {
             self.fill_plain(read_at, plan, ctx);
             return;
