@@ -112,6 +112,11 @@ fn all_threads_stopped(pid: u32) -> bool {
 /// connections after the deadline. Now a read after the deadline sends nothing; at most
 /// the one batch whose read came before the stop and whose write after it goes out.
 fn run_stopped_across_its_deadline(pacing: &[&str]) {
+    if std::env::var_os("KVBENCH_STOPS").is_some() {
+        // `make stops` continues every kvbench it stopped, this test's held one too.
+        eprintln!("skipped under make stops: it holds the client stopped itself");
+        return;
+    }
     const TEST_TIME_S: u64 = 6;
     let server = RedisServer::start();
     let test_time = format!("--test-time={TEST_TIME_S}");
