@@ -10,7 +10,7 @@
 //! loop stamps the batch it writes in the same visit with it: a closed-loop request is
 //! due the moment the reply that freed its place was read, and what the client does
 //! between the two (decoding and recording the replies of that read, writing the batch:
-//! well under a microsecond at pipeline 1, about one at pipeline 16) is counted into the
+//! well under a microsecond at pipeline 1, one or two at pipeline 16) is counted into the
 //! batch's latency, as redis-benchmark counts a batch's time from its start. A read whose
 //! receive time is the poll's (the first event of a wake-up) hands nothing on, and its
 //! batch reads the clock (see [`send_time_after_read`]).
