@@ -163,8 +163,7 @@ struct Tally {
     shared: Option<Schedule>,
     /// The plain path's SET and GET templates (generated keys only).
     templates: Option<Templates>,
-    /// The run's time was up when the last poll returned (see
-    /// [`ClientContext::time_up`]).
+    /// The deadline has passed (see [`ClientContext::time_up`]).
     time_up: bool,
 }
 
@@ -357,7 +356,7 @@ impl Worker {
             if slots.active == 0 || self.stop.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            if self.deadline.is_some_and(|d| now >= d) {
+            if tally.time_up || self.deadline.is_some_and(|d| now >= d) {
                 return Ok(());
             }
             self.fire_timers(now, *second, slots, tally, &mut errors)?;
@@ -407,8 +406,7 @@ impl Worker {
                 _ => self.poll.poll(&mut events, Some(timeout)),
             };
             woke = Stamp::now();
-            // A poll that returns after the deadline (a stall held the process off the
-            // CPU across it) has its replies recorded, but sends nothing more.
+            // Polled past the deadline (a stall across it): replies recorded, nothing sent.
             tally.time_up = self.deadline.is_some_and(|d| woke.at >= d);
             if let Err(err) = polled {
                 if err.kind() == std::io::ErrorKind::Interrupted {
@@ -430,6 +428,8 @@ impl Worker {
                 };
                 let mut ctx = self.context(tally, &mut errors, *second);
                 let status = client.handle_event(conn, event, first.take(), &self.plan, &mut ctx);
+                // A read past the deadline: the rest of these events send nothing.
+                tally.time_up |= ctx.time_up;
                 self.settle(slots, slot, status)?;
             }
         }
