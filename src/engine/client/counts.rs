@@ -12,9 +12,9 @@ use crate::stats::rows;
 /// Microseconds from a request's intended send time to when its reply was read,
 /// computed once per send time: the replies to one pipelined batch share both.
 pub(super) struct Elapsed {
-    pub received: Instant,
-    /// `received` as nanoseconds after the in-flight queue's epoch, for compact entries.
-    received_ns: u64,
+    /// When the replies were read (the `Instant`, and its nanoseconds for compact
+    /// entries).
+    received: Stamp,
     /// The send time computed last and its microseconds (at first, `received` itself).
     last: (Instant, u64),
 }
@@ -24,17 +24,22 @@ impl Elapsed {
     #[inline]
     pub(super) fn new(received: Stamp) -> Self {
         Elapsed {
-            received: received.at,
-            received_ns: received.ns,
+            received,
             last: (received.at, 0),
         }
+    }
+
+    /// When the replies were read.
+    #[inline(always)]
+    pub(super) fn received(&self) -> Instant {
+        self.received.at
     }
 
     /// Microseconds since `sent_ns` (nanoseconds after the in-flight queue's epoch), as
     /// [`since`](Self::since) counts them.
     #[inline(always)]
     pub(super) fn since_ns(&self, sent_ns: u64) -> u64 {
-        self.received_ns.saturating_sub(sent_ns) / 1000
+        self.received.ns.saturating_sub(sent_ns) / 1000
     }
 
     #[inline(always)]
@@ -42,7 +47,7 @@ impl Elapsed {
         if self.last.0 == from {
             return self.last.1;
         }
-        let us = self.received.saturating_duration_since(from).as_micros() as u64;
+        let us = self.received.at.saturating_duration_since(from).as_micros() as u64;
         self.last = (from, us);
         us
     }

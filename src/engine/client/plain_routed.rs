@@ -13,8 +13,6 @@
 //! multi-key GET, an arbitrary command), takes the key written out. A queue routed by an
 //! older slot map, or any queue while a node is down, goes the general way for that step.
 
-use std::time::Instant;
-
 use crate::debug;
 use crate::engine::client::send::Held;
 use crate::engine::client::{Client, ClientContext};
@@ -31,9 +29,8 @@ struct FillClock(Option<Stamp>);
 impl FillClock {
     /// The send time and its nanoseconds after the epoch.
     #[inline]
-    fn now(&mut self) -> (Instant, u64) {
-        let stamp = *self.0.get_or_insert_with(Stamp::now);
-        (stamp.at, stamp.ns)
+    fn now(&mut self) -> Stamp {
+        *self.0.get_or_insert_with(Stamp::now)
     }
 }
 
@@ -119,7 +116,7 @@ impl Client {
         plan: &Plan,
         ctx: &mut ClientContext,
     ) {
-        let (at, at_ns) = clock.now();
+        let Stamp { at, ns: at_ns } = clock.now();
         match op {
             Op::Get { .. } | Op::Set { .. } if lean => self.send_plain(i, op, at, at_ns, plan, ctx),
             _ => self.send_op(i, op, false, Redirects::None, 0, at, at, plan, ctx),

@@ -68,7 +68,7 @@ impl Client {
         plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Result<(), Failure> {
-        let received = elapsed.received;
+        let received = elapsed.received();
         // The answer stays in its connection and is read there; the rare kinds that
         // need the whole client take a copy.
         let request = match self.conns[i].answer().pending.purpose {
@@ -259,7 +259,7 @@ fn record_answer(
     }
     if stats.service.is_some() {
         let service_us = elapsed
-            .received
+            .received()
             .saturating_duration_since(pending.sent())
             .as_micros() as u64;
         stats.record_paced(
@@ -280,7 +280,7 @@ fn record_answer(
         let _ = sink.try_send(Sample {
             intended: pending.intended,
             sent: pending.sent(),
-            received: elapsed.received,
+            received: elapsed.received(),
         });
     }
     // The per-client files have SET/GET/WAIT columns only (as memtier's): arbitrary
