@@ -1,6 +1,7 @@
 //! Behaviours the other suites leave implicit, each against a real server: plain
 //! `-P redis` sends no HELLO, SIGTERM stops a run with valid results, no request goes
-//! out after `--test-time` even when the client was held off the CPU across its end,
+//! out after `--test-time` (nor does a connection open) even when the client was held
+//! off the CPU across its end,
 //! reconnect attempts are bounded, and memcached sees multi-key gets and expiry times
 //! as asked.
 
@@ -85,6 +86,15 @@ fn unread_by_server(port: u16) -> Vec<u64> {
         .collect()
 }
 
+/// The connections the server has accepted (`INFO stats`).
+fn connections_received(server: &RedisServer) -> u64 {
+    let info = server.cli(&["INFO", "stats"]);
+    info.lines()
+        .find_map(|line| line.strip_prefix("total_connections_received:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("INFO stats has total_connections_received")
+}
+
 /// The SETs and GETs the server has executed.
 fn sets_and_gets(server: &RedisServer) -> u64 {
     let stats = server.commandstats();
@@ -144,6 +154,7 @@ fn run_stopped_across_its_deadline(pacing: &[&str]) {
         unread_by_server(server.port).iter().all(|&rx| rx == 0)
     });
     let answered = sets_and_gets(&server);
+    let connected = connections_received(&server);
     // The deadline passes while the client is stopped.
     let past_deadline = Duration::from_secs(TEST_TIME_S) + Duration::from_millis(500);
     wait_until("the client's deadline passed", CONDITION_TIMEOUT, || {
@@ -154,6 +165,12 @@ fn run_stopped_across_its_deadline(pacing: &[&str]) {
     assert_eq!(out.status.code(), Some(0), "{}", out.describe());
     let after = sets_and_gets(&server) - answered;
     assert!(after <= 1, "{after} requests went out after the deadline");
+    // The harness's own redis-cli calls connect too: one for each figure read since.
+    let opened = connections_received(&server) - connected - 2;
+    assert!(
+        opened <= 1,
+        "{opened} connections opened after the deadline"
+    );
     assert!(out.json()["ALL STATS"]["Totals"]["Count"].as_u64() > Some(20_000));
 }
 
@@ -166,6 +183,14 @@ fn no_request_goes_out_after_the_test_time_in_closed_loop() {
 fn no_request_goes_out_after_the_test_time_at_a_rate() {
     // More than the client can send: it is always busy with positions due.
     run_stopped_across_its_deadline(&["--rate=1000000"]);
+}
+
+/// Nor does a reconnect: with `--reconnect-interval=4` every fourth answered request
+/// closes its connection and opens a new one, which the old client did for a read after
+/// the deadline too (a new connection on the server for about one in four of the 50).
+#[test]
+fn no_connection_opens_after_the_test_time() {
+    run_stopped_across_its_deadline(&["--reconnect-interval=4"]);
 }
 
 #[test]

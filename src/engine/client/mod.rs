@@ -502,9 +502,6 @@ impl Client {
         }
         let read_at = match self.drive(conn, event, ready_at, plan, ctx) {
             Ok(Some((received, polled))) => {
-                // Read after the deadline: the time is up, even if the poll came before it
-                // (a stall between the two).
-                ctx.time_up |= ctx.deadline.is_some_and(|d| received.at >= d);
                 // Replies recorded the general way may have printed (`-D -D`, error
                 // lines): the next batch reads the clock after that.
                 send_time_after_read(received, polled).filter(|_| self.records_plainly(plan, ctx))
@@ -662,6 +659,10 @@ impl Client {
                     break;
                 };
                 last_read = Some((received, polled));
+                // Read after the deadline: the time is up, even if the poll came before it
+                // (a stall between the two). What the read answers is still recorded, but
+                // nothing follows from it: no resend, slot-map refresh or reconnect.
+                ctx.time_up |= ctx.deadline.is_some_and(|d| received.at >= d);
                 let was_ready = self.conns[i].is_ready();
                 self.take_answers(i, received, plan, ctx)?;
                 if !was_ready && self.conns[i].is_ready() {
@@ -677,6 +678,7 @@ impl Client {
         let conn = &self.conns[i];
         if conn.is_ready()
             && conn.is_idle()
+            && !ctx.time_up
             && self.has_work(ctx.budget)
             && self
                 .reconnect_interval

@@ -63,6 +63,11 @@ impl Client {
         plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Result<(), Failure> {
+        if ctx.time_up {
+            // Read after the deadline: the request is not sent again, and no slot map is
+            // asked for or connection opened after the run's end.
+            return Ok(());
+        }
         if matches!(redirect, Redirect::TryAgain) {
             self.retry_later(request, intended, ctx);
             return Ok(());
