@@ -605,6 +605,29 @@ fn bad_values_are_refused_with_memtiers_words() {
         ),
         (&["--key-stddev=0"], "key-stddev must be greater than zero."),
         (&["--key-median=-3"], "key-median must be zero or greater."),
+        // memtier's rules for the Gaussian pattern's flags.
+        (
+            &["--key-stddev=5"],
+            "key-stddev and key-median are only allowed together with key-pattern set to G.",
+        ),
+        (
+            &["--key-pattern=S:S", "--key-median=5"],
+            "key-stddev and key-median are only allowed together with key-pattern set to G.",
+        ),
+        (
+            &[
+                "--key-pattern=G:G",
+                "--key-median=5000",
+                "--key-maximum=100",
+            ],
+            "key-median must be between key-minimum and key-maximum.",
+        ),
+        (
+            &["--key-pattern=G:G", "--key-median=5", "--key-minimum=10"],
+            "key-median must be between key-minimum and key-maximum.",
+        ),
+        (&["--rate-limiting=0"], "rate must be greater than zero."),
+        (&["--data-offset=536870912"], "data-offset too long"),
         (&["-d", "0"], "data-size must be greater than zero."),
         (
             &["--data-size-range=0-10"],

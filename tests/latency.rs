@@ -395,6 +395,23 @@ fn errors_are_one_line_and_exit_1() {
         .ok();
     parse_figures(&run.stdout_text());
 
+    // A password with a colon, as redis-cli takes it: whole after --user, and
+    // percent-encoded in a URI.
+    let colon = RedisServer::start_with(&["--requirepass", "pa:ss"]);
+    let colon_port = colon.port.to_string();
+    let uri = format!("redis://default:pa%3Ass@127.0.0.1:{colon_port}");
+    for args in [
+        &["-p", &colon_port, "--user", "default", "-a", "pa:ss"][..],
+        &["-u", &uri][..],
+    ] {
+        let mut argv = vec!["latency"];
+        argv.extend_from_slice(args);
+        argv.extend_from_slice(&["-i", "0.2"]);
+        let run = kvbench(&argv).timeout(TIMEOUT).ok();
+        parse_figures(&run.stdout_text());
+    }
+    assert!(colon.commandstats()["ping"] >= 2, "both runs probed");
+
     // TLS against a server whose certificate the given CA did not sign.
     let pki = TestPki::generate();
     let tls = RedisServer::start_tls(&pki, "server", &["--tls-auth-clients", "no"]);

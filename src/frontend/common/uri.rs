@@ -1,4 +1,5 @@
-//! `redis://[user[:password]@]host[:port][/db]` URIs (`rediss://` for TLS): what they set,
+//! `redis://[user[:password]@]host[:port][/db]` URIs (`rediss://` for TLS; the user and
+//! password percent-decoded, as redis-cli and the Go clients do): what they set,
 //! and how they are shown with the password masked.
 
 use crate::error::{Error, Result};
@@ -41,9 +42,15 @@ pub fn parse_uri(raw: &str) -> Result<UriParts> {
     // The last '@' ends the user info: a password may contain '@', a host cannot.
     let host_part = match rest.rfind('@') {
         Some(at) => {
-            parts.credentials = Some(parse_credentials(&rest[..at]).map_err(|_| {
+            let mut credentials = parse_credentials(&rest[..at]).map_err(|_| {
                 usage("invalid URI: nothing between '://' and '@' (expected user:password@ or password@).")
-            })?);
+            })?;
+            // Split at the first ':' before decoding: an escaped ':' is the password's.
+            credentials.password = percent_decode(&credentials.password).map_err(usage)?;
+            if let Some(user) = credentials.user.as_mut() {
+                *user = percent_decode(user).map_err(usage)?;
+            }
+            parts.credentials = Some(credentials);
             &rest[at + 1..]
         }
         None => rest,
@@ -98,4 +105,43 @@ pub fn masked_uri(raw: &str) -> String {
         None => "***".to_string(),
     };
     format!("{scheme}://{user_info}@{}", &rest[at + 1..])
+}
+
+/// Decodes a URI's user info's `%XX` escapes (a password holding `@`, `:` or `/` is
+/// written so); the result must be UTF-8.
+pub fn percent_decode(s: &str) -> std::result::Result<String, String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = s
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or_else(|| format!("invalid percent escape in URI user info '{s}'"))?;
+            out.push(hex);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| format!("URI user info '{s}' is not UTF-8 once decoded"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_info_is_percent_decoded_after_the_split() {
+        // redis-cli and the Go clients decode it: a password with ':' or '@' is written so.
+        let parts = parse_uri("redis://default:pa%3Ass%40x@127.0.0.1:7001").unwrap();
+        let c = parts.credentials.unwrap();
+        assert_eq!(
+            (c.user.as_deref(), c.password.as_str()),
+            (Some("default"), "pa:ss@x")
+        );
+        assert!(parse_uri("redis://pw%zz@127.0.0.1").is_err());
+    }
 }

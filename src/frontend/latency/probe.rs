@@ -15,6 +15,7 @@ use std::time::Duration;
 use super::flags::{Options, Resolved, SAMPLE_PERIOD_US};
 use super::windows::Mode;
 use crate::error::{Error, Result};
+use crate::frontend::common::parse_credentials;
 use crate::plan::{
     Arrival, ClusterRouting, DataSet, ErrorReplies, FlagNames, Load, LoadShape, Outputs, Pacing,
     Plan, Rate, SampleSink, Seeding, Server, Setup, Shard, StopAt, Workload,
@@ -47,7 +48,17 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Resolves the host and reads the TLS files: every usage error is found here.
 pub fn probe_plan(options: &Options, sink: SampleSink) -> Result<Plan> {
     let target = options.conn.target()?;
-    let credentials = credentials(target.credentials.clone(), options.user.as_deref())?;
+    // `-a`'s text, when the credentials are its (a URI's win over it).
+    let password_flag = options
+        .conn
+        .authenticate
+        .as_deref()
+        .filter(|raw| parse_credentials(raw).ok() == target.credentials);
+    let credentials = credentials(
+        target.credentials.clone(),
+        options.user.as_deref(),
+        password_flag,
+    )?;
     let memcache = options.protocol.is_memcache();
     if memcache && target.uri_db.is_some() {
         return Err(Error::usage(
@@ -165,17 +176,26 @@ pub fn one_window_probes(options: &Options, resolved: &Resolved) -> Option<u64> 
 }
 
 /// `-a` (or the URI's) credentials with `--user` applied: redis-cli's `--user USER -a
-/// PASSWORD`.
-fn credentials(given: Option<Credentials>, user: Option<&str>) -> Result<Option<Credentials>> {
+/// PASSWORD`, where `-a`'s whole text (`password_flag`, when the credentials are its) is
+/// the password, colons and all, as redis-cli takes it.
+fn credentials(
+    given: Option<Credentials>,
+    user: Option<&str>,
+    password_flag: Option<&str>,
+) -> Result<Option<Credentials>> {
     let Some(user) = user else {
         return Ok(given);
     };
-    match given {
-        None => Err(Error::usage("--user needs a password: add -a PASSWORD.")),
-        Some(c) if c.user.is_some() => Err(Error::usage(
-            "--user and a user in -a USER:PASSWORD (or the URI) name the user twice: give one.",
+    match (given, password_flag) {
+        (None, _) => Err(Error::usage("--user needs a password: add -a PASSWORD.")),
+        (Some(_), Some(raw)) => Ok(Some(Credentials {
+            user: Some(user.to_string()),
+            password: raw.to_string(),
+        })),
+        (Some(c), None) if c.user.is_some() => Err(Error::usage(
+            "--user and a user in the URI name the user twice: give one.",
         )),
-        Some(c) => Ok(Some(Credentials {
+        (Some(c), None) => Ok(Some(Credentials {
             user: Some(user.to_string()),
             password: c.password,
         })),
@@ -267,10 +287,24 @@ mod tests {
     }
 
     #[test]
+    fn with_user_the_whole_of_a_is_the_password() {
+        // redis-cli's `--user USER -a PASSWORD`: a colon in the password is the password's.
+        let p = plan(&["--user", "bob", "-a", "pa:ss"]).expect("plan");
+        let c = p.server.credentials.expect("credentials");
+        assert_eq!(
+            (c.user.as_deref(), c.password.as_str()),
+            (Some("bob"), "pa:ss")
+        );
+    }
+
+    #[test]
     fn bad_connection_flags_are_usage_errors() {
         for (args, needle) in [
             (&["--user", "bob"][..], "--user needs a password"),
-            (&["--user", "bob", "-a", "al:pw"][..], "name the user twice"),
+            (
+                &["--user", "bob", "-u", "redis://al:pw@127.0.0.1:7001"][..],
+                "name the user twice",
+            ),
             (&["-p", "0"][..], "port must be"),
             (&["-P", "memcache_binary", "-a", "pw"][..], "USER:PASSWORD"),
             (

@@ -122,9 +122,11 @@ pub fn from_cli(cli: &Cli) -> Result<OpenLoop> {
         .as_deref()
         .map(|raw| rate(raw, "--rate"))
         .transpose()?;
-    // memtier's --rate-limiting: 0 means no limit.
+    // memtier's --rate-limiting: no limit unless given, and a given one above zero.
     let per_connection = match cli.rate_limiting.as_deref() {
-        Some(raw) if raw.trim() == "0" => None,
+        Some(raw) if raw.trim() == "0" => {
+            return Err(usage("rate must be greater than zero."));
+        }
         Some(raw) => Some(rate(raw, "--rate-limiting")?),
         None => None,
     };
@@ -254,9 +256,12 @@ mod tests {
             open.pacing,
             Pacing::PerConnection(Rate { per_sec: 200, .. })
         ));
+        // memtier refuses a zero rate rather than run unlimited.
         assert_eq!(
-            from_cli(&cli(&["--rate-limiting=0"])).unwrap().pacing,
-            Pacing::Closed
+            from_cli(&cli(&["--rate-limiting=0"]))
+                .unwrap_err()
+                .to_string(),
+            "rate must be greater than zero."
         );
         assert_eq!(from_cli(&cli(&[])).unwrap().pacing, Pacing::Closed);
     }

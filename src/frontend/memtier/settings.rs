@@ -13,6 +13,7 @@ use crate::frontend::memtier::cli::Cli;
 use crate::frontend::memtier::outputs::{OutputConfig, parse_outputs};
 use crate::frontend::memtier::show_config::shown_options;
 use crate::frontend::memtier::{arbitrary, dataset, open_loop, shape};
+use crate::plan::workload::Arbitrary;
 use crate::plan::{
     ClusterRouting, Endpoint, ErrorReplies, FlagNames, Load, Outputs, Plan, Refill, Seeding,
     Server, Setup, Shard, StopAt, Workload,
@@ -256,6 +257,7 @@ impl Settings {
             stop = StopAt::Time(sweep.step_duration);
         }
         let arbitrary = arbitrary::from_cli(cli, protocol, pipeline as usize)?;
+        check_gaussian_flags(&keys, given_stddev, given_median, arbitrary.as_deref())?;
         let plan = Plan {
             server: Server {
                 endpoint: connect.endpoint,
@@ -511,6 +513,36 @@ fn parse_pair(raw: &str, sep: char) -> Option<(u32, u32)> {
 }
 
 /// `--key-pattern=X:Y`; returns the SET and GET patterns and the text memtier shows.
+/// memtier's rules for the Gaussian pattern's flags, so that a typo cannot turn the run
+/// into another workload unnoticed: `--key-stddev` and `--key-median` only with a `G`
+/// pattern (of SETs, GETs or a `--command`), and a given median inside the key range
+/// (outside it every key piles up at one end of the range).
+fn check_gaussian_flags(
+    keys: &KeyConfig,
+    given_stddev: Option<f64>,
+    given_median: Option<f64>,
+    arbitrary: Option<&Arbitrary>,
+) -> Result<()> {
+    let gaussian = [keys.set_pattern, keys.get_pattern].contains(&KeyPattern::Gaussian)
+        || arbitrary.is_some_and(|a| {
+            a.list
+                .commands
+                .iter()
+                .any(|c| c.key_pattern == KeyPattern::Gaussian)
+        });
+    if !gaussian && (given_stddev.is_some() || given_median.is_some()) {
+        return Err(usage(
+            "key-stddev and key-median are only allowed together with key-pattern set to G.",
+        ));
+    }
+    if given_median.is_some_and(|m| m < keys.min as f64 || m > keys.max as f64) {
+        return Err(usage(
+            "key-median must be between key-minimum and key-maximum.",
+        ));
+    }
+    Ok(())
+}
+
 fn parse_key_pattern(raw: Option<&str>) -> Result<(KeyPattern, KeyPattern, String)> {
     let raw = raw.unwrap_or("R:R");
     let bad = || usage("key-pattern must be in the format of [S/R/G/P/Z]:[S/R/G/P/Z].");

@@ -7,6 +7,10 @@ use crate::error::{Error, Result};
 use crate::frontend::memtier::cli::Cli;
 use crate::plan::{LoadShape, Ramp, Reconnect, Refill, WaitConfig};
 
+/// The largest `--data-offset` memtier takes (2^29 - 1: a SETRANGE past it would make a
+/// string larger than Redis allows).
+const MAX_DATA_OFFSET: u64 = (1 << 29) - 1;
+
 /// How long requests may wait for a reply before the connection counts as stalled.
 pub const DEFAULT_REPLY_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -77,6 +81,10 @@ pub fn from_cli(cli: &Cli, clients: usize, memcache: bool) -> Result<LoadShape> 
     }
     if let Some(raw) = cli.data_offset.as_deref() {
         shape.data_offset = number(raw, "--data-offset", "a byte offset")?;
+        // SETRANGE's offset and value end inside Redis's 512 MB string: memtier's limit.
+        if shape.data_offset > MAX_DATA_OFFSET {
+            return Err(usage("data-offset too long"));
+        }
         if shape.data_offset > 0 && memcache {
             return Err(usage(
                 "--data-offset uses SETRANGE/GETRANGE, which memcached does not have.",

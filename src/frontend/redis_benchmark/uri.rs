@@ -1,6 +1,8 @@
 //! redis-benchmark's `-u` server URI: `redis://[[user:]password@]host[:port][/db]`, or
 //! `rediss://` for TLS, with percent-encoded user and password.
 
+use crate::frontend::common::uri::percent_decode;
+
 /// What a `-u` URI sets; `None` leaves the flag's default (or an earlier flag) alone.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct UriParts {
@@ -86,27 +88,6 @@ pub fn parse_uri(raw: &str) -> Result<UriParts, String> {
         parts.host = Some(host.to_string());
     }
     Ok(parts)
-}
-
-/// Decode `%XX` escapes (UTF-8 result required).
-fn percent_decode(s: &str) -> Result<String, String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = s
-                .get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| format!("invalid percent escape in URI user info '{s}'"))?;
-            out.push(hex);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| format!("URI user info '{s}' is not UTF-8 once decoded"))
 }
 
 #[cfg(test)]
