@@ -47,12 +47,19 @@ impl RequestBudget {
     /// refused, as [`take`](Self::take)'s past it are.
     #[inline]
     pub fn take_up_to(&self, n: u64) -> u64 {
+        self.take_numbered(n).1
+    }
+
+    /// [`take_up_to`](Self::take_up_to), with the place in the run of the first request
+    /// taken (0 for the run's first): the requests taken are that one and the next ones.
+    #[inline]
+    pub fn take_numbered(&self, n: u64) -> (u64, u64) {
         let before = self.taken.fetch_add(n, Ordering::Relaxed);
         let got = self.total.saturating_sub(before).min(n);
         if got > 0 && before + got == self.total {
             self.spent();
         }
-        got
+        (before, got)
     }
 
     /// The last request was just taken: every worker looks again.

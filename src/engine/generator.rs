@@ -6,6 +6,7 @@ use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Normal};
 
 use crate::plan::{Plan, StopAt, WaitConfig};
+use crate::workload::indexed_draws::IndexedDraws;
 use crate::workload::keys::{Coverage, KeyGenerator};
 use crate::workload::sequence::{CommandSequence, OpKind, RatioSequence};
 use crate::workload::values::ValueSizer;
@@ -85,6 +86,28 @@ pub struct OpGenerator {
     /// SETs since the last WAIT burst, and WAITs still owed in the current burst.
     sets_since_wait: u32,
     waits_due: u32,
+    /// Template fields drawn by the request's place in the run (`Seeding::by_request_index`),
+    /// and the place of the next request this client sends.
+    indexed: Option<IndexedDraws>,
+    next_index: u64,
+}
+
+/// Where a request template's random fields come from (see
+/// [`OpGenerator::template_draws`]).
+pub enum TemplateDraws<'a> {
+    Client(&'a mut SmallRng),
+    Indexed(&'a mut IndexedDraws),
+}
+
+impl TemplateDraws<'_> {
+    /// A number below `n` (`n` > 0).
+    #[inline]
+    pub fn below(&mut self, n: u64) -> u64 {
+        match self {
+            TemplateDraws::Client(rng) => rng.random_range(0..n),
+            TemplateDraws::Indexed(draws) => draws.below(n),
+        }
+    }
 }
 
 /// The seed for client `client_index` (over all threads) of a run; each shard of a
@@ -186,6 +209,11 @@ impl OpGenerator {
             wait_timeout,
             sets_since_wait: 0,
             waits_due: 0,
+            indexed: plan.workload.seeding.by_request_index.then(|| {
+                let base = plan.workload.seeding.base.unwrap_or(DEFAULT_SEED);
+                IndexedDraws::new(plan.load.shard.seed(base))
+            }),
+            next_index: 0,
         })
     }
 
@@ -310,6 +338,27 @@ impl OpGenerator {
     /// The generator's random source, shared with value selection so one seed fixes a run.
     pub fn rng(&mut self) -> &mut SmallRng {
         &mut self.rng
+    }
+
+    /// The requests this client sends next are the run's `start`th and on (taken from a
+    /// shared budget), for template fields drawn by place.
+    #[inline]
+    pub fn number_requests_from(&mut self, start: u64) {
+        self.next_index = start;
+    }
+
+    /// The draws for the next request template's random fields: by the request's place
+    /// in the run when the plan keys them so, else from the client's generator.
+    #[inline]
+    pub fn template_draws(&mut self) -> TemplateDraws<'_> {
+        match self.indexed.as_mut() {
+            Some(draws) => {
+                draws.start_request(self.next_index);
+                self.next_index += 1;
+                TemplateDraws::Indexed(draws)
+            }
+            None => TemplateDraws::Client(&mut self.rng),
+        }
     }
 }
 

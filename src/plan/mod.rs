@@ -189,6 +189,10 @@ pub struct Seeding {
     /// The seed clients derive theirs from when not from the clock (`None`: kvbench's
     /// own constant, so the same flags send the same keys).
     pub base: Option<u64>,
+    /// A request template's random fields are drawn from the request's place in the run
+    /// (under a shared budget), not from the client that happens to send it: a seeded run
+    /// sends the same set of values however its requests fall to the clients.
+    pub by_request_index: bool,
 }
 
 /// What the clients send.

@@ -3,6 +3,7 @@
 pub mod args;
 pub mod commands;
 pub mod import;
+pub mod indexed_draws;
 pub mod keys;
 pub mod request_template;
 pub mod sequence;

@@ -5,7 +5,6 @@
 use std::num::NonZeroU64;
 use std::time::Instant;
 
-use rand::Rng;
 use rand::rngs::SmallRng;
 
 use crate::debug_log;
@@ -272,16 +271,12 @@ impl Client {
             _ => None,
         };
         let below = templated.random_below;
-        let rng = self.ops.rng();
+        let mut draws = self.ops.template_draws();
         let out = self.conns[i].encoder().1;
         template.write_request(
             out,
             || {
-                if below == 0 {
-                    0
-                } else {
-                    rng.random_range(0..below)
-                }
+                if below == 0 { 0 } else { draws.below(below) }
             },
             tag.as_ref(),
         );

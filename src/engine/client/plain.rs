@@ -123,7 +123,13 @@ impl Client {
             *left -= own;
         }
         match (self.remaining, ctx.budget) {
-            (Some(0), Some(budget)) if own < n => own + budget.take_up_to(n - own),
+            (Some(0), Some(budget)) if own < n => {
+                let (start, got) = budget.take_numbered(n - own);
+                if own == 0 {
+                    self.ops.number_requests_from(start);
+                }
+                own + got
+            }
             _ => own,
         }
     }

@@ -219,7 +219,11 @@ impl Client {
                     if budgeted {
                         match warm_up(due, &mut batch_time, ctx) {
                             Some(warm) => due = Some(warm),
-                            None if ctx.budget.is_some_and(RequestBudget::take) => {}
+                            None if let Some(budget) = ctx.budget
+                                && let (start, 1) = budget.take_numbered(1) =>
+                            {
+                                self.ops.number_requests_from(start);
+                            }
                             // Another client took the last one.
                             None => break,
                         }

@@ -296,6 +296,7 @@ impl Settings {
                     distinct_per_client: cli.distinct_client_seed,
                     randomize: cli.randomize,
                     base: None,
+                    by_request_index: false,
                 },
                 arbitrary,
                 template: None,

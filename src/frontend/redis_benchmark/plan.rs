@@ -212,6 +212,9 @@ pub fn test_plan(
                 distinct_per_client: true,
                 randomize: spec.seed.is_none(),
                 base: spec.seed,
+                // redis-benchmark draws from one generator, so a seed fixes the values
+                // sent whichever client sends them.
+                by_request_index: spec.seed.is_some(),
             },
             arbitrary: None,
             template,
