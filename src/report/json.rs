@@ -187,6 +187,46 @@ pub fn render_json_with_sweep(
     hide_histogram: bool,
     sweep: Option<&SweepReport>,
 ) -> String {
+    let rows = RowKeys {
+        hide_histogram,
+        errors: false,
+    };
+    render(shown, info, blocks, percentiles, rows, sweep)
+}
+
+/// [`render_json`], with each row's `"Errors"` (its error replies, as a pool member's
+/// row has them): for a front end whose own text reports them (zbench's "Total Errors"),
+/// so the file says what the screen said. memtier's files have no such key.
+pub fn render_json_with_errors(
+    shown: &[(&str, String)],
+    info: &RunInfo,
+    blocks: &[&Results],
+    percentiles: &[f64],
+) -> String {
+    let rows = RowKeys {
+        hide_histogram: false,
+        errors: true,
+    };
+    render(shown, info, blocks, percentiles, rows, None)
+}
+
+/// What each block's rows carry beyond memtier's keys.
+#[derive(Clone, Copy)]
+struct RowKeys {
+    /// No `{"<=msec", "percent"}` array per command.
+    hide_histogram: bool,
+    /// Each command row and `Totals` add `"Errors"`.
+    errors: bool,
+}
+
+fn render(
+    shown: &[(&str, String)],
+    info: &RunInfo,
+    blocks: &[&Results],
+    percentiles: &[f64],
+    rows: RowKeys,
+    sweep: Option<&SweepReport>,
+) -> String {
     let mut w = JsonWriter::new();
     w.open_object("configuration");
     for (key, literal) in shown {
@@ -205,7 +245,7 @@ pub fn render_json_with_sweep(
     w.close('}');
 
     for block in blocks {
-        push_block(&mut w, block, info, percentiles, hide_histogram);
+        push_block(&mut w, block, info, percentiles, rows);
     }
     if let Some(sweep) = sweep {
         push_sweep(&mut w, sweep);
@@ -213,13 +253,7 @@ pub fn render_json_with_sweep(
     w.finish()
 }
 
-fn push_block(
-    w: &mut JsonWriter,
-    r: &Results,
-    info: &RunInfo,
-    percentiles: &[f64],
-    hide_histogram: bool,
-) {
+fn push_block(w: &mut JsonWriter, r: &Results, info: &RunInfo, percentiles: &[f64], keys: RowKeys) {
     w.open_object(&r.title);
     w.open_object("Runtime");
     w.uint("Start time", r.start_epoch_ms);
@@ -234,7 +268,7 @@ fn push_block(
     w.close('}');
 
     for row in &r.rows {
-        push_row(w, row, r.cluster, percentiles);
+        push_row_with(w, row, r.cluster, percentiles, keys.errors);
     }
     if let Some(ramp) = info.ramp {
         push_active_clients(w, r, info, ramp);
@@ -260,7 +294,7 @@ fn push_block(
         w.close('}');
     }
 
-    if !hide_histogram {
+    if !keys.hide_histogram {
         for row in r.command_rows() {
             w.open_array(&row.name.hist);
             if row.count == 0 {
@@ -300,11 +334,8 @@ fn push_active_clients(w: &mut JsonWriter, r: &Results, info: &RunInfo, ramp: Cl
     w.close('}');
 }
 
-fn push_row(w: &mut JsonWriter, row: &Row, cluster: bool, percentiles: &[f64]) {
-    push_row_with(w, row, cluster, percentiles, false);
-}
-
-/// A row; `errors` adds the count of error replies (a pool member's row).
+/// A row; `errors` adds the count of error replies (a pool member's row, and every row
+/// of [`render_json_with_errors`]).
 fn push_row_with(w: &mut JsonWriter, row: &Row, cluster: bool, percentiles: &[f64], errors: bool) {
     w.open_object(&row.name.row);
     w.uint("Count", row.count);
@@ -733,5 +764,29 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert!(v["tab\there"]["Quo\"te\\s\n\u{1}"]["Count"].is_u64());
         assert_eq!(v["configuration"]["key \"x\""], "v");
+    }
+
+    #[test]
+    fn errors_are_written_only_when_asked_for() {
+        let mut run = arbitrary_results();
+        for row in &mut run.rows {
+            row.errors = 7;
+        }
+        let info = RunInfo {
+            threads: 1,
+            connections_per_thread: 1,
+            limit: Limit::RequestsPerClient(1),
+            ramp: None,
+        };
+        let plain: serde_json::Value =
+            serde_json::from_str(&render_json(&[], &info, &[&run], &PCTS, false)).unwrap();
+        let counted: serde_json::Value =
+            serde_json::from_str(&render_json_with_errors(&[], &info, &[&run], &PCTS)).unwrap();
+        for row in &run.rows {
+            let name = row.name.row.as_str();
+            assert!(plain["ALL STATS"][name].get("Errors").is_none(), "{name}");
+            assert_eq!(counted["ALL STATS"][name]["Errors"], 7, "{name}");
+            assert_eq!(counted["ALL STATS"][name]["Count"], row.count, "{name}");
+        }
     }
 }

@@ -74,8 +74,7 @@ impl Client {
         let request = match self.conns[i].answer().pending.purpose {
             Purpose::Work(request) if request.queued => {
                 let answer = *self.conns[i].answer();
-                self.queued_reply(&answer, request.row, ctx);
-                return Ok(());
+                return self.queued_reply(&answer, request.row, plan, ctx);
             }
             Purpose::Work(request) => request,
             Purpose::Asking | Purpose::Multi => return Ok(()),
@@ -329,17 +328,14 @@ fn record_answer(
                     String::from_utf8_lossy(text)
                 )));
             }
-            // Redis NOAUTH, memcached -Y "unauthenticated", memcached SASL "Auth failure."
-            if text.starts_with(b"NOAUTH")
-                || text.ends_with(b"unauthenticated")
-                || text.starts_with(b"Auth failure")
-            {
-                return Err(Failure::Fatal(format!(
-                    "server {peer} requires authentication: use {}",
-                    plan.names.authenticate
-                )));
+            // A reply that ends the run is still an error reply, never a success: a
+            // front end reporting what was measured must not count it as one.
+            if let Some(failure) = auth_refusal(text, peer, plan) {
+                stats.errors += 1;
+                return Err(failure);
             }
             if text.starts_with(b"CLUSTERDOWN") {
+                stats.errors += 1;
                 return Err(Failure::Fatal(format!(
                     "the cluster is down ({peer}: {})",
                     String::from_utf8_lossy(text)
@@ -364,4 +360,19 @@ fn record_answer(
         series.miss(ctx.second, misses);
     }
     Ok(None)
+}
+
+/// The run's failure when error reply `text` says the connection is not authenticated
+/// (Redis `NOAUTH`, memcached -Y `unauthenticated`, memcached SASL `Auth failure.`):
+/// no request on it can succeed, so every reply would be the same refusal.
+pub(super) fn auth_refusal(text: &[u8], peer: &str, plan: &Plan) -> Option<Failure> {
+    (text.starts_with(b"NOAUTH")
+        || text.ends_with(b"unauthenticated")
+        || text.starts_with(b"Auth failure"))
+    .then(|| {
+        Failure::Fatal(format!(
+            "server {peer} requires authentication: use {}",
+            plan.names.authenticate
+        ))
+    })
 }

@@ -11,9 +11,11 @@
 
 use std::time::Instant;
 
+use crate::engine::client::record::auth_refusal;
 use crate::engine::client::{Client, ClientContext};
-use crate::engine::connection::Answer;
+use crate::engine::connection::{Answer, Failure};
 use crate::engine::in_flight::Purpose;
+use crate::plan::Plan;
 use crate::protocol::ReplyKind;
 use crate::protocol::resp_encode;
 use crate::protocol::resp_value::{Token, elements};
@@ -89,12 +91,24 @@ impl Client {
         self.txn.awaiting_exec = true;
     }
 
-    /// A queued command's reply (`+QUEUED`, or an error refusing it): kept for EXEC.
-    pub(super) fn queued_reply(&mut self, answer: &Answer, row: u8, ctx: &mut ClientContext) {
+    /// A queued command's reply (`+QUEUED`, or an error refusing it): kept for EXEC. A
+    /// refusal for want of authentication fails the run, as outside a transaction; the
+    /// transaction's commands are then lost unrecorded, as on a failed connection.
+    pub(super) fn queued_reply(
+        &mut self,
+        answer: &Answer,
+        row: u8,
+        plan: &Plan,
+        ctx: &mut ClientContext,
+    ) -> Result<(), Failure> {
         let refused = answer.reply.kind == ReplyKind::Error;
         if refused {
             let bytes = self.conns[self.txn.conn].reply_bytes(answer);
             let text = answer.reply.text(bytes);
+            let peer = self.conns[self.txn.conn].peer();
+            if let Some(failure) = auth_refusal(text, peer, plan) {
+                return Err(failure);
+            }
             if text.starts_with(b"MOVED") || text.starts_with(b"ASK") {
                 let row = usize::from(row);
                 if row < ctx.stats.len() {
@@ -120,6 +134,7 @@ impl Client {
             rx: answer.reply.len as u32,
             refused,
         });
+        Ok(())
     }
 
     /// EXEC's reply on connection `i`: every queued command recorded.

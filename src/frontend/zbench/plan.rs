@@ -84,8 +84,8 @@ pub fn threads(clients: u32) -> usize {
     cores.min(clients as usize).max(1)
 }
 
-/// The plan of the run `spec` asks for; `added` counts the elements its ZADDs carry.
-pub fn plan(spec: &ZbenchSpec, server: Server, added: Arc<AtomicU64>) -> Plan {
+/// The plan of the run `spec` asks for; `added` counts the sets its ZADDs carry.
+pub fn plan(spec: &ZbenchSpec, server: Server, added: Arc<Added>) -> Plan {
     let clients = spec.clients as usize;
     let threads = threads(spec.clients);
     let query = matches!(spec.mode, Mode::Query(_));
@@ -163,12 +163,32 @@ pub fn plan(spec: &ZbenchSpec, server: Server, added: Arc<AtomicU64>) -> Plan {
     }
 }
 
+/// The sorted sets the load's ZADDs carried so far, all clients: "Average zcard".
+///
+/// Counted as each batch is generated, since a reply does not say which ZADD it
+/// answers: the average is of the sets sent, so an error reply (whose ZADD added
+/// nothing) never pulls it outside the element range.
+#[derive(Debug, Default)]
+pub struct Added {
+    /// Elements in all.
+    elements: AtomicU64,
+    /// ZADDs (one set each).
+    sets: AtomicU64,
+}
+
+impl Added {
+    /// Elements per ZADD generated so far; `None` before the first.
+    pub fn average(&self) -> Option<f64> {
+        let sets = self.sets.load(Ordering::Relaxed);
+        (sets > 0).then(|| self.elements.load(Ordering::Relaxed) as f64 / sets as f64)
+    }
+}
+
 /// Makes each client's stream of zbench commands.
 #[derive(Debug)]
 pub struct ZbenchStreams {
     spec: Arc<ZbenchSpec>,
-    /// Elements carried by the ZADDs generated so far, all clients.
-    added: Arc<AtomicU64>,
+    added: Arc<Added>,
 }
 
 impl StreamFactory for ZbenchStreams {
@@ -189,7 +209,7 @@ struct ClientStream {
     batch: Batch,
     /// The batch's next command to hand out.
     next: usize,
-    added: Arc<AtomicU64>,
+    added: Arc<Added>,
 }
 
 impl RequestStream for ClientStream {
@@ -200,8 +220,15 @@ impl RequestStream for ClientStream {
             }
             self.next = 0;
             if self.batch.elements > 0 {
-                // One atomic add per batch, not per command.
-                self.added.fetch_add(self.batch.elements, Ordering::Relaxed);
+                // A load (a query carries no elements); one atomic add per batch, not
+                // per command.
+                let added = &self.added;
+                added
+                    .elements
+                    .fetch_add(self.batch.elements, Ordering::Relaxed);
+                added
+                    .sets
+                    .fetch_add(self.batch.len() as u64, Ordering::Relaxed);
             }
         }
         let slot: &mut Command = cmd;

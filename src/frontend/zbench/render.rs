@@ -179,8 +179,9 @@ pub struct Summary<'a> {
     pub errors: u64,
     /// Every command's latency in microseconds.
     pub latency_us: &'a Histogram<u64>,
-    /// Load: elements the ZADDs carried, for "Average zcard".
-    pub added_elements: Option<u64>,
+    /// Load: elements per ZADD sent, for "Average zcard"; `None` for a query, and for a
+    /// load whose every ZADD was answered with an error (no set was added).
+    pub average_zcard: Option<f64>,
     /// Query: the reply-size histogram.
     pub reply_sizes: Option<&'a ReplySizes>,
 }
@@ -203,12 +204,7 @@ pub fn summary(s: &Summary<'_>) -> String {
          Throughput summary: {throughput:.0} requests per second\n",
         s.issued, s.errors,
     );
-    if let Some(elements) = s.added_elements {
-        let average = if s.issued > 0 {
-            elements as f64 / s.issued as f64
-        } else {
-            0.0
-        };
+    if let Some(average) = s.average_zcard {
         out.push_str(&format!("Average zcard {average:.0} elements\n"));
     }
     out.push_str(&format!(
@@ -409,7 +405,7 @@ mod tests {
             issued: 1_000_000,
             errors: 0,
             latency_us: &latency,
-            added_elements: Some(3_412_000),
+            average_zcard: Some(3.412),
             reply_sizes: None,
         });
         assert_eq!(
@@ -437,7 +433,7 @@ mod tests {
             issued: 100_000,
             errors: 0,
             latency_us: &latency,
-            added_elements: None,
+            average_zcard: None,
             reply_sizes: Some(&sizes),
         });
         assert!(text.contains("Throughput summary: 11110 requests per second\n"));
@@ -487,7 +483,7 @@ mod tests {
             issued: 0,
             errors: 0,
             latency_us: &latency,
-            added_elements: Some(0),
+            average_zcard: Some(0.0),
             reply_sizes: Some(&ReplySizes::default()),
         });
         assert!(text.contains("Throughput summary: 0 requests per second\n"));

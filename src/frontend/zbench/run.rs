@@ -12,12 +12,11 @@
 
 use std::ffi::OsString;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::connection;
 use super::flags::{Mode, QueryKind, SizeDist, ZbenchCommand, ZbenchSpec, parse};
-use super::plan::{self as zb_plan, PERCENTILES};
+use super::plan::{self as zb_plan, Added, PERCENTILES};
 use super::render::{self, Progress, ReplySizes, Summary, Tick};
 use crate::console::print_now;
 use crate::engine::{self, RunObserver, Second};
@@ -45,7 +44,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         // A file that cannot be written fails now, not after the whole run.
         report::check_file(path)?;
     }
-    let added = Arc::new(AtomicU64::new(0));
+    let added = Arc::new(Added::default());
     let plan = Arc::new(zb_plan::plan(&spec, server, Arc::clone(&added)));
     signals::install();
     print_now(&render::header(&spec));
@@ -60,9 +59,10 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     }
     if let Some(err) = outcome.error.take() {
         // What was measured before the failure is still worth showing; a run that failed
-        // before its first reply (an unreachable server, a refused password) has nothing
-        // to show, so it only ends the progress row, and the error stands alone.
-        match outcome.runs.pop().filter(measured) {
+        // before its first successful reply (an unreachable server, a refused or missing
+        // password) has nothing to show, so it only ends the progress row, and the error
+        // stands alone.
+        match outcome.runs.pop().filter(succeeded) {
             Some(mut results) => {
                 print_now(&summary(&spec, &results, &live, &added));
                 if let Some(path) = &spec.json_out_file {
@@ -87,20 +87,32 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     if let Some(path) = &spec.json_out_file {
         write_json(&spec, &plan, path, &results)?;
     }
+    // As the memtier front end: a run in which the server refused every command measured
+    // the server's refusals, not the benchmark, and must not pass for one.
+    if let Some(totals) = results.totals()
+        && totals.errors > 0
+        && totals.errors == totals.count
+    {
+        return Err(Error::run(format!(
+            "every one of the {} replies was an error (see the messages above): nothing was benchmarked",
+            totals.count
+        )));
+    }
     Ok(outcome
         .signal
         .map_or(0, |signal| signals::exit_code(signal) as u8))
 }
 
-/// Whether the run got any reply (a command counted, or an error reply).
-fn measured(results: &Results) -> bool {
+/// Whether the run got any reply that was not an error: an error reply measures no
+/// command (a refusal such as NOAUTH is the run's failure, not a result).
+fn succeeded(results: &Results) -> bool {
     results
         .totals()
-        .is_some_and(|totals| totals.count > 0 || totals.errors > 0)
+        .is_some_and(|totals| totals.count > totals.errors)
 }
 
 /// The summary block of a run's results.
-fn summary(spec: &ZbenchSpec, results: &Results, live: &Live, added: &AtomicU64) -> String {
+fn summary(spec: &ZbenchSpec, results: &Results, live: &Live, added: &Added) -> String {
     let row = results.command_rows().first().or(results.totals());
     let empty = crate::stats::new_histogram();
     let (issued, errors, latency) = match row {
@@ -114,12 +126,14 @@ fn summary(spec: &ZbenchSpec, results: &Results, live: &Live, added: &AtomicU64)
         _ => Duration::from_millis(results.duration_ms),
     };
     let query = matches!(spec.mode, Mode::Query(_));
+    // No set was added when every ZADD was refused: there is no average to show.
+    let added_any = issued == 0 || errors < issued;
     render::summary(&Summary {
         duration,
         issued,
         errors,
         latency_us: latency,
-        added_elements: (!query).then(|| added.load(Ordering::Relaxed)),
+        average_zcard: (!query && added_any).then(|| added.average().unwrap_or(0.0)),
         reply_sizes: query.then_some(&live.reply_sizes),
     })
 }
@@ -174,7 +188,9 @@ fn write_json(
         ),
         ramp: None,
     };
-    let json = report::json::render_json(&configuration, &info, &[results], &PERCENTILES, false);
+    // "Errors" beside "Count" in each row: the text's "Total Errors".
+    let json =
+        report::json::render_json_with_errors(&configuration, &info, &[results], &PERCENTILES);
     report::write_atomic(path, json.as_bytes())
 }
 
