@@ -315,7 +315,7 @@ fn rps_paces_the_whole_run() {
     );
     let wall = started.elapsed();
     // Five clients split 3 and 2 over two worker threads: each thread takes the rate in
-    // proportion to its clients (an even split made the 3-client thread run 3.6 s at
+    // proportion to its clients' commands (an even split made the 3-client thread run 3.6 s at
     // 833/s), so the run takes its 3 s at the target.
     let duration = out.number("Total Duration");
     // Up to 3.55 s for a loaded machine's late start and end; the uneven split's 3.6 s
@@ -327,6 +327,44 @@ fn rps_paces_the_whole_run() {
     assert_eq!(server.commandstats().get("zrangebylex"), Some(&3000));
     // A row a second, each with the second's rate near the target.
     assert!(out.rows.len() >= 3, "{:?}", out.rows);
+}
+
+#[test]
+fn rps_holds_when_the_commands_do_not_split_evenly() {
+    // -n 75 on 50 clients: 25 send 2 and 25 send 1, and on two worker threads every
+    // client that sends 2 is on the first. A rate shared by clients ran that thread at
+    // half the rate for two thirds of the work: 1.97 s, not 1.5. A load of 10 keys on
+    // 20 clients puts every key on the first thread: 3.6 s, not 1.8.
+    let server = RedisServer::start();
+    for (args, command, count, last_due) in [
+        (
+            ["-mode", "query", "-n", "75", "-c", "50", "-rps", "50"],
+            "zrangebylex",
+            75,
+            1.48,
+        ),
+        (
+            ["-mode", "load", "-r", "10", "-c", "20", "-rps", "5"],
+            "zadd",
+            10,
+            1.8,
+        ),
+    ] {
+        server.config_resetstat();
+        let started = Instant::now();
+        let (out, _) = zbench(server.port, &[&args[..], &["-r", "10"]].concat());
+        let wall = started.elapsed().as_secs_f64();
+        assert_eq!(server.commandstats().get(command), Some(&count), "{args:?}");
+        // From the first send to the last reply: the last command is due at
+        // (count - 1) / rate; a loaded machine may add a little, the uneven split a third
+        // or more.
+        let duration = out.number("Total Duration");
+        assert!(
+            (0.95 * last_due..1.1 * last_due).contains(&duration),
+            "{args:?}: Total Duration {duration}, the last command due at {last_due}"
+        );
+        assert!(wall >= 0.95 * last_due, "{args:?}: {wall}");
+    }
 }
 
 #[test]

@@ -5,9 +5,12 @@
 //! s + 2n, ...` of the rate's sequence (`w` shares in a row, `s..s + w`, take `w` of every
 //! `n`). A `--rate` run gives each of its `n` workers one share (the workers' sequences
 //! interleave into exactly the total rate), or, when its clients do not split evenly over
-//! the workers, each worker as many shares as it has clients; a
-//! `--rate-limiting=r` run gives each of its `n` connections one share of `r × n`, so
-//! every connection runs at `r` and the connections' sends are spread evenly.
+//! the workers, each worker as many shares as it has clients; a run whose clients'
+//! request streams set each one's share of the commands gives each worker a rate in
+//! proportion to its commands ([`Schedule::of_work`]), so a worker with more to send
+//! does not end later at too low a rate; a `--rate-limiting=r` run gives each of its `n`
+//! connections one share of `r × n`, so every connection runs at `r` and the
+//! connections' sends are spread evenly.
 //!
 //! ```text
 //! uniform   position k of share s:  start + (k·n + s) / rate      computed from k, never summed
@@ -75,13 +78,20 @@ impl Schedule {
         Schedule::of_shares(rate, start, share, 1, shares)
     }
 
-    /// Worker `thread`'s part of a total `rate`: shares in proportion to its clients, so
-    /// that clients with equal shares of `-n` end together when a front end (zbench,
-    /// redis-benchmark) split them over the workers unevenly. Shares count in units of
-    /// the workers' common divisor, so an even split (memtier's `-c` on every worker) is
-    /// one share per worker, interleaved position by position. `None` for a worker with
-    /// no client.
+    /// Worker `thread`'s part of a total `rate`: with request streams, in proportion to
+    /// the commands its clients will send ([`Schedule::of_work`]); otherwise shares in
+    /// proportion to its clients, so that clients with equal shares of `-n` end
+    /// together when a front end split them over the workers unevenly. Shares count in
+    /// units of the workers' common divisor, so an even split (memtier's `-c` on every
+    /// worker) is one share per worker, interleaved position by position. `None` for a
+    /// worker with no client.
     pub fn of_worker(rate: Rate, start: Instant, plan: &Plan, thread: usize) -> Option<Schedule> {
+        let work: Option<Vec<u64>> = (0..plan.load.threads)
+            .map(|t| plan.stream_commands_on_thread(t))
+            .collect();
+        if let Some(work) = work {
+            return Schedule::of_work(rate, start, &work, thread);
+        }
         let total = plan.total_clients();
         let unit = (0..plan.load.threads)
             .map(|t| plan.clients_on_thread(t) as u64)
@@ -90,6 +100,26 @@ impl Schedule {
         let clients = plan.clients_on_thread(thread) as u64 / unit;
         let first = plan.first_client_of_thread(thread) as u64 / unit;
         (clients > 0).then(|| Schedule::of_shares(rate, start, first, clients, total as u64 / unit))
+    }
+
+    /// Worker `thread`'s part of a total `rate` when the workers have `work[t]` commands
+    /// to send each (request streams, whose clients' shares differ by one when a total
+    /// does not divide over the clients): a rate in proportion to its commands, so every
+    /// worker ends together and the run keeps the total rate to its end. A worker runs
+    /// at `rate × w / W` (`w` its commands, `W` all), its position `k` due at
+    /// `(k·W + before) / (rate × w)`, with `before` the commands of the workers before
+    /// it (so the workers' first sends are spread over the first gap); computed from
+    /// `k`, never summed. `None` for a worker with nothing to send.
+    pub fn of_work(rate: Rate, start: Instant, work: &[u64], thread: usize) -> Option<Schedule> {
+        let unit = work.iter().copied().fold(0, gcd).max(1);
+        let mine = work.get(thread).copied().unwrap_or(0) / unit;
+        let all = work.iter().sum::<u64>() / unit;
+        let before = work.iter().take(thread).sum::<u64>() / unit;
+        let scaled = Rate {
+            per_sec: rate.per_sec.max(1).saturating_mul(mine),
+            ..rate
+        };
+        (mine > 0).then(|| Schedule::of_shares(scaled, start, before, 1, all))
     }
 
     /// The `width` shares from `share` (0-based) of `shares` of `rate`, from `start`: a
@@ -498,6 +528,48 @@ mod tests {
         let idle = taken(3, 2);
         assert!(idle[2].is_empty());
         assert_eq!(idle[0].len() + idle[1].len(), 60);
+    }
+
+    #[test]
+    fn workers_share_a_total_rate_by_their_commands() {
+        // 75 commands on 50 clients over two workers: 50 on the first, 25 on the second.
+        // Shared by clients (half each), the first took 2 s at 25/s; by commands both
+        // end at 1.5 s, and every second of the run holds the total rate.
+        let start = Instant::now();
+        let total = rate(50, Arrival::Uniform);
+        let due = |work: &[u64]| -> Vec<Vec<f64>> {
+            (0..work.len())
+                .map(|t| match Schedule::of_work(total, start, work, t) {
+                    Some(mut s) => (0..work[t])
+                        .map(|_| (s.take() - start).as_secs_f64())
+                        .collect(),
+                    None => Vec::new(),
+                })
+                .collect()
+        };
+        let split = due(&[50, 25]);
+        for worker in &split {
+            let last = worker.last().copied().unwrap_or(0.0);
+            assert!((1.45..1.5).contains(&last), "{last}");
+        }
+        let mut merged: Vec<f64> = split.concat();
+        merged.sort_by(f64::total_cmp);
+        for (j, t) in merged.iter().enumerate() {
+            // Never more than one position from the exact total's.
+            assert!((t * 50.0 - j as f64).abs() <= 1.0, "position {j} at {t}");
+        }
+        // Shares that do not reduce (500001 and 500000 commands) still run side by side,
+        // each at half the rate, not one after the other.
+        let big = [500_001, 500_000];
+        for t in 0..2 {
+            let mut s = Schedule::of_work(rate(1000, Arrival::Uniform), start, &big, t)
+                .expect("work to do");
+            let n = s.drain_until(start + Duration::from_secs(10), u64::MAX, |_| {});
+            assert!((5000..=5001).contains(&n), "worker {t}: {n}");
+        }
+        // A worker with nothing to send takes nothing.
+        assert!(Schedule::of_work(total, start, &[10, 0], 1).is_none());
+        assert_eq!(due(&[10, 0])[0].len(), 10);
     }
 
     /// Gaps of a Poisson schedule: mean, coefficient of variation and the exponential

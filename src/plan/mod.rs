@@ -254,6 +254,19 @@ impl Plan {
         }
     }
 
+    /// Commands thread `thread`'s clients will send in all, when a request stream
+    /// ([`Workload::stream`]) sets each client's share; `None` otherwise.
+    pub fn stream_commands_on_thread(&self, thread: usize) -> Option<u64> {
+        let stream = self.workload.stream.as_ref()?;
+        let first = self.first_client_of_thread(thread);
+        let total = self.total_clients();
+        Some(
+            (first..first + self.clients_on_thread(thread))
+                .map(|index| stream.factory.commands(index, total))
+                .sum(),
+        )
+    }
+
     /// Index (over all threads) of the first client of thread `thread`.
     pub fn first_client_of_thread(&self, thread: usize) -> usize {
         (0..thread).map(|t| self.clients_on_thread(t)).sum()

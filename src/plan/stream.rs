@@ -23,6 +23,14 @@ use crate::workload::args::Args;
 pub trait StreamFactory: Send + Sync + Debug {
     /// The stream of client `index` (over all threads) of `clients`.
     fn client(&self, index: usize, clients: usize) -> Box<dyn RequestStream>;
+
+    /// Commands client `index` of `clients` will send in all: what a total rate is
+    /// shared out by, so workers whose clients have more to send get more of it. Asked
+    /// of every client at set-up; a factory that knows its split without building the
+    /// stream says so.
+    fn commands(&self, index: usize, clients: usize) -> u64 {
+        self.client(index, clients).remaining()
+    }
 }
 
 /// One client's commands, in order.

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use super::flags::{Mode, ZbenchSpec};
 use super::render::total_commands;
-use super::workload::{Batch, ClientWorkload, Command};
+use super::workload::{Batch, ClientWorkload, Command, share};
 use crate::error::Error;
 use crate::plan::{
     Arrival, BatchWrap, ClusterRouting, DataSet, Endpoint, ErrorReplies, FlagNames, Load,
@@ -200,6 +200,12 @@ impl StreamFactory for ZbenchStreams {
             next: 0,
             added: Arc::clone(&self.added),
         })
+    }
+
+    fn commands(&self, index: usize, clients: usize) -> u64 {
+        let clients = u32::try_from(clients).unwrap_or(u32::MAX);
+        let client = u32::try_from(index).unwrap_or(u32::MAX);
+        share(total_commands(&self.spec), clients, client)
     }
 }
 
