@@ -647,3 +647,29 @@ fn unreachable_server_and_bad_flags_are_one_line_errors() {
         "error: -c 0: the number of clients must be at least 1\n"
     );
 }
+
+/// A server that accepts connections and never answers (a stopped redis-server) ends
+/// the run with one error line once `--reply-timeout` passes, where redis-benchmark
+/// waits for ever.
+#[test]
+fn a_server_that_never_answers_ends_the_run() {
+    let server = RedisServer::start();
+    let pid = server.pid() as libc::pid_t;
+    // SAFETY: kill(2) on the PID of the server this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    let out = kv(
+        server.port,
+        &["-t", "get", "-n", "100", "-q", "--reply-timeout", "2"],
+    )
+    .timeout(Duration::from_secs(60))
+    .run();
+    // SAFETY: as above; the server must run again to be stopped cleanly.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    assert_eq!(out.status.code(), Some(1), "{}", out.describe());
+    let err = out.stderr_text();
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("error: no reply from") && last.contains("--reply-timeout"),
+        "{err}"
+    );
+}

@@ -32,6 +32,8 @@ use crate::protocol::Credentials;
 
 /// Most requests in flight per connection (`-P`), as kvbench's memtier front end allows.
 pub const MAX_PIPELINE: u32 = 65_536;
+/// `--reply-timeout` unless given: memtier's front end's default.
+const DEFAULT_REPLY_TIMEOUT: Duration = Duration::from_secs(60);
 /// Most threads redis-benchmark allows; more are clamped with a warning.
 pub const MAX_THREADS: u32 = 500;
 /// Largest `-d`: 512 MiB, the most a Redis server takes in one value (its default
@@ -119,6 +121,8 @@ struct RawFlags {
     warmup: Option<String>,
     #[arg(long = "busy-poll", allow_hyphen_values = true)]
     busy_poll: Option<String>,
+    #[arg(long = "reply-timeout", allow_hyphen_values = true)]
+    reply_timeout: Option<String>,
     #[arg(long = "json-out-file", allow_hyphen_values = true)]
     json_out_file: Option<PathBuf>,
     #[arg(long = "hdr-file-prefix", allow_hyphen_values = true)]
@@ -195,6 +199,9 @@ pub struct BenchmarkSpec {
     pub warmup: Option<Duration>,
     /// `--busy-poll`: how long a worker polls without waiting before it sleeps.
     pub busy_poll: Option<Duration>,
+    /// `--reply-timeout`: how long requests may wait with no reply before the run fails
+    /// (`None`: for ever).
+    pub reply_timeout: Option<Duration>,
     /// `--json-out-file`.
     pub json_out_file: Option<PathBuf>,
     /// `--hdr-file-prefix`.
@@ -572,6 +579,19 @@ fn validate(raw: RawFlags, matches: &ArgMatches) -> Result<BenchmarkSpec, Error>
         Some(b) => parse_busy_poll(b, "--busy-poll").map_err(usage)?,
         None => None,
     };
+    // A server that accepts and never answers must not hang the run (redis-benchmark
+    // waits for ever); memtier's default, 0 for ever.
+    let reply_timeout = match raw.reply_timeout.as_deref() {
+        Some(t) => match t.trim().parse::<u64>() {
+            Ok(secs) if secs <= 86_400 => (secs > 0).then(|| Duration::from_secs(secs)),
+            _ => {
+                return Err(usage(format!(
+                    "invalid value '{t}' for --reply-timeout: expected seconds (0 to 86400)"
+                )));
+            }
+        },
+        None => Some(DEFAULT_REPLY_TIMEOUT),
+    };
     let warmup = match &raw.warmup {
         Some(w) => {
             let secs: f64 = w
@@ -645,6 +665,7 @@ fn validate(raw: RawFlags, matches: &ArgMatches) -> Result<BenchmarkSpec, Error>
         rps,
         warmup,
         busy_poll,
+        reply_timeout,
         json_out_file: raw.json_out_file,
         hdr_file_prefix: raw.hdr_file_prefix,
         warnings,

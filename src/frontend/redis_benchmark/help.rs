@@ -104,6 +104,9 @@ kvbench additions:
                     <usec> microseconds (0: off, the default): replies are taken
                     at once, not after the thread wakes from idle (tens of
                     microseconds on a VM). Costs each thread's core meanwhile.
+ --reply-timeout <secs>
+                    Fail the run when requests get no reply for <secs> seconds
+                    (default 60; 0 waits for ever, as redis-benchmark does).
  --json-out-file <file>
                     Also write the results to <file> in kvbench's JSON format
                     (read by `kvbench merge` and `kvbench report`).

@@ -46,7 +46,7 @@ pub static RB_NAMES: FlagNames = FlagNames {
     tls_skip_verify: "--insecure",
     tls_protocols: "--tls-ciphers / --tls-ciphersuites",
     connection_timeout: "the connect timeout",
-    reply_timeout: "the reply timeout",
+    reply_timeout: "--reply-timeout",
     authenticate: "-a PASSWORD (with --user USER for an ACL user)",
     cluster_mode: "--cluster",
 };
@@ -177,6 +177,7 @@ pub fn test_plan(
                 // -P: the next batch only when the whole last one is answered, as
                 // redis-benchmark does (not as each reply frees a place).
                 refill: Refill::WholeBatch,
+                reply_timeout: spec.reply_timeout,
                 ..LoadShape::default()
             },
             // -I sends nothing: nothing to pace or warm up.
