@@ -11,9 +11,11 @@ pub mod html;
 pub mod json;
 pub mod open_loop;
 pub mod table;
+mod write;
+
+pub use write::{check_writable, write_atomic};
 
 use std::borrow::Cow;
-use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -197,58 +199,6 @@ pub fn write_reports(
     first_error.map_or(Ok(()), Err)
 }
 
-/// Writes `bytes` to `path` so that readers see either the old file or the complete new
-/// one: a temporary file in the same directory (same file system, so the rename is
-/// atomic), flushed to disk, then renamed over `path`. On failure the temporary is removed.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let fail = |e: std::io::Error| Error::run(format!("cannot write {}: {e}", path.display()));
-    let tmp = temporary_beside(path).map_err(fail)?;
-    let written = (|| {
-        let mut file = fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if let Err(e) = written {
-        // The temporary may not exist (create failed); nothing else to clean up then.
-        let _ = fs::remove_file(&tmp);
-        return Err(fail(e));
-    }
-    Ok(())
-}
-
-/// Checks before a run that a file can later be written at `path` the way
-/// [`write_atomic`] writes it: its temporary is created in the same directory and removed
-/// again. A missing directory or no permission is then found before the run, not after
-/// it (memtier opens its JSON file first, too).
-pub fn check_writable(path: &Path) -> std::io::Result<()> {
-    // A directory (or a name ending in a separator) passes the probe but not the rename.
-    let names_a_directory = path.as_os_str().to_string_lossy().ends_with('/')
-        || fs::metadata(path).is_ok_and(|m| m.is_dir());
-    if names_a_directory {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::IsADirectory,
-            "is a directory",
-        ));
-    }
-    let probe = temporary_beside(path)?;
-    match fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&probe)
-    {
-        // Removing it can only fail if another process already did.
-        Ok(_) => {
-            let _ = fs::remove_file(&probe);
-            Ok(())
-        }
-        // A file of that name is no one's to touch; the directory holds files, and the
-        // write itself will say if it cannot replace it.
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(e),
-    }
-}
-
 /// Checks before a run that every file of `to` can be written ([`check_writable`]):
 /// `cannot write FILE: reason`, or for the HDR prefix `cannot write
 /// --hdr-file-prefix=PREFIX files: reason`.
@@ -275,21 +225,6 @@ pub fn check_prefix(flag: &str, prefix: &str) -> Result<(), Error> {
     // A probe beside the files the prefix will name (`PREFIX_FULL_RUN_1.txt`, ...).
     check_writable(Path::new(&format!("{prefix}-probe")))
         .map_err(|e| Error::run(format!("cannot write {flag}={prefix} files: {e}")))
-}
-
-/// The temporary [`write_atomic`] writes `path`'s bytes to: a hidden name in the same
-/// directory, unique to this process.
-fn temporary_beside(path: &Path) -> std::io::Result<PathBuf> {
-    let Some(file_name) = path.file_name() else {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a file name",
-        ));
-    };
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(file_name);
-    tmp_name.push(format!(".tmp{}", std::process::id()));
-    Ok(path.with_file_name(tmp_name))
 }
 
 /// Width of a rate cell (`%12.2f`), without the separating space.
@@ -339,35 +274,6 @@ pub(crate) fn push_fixed(out: &mut String, x: f64, decimals: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn atomic_write_replaces_and_leaves_no_temporary() {
-        let dir = std::env::temp_dir().join(format!("kvbench-atomic-{}", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("out.json");
-        write_atomic(&path, b"old").unwrap();
-        write_atomic(&path, b"new").unwrap();
-        assert_eq!(fs::read(&path).unwrap(), b"new");
-        let names: Vec<_> = fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("out.json")]);
-        fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn atomic_write_to_missing_directory_is_an_error_naming_the_file() {
-        let path = Path::new("/nonexistent-kvbench-dir/sub/out.json");
-        let err = write_atomic(path, b"x").unwrap_err();
-        assert!(matches!(err, Error::Run(_)));
-        assert!(
-            err.message()
-                .starts_with("cannot write /nonexistent-kvbench-dir/sub/out.json: "),
-            "{}",
-            err.message()
-        );
-    }
 
     #[test]
     fn finite_replaces_nan_and_infinity() {
