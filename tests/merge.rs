@@ -8,7 +8,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::python::{PY_LOG, PY_UNION, python, python_hdrh};
+use common::python::{PY_LOG_SUMS, PY_UNION, python, python_hdrh};
 use common::{KVBENCH_TIMEOUT, RedisServer, TestDir, kvbench_at};
 use kvbench::merge::{MergeOptions, MergedResult, merge_files};
 use kvbench::report::{hdr_log, json::render_json};
@@ -175,19 +175,24 @@ fn three_shards_merge_exactly() {
             "{row}: count, p50, p99, p99.9"
         );
     }
-    let by_tag = python(PY_LOG, &[&log_path]);
-    for (tag, row) in [("SET", "Sets"), ("GET", "Gets"), ("", "Totals")] {
-        let got: Vec<u64> = by_tag[tag]
+    // The merged --hdr-log: the totals in its file, each command in its own, each summed
+    // whole by python hdrh to that row's figures.
+    let set_log = dir.file("merged_SET.hlog");
+    let get_log = dir.file("merged_GET.hlog");
+    let sums = python(PY_LOG_SUMS, &[&log_path, &set_log, &get_log]);
+    for (path, row) in [
+        (&set_log, "Sets"),
+        (&get_log, "Gets"),
+        (&log_path, "Totals"),
+    ] {
+        let key = path.display().to_string();
+        let got: Vec<u64> = sums[&key]
             .as_array()
-            .unwrap_or_else(|| panic!("python log reader has no tag {tag:?}: {by_tag}"))
+            .unwrap_or_else(|| panic!("python read no {key}: {sums}"))
             .iter()
             .map(|x| x.as_u64().expect("a number"))
             .collect();
-        assert_eq!(
-            got,
-            merged_figures(&merged_json, row),
-            "log tag {tag:?} vs {row}"
-        );
+        assert_eq!(got, merged_figures(&merged_json, row), "{key} vs {row}");
     }
 }
 

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use common::python::{PY_LOG_SUMS, python, python_hdrh};
 use common::{CONDITION_TIMEOUT, RedisServer, TestDir, kvbench, kvbench_at, wait_until};
 
 /// SET and GET calls the server counted.
@@ -224,17 +225,17 @@ fn the_warmup_is_left_out_of_every_result_and_file() {
     // The measured part's own clock: 2 s, plus however late a loaded machine lets the
     // worker see the deadline; with the warm-up it would be 4 s.
     assert!(f64_at(&json, &["ALL STATS", "Runtime", "Total duration"]) < 3_000.0);
-    // The HDR files hold the measured requests only, service times tagged.
-    let hgrm = std::fs::read_to_string(dir.file("lat_FULL_RUN_1.hgrm")).unwrap();
-    let tagged = hgrm
-        .lines()
-        .filter(|l| l.starts_with("Tag=service,"))
-        .count();
-    let plain = hgrm
-        .lines()
-        .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))
-        .count();
-    assert!(plain == tagged && (2..=3).contains(&plain), "{hgrm}");
+    // The HDR files hold the measured requests only; service times in files of their own.
+    let intervals = |name: &str| {
+        let log = std::fs::read_to_string(dir.file(name)).unwrap();
+        assert!(!log.contains("Tag="), "{name}:\n{log}");
+        log.lines()
+            .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))
+            .count()
+    };
+    let plain = intervals("lat_FULL_RUN_1.hgrm");
+    assert!((2..=3).contains(&plain), "{plain} intervals");
+    assert_eq!(intervals("lat_FULL_RUN_1_service.hgrm"), plain);
     let service_txt = std::fs::read_to_string(dir.file("lat_FULL_RUN_1_service.txt")).unwrap();
     let total_count: u64 = service_txt
         .lines()
@@ -242,6 +243,55 @@ fn the_warmup_is_left_out_of_every_result_and_file() {
         .and_then(|v| v.trim().trim_end_matches(']').trim().parse().ok())
         .unwrap();
     assert_eq!(total_count, count);
+}
+
+/// An open-loop run's `.hgrm` files (memtier's names) hold the response times only, in
+/// memtier's untagged layout, and the service times are in `..._service.hgrm` beside them:
+/// python hdrh, summing every line of a file as its documentation reads a log, gets each
+/// row's JSON count from each file (the old tagged service lines doubled it).
+#[test]
+fn open_loop_hgrm_files_read_back_with_python_hdrh_to_the_json_counts() {
+    let server = RedisServer::start();
+    let dir = TestDir::new("ol-hgrm");
+    let prefix = dir.file_arg("ol");
+    let out = kvbench_at(server.port, &["-t", "1", "-c", "2", "--rate=2000"])
+        .args(&["--test-time=2", "--ratio=1:1", "--hide-histogram"])
+        .args(&[format!("--hdr-file-prefix={prefix}")])
+        .with_json()
+        .ok();
+    let json = out.json();
+    if !python_hdrh() {
+        return;
+    }
+    let rows = [
+        ("FULL_RUN_1", "Totals"),
+        ("SET_command_run_1", "Sets"),
+        ("GET_command_run_1", "Gets"),
+    ];
+    let mut paths = Vec::new();
+    for (file, _) in rows {
+        paths.push(dir.file(&format!("ol_{file}.hgrm")));
+        paths.push(dir.file(&format!("ol_{file}_service.hgrm")));
+    }
+    let refs: Vec<&std::path::Path> = paths.iter().map(|p| p.as_path()).collect();
+    let sums = python(PY_LOG_SUMS, &refs);
+    for (i, (file, row)) in rows.iter().enumerate() {
+        let count = json["ALL STATS"][row]["Count"].as_u64().unwrap();
+        assert!(count > 0, "{row} ran");
+        for path in &paths[2 * i..2 * i + 2] {
+            let key = path.display().to_string();
+            assert_eq!(sums[&key][0].as_u64(), Some(count), "{file}: {key}");
+        }
+    }
+    // The response-time file's percentiles are the JSON's (ms there, µs here).
+    let p99_ms = json["ALL STATS"]["Totals"]["Percentile Latencies"]["p99.00"]
+        .as_f64()
+        .unwrap();
+    let p99_us = sums[&paths[0].display().to_string()][2].as_f64().unwrap();
+    assert!(
+        (p99_us / 1000.0 - p99_ms).abs() <= p99_ms * 0.01 + 0.001,
+        "{p99_us} us vs {p99_ms} ms"
+    );
 }
 
 #[test]

@@ -152,8 +152,58 @@ pub fn render_percentile_distribution(h: &Histogram<u64>) -> String {
 ///
 /// memtier's date lacks the day of the month (`Sun Nov 19:06:20 GMT 2026`); ours has it.
 pub fn render_interval_log(title: &str, start_epoch_ms: u64, series: &[IntervalSummary]) -> String {
+    let lines = series.iter().map(|s| {
+        (
+            s.start_epoch_ms,
+            s.end_epoch_ms,
+            s.count,
+            s.max_latency_us,
+            s.compressed_histogram.as_str(),
+        )
+    });
+    render_log(&format!("{title} HDR latency"), start_epoch_ms, lines)
+}
+
+/// The service-time `.hgrm` of one open-loop row (`..._service.hgrm`): the same layout as
+/// [`render_interval_log`], titled `#[Full Run command HDR service time histogram
+/// results]`, one untagged line per interval from each second's service times. Its own
+/// file, not tagged lines in the response-time one: HdrHistogram's readers that sum a
+/// log's lines (python hdrh's `HistogramLogReader`) do not skip tagged lines, and would
+/// count every request twice. `None` when no interval has service times (closed loop).
+pub fn render_service_interval_log(
+    title: &str,
+    start_epoch_ms: u64,
+    series: &[IntervalSummary],
+) -> Option<String> {
+    if series.iter().all(|s| s.service.is_none()) {
+        return None;
+    }
+    let lines = series.iter().filter_map(|s| {
+        let service = s.service.as_deref()?;
+        Some((
+            s.start_epoch_ms,
+            s.end_epoch_ms,
+            s.count,
+            service.max_latency_us,
+            service.compressed_histogram.as_str(),
+        ))
+    });
+    Some(render_log(
+        &format!("{title} HDR service time"),
+        start_epoch_ms,
+        lines,
+    ))
+}
+
+/// A format 1.2 log titled `#[<what> histogram results]`, from (start ms, end ms, count,
+/// max µs, compressed histogram) per interval.
+fn render_log<'a>(
+    what: &str,
+    start_epoch_ms: u64,
+    lines: impl Iterator<Item = (u64, u64, u64, u64, &'a str)>,
+) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "#[{title} HDR latency histogram results]");
+    let _ = writeln!(out, "#[{what} histogram results]");
     out.push_str("#[Histogram log format version 1.2]\n");
     let _ = writeln!(
         out,
@@ -164,41 +214,16 @@ pub fn render_interval_log(title: &str, start_epoch_ms: u64, series: &[IntervalS
     out.push_str(
         "\"StartTimestamp\",\"EndTimestamp\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n",
     );
-    for s in series {
+    for (start, end, count, max_us, histogram) in lines {
         // An empty interval has no histogram to give, and an empty field would break
         // log readers.
-        if s.count == 0 || s.compressed_histogram.is_empty() {
+        if count == 0 || histogram.is_empty() {
             continue;
         }
-        push_interval_line(
-            &mut out,
-            None,
-            s.start_epoch_ms,
-            s.end_epoch_ms,
-            s.max_latency_us,
-            &s.compressed_histogram,
-        );
-        // Open loop: the interval's service times, tagged, so readers that want them
-        // ask for the tag and readers that do not skip the line.
-        if let Some(service) = s.service.as_deref()
-            && !service.compressed_histogram.is_empty()
-        {
-            push_interval_line(
-                &mut out,
-                Some(SERVICE_TAG),
-                s.start_epoch_ms,
-                s.end_epoch_ms,
-                service.max_latency_us,
-                &service.compressed_histogram,
-            );
-        }
+        push_interval_line(&mut out, None, start, end, max_us, histogram);
     }
     out
 }
-
-/// The `.hgrm` tag of service-time intervals (open loop); untagged lines are response
-/// times.
-pub const SERVICE_TAG: &str = "service";
 
 /// Appends one interval line of an HdrHistogram log, shared by the `.hgrm` files and the
 /// `--hdr-log` file (`report::hdr_log`):
@@ -290,8 +315,8 @@ fn targets<'a>(prefix: &str, run: &'a Results) -> Vec<(String, PathBuf, &'a Row)
 
 /// Writes `P_FULL_RUN_N.{txt,hgrm}` from `Totals` and `P_<CMD>_command_run_N.{txt,hgrm}`
 /// for each command that ran, announcing each file on stderr as memtier does. In open loop
-/// those hold response times; service times go to `..._service.txt` and to the `.hgrm`'s
-/// lines tagged [`SERVICE_TAG`]. Stops at the first file that cannot be written.
+/// those hold response times; service times go to `..._service.txt` and
+/// `..._service.hgrm` beside them. Stops at the first file that cannot be written.
 pub fn write_run_files(prefix: &str, run: &Results) -> Result<(), Error> {
     for (title, stem, row) in targets(prefix, run) {
         let mut txt = stem.clone().into_os_string();
@@ -319,7 +344,7 @@ pub fn write_run_files(prefix: &str, run: &Results) -> Result<(), Error> {
             )?;
         }
 
-        let mut hgrm = stem.into_os_string();
+        let mut hgrm = stem.clone().into_os_string();
         hgrm.push(".hgrm");
         let hgrm = PathBuf::from(hgrm);
         eprintln_safe!(
@@ -328,6 +353,16 @@ pub fn write_run_files(prefix: &str, run: &Results) -> Result<(), Error> {
         );
         let log = render_interval_log(&title, run.start_epoch_ms, &row.series);
         write_atomic(&hgrm, log.as_bytes())?;
+        if let Some(log) = render_service_interval_log(&title, run.start_epoch_ms, &row.series) {
+            let mut path = stem.into_os_string();
+            path.push("_service.hgrm");
+            let path = PathBuf::from(path);
+            eprintln_safe!(
+                "Writing {title} HDR service time histogram results in HistogramLogProcessor format to {}...",
+                path.display()
+            );
+            write_atomic(&path, log.as_bytes())?;
+        }
     }
     Ok(())
 }

@@ -21,20 +21,22 @@ for path in sys.argv[1:]:
 print(json.dumps({r: [h.get_total_count()] + [h.get_value_at_percentile(p) for p in (50, 99, 99.9)] for r, h in sums.items()}))
 "#;
 
-/// Per tag of an interval log ("" for untagged lines): `[count, p50_us, p99_us, p99.9_us]`
-/// of the sum of its intervals, read with hdrh's `HistogramLogReader`.
-pub const PY_LOG: &str = r#"
+/// Per file: `[count, p50_us, p99_us, p99.9_us]` of the sum of all its interval lines,
+/// the way hdrh's documentation reads a log (`add_next_interval_histogram` into one
+/// total). That reader adds tagged lines too, so a file that holds one histogram's
+/// intervals plus tagged ones reads back with too large a count.
+pub const PY_LOG_SUMS: &str = r#"
 import json, sys
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
-reader = HistogramLogReader(sys.argv[1], HdrHistogram(1, 3600000000, 3))
-sums = {}
-while True:
-    h = reader.get_next_interval_histogram()
-    if h is None:
-        break
-    sums.setdefault(h.get_tag() or "", HdrHistogram(1, 3600000000, 3)).add(h)
-print(json.dumps({t: [h.get_total_count()] + [h.get_value_at_percentile(p) for p in (50, 99, 99.9)] for t, h in sums.items()}))
+out = {}
+for path in sys.argv[1:]:
+    total = HdrHistogram(1, 3600000000, 3)
+    reader = HistogramLogReader(path, HdrHistogram(1, 3600000000, 3))
+    while reader.add_next_interval_histogram(total):
+        pass
+    out[path] = [total.get_total_count()] + [total.get_value_at_percentile(p) for p in (50, 99, 99.9)]
+print(json.dumps(out))
 "#;
 
 /// Whether python3 can import hdrh; says why the checks are skipped when it cannot.

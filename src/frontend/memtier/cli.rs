@@ -459,8 +459,8 @@ pub struct Cli {
           help_heading = H_KVBENCH)]
     pub config: Vec<String>,
 
-    /// Write every second's latency histograms to FILE as one HdrHistogram interval log
-    /// (untagged lines: all commands; Tag=SET, Tag=GET...: one command), readable by
+    /// Write every second's latency histograms as HdrHistogram interval logs: all
+    /// commands to FILE, each command to FILE_<CMD> (all_SET.hlog), readable by
     /// HdrHistogram's log tools and `kvbench merge`.
     #[arg(long, value_name = "FILE", allow_hyphen_values = true, help_heading = H_KVBENCH)]
     pub hdr_log: Option<String>,

@@ -33,7 +33,8 @@ pub struct MergeFlags {
     #[arg(long = "hdr-file-prefix", value_name = "PREFIX")]
     pub hdr_file_prefix: Option<String>,
 
-    /// Write the merged per-second histograms as one tagged HdrHistogram interval log.
+    /// Write the merged per-second histograms as HdrHistogram interval logs: all commands
+    /// to FILE, each command to FILE_<CMD>.
     #[arg(long = "hdr-log", value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
 

@@ -98,20 +98,29 @@ fn sample_runs() -> Vec<Results> {
     ]
 }
 
-/// Each row's whole-benchmark histogram over all runs, keyed by log tag (`None`: Totals).
+/// Each row's whole-benchmark histogram over all runs, keyed by histogram name (`None`:
+/// Totals).
 fn expected(runs: &[Results]) -> Vec<(Option<String>, Histogram<u64>)> {
     let mut out: Vec<(Option<String>, Histogram<u64>)> = Vec::new();
     for r in runs {
         let n = r.rows.len();
         for (i, row) in r.rows.iter().enumerate() {
-            let tag = (i + 1 < n).then(|| tag_of(&row.name.hist));
-            match out.iter_mut().find(|(t, _)| *t == tag) {
+            let hist = (i + 1 < n).then(|| row.name.hist.clone());
+            match out.iter_mut().find(|(t, _)| *t == hist) {
                 Some((_, h)) => h.add(&row.histogram).unwrap(),
-                None => out.push((tag, row.histogram.clone())),
+                None => out.push((hist, row.histogram.clone())),
             }
         }
     }
     out
+}
+
+/// The log holding `hist`'s intervals (`None`: the totals' log).
+fn log_of(runs: &[Results], hist: Option<&str>) -> String {
+    match hist {
+        Some(h) => render_command_log(runs, h),
+        None => render_hdr_log(runs),
+    }
 }
 
 #[test]
@@ -122,7 +131,7 @@ fn layout_header_and_lines() {
     assert_eq!(
         lines[..5],
         [
-            "#[kvbench latency log: one interval per second; untagged lines are all commands, Tag= lines one command; values in microseconds]",
+            "#[kvbench latency log: one interval per second, all commands; each command's own log is FILE_<CMD>; values in microseconds]",
             "#[Histogram log format version 1.3]",
             "#[StartTime: 1796032471.890 (seconds since epoch), Mon Nov 30 09:54:31 UTC 2026]",
             "#[BaseTime: 1796032471.890 (seconds since epoch)]",
@@ -137,21 +146,46 @@ fn layout_header_and_lines() {
             s0.max_latency_us, s0.compressed_histogram
         )
     );
-    assert!(lines[6].starts_with("Tag=SET,0.000,1.000,"), "{}", lines[6]);
-    assert!(lines[7].starts_with("Tag=GET,0.000,1.000,"), "{}", lines[7]);
-    assert!(
-        lines[8].starts_with("Tag=SET_(LINE_2),0.000,1.000,"),
-        "{}",
-        lines[8]
-    );
-    // Second 1: GET idle, so no GET line.
-    assert!(lines[9].starts_with("1.000,1.000,"));
-    assert!(lines[10].starts_with("Tag=SET,1.000,"));
-    assert!(lines[11].starts_with("Tag=SET_(LINE_2),1.000,"));
+    assert!(lines[6].starts_with("1.000,1.000,"), "{}", lines[6]);
     // The last second of run 1 is cut at its finish; run 2 follows on the same base.
-    assert!(lines[12].starts_with("2.000,0.700,"), "{}", lines[12]);
-    assert!(lines[16].starts_with("3.210,1.000,"), "{}", lines[16]);
-    assert_eq!(lines.len(), 5 + 4 + 3 + 4 + 4 + 3);
+    assert!(lines[7].starts_with("2.000,0.700,"), "{}", lines[7]);
+    assert!(lines[8].starts_with("3.210,1.000,"), "{}", lines[8]);
+    assert_eq!(lines.len(), 5 + 3 + 2, "no tagged line:\n{log}");
+    assert!(!log.contains("Tag="));
+
+    // GET's own log: its title, then only the seconds in which it ran (not second 1).
+    let get = render_command_log(&runs, "GET");
+    let lines: Vec<&str> = get.lines().collect();
+    assert_eq!(lines[0], "#[GET command HDR latency histogram results]");
+    assert_eq!(lines[1..5], log.lines().collect::<Vec<_>>()[1..5]);
+    let g0 = &runs[0].rows[1].series[0];
+    assert_eq!(
+        lines[5],
+        format!(
+            "0.000,1.000,{}.0,{}",
+            g0.max_latency_us, g0.compressed_histogram
+        )
+    );
+    assert!(lines[6].starts_with("2.000,0.700,"), "{}", lines[6]);
+    assert!(lines[7].starts_with("3.210,1.000,"), "{}", lines[7]);
+    assert_eq!(lines.len(), 5 + 2 + 1);
+    assert_eq!(logged_commands(&runs), ["SET", "GET", "SET (LINE 2)"]);
+}
+
+#[test]
+fn command_logs_are_named_beside_the_file() {
+    assert_eq!(
+        command_log_path(Path::new("out/all.hlog"), "SET"),
+        PathBuf::from("out/all_SET.hlog")
+    );
+    assert_eq!(
+        command_log_path(Path::new("all"), "SET (LINE 2)"),
+        PathBuf::from("all_SET_(LINE_2)")
+    );
+    assert_eq!(
+        command_log_path(Path::new("a.b.log"), "X/Y"),
+        PathBuf::from("a.b_X_Y.log")
+    );
 }
 
 #[test]
@@ -166,45 +200,39 @@ fn empty_runs_give_a_header_only() {
 #[test]
 fn reads_back_through_kvbench_and_the_crate() {
     let runs = sample_runs();
-    let log = render_hdr_log(&runs);
-    let Content::IntervalLog(read) = read_str("run.hlog", &log).unwrap().content else {
-        panic!("not read as a log");
-    };
-    assert_eq!(read.format_version.as_deref(), Some("1.3"));
-    assert_eq!(read.base_time_ms, Some(1_796_032_471_890));
-    let first = &read.intervals[0];
-    assert_eq!(
-        (
-            first.start_epoch_ms,
-            first.end_epoch_ms,
-            first.tag.as_deref()
-        ),
-        (1_796_032_471_890, 1_796_032_472_890, None)
-    );
-    for (tag, want) in expected(&runs) {
+    for (hist, want) in expected(&runs) {
+        let log = log_of(&runs, hist.as_deref());
+        let Content::IntervalLog(read) = read_str("run.hlog", &log).unwrap().content else {
+            panic!("not read as a log");
+        };
+        assert_eq!(read.format_version.as_deref(), Some("1.3"));
+        assert_eq!(read.base_time_ms, Some(1_796_032_471_890));
+        assert_eq!(read.title_command(), hist.as_deref());
+        let first = &read.intervals[0];
+        assert_eq!(
+            (
+                first.start_epoch_ms,
+                first.end_epoch_ms,
+                first.tag.as_deref()
+            ),
+            (1_796_032_471_890, 1_796_032_472_890, None)
+        );
         let mut sum = crate::stats::new_histogram();
-        for iv in read.intervals.iter().filter(|i| i.tag == tag) {
+        for iv in &read.intervals {
             sum.add(&iv.histogram).unwrap();
         }
-        assert_eq!(sum, want, "{tag:?}");
-    }
+        assert_eq!(sum, want, "{hist:?}");
 
-    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
-    let entries: Vec<LogEntry> = IntervalLogIterator::new(log.as_bytes())
-        .collect::<Result<_, _>>()
-        .unwrap();
-    let tags: Vec<Option<&str>> = entries
-        .iter()
-        .filter_map(|e| match e {
-            LogEntry::Interval(i) => Some(i.tag().map(|t| t.as_str())),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(tags.len(), read.intervals.len());
-    assert_eq!(
-        tags[..4],
-        [None, Some("SET"), Some("GET"), Some("SET_(LINE_2)")]
-    );
+        use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+        let entries: Vec<LogEntry> = IntervalLogIterator::new(log.as_bytes())
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let intervals = entries
+            .iter()
+            .filter(|e| matches!(e, LogEntry::Interval(i) if i.tag().is_none()))
+            .count();
+        assert_eq!(intervals, read.intervals.len(), "{hist:?}");
+    }
 }
 
 /// python3 with hdrh, or `None` (and a note on stderr) when it is not installed.
@@ -219,27 +247,26 @@ fn python_hdrh() -> Option<()> {
     ok.then_some(())
 }
 
+/// Every line of a log summed, as hdrh's documentation reads a log: the count, maximum
+/// and percentiles of the sum, and the first interval's times.
 const PY_READ_LOG: &str = r#"
 import json, sys
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
-reader = HistogramLogReader(sys.argv[1], HdrHistogram(1, 3600000000, 3))
-sums = {}
-first = None
-while True:
-    h = reader.get_next_interval_histogram()
-    if h is None:
-        break
-    if first is None:
-        first = (h.get_start_time_stamp(), h.get_end_time_stamp())
-    tag = h.get_tag() or ""
-    if tag not in sums:
-        sums[tag] = HdrHistogram(1, 3600000000, 3)
-    sums[tag].add(h)
-out = {t: [h.get_total_count(), h.get_max_value()] + [h.get_value_at_percentile(p) for p in (50, 99, 99.9)] for t, h in sums.items()}
-print(json.dumps({"first": first, "tags": out}))
+out = {}
+for path in sys.argv[1:]:
+    first = HistogramLogReader(path, HdrHistogram(1, 3600000000, 3)).get_next_interval_histogram()
+    total = HdrHistogram(1, 3600000000, 3)
+    reader = HistogramLogReader(path, HdrHistogram(1, 3600000000, 3))
+    while reader.add_next_interval_histogram(total):
+        pass
+    out[path] = {"first": [first.get_start_time_stamp(), first.get_end_time_stamp()],
+                 "figures": [total.get_total_count(), total.get_max_value()] + [total.get_value_at_percentile(p) for p in (50, 99, 99.9)]}
+print(json.dumps(out))
 "#;
 
+/// python hdrh sums each file [`write_hdr_log`] writes to exactly its row's histogram:
+/// nothing counted twice.
 #[test]
 fn python_hdrh_reads_the_log_with_the_same_percentiles() {
     if python_hdrh().is_none() {
@@ -250,9 +277,31 @@ fn python_hdrh_reads_the_log_with_the_same_percentiles() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("run.hlog");
     write_hdr_log(&path, &runs).unwrap();
+    let want = expected(&runs);
+    let paths: Vec<PathBuf> = want
+        .iter()
+        .map(|(hist, _)| match hist {
+            Some(h) => command_log_path(&path, h),
+            None => path.clone(),
+        })
+        .collect();
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "run.hlog",
+            "run_GET.hlog",
+            "run_SET.hlog",
+            "run_SET_(LINE_2).hlog"
+        ]
+    );
     let out = Command::new("python3")
         .args(["-c", PY_READ_LOG])
-        .arg(&path)
+        .args(&paths)
         .output()
         .unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
@@ -262,21 +311,19 @@ fn python_hdrh_reads_the_log_with_the_same_percentiles() {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    // Absolute times: BaseTime + the relative start, in milliseconds.
-    assert_eq!(v["first"][0].as_f64(), Some(1_796_032_471_890.0));
-    assert_eq!(v["first"][1].as_f64(), Some(1_796_032_472_890.0));
-    let want = expected(&runs);
-    assert_eq!(v["tags"].as_object().unwrap().len(), want.len());
-    for (tag, h) in want {
-        let got = &v["tags"][tag.clone().unwrap_or_default()];
+    for ((hist, h), path) in want.into_iter().zip(&paths) {
+        let got = &v[path.display().to_string()];
+        // Absolute times: BaseTime + the relative start, in milliseconds.
+        assert_eq!(got["first"][0].as_f64(), Some(1_796_032_471_890.0));
+        assert_eq!(got["first"][1].as_f64(), Some(1_796_032_472_890.0));
         let mut figures = vec![h.len(), h.max()];
         figures.extend(PCTS.iter().map(|&p| value_at_percentile_us(&h, p)));
-        let got: Vec<u64> = got
+        let got: Vec<u64> = got["figures"]
             .as_array()
-            .unwrap_or_else(|| panic!("python lacks tag {tag:?}"))
+            .unwrap_or_else(|| panic!("python read no {path:?}"))
             .iter()
             .map(|x| x.as_u64().unwrap())
             .collect();
-        assert_eq!(got, figures, "{tag:?}: count, max, p50, p99, p99.9");
+        assert_eq!(got, figures, "{hist:?}: count, max, p50, p99, p99.9");
     }
 }
