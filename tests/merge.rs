@@ -326,3 +326,56 @@ fn merge_command_refuses_a_file_that_is_not_a_result() {
     );
     assert!(run.stdout_text().is_empty());
 }
+
+/// `kvbench merge` checks every output path before it writes any, as a run does: one that
+/// cannot be written is a one-line error, exit 1, with no other output left behind and no
+/// `Json file ... created...` said of a file that was not.
+#[test]
+fn merge_checks_every_output_before_writing_any() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testdata");
+    let a = data.join("memtier_default.json").display().to_string();
+    let b = data.join("memtier_runs3.json").display().to_string();
+    let dir = TestDir::new("merge-outputs");
+    let ok_json = dir.file("ok.json");
+    let ok_flag = format!("--json-out-file={}", ok_json.display());
+    let missing = dir.file_arg("no-such-dir/x");
+    let cases = [
+        (
+            vec![ok_flag.clone(), "-o".into(), missing.clone()],
+            format!("cannot write {missing}: "),
+        ),
+        (
+            vec![ok_flag.clone(), format!("--hdr-log={missing}.hlog")],
+            format!("cannot write {missing}.hlog: "),
+        ),
+        (
+            vec![ok_flag.clone(), format!("--hdr-file-prefix={missing}")],
+            format!("cannot write --hdr-file-prefix={missing} files: "),
+        ),
+        (
+            vec![format!("--json-out-file={missing}.json")],
+            format!("cannot write {missing}.json: "),
+        ),
+    ];
+    for (flags, message) in cases {
+        let mut args = vec!["merge".to_string(), a.clone(), b.clone()];
+        args.extend(flags.iter().cloned());
+        let run = common::kvbench(&args.iter().map(String::as_str).collect::<Vec<_>>()).run();
+        assert_eq!(run.status.code(), Some(1), "{flags:?}: {}", run.describe());
+        let stderr = run.stderr_text();
+        assert_eq!(stderr.lines().count(), 1, "{flags:?}: {stderr}");
+        assert!(
+            stderr.starts_with(&format!("error: {message}")),
+            "{flags:?}: {stderr}"
+        );
+        assert!(!stderr.contains("created"), "{flags:?}: {stderr}");
+        assert!(run.stdout_text().is_empty(), "{flags:?}: no table either");
+        assert!(!ok_json.exists(), "{flags:?}: the JSON was written");
+    }
+    // A good merge names its JSON file as created once it is.
+    let run = common::kvbench(&["merge", &a, &b, &ok_flag]).ok();
+    let stderr = run.stderr_text();
+    let created = format!("Json file {} created...", ok_json.display());
+    assert_eq!(stderr.matches(&created).count(), 1, "{stderr}");
+    assert!(ok_json.exists());
+}

@@ -77,7 +77,9 @@ pub struct Destinations {
     pub json_out_file: Option<PathBuf>,
     pub hdr_file_prefix: Option<String>,
     /// The front end named the JSON and text files on stderr before the run, where
-    /// memtier does ([`announce`]): [`write_reports`] does not name them again.
+    /// memtier does ([`announce`]): [`write_reports`] does not name them again. Otherwise
+    /// it names the text file before writing it and the JSON file once it was written, so
+    /// no file is said to be created that was not.
     pub announced: bool,
 }
 
@@ -132,8 +134,11 @@ pub fn write_reports(
         }
     };
 
-    if !out.announced {
-        announce(out);
+    // Unannounced, the JSON file is named as created once it has been (below).
+    if !out.announced
+        && let Some(path) = &out.out_file
+    {
+        eprintln_safe!("Writing results to {}...", path.display());
     }
 
     let mut text = if runs.is_empty() {
@@ -191,6 +196,9 @@ pub fn write_reports(
         }
         let written = write_atomic(path, json.as_bytes());
         if written.is_ok() {
+            if !out.announced {
+                eprintln_safe!("Json file {} created...", path.display());
+            }
             eprintln_safe!("Json file closed.");
         }
         keep(written);

@@ -55,6 +55,18 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         }
         Parsed::Run(flags) => flags,
     };
+    let destinations = Destinations {
+        out_file: flags.out_file.clone(),
+        json_out_file: flags.json_out_file.clone(),
+        hdr_file_prefix: flags.hdr_file_prefix.clone(),
+        announced: false,
+    };
+    // Every output is checked before any is written, as a run checks them before it
+    // starts: a bad `-o` must not leave a JSON file written and the command failed.
+    report::check_destinations(&destinations)?;
+    if let Some(path) = &flags.hdr_log {
+        report::check_file(path)?;
+    }
     let merged = merge_files(&flags.files, &flags.options())?;
     let n = merged.inputs.len();
     eprintln_safe!(
@@ -73,12 +85,6 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         print_all_runs: false,
         configuration: &shown,
         sweep: merged.sweep.as_ref(),
-    };
-    let destinations = Destinations {
-        out_file: flags.out_file.clone(),
-        json_out_file: flags.json_out_file.clone(),
-        hdr_file_prefix: flags.hdr_file_prefix.clone(),
-        announced: false,
     };
     let runs = merged.blocks();
     let written = report::write_reports(&destinations, &rendering, runs, None);
