@@ -40,6 +40,19 @@ fn manifests_validate_against_the_kubernetes_schemas() {
         assert!(job.contains(needle), "job.yaml lacks {needle:?}");
     }
     assert!(!job.contains("- -a") && !job.contains("--authenticate"));
+    // Quoted, so that after the documented `sed` the time stays a string: YAML reads a
+    // bare `2030-01-01T00:00:00Z` as a timestamp, which an env value cannot be.
+    assert!(
+        job.contains("value: \"START_AT_PLACEHOLDER\""),
+        "job.yaml's start time is not quoted"
+    );
+    let substituted_dir = TestDir::new("deploy-sed");
+    let substituted = substituted_dir.file("job.yaml");
+    std::fs::write(
+        &substituted,
+        job.replace("START_AT_PLACEHOLDER", "2030-01-01T00:00:00Z"),
+    )
+    .unwrap();
 
     let version = Command::new("kubernetes-validate")
         .arg("--version")
@@ -53,6 +66,7 @@ fn manifests_validate_against_the_kubernetes_schemas() {
     let out = Command::new("kubernetes-validate")
         .arg("--strict")
         .args(&manifests)
+        .arg(&substituted)
         .output()
         .expect("kubernetes-validate runs");
     let said = format!(
@@ -61,7 +75,7 @@ fn manifests_validate_against_the_kubernetes_schemas() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "{said}");
-    assert_eq!(said.matches(" passed for resource ").count(), 2, "{said}");
+    assert_eq!(said.matches(" passed for resource ").count(), 3, "{said}");
 }
 
 #[test]
