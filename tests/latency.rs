@@ -13,7 +13,8 @@ use std::thread;
 use std::time::Duration;
 
 use common::{
-    CONDITION_TIMEOUT, Memcached, RedisServer, TestDir, TestPki, closed_port, kvbench, wait_until,
+    CONDITION_TIMEOUT, Memcached, RedisServer, TestDir, TestPki, closed_port, kvbench,
+    kvbench_command, run_with_timeout, wait_until,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -394,6 +395,23 @@ fn errors_are_one_line_and_exit_1() {
         .timeout(TIMEOUT)
         .ok();
     parse_figures(&run.stdout_text());
+    // So does redis-cli's variable, with its --no-auth-warning carried over.
+    let pings = server.commandstats()["ping"];
+    let mut cmd = kvbench_command();
+    cmd.args(["latency", "-p", &port, "--no-auth-warning", "-i", "0.2"])
+        .env("REDISCLI_AUTH", "secret")
+        .env_remove("KVBENCH_AUTH");
+    let out = run_with_timeout(cmd, TIMEOUT);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    parse_figures(&String::from_utf8_lossy(&out.stdout));
+    assert!(
+        server.commandstats()["ping"] > pings,
+        "REDISCLI_AUTH probed"
+    );
 
     // A password with a colon, as redis-cli takes it: whole after --user, and
     // percent-encoded in a URI.

@@ -43,7 +43,8 @@ use std::path::Path;
 
 use crate::error::Error;
 use crate::report::RunInfo;
-use crate::resultfile::{Content, ResultFile, read_file};
+use crate::resultfile::ordered::Json;
+use crate::resultfile::{Content, JsonResult, ResultFile, read_file};
 use crate::results::{Results, SweepReport};
 
 /// Choices a front end passes to the merge.
@@ -127,6 +128,7 @@ pub fn merge(files: &[ResultFile], options: &MergeOptions) -> Result<MergedResul
                     Content::IntervalLog(_) => return Err(mixed(f, first)),
                 }
             }
+            check_shards(&jsons)?;
             if jsons.iter().any(|(_, j)| j.rate_steps.is_some()) {
                 sweep::merge(&jsons, percentiles)
             } else {
@@ -144,6 +146,37 @@ pub fn merge(files: &[ResultFile], options: &MergeOptions) -> Result<MergedResul
             from_logs::merge(&logs, percentiles)
         }
     }
+}
+
+/// The shards of one split workload (`"shard": "I/N"` in each file's configuration), each
+/// once and all of one split: a shard given twice would count its requests twice, and
+/// shards of splits into different numbers are not parts of one workload. Files without
+/// a shard (runs of their own) are not checked.
+fn check_shards(jsons: &[(&str, &JsonResult)]) -> Result<(), Error> {
+    let mut seen: Vec<(&str, &str, &str)> = Vec::new();
+    for (name, json) in jsons {
+        let shard = json
+            .configuration
+            .iter()
+            .find_map(|(key, value)| match value {
+                Json::String(shard) if key == "shard" => Some(shard.as_str()),
+                _ => None,
+            });
+        let Some(shard) = shard else { continue };
+        let split = shard.split_once('/').map_or("", |(_, of)| of);
+        if let Some((other, _, _)) = seen.iter().find(|(_, s, _)| *s == shard) {
+            return Err(Error::usage(format!(
+                "{name}: shard {shard} is also {other}'s: the same shard twice would count its requests twice"
+            )));
+        }
+        if let Some((other, theirs, _)) = seen.iter().find(|(_, _, of)| *of != split) {
+            return Err(Error::usage(format!(
+                "{name}: shard {shard} and {other}'s {theirs} are parts of different splits: not shards of one workload"
+            )));
+        }
+        seen.push((name, shard, split));
+    }
+    Ok(())
 }
 
 fn mixed(file: &ResultFile, first: &ResultFile) -> Error {

@@ -692,3 +692,24 @@ fn render_json_with_sweep_of(m: &MergedResult) -> String {
         m.sweep.as_ref(),
     )
 }
+
+#[test]
+fn a_shard_given_twice_or_shards_of_different_splits_are_refused() {
+    let shard = |i: &str| {
+        DEFAULT_JSON.replacen(
+            "\t\t,\"print-all-runs\": \"false\"\n",
+            &format!("\t\t,\"print-all-runs\": \"false\"\n\t\t,\"shard\": \"{i}\"\n"),
+            1,
+        )
+    };
+    let (a, b, c) = (shard("0/2"), shard("1/2"), shard("1/3"));
+    assert_eq!(merged(&[("a.json", &a), ("b.json", &b)]).inputs.len(), 2);
+    assert_eq!(
+        merge_err(&[("a.json", &a), ("a2.json", &a)]),
+        "a2.json: shard 0/2 is also a.json's: the same shard twice would count its requests twice"
+    );
+    assert_eq!(
+        merge_err(&[("a.json", &a), ("c.json", &c)]),
+        "c.json: shard 1/3 and a.json's 0/2 are parts of different splits: not shards of one workload"
+    );
+}

@@ -22,6 +22,9 @@ use crate::frontend::common::busy_poll::{MAX_BUSY_POLL_US, parse_busy_poll};
 use crate::frontend::common::usage::one_line;
 use crate::protocol::Protocol;
 
+/// The environment variable redis-cli reads a password from when `-a` is not given.
+const REDISCLI_AUTH: &str = "REDISCLI_AUTH";
+
 /// redis-cli's one-shot window and `--latency-dist` window: one second.
 const DEFAULT_WINDOW_US: u64 = 1_000_000;
 /// redis-cli's `--latency-history` window: 15 seconds.
@@ -68,6 +71,11 @@ struct Flags {
     /// is that mode already.
     #[arg(long, hide = true)]
     latency: bool,
+
+    /// redis-cli's --no-auth-warning, accepted so its command lines carry over: kvbench
+    /// never warns about a password on the command line.
+    #[arg(long, hide = true)]
+    no_auth_warning: bool,
 
     /// Send a probe every 10 ms on a fixed schedule and time each from when it was due,
     /// so a stall shows in every probe it delayed (default: redis-cli's send, reply,
@@ -294,7 +302,11 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
         }
         Err(e) => return Err(one_line(&e)),
     };
-    let flags = Flags::from_arg_matches(&matches).map_err(|e| one_line(&e))?;
+    let mut flags = Flags::from_arg_matches(&matches).map_err(|e| one_line(&e))?;
+    if flags.conn.authenticate.is_none() {
+        // redis-cli's own variable for the password, after -a and KVBENCH_AUTH.
+        flags.conn.authenticate = std::env::var(REDISCLI_AUTH).ok().filter(|a| !a.is_empty());
+    }
     let format = if flags.raw {
         Some(Format::Raw)
     } else if flags.csv {
@@ -454,6 +466,7 @@ mod tests {
             Some("/tmp/r.sock")
         );
         assert_eq!(options(&["-h", "db1"]).conn.host, vec!["db1".to_string()]);
+        assert!(!options(&["--no-auth-warning"]).open_loop);
         assert!(error(&["-n", "abc"]).contains("-n <DB>"));
         assert!(error(&["-n", "-1"]).contains("-n"));
     }

@@ -404,8 +404,17 @@ fn validate(raw: RawFlags, matches: &ArgMatches) -> Result<BenchmarkSpec, Error>
     let dbnum = match from_uri(matches, uri_at, "dbnum", uri_dbnum) {
         Some(db) => db,
         None => match &raw.dbnum {
-            Some(d) => u32::try_from(integer(d, "--dbnum")?)
-                .map_err(|_| usage(format!("--dbnum {d}: a database number cannot be negative")))?,
+            Some(d) => {
+                let n = integer(d, "--dbnum")?;
+                u32::try_from(n).map_err(|_| {
+                    let why = if n < 0 {
+                        "cannot be negative"
+                    } else {
+                        "is too large"
+                    };
+                    usage(format!("--dbnum {d}: a database number {why}"))
+                })?
+            }
             None => 0,
         },
     };
@@ -953,6 +962,10 @@ mod tests {
             (&["-r", "10000000000000"][..], "at most 1000000000000"),
             (&["--precision", "0"][..], "--precision 0"),
             (&["--dbnum", "-1"][..], "cannot be negative"),
+            (
+                &["--dbnum", "4294967296"][..],
+                "a database number is too large",
+            ),
             (
                 &["--cluster", "--dbnum", "2"][..],
                 "cannot be used with --cluster",
