@@ -146,6 +146,32 @@ fn local_job_runs_three_shards_and_prints_one_merged_table() {
     }
 }
 
+/// The shard script's result goes to stdout through its own `--json-out-file`, which it
+/// adds last: a user's own would be overridden and never written, so it is refused, and
+/// kvbench is never started.
+#[test]
+fn kvbench_shard_refuses_a_json_out_file_of_the_users() {
+    for flag in [
+        &["--json-out-file=mine.json"][..],
+        &["--json-out-file", "mine.json"],
+    ] {
+        let mut cmd = Command::new("sh");
+        cmd.arg(repo().join("deploy/kvbench-shard"))
+            .args(["--shard=0/2", "-p", "1"])
+            .args(flag)
+            // Would exit 0 if the script ran it.
+            .env("KVBENCH", "true");
+        let out = run_with_timeout(cmd, Duration::from_secs(30));
+        assert_eq!(out.status.code(), Some(1), "{}", common::describe(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("--json-out-file is this script's own"),
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
+
 #[test]
 fn collect_refuses_a_job_with_a_shard_missing() {
     let dir = TestDir::new("collect");
