@@ -7,14 +7,15 @@
 //! - A file that reads merges, alone and with itself, without a panic (a refusal is one
 //!   line); merged with itself its counts are twice its own. (Files whose times span
 //!   more than a day are only read: see [`MAX_CHECKED_SPAN_SECONDS`].)
-//! - The merge written back (as JSON, or as an interval log for a log) reads and merges
-//!   again to the same rows and counts (a log that recorded nothing is written without
-//!   intervals, and reading that back may be refused, on one line).
+//! - The merge written back (as JSON, or for a log as the totals' log and one log per
+//!   command) reads and merges again to the same rows and counts (a log that recorded
+//!   nothing is written without intervals, and reading that back may be refused, on one
+//!   line).
 //!
 //! Included by path from the main suite's `tests/fuzz_properties.rs`.
 
 use kvbench::merge::{MergeOptions, MergedResult, merge};
-use kvbench::report::hdr_log::render_hdr_log;
+use kvbench::report::hdr_log::{logged_commands, render_command_log, render_hdr_log};
 use kvbench::report::json::render_json;
 use kvbench::resultfile::{Content, ordered, read_str};
 
@@ -58,6 +59,7 @@ pub fn check_text(text: &str) {
             .collect();
         assert_eq!(twice, doubled, "a file merged with itself");
     }
+    let runs = std::slice::from_ref(&alone.results);
     let written = match &file.content {
         Content::Json(_) => render_json(
             &alone.shown(),
@@ -66,7 +68,25 @@ pub fn check_text(text: &str) {
             &alone.percentiles,
             alone.hide_histogram,
         ),
-        Content::IntervalLog(_) => render_hdr_log(std::slice::from_ref(&alone.results)),
+        Content::IntervalLog(_) => {
+            // Each command's log is a file of its own (`FILE_<CMD>`): it reads back to
+            // that command's row of the merge.
+            for hist in logged_commands(runs) {
+                let log = render_command_log(runs, hist);
+                let again = read_str("again", &log)
+                    .unwrap_or_else(|e| panic!("{hist}'s log does not read: {e}\n{log}"));
+                let again = merge(&[again], &MergeOptions::default())
+                    .unwrap_or_else(|e| panic!("{hist}'s log does not merge: {e}\n{log}"));
+                let row = |m: &MergedResult| {
+                    counts(m)
+                        .into_iter()
+                        .find(|(row, _)| row.ends_with(&format!("/{hist}")))
+                        .map(|(_, n)| n)
+                };
+                assert_eq!(row(&again), row(&alone), "{hist}'s log read back");
+            }
+            render_hdr_log(runs)
+        }
     };
     // A log holds only the seconds that recorded something, so a log of a merge that
     // recorded nothing has no intervals; reading it back may refuse that, on one line.
@@ -93,9 +113,18 @@ pub fn check_text(text: &str) {
             .map(|(row, n)| (row.replace([' ', ',', '\r', '\n'], "_"), n))
             .collect()
     };
+    // A log file holds the totals only (the commands' logs are checked above).
+    let written_rows = |m: &MergedResult| -> Vec<(String, u64)> {
+        as_tags(m)
+            .into_iter()
+            .filter(|(row, _)| {
+                matches!(file.content, Content::Json(_)) || row.starts_with("Totals/")
+            })
+            .collect()
+    };
     assert_eq!(
-        as_tags(&again),
-        as_tags(&alone),
+        written_rows(&again),
+        written_rows(&alone),
         "merged, written, read, merged"
     );
 }
