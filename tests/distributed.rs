@@ -382,3 +382,52 @@ fn shards_divide_a_total_rate_and_merge_to_it() {
         );
     }
 }
+
+/// A shard stopped while it waits for `--start-at` (Ctrl-C before its start) writes
+/// valid results with nothing run; merged with a shard that ran, the merged run is the
+/// one that ran: its start, duration and requests. (The stopped shard's start lay 30 s
+/// ahead, which stretched the merged runtime by that much.)
+#[test]
+fn a_shard_stopped_before_its_start_does_not_stretch_the_merge() {
+    let server = RedisServer::start();
+    let dir = TestDir::new("stopped-before-start");
+    let (early, ran, merged) = (
+        dir.file("early.json"),
+        dir.file("ran.json"),
+        dir.file("merged.json"),
+    );
+    let start_ms = epoch_ms(SystemTime::now() + Duration::from_secs(30));
+    let start_arg = format!("--start-at={}.{:03}", start_ms / 1000, start_ms % 1000);
+    let json_arg = |p: &Path| format!("--json-out-file={}", p.display());
+    let waiting = kvbench_at(
+        server.port,
+        &["-t", "1", "-c", "1", "--test-time=1", "--hide-histogram"],
+    )
+    .args(&[start_arg.as_str(), &json_arg(&early)])
+    .spawn();
+    waiting.wait_for_stderr("Connecting now, starting at");
+    // SAFETY: kill(2) on the PID of a child this test spawned and has not reaped.
+    assert_eq!(
+        unsafe { libc::kill(waiting.pid() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let out = waiting.wait(CONDITION_TIMEOUT);
+    assert_eq!(out.status.code(), Some(130), "{}", out.describe());
+    kvbench_at(
+        server.port,
+        &["-t", "1", "-c", "1", "-n", "200", "--hide-histogram"],
+    )
+    .args(&[json_arg(&ran)])
+    .ok();
+    kvbench(&["merge"])
+        .args(&[early.display().to_string(), ran.display().to_string()])
+        .args(&[json_arg(&merged)])
+        .ok();
+    let runtime = |p: &Path| common::read_json(p)["ALL STATS"]["Runtime"].clone();
+    let (m, r) = (runtime(&merged), runtime(&ran));
+    assert_eq!(m["Start time"], r["Start time"], "{m}");
+    let duration = |v: &serde_json::Value| v["Total duration"].as_u64().expect("duration");
+    assert!(duration(&m) <= duration(&r) + 1000, "{m} against {r}");
+    let totals = common::read_json(&merged)["ALL STATS"]["Totals"]["Count"].clone();
+    assert_eq!(totals.as_u64(), Some(200));
+}

@@ -333,11 +333,17 @@ pub(super) fn merge_block(
         pieces.push(p);
     }
 
-    let known: Vec<&Runtime> = runs
+    let mut known: Vec<&Runtime> = runs
         .iter()
         .map(|r| &r.runtime)
         .filter(|t| t.start_epoch_ms > 0)
         .collect();
+    // A shard stopped before its start (Ctrl-C while it waited for --start-at) records
+    // that start and no time run: it does not stretch the others' span.
+    let ran = |t: &&Runtime| t.finish_epoch_ms > t.start_epoch_ms;
+    if known.iter().any(ran) {
+        known.retain(ran);
+    }
     let start = known.iter().map(|t| t.start_epoch_ms).min().unwrap_or(0);
     let finish = known
         .iter()
