@@ -211,6 +211,33 @@ fn merging_mismatched_files_names_the_file() {
     );
 }
 
+/// One file given twice, under two spellings (a glob matching it twice, a link), is
+/// refused: merged, its requests would be counted twice.
+#[test]
+fn a_file_given_twice_is_refused() {
+    let dir = TestDir::new("merge-twice");
+    let file = dir.file("run.json");
+    let reference = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/resultfile/testdata");
+    let any_json = std::fs::read_dir(&reference)
+        .expect("testdata")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .expect("a JSON result in testdata");
+    std::fs::copy(any_json, &file).expect("copy");
+    let link = dir.file("link.json");
+    std::os::unix::fs::symlink(&file, &link).expect("link");
+    let err = merge_files(&[&file, &link], &MergeOptions::default()).unwrap_err();
+    assert_eq!(
+        err.message(),
+        format!(
+            "{}: given twice (also as {}): its requests would be counted twice",
+            link.display(),
+            file.display()
+        )
+    );
+}
+
 /// Per row, the union of the inputs' whole-run histograms in their own layout (memtier
 /// keeps 2 significant figures): each file's `ALL STATS`, else its AGGREGATED block,
 /// whose `Totals` histogram memtier leaves empty and which is the sum of its rows'.

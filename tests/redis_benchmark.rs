@@ -159,10 +159,39 @@ fn seed_makes_the_keys_repeatable() {
     for clients in [
         &["-c", "20", "--threads", "2"][..],
         &["-c", "20", "-P", "4"][..],
-        &["-c", "20", "--threads", "2"][..],
+        &["-c", "20", "-P", "4", "--threads", "2"][..],
     ] {
         assert_eq!(keys("7", "2000", clients), one, "{clients:?}");
     }
+    // Warm-up requests have no place in the run: each client draws its own, so the
+    // clients do not all warm the same keys.
+    server.flushall();
+    server.config_resetstat();
+    kv(
+        server.port,
+        &[
+            "-t",
+            "set",
+            "-r",
+            "1000000000",
+            "-n",
+            "100",
+            "-c",
+            "20",
+            "--seed",
+            "7",
+            "-q",
+            "--warmup",
+            "0.5",
+        ],
+    )
+    .ok();
+    let sets = server.commandstats()["set"];
+    assert!(
+        server.dbsize() * 10 > sets * 9,
+        "{} keys for {sets} SETs",
+        server.dbsize()
+    );
 }
 
 #[test]

@@ -87,9 +87,14 @@ pub struct OpGenerator {
     sets_since_wait: u32,
     waits_due: u32,
     /// Template fields drawn by the request's place in the run (`Seeding::by_request_index`),
-    /// and the place of the next request this client sends.
+    /// the place of the next request this client sends, and how many of its next
+    /// requests have places (taken from the shared budget; a warm-up request or one
+    /// given back after a redirection has none and draws from the client's generator).
     indexed: Option<IndexedDraws>,
     next_index: u64,
+    numbered: u64,
+    /// Requests to send before the numbered ones, without places.
+    unnumbered_first: u64,
 }
 
 /// Where a request template's random fields come from (see
@@ -214,6 +219,8 @@ impl OpGenerator {
                 IndexedDraws::new(plan.load.shard.seed(base))
             }),
             next_index: 0,
+            numbered: 0,
+            unnumbered_first: 0,
         })
     }
 
@@ -340,24 +347,32 @@ impl OpGenerator {
         &mut self.rng
     }
 
-    /// The requests this client sends next are the run's `start`th and on (taken from a
-    /// shared budget), for template fields drawn by place.
+    /// After `first` requests of its own (given back after a redirection: no place),
+    /// the `count` requests this client sends next are the run's `start`th and on
+    /// (taken from a shared budget), for template fields drawn by place.
     #[inline]
-    pub fn number_requests_from(&mut self, start: u64) {
+    pub fn number_requests(&mut self, first: u64, start: u64, count: u64) {
+        self.unnumbered_first = first;
         self.next_index = start;
+        self.numbered = count;
     }
 
     /// The draws for the next request template's random fields: by the request's place
     /// in the run when the plan keys them so, else from the client's generator.
     #[inline]
     pub fn template_draws(&mut self) -> TemplateDraws<'_> {
+        if self.unnumbered_first > 0 {
+            self.unnumbered_first -= 1;
+            return TemplateDraws::Client(&mut self.rng);
+        }
         match self.indexed.as_mut() {
-            Some(draws) => {
+            Some(draws) if self.numbered > 0 => {
                 draws.start_request(self.next_index);
                 self.next_index += 1;
+                self.numbered -= 1;
                 TemplateDraws::Indexed(draws)
             }
-            None => TemplateDraws::Client(&mut self.rng),
+            _ => TemplateDraws::Client(&mut self.rng),
         }
     }
 }

@@ -126,14 +126,19 @@ pub(super) fn check_alike(runs: &[WholeRun]) -> Result<(), Error> {
         let mut sorted = commands.clone();
         sorted.sort_unstable();
         if sorted != sorted_first {
+            // A file with no command rows says so, never "has ;".
+            let listed = |names: &[&str]| match names {
+                [] => "no command rows".to_string(),
+                names => names.join(", "),
+            };
             return Err(Error::usage(format!(
                 "{}: different commands from {}: {} has {}; {} has {}",
                 run.name,
                 first.name,
                 first.name,
-                first_commands.join(", "),
+                listed(&first_commands),
                 run.name,
-                commands.join(", ")
+                listed(&commands)
             )));
         }
     }

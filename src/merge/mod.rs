@@ -44,7 +44,7 @@ use std::path::Path;
 use crate::error::Error;
 use crate::report::RunInfo;
 use crate::resultfile::ordered::Json;
-use crate::resultfile::{Content, JsonResult, ResultFile, read_file};
+use crate::resultfile::{Content, IntervalLog, JsonResult, ResultFile, read_file};
 use crate::results::{Results, SweepReport};
 
 /// Choices a front end passes to the merge.
@@ -106,6 +106,21 @@ pub fn merge_files<P: AsRef<Path>>(
     paths: &[P],
     options: &MergeOptions,
 ) -> Result<MergedResult, Error> {
+    // One file given twice (a glob that matches it twice, say) would count it twice.
+    let mut seen: Vec<(std::path::PathBuf, &Path)> = Vec::new();
+    for path in paths.iter().map(AsRef::as_ref) {
+        let Ok(real) = path.canonicalize() else {
+            continue; // Reading it names the problem.
+        };
+        if let Some((_, first)) = seen.iter().find(|(r, _)| *r == real) {
+            return Err(Error::usage(format!(
+                "{}: given twice (also as {}): its requests would be counted twice",
+                path.display(),
+                first.display()
+            )));
+        }
+        seen.push((real, path));
+    }
     let files = paths
         .iter()
         .map(|p| read_file(p.as_ref()))
@@ -136,12 +151,27 @@ pub fn merge(files: &[ResultFile], options: &MergeOptions) -> Result<MergedResul
             }
         }
         Content::IntervalLog(_) => {
-            let mut logs = Vec::with_capacity(files.len());
+            let mut logs: Vec<(&str, &IntervalLog)> = Vec::with_capacity(files.len());
             for f in files {
                 match &f.content {
                     Content::IntervalLog(l) => logs.push((f.name.as_str(), l)),
                     Content::Json(_) => return Err(mixed(f, first)),
                 }
+            }
+            if let Some((name, _)) = logs.iter().find(|(_, l)| l.service != logs[0].1.service) {
+                let kind = |service| {
+                    if service {
+                        "service times"
+                    } else {
+                        "response times"
+                    }
+                };
+                return Err(Error::usage(format!(
+                    "{name}: its {} cannot be merged with {}'s {}: merge the _service.hgrm files on their own",
+                    kind(!logs[0].1.service),
+                    logs[0].0,
+                    kind(logs[0].1.service)
+                )));
             }
             from_logs::merge(&logs, percentiles)
         }

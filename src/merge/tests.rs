@@ -713,3 +713,19 @@ fn a_shard_given_twice_or_shards_of_different_splits_are_refused() {
         "c.json: shard 1/3 and a.json's 0/2 are parts of different splits: not shards of one workload"
     );
 }
+
+#[test]
+fn service_time_logs_do_not_merge_with_response_times() {
+    let service = KV_SET_HGRM.replacen(
+        "HDR latency histogram results]",
+        "HDR service time histogram results]",
+        1,
+    );
+    assert_eq!(
+        merge_err(&[("set.hgrm", KV_SET_HGRM), ("set_service.hgrm", &service)]),
+        "set_service.hgrm: its service times cannot be merged with set.hgrm's response times: merge the _service.hgrm files on their own"
+    );
+    // On their own they merge, as the service times they are.
+    let m = merged(&[("a.hgrm", &service), ("b.hgrm", &service)]);
+    assert_eq!(m.inputs.len(), 2);
+}

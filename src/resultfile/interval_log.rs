@@ -121,12 +121,18 @@ pub fn read(text: &str) -> Result<IntervalLog, String> {
                 log.base_time_ms = Some(ms);
             } else if let Some(v) = line.strip_prefix("#[Histogram log format version ") {
                 log.format_version = Some(v.trim_end_matches(']').trim().to_string());
-            } else if let Some(title) = line.strip_prefix("#[").and_then(|l| {
-                // `..._service.hgrm` files are titled for their service times.
-                l.strip_suffix(" HDR latency histogram results]")
-                    .or_else(|| l.strip_suffix(" HDR service time histogram results]"))
-            }) {
+            } else if let Some(title) = line
+                .strip_prefix("#[")
+                .and_then(|l| l.strip_suffix(" HDR latency histogram results]"))
+            {
                 log.title = Some(title.to_string());
+            } else if let Some(title) = line
+                .strip_prefix("#[")
+                .and_then(|l| l.strip_suffix(" HDR service time histogram results]"))
+            {
+                // `..._service.hgrm` files are titled for their service times.
+                log.title = Some(title.to_string());
+                log.service = true;
             }
             continue;
         }

@@ -339,6 +339,9 @@ pub struct IntervalLog {
     pub base_time_ms: Option<u64>,
     /// Every interval line, in file order.
     pub intervals: Vec<Interval>,
+    /// Titled for service times (an open-loop run's `..._service.hgrm`), not response
+    /// times: the two mean different things and never merge together.
+    pub service: bool,
 }
 
 impl IntervalLog {

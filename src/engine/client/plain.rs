@@ -125,9 +125,9 @@ impl Client {
         match (self.remaining, ctx.budget) {
             (Some(0), Some(budget)) if own < n => {
                 let (start, got) = budget.take_numbered(n - own);
-                if own == 0 {
-                    self.ops.number_requests_from(start);
-                }
+                // A request given back (own) goes first and draws from the client's
+                // generator; the budget's have their places.
+                self.ops.number_requests(own, start, got);
                 own + got
             }
             _ => own,

@@ -229,6 +229,10 @@ impl Client {
     /// Sends on the redirections whose target name has been looked up since. Returns the
     /// status to report when a failure ends the client.
     pub(super) fn unpark(&mut self, plan: &Plan, ctx: &mut ClientContext) -> Option<Status> {
+        if ctx.time_up {
+            // After the deadline nothing is sent again, nor a connection opened for it.
+            return None;
+        }
         let mut i = 0;
         while i < self.parked.len() {
             let p = self.parked[i].clone();

@@ -222,7 +222,7 @@ impl Client {
                             None if let Some(budget) = ctx.budget
                                 && let (start, 1) = budget.take_numbered(1) =>
                             {
-                                self.ops.number_requests_from(start);
+                                self.ops.number_requests(0, start, 1);
                             }
                             // Another client took the last one.
                             None => break,

@@ -372,7 +372,9 @@ fn parse_percentiles(raw: &str) -> Result<PercentileList, String> {
             .parse()
             .map_err(|_| format!("'{item}' is not a percentile (use e.g. 50,99,99.9)"))?;
         if !(p > 0.0 && p <= 100.0) {
-            return Err(format!("'{item}' is not a percentile between 0 and 100"));
+            return Err(format!(
+                "'{item}' is not a percentile above 0 and at most 100"
+            ));
         }
         list.push(p);
     }
@@ -513,8 +515,8 @@ mod tests {
             (&["-i", "nan"][..], "longer than 0"),
             (&["-i", "100000"][..], "at most a day"),
             (&["--percentiles=50,abc"][..], "'abc' is not a percentile"),
-            (&["--percentiles=0"][..], "between 0 and 100"),
-            (&["--percentiles=101"][..], "between 0 and 100"),
+            (&["--percentiles=0"][..], "above 0 and at most 100"),
+            (&["--percentiles=101"][..], "above 0 and at most 100"),
             (&["--precision=ns"][..], "--precision"),
             (&["-P", "http"][..], "use redis, resp2"),
             (&["--mono"][..], "--dist"),

@@ -513,7 +513,6 @@ fn parse_pair(raw: &str, sep: char) -> Option<(u32, u32)> {
     Some((a.parse().ok()?, b.parse().ok()?))
 }
 
-/// `--key-pattern=X:Y`; returns the SET and GET patterns and the text memtier shows.
 /// memtier's rules for the Gaussian pattern's flags, so that a typo cannot turn the run
 /// into another workload unnoticed: `--key-stddev` and `--key-median` only with a `G`
 /// pattern (of SETs, GETs or a `--command`), and a given median inside the key range
@@ -544,6 +543,7 @@ fn check_gaussian_flags(
     Ok(())
 }
 
+/// `--key-pattern=X:Y`; returns the SET and GET patterns and the text memtier shows.
 fn parse_key_pattern(raw: Option<&str>) -> Result<(KeyPattern, KeyPattern, String)> {
     let raw = raw.unwrap_or("R:R");
     let bad = || usage("key-pattern must be in the format of [S/R/G/P/Z]:[S/R/G/P/Z].");
