@@ -220,3 +220,49 @@ fn wait_bounded(mut child: std::process::Child) -> std::process::ExitStatus {
         thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// `--hdr-log` through a link writes the commands' logs beside the link's target, where
+/// the totals' log lands (they went beside the link); a FIFO, which has no place beside
+/// it for them, is refused before the run sends anything.
+#[test]
+fn hdr_log_command_files_go_beside_the_links_target() {
+    let server = RedisServer::start();
+    let dir = TestDir::new("hdr-log-link");
+    fs::create_dir(dir.file("logs")).unwrap();
+    let target = dir.file("logs/all.hlog");
+    let link = dir.file("all.hlog");
+    symlink(&target, &link).unwrap();
+    let flag = format!("--hdr-log={}", link.display());
+    let args = ["-t", "1", "-c", "1", "-n", "50", "--hide-histogram", &flag];
+    kvbench_at(server.port, &args).ok();
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    for log in ["logs/all.hlog", "logs/all_SET.hlog", "logs/all_GET.hlog"] {
+        assert!(dir.file(log).is_file(), "{log} was not written");
+    }
+    assert!(
+        !dir.file("all_SET.hlog").exists(),
+        "a command log went beside the link"
+    );
+
+    let fifo = dir.file("log.fifo");
+    let c = CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    let sent = server.commandstats().values().sum::<u64>();
+    let flag = format!("--hdr-log={}", fifo.display());
+    let out = kvbench_at(server.port, &["-t", "1", "-c", "1", "-n", "50", &flag]).run();
+    assert_eq!(out.status.code(), Some(1), "{}", out.describe());
+    let err = out.stderr_text();
+    assert!(err.contains("not a regular file"), "{err}");
+    // Only the harness's own INFO call since.
+    assert_eq!(
+        server.commandstats().values().sum::<u64>(),
+        sent + 1,
+        "{err}"
+    );
+}

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::report::hdr::{epoch_ms_as_secs, format_epoch_date, push_interval_line};
-use crate::report::write_atomic;
+use crate::report::{check_writable, regular_target, write_atomic};
 use crate::results::{IntervalSummary, Results};
 
 /// A command's name as part of a file name: the characters a log tag or a file name may
@@ -133,15 +133,39 @@ pub fn render_command_log(runs: &[Results], hist: &str) -> String {
 /// Writes [`render_hdr_log`] to `path` and each command's log beside it, each whole; the
 /// first error names its file, and the other files are still written.
 pub fn write_hdr_log(path: &Path, runs: &[Results]) -> Result<(), Error> {
+    // The commands' logs go beside the file the totals land in (a link's target).
+    let home = log_home(path)?;
     let mut result = write_atomic(path, render_hdr_log(runs).as_bytes());
     for hist in logged_commands(runs) {
         let written = write_atomic(
-            &command_log_path(path, hist),
+            &command_log_path(&home, hist),
             render_command_log(runs, hist).as_bytes(),
         );
         result = result.and(written);
     }
     result
+}
+
+/// The regular file `--hdr-log=FILE` names, its links followed: FILE_<CMD> logs are
+/// written beside it, so it cannot be a FIFO or a device (`/dev/stdout`), which has no
+/// place beside it. Checked before a run, with the directory's permissions, so that
+/// nothing fails after it.
+pub fn check_log_path(path: &Path) -> Result<(), Error> {
+    let home = log_home(path)?;
+    check_writable(&command_log_path(&home, "probe"))
+        .map_err(|e| Error::run(format!("cannot write {}: {e}", path.display())))?;
+    check_writable(path).map_err(|e| Error::run(format!("cannot write {}: {e}", path.display())))
+}
+
+fn log_home(path: &Path) -> Result<PathBuf, Error> {
+    match regular_target(path) {
+        Ok(Some(file)) => Ok(file),
+        Ok(None) => Err(Error::usage(format!(
+            "--hdr-log={}: not a regular file; the log writes FILE and a FILE_<CMD> log per command beside it",
+            path.display()
+        ))),
+        Err(e) => Err(Error::run(format!("cannot write {}: {e}", path.display()))),
+    }
 }
 
 #[cfg(test)]

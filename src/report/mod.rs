@@ -13,7 +13,7 @@ pub mod open_loop;
 pub mod table;
 mod write;
 
-pub use write::{check_writable, write_atomic};
+pub use write::{check_writable, regular_target, write_atomic};
 
 use std::borrow::Cow;
 use std::io::Write;

@@ -85,6 +85,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     }
 }
 
+/// The regular (or new) file a write to `path` lands in, its links followed; `None` for a
+/// path written in place (a FIFO, a device, `/dev/stdout`), which has no directory of
+/// its own to put files beside.
+pub fn regular_target(path: &Path) -> io::Result<Option<PathBuf>> {
+    Ok(match resolve(path)? {
+        Target::Replace(file) => Some(file),
+        Target::InPlace => None,
+    })
+}
+
 /// Appends, so that `--json-out-file=/dev/stdout > cap.txt` adds the JSON after the text
 /// report already written to that file rather than over its first bytes.
 fn write_in_place(path: &Path, bytes: &[u8]) -> io::Result<()> {

@@ -194,7 +194,7 @@ fn name_runs(runs: &mut [Results], plan: &Plan) {
 fn check_outputs(out: &OutputConfig) -> Result<(), Error> {
     report::check_destinations(&destinations(out))?;
     if let Some(path) = &out.hdr_log {
-        report::check_file(path)?;
+        hdr_log::check_log_path(path)?;
     }
     if let Some(prefix) = &out.client_stats {
         report::check_prefix("--client-stats", prefix)?;

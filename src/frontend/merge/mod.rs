@@ -65,7 +65,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     // starts: a bad `-o` must not leave a JSON file written and the command failed.
     report::check_destinations(&destinations)?;
     if let Some(path) = &flags.hdr_log {
-        report::check_file(path)?;
+        hdr_log::check_log_path(path)?;
     }
     let merged = merge_files(&flags.files, &flags.options())?;
     let n = merged.inputs.len();
