@@ -377,6 +377,17 @@ fn errors_are_one_line_and_exit_1() {
         "{err}"
     );
     assert_eq!(open.commandstats().get("ping"), None, "no probe was sent");
+    // TLS against a plaintext port is named as such when the connect timeout (10 s)
+    // ends the silent handshake (it said only that the connection timed out).
+    let err = one_line_error(&[
+        "-h",
+        "127.0.0.1",
+        "-p",
+        &open_port,
+        "--tls",
+        "--tls-skip-verify",
+    ]);
+    assert!(err.contains("is this a plaintext port? drop --tls"), "{err}");
 
     let server = RedisServer::start_with(&["--requirepass", "secret"]);
     let port = server.port.to_string();

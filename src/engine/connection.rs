@@ -35,6 +35,7 @@ use crate::protocol::{Codec, Decode, Expect, Reply, ReplyKind};
 use crate::stats::rows;
 
 mod flush;
+mod handshake;
 mod reply_loop;
 
 pub use reply_loop::Take;

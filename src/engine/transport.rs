@@ -67,6 +67,12 @@ pub enum Transport {
 }
 
 impl Transport {
+    /// TLS whose TCP connection is up and whose handshake the server has not answered:
+    /// at a connect timeout, a plaintext port most likely.
+    pub fn awaits_tls_answer(&self) -> bool {
+        matches!(self, Transport::Tls(t) if t.tcp_up && t.first_byte.is_none())
+    }
+
     /// Starts a non-blocking connect to `endpoint` (TLS when `plan.server.tls` says so);
     /// completion (and, for TLS, the handshake) is driven by [`Transport::finish_connect`]
     /// on later events.

@@ -431,14 +431,7 @@ impl Client {
             let due = conn.is_due(now);
             let result = match conn.phase() {
                 Phase::Idle | Phase::Backoff if due => self.open(i, plan, ctx),
-                Phase::Connecting | Phase::Handshaking if due => {
-                    let waited = self.connection_timeout.unwrap_or_default().as_secs();
-                    Err(Failure::Broken(format!(
-                        "connection to {} timed out after {waited} s ({})",
-                        conn.peer(),
-                        plan.names.connection_timeout
-                    )))
-                }
+                Phase::Connecting | Phase::Handshaking if due => Err(self.timed_out(i, plan)),
                 _ => Ok(()),
             };
             if let Err(failure) = result

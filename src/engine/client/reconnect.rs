@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use crate::engine::client::{Client, ClientContext, Status};
 use crate::engine::connection::Failure;
+use crate::engine::tls;
 use crate::plan::{Plan, Reconnect};
 
 /// Pause between reconnect attempts without a back-off factor (memtier's).
@@ -83,6 +84,26 @@ impl Client {
             *left += lost;
         }
         None
+    }
+
+    /// Connection `i` did not become ready within the connect timeout: a TLS handshake
+    /// the server never answered is named as such (a plaintext port, most likely).
+    pub(super) fn timed_out(&self, i: usize, plan: &Plan) -> Failure {
+        let conn = &self.conns[i];
+        let waited = self.connection_timeout.unwrap_or_default();
+        if conn.awaits_tls_answer() {
+            return Failure::Broken(format!(
+                "TLS handshake with {} failed: {}",
+                conn.peer(),
+                tls::no_answer(waited, plan.names)
+            ));
+        }
+        Failure::Broken(format!(
+            "connection to {} timed out after {} s ({})",
+            conn.peer(),
+            waited.as_secs(),
+            plan.names.connection_timeout
+        ))
     }
 }
 
