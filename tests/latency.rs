@@ -387,7 +387,10 @@ fn errors_are_one_line_and_exit_1() {
         "--tls",
         "--tls-skip-verify",
     ]);
-    assert!(err.contains("is this a plaintext port? drop --tls"), "{err}");
+    assert!(
+        err.contains("is this a plaintext port? drop --tls"),
+        "{err}"
+    );
 
     let server = RedisServer::start_with(&["--requirepass", "secret"]);
     let port = server.port.to_string();
