@@ -118,12 +118,16 @@ fn a_stall_shows_in_response_time_with_a_rate_per_connection() {
 }
 
 /// A total rate the server sustains, held within `tolerance` (a fraction) by what the
-/// server counted over the measured seconds and by what kvbench reports.
+/// server counted over the measured seconds and by what kvbench reports. 5000/s, not
+/// more: CI's loaded 2-core box, running this beside the other tests, could not give
+/// client and server the CPU for 20 000/s (the server's p50 service time went to 0.12 ms
+/// from 0.03, the median lag to 21 ms). A pacing error is a time (2% slow is 30 ms late
+/// at 1.5 s whatever the rate), so the lower rate checks the pacing as strictly.
 fn holds_rate(arrival: &str, tolerance: f64) {
     let server = RedisServer::start();
     let out = kvbench_at(server.port, &["-t", "2", "-c", "5", "--test-time=3"])
         .args(&[
-            "--rate=20000",
+            "--rate=5000",
             &format!("--arrival={arrival}"),
             "--hide-histogram",
         ])
@@ -138,7 +142,7 @@ fn holds_rate(arrival: &str, tolerance: f64) {
     // first send while the deadline counts from the run's start, so what a loaded machine
     // takes to connect is left unscheduled (13 ms seen; 150 ms allowed below); above,
     // the tolerance alone.
-    let scheduled = (sent + unsent) as f64 / 60_000.0;
+    let scheduled = (sent + unsent) as f64 / 15_000.0;
     assert!(
         (0.95..=1.0 + tolerance).contains(&scheduled),
         "{sent} sent and {unsent} unsent in 3 s ({arrival}): {schedule}"
@@ -160,7 +164,7 @@ fn holds_rate(arrival: &str, tolerance: f64) {
     // median lag above is what holds the pacing itself.
     let achieved = f64_at(schedule, &["Achieved Rate"]);
     assert!(
-        achieved / 20_000.0 <= 1.0 + tolerance && achieved / 20_000.0 >= 0.75,
+        achieved / 5_000.0 <= 1.0 + tolerance && achieved / 5_000.0 >= 0.75,
         "achieved {achieved}/s ({arrival}): {schedule}"
     );
     // The server executed every answered request and nothing that was not sent.
