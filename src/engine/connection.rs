@@ -36,6 +36,7 @@ use crate::stats::rows;
 
 mod flush;
 mod handshake;
+mod plain_batch;
 mod reply_loop;
 
 pub use reply_loop::Take;
@@ -263,8 +264,7 @@ impl Connection {
             .count() as u64
     }
 
-    /// Counts one more failed attempt since the last successful connection; returns the
-    /// count.
+    /// Counts one more failed attempt since the last good connection; returns the count.
     pub fn count_attempt(&mut self) -> u32 {
         self.attempts += 1;
         self.attempts

@@ -56,6 +56,14 @@ pub enum Op {
     },
 }
 
+/// A request of the plain shape ([`OpGenerator::next_plain_ops`]): a SET with no TTL, or
+/// a GET, of one generated key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlainOp {
+    Set { key_id: u64, value_size: usize },
+    Get { key_id: u64 },
+}
+
 /// The `--command` sequence and one key generator per command (each has its own pattern).
 struct CommandOps {
     sequence: CommandSequence,
@@ -250,6 +258,35 @@ impl OpGenerator {
             return Op::Template;
         }
         self.next_general()
+    }
+
+    /// Whether every request is a plain SET or GET (see [`next_plain_ops`](Self::next_plain_ops)).
+    pub fn is_plain(&self) -> bool {
+        self.plain
+    }
+
+    /// The next `out.len()` requests of a plain generator, drawn as
+    /// [`next_op`](Self::next_op) draws them, in the same order. A batch at once, with
+    /// the random state in a local for the whole batch (kept in registers, not loaded and
+    /// stored back per draw).
+    pub fn next_plain_ops(&mut self, out: &mut [PlainOp]) {
+        debug_assert!(self.plain);
+        let mut rng = self.rng.clone();
+        for slot in out.iter_mut() {
+            *slot = match self.sequence.next() {
+                OpKind::Set => {
+                    let key_id = self.set_keys.next(&mut rng);
+                    PlainOp::Set {
+                        key_id,
+                        value_size: self.sizes.next(key_id, &mut rng),
+                    }
+                }
+                OpKind::Get => PlainOp::Get {
+                    key_id: self.get_keys.next(&mut rng),
+                },
+            };
+        }
+        self.rng = rng;
     }
 
     /// [`next_op`](Self::next_op) for every shape but the plain one.

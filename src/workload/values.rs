@@ -223,6 +223,19 @@ impl ValuePool {
         &self.buf[start..start + size]
     }
 
+    /// Whether [`value`](Self::value) draws from its `rng` (random data).
+    pub fn draws(&self) -> bool {
+        self.random
+    }
+
+    /// What [`value`](Self::value) gives for `size` from a pool that does not
+    /// [`draw`](Self::draws): the start of the buffer.
+    #[inline]
+    pub fn undrawn_value(&self, size: usize) -> &[u8] {
+        debug_assert!(!self.random);
+        &self.buf[..size.min(self.max_size)]
+    }
+
     /// The largest value this pool serves.
     pub fn max_size(&self) -> usize {
         self.max_size

@@ -15,7 +15,7 @@ use crate::engine::client::send::Pacing;
 use crate::engine::client::{Client, ClientContext};
 use crate::engine::clock::Stamp;
 use crate::engine::connection::Take;
-use crate::engine::generator::Op;
+use crate::engine::generator::{Op, PlainOp};
 use crate::engine::in_flight::{Pending, Purpose, Redirects, Request};
 use crate::engine::in_flight_queue::{PlainEntry, PlainRequest};
 use crate::plan::{BatchWrap, Plan};
@@ -33,6 +33,10 @@ pub fn plain_templates(plan: &Plan) -> Option<Templates> {
     }
     Templates::new(plan.server.protocol, plan.workload.keys.prefix.as_bytes())
 }
+
+/// Requests drawn at once by [`Client::send_plain_batch`] (a pipeline-16 batch is one
+/// chunk).
+const PLAIN_CHUNK: usize = 32;
 
 impl Client {
     /// Whether this client's shape allows the plain path at all (fixed for the run).
@@ -100,6 +104,12 @@ impl Client {
             self.conns[0].encoder().1.reserve(room);
         }
         let Stamp { at, ns: at_ns } = read_at.unwrap_or_else(Stamp::now);
+        if let (Some(templates), None, true) = (ctx.templates, &plan.workload.template, lean)
+            && self.ops.is_plain()
+            && !ctx.values.draws()
+        {
+            return self.send_plain_batch(count as usize, templates, at, at_ns, ctx);
+        }
         for _ in 0..count {
             let op = self.ops.next_op();
             match op {
@@ -109,6 +119,29 @@ impl Client {
                 Op::Template if lean => self.send_template_plain(at, at_ns, plan),
                 _ => self.send_op(0, op, false, Redirects::None, 0, at, at, plan, ctx),
             }
+        }
+    }
+
+    /// [`fill_plain`](Self::fill_plain)'s `count` requests when the generator's are all
+    /// plain SETs and GETs written from the templates and no value draws: drawn a chunk
+    /// at a time, then written and put in flight a chunk at a time (the same draws in the
+    /// same order, the same bytes and entries as [`send_plain`](Self::send_plain) one by
+    /// one).
+    fn send_plain_batch(
+        &mut self,
+        count: usize,
+        templates: &Templates,
+        at: Instant,
+        at_ns: u64,
+        ctx: &ClientContext,
+    ) {
+        let mut ops = [PlainOp::Get { key_id: 0 }; PLAIN_CHUNK];
+        let mut left = count;
+        while left > 0 {
+            let chunk = &mut ops[..left.min(PLAIN_CHUNK)];
+            self.ops.next_plain_ops(chunk);
+            self.conns[0].write_plain_batch(templates, ctx.values, chunk, at, at_ns);
+            left -= chunk.len();
         }
     }
 
