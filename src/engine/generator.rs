@@ -271,6 +271,28 @@ impl OpGenerator {
     /// stored back per draw).
     pub fn next_plain_ops(&mut self, out: &mut [PlainOp]) {
         debug_assert!(self.plain);
+        let ids = (self.set_keys.uniform(), self.get_keys.uniform());
+        if let (Some(set_ids), Some(get_ids), Some(value_size)) = (ids.0, ids.1, self.sizes.fixed())
+        {
+            // The default shape (random keys, one value size): the sequence too in a
+            // local, and no call through which the random state would leave registers.
+            let mut rng = self.rng.clone();
+            let mut sequence = self.sequence.clone();
+            for slot in out.iter_mut() {
+                *slot = match sequence.next() {
+                    OpKind::Set => PlainOp::Set {
+                        key_id: set_ids.sample(&mut rng),
+                        value_size,
+                    },
+                    OpKind::Get => PlainOp::Get {
+                        key_id: get_ids.sample(&mut rng),
+                    },
+                };
+            }
+            self.rng = rng;
+            self.sequence = sequence;
+            return;
+        }
         let mut rng = self.rng.clone();
         for slot in out.iter_mut() {
             *slot = match self.sequence.next() {

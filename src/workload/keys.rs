@@ -239,6 +239,15 @@ impl KeyGenerator {
         }
     }
 
+    /// The uniform ids of the default pattern `R`, which [`next`](Self::next) draws
+    /// from; `None` for any other pattern.
+    pub fn uniform(&self) -> Option<UniformIds> {
+        match self.kind {
+            Kind::Random(ids) => Some(ids),
+            _ => None,
+        }
+    }
+
     /// [`next`](Self::next) for every pattern but `R`.
     #[inline(never)]
     fn next_other(&mut self, rng: &mut SmallRng) -> u64 {
@@ -288,7 +297,7 @@ impl KeyGenerator {
 /// method: one 64x64-bit multiply, a second random number only when the first's low half
 /// falls in the last `range` values), without its per-call checks and set-up.
 #[derive(Clone, Copy, Debug)]
-struct UniformIds {
+pub struct UniformIds {
     low: u64,
     /// `high - low + 1`; 0 stands for all 2^64 values.
     range: u64,
@@ -302,8 +311,9 @@ impl UniformIds {
         }
     }
 
+    /// The next id, drawn from `rng`.
     #[inline(always)]
-    fn sample(self, rng: &mut SmallRng) -> u64 {
+    pub fn sample(self, rng: &mut SmallRng) -> u64 {
         if self.range == 0 {
             return rng.next_u64();
         }

@@ -130,6 +130,15 @@ impl ValueSizer {
         }
     }
 
+    /// The size of every value, when it is fixed ([`next`](Self::next) then draws
+    /// nothing).
+    pub fn fixed(&self) -> Option<usize> {
+        match self.kind {
+            SizeKind::Fixed(n) => Some(n),
+            _ => None,
+        }
+    }
+
     /// The largest size this sizer can return (what a [`ValuePool`] must hold).
     pub fn max_size(&self) -> usize {
         self.max
