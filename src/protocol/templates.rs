@@ -34,8 +34,9 @@ const _: () = assert!(18 + MAX_PREFIX + MAX_DIGITS + 2 <= GET_ROOM);
 const _: () = assert!(BINARY_HEADER + MAX_PREFIX + MAX_DIGITS <= GET_ROOM);
 const _: () = assert!(18 + MAX_PREFIX + MAX_DIGITS + 3 + MAX_DIGITS + 2 <= SET_ROOM);
 
+/// The request format a set of templates writes (see [`Templates::form`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Form {
+pub enum Form {
     Resp,
     Text,
     Binary,
@@ -108,14 +109,29 @@ impl Templates {
         GET_ROOM
     }
 
+    /// The format these templates write: a batch writer that matches on it once can
+    /// pass it to [`encode_get_as`](Self::encode_get_as) and
+    /// [`encode_set_as`](Self::encode_set_as) as a constant, which takes the format's
+    /// branches out of its loop.
+    pub fn form(&self) -> Form {
+        self.form
+    }
+
     /// Appends a GET of key `id`, as [`Codec::encode_get`](crate::protocol::Codec::encode_get)
     /// would.
     #[inline]
     pub fn encode_get(&self, out: &mut Vec<u8>, id: u64, opaque: u32) {
+        self.encode_get_as(self.form, out, id, opaque);
+    }
+
+    /// [`encode_get`](Self::encode_get); `form` must be [`form`](Self::form).
+    #[inline(always)]
+    pub fn encode_get_as(&self, form: Form, out: &mut Vec<u8>, id: u64, opaque: u32) {
+        debug_assert_eq!(form, self.form);
         let digits = decimal_digits(id);
         let key_len = self.prefix_len + digits;
         let at = self.key_at + self.prefix_len;
-        if self.form == Form::Resp && key_len < 10 {
+        if form == Form::Resp && key_len < 10 {
             // A one-digit key length shifts the head: the general encoder's.
             return self.encode_get_general(out, id, opaque);
         }
@@ -123,7 +139,7 @@ impl Templates {
         let Some(t) = stamp(out, &self.get) else {
             return self.encode_get_general(out, id, opaque);
         };
-        let len = match self.form {
+        let len = match form {
             Form::Resp => {
                 t[14..16].copy_from_slice(&PAIRS[key_len]);
                 write_digits(t, at, id, digits);
@@ -159,9 +175,16 @@ impl Templates {
     /// [`Codec::encode_set`](crate::protocol::Codec::encode_set) would with expiry 0.
     #[inline]
     pub fn encode_set(&self, out: &mut Vec<u8>, id: u64, value: &[u8], opaque: u32) {
+        self.encode_set_as(self.form, out, id, value, opaque);
+    }
+
+    /// [`encode_set`](Self::encode_set); `form` must be [`form`](Self::form).
+    #[inline(always)]
+    pub fn encode_set_as(&self, form: Form, out: &mut Vec<u8>, id: u64, value: &[u8], opaque: u32) {
+        debug_assert_eq!(form, self.form);
         let digits = decimal_digits(id);
         let key_len = self.prefix_len + digits;
-        let set_at = match self.form {
+        let set_at = match form {
             Form::Binary => BINARY_HEADER + 8,
             _ => self.key_at,
         };
@@ -169,7 +192,7 @@ impl Templates {
         let value_len = value.len();
         // A one-digit RESP key length, and values past u32 (the binary body; the general
         // encoder clamps them), take the general encoder.
-        let general = match self.form {
+        let general = match form {
             Form::Resp => key_len < 10,
             Form::Text => false,
             Form::Binary => value_len > (u32::MAX / 2) as usize,
@@ -181,7 +204,7 @@ impl Templates {
         let Some(t) = stamp(out, &self.set) else {
             return self.encode_set_general(out, id, value, opaque);
         };
-        let len = match self.form {
+        let len = match form {
             Form::Resp => {
                 t[14..16].copy_from_slice(&PAIRS[key_len]);
                 write_digits(t, at, id, digits);
@@ -203,7 +226,7 @@ impl Templates {
         };
         out.truncate(start + len);
         out.extend_from_slice(value);
-        if self.form != Form::Binary {
+        if form != Form::Binary {
             out.extend_from_slice(b"\r\n");
         }
     }

@@ -11,7 +11,7 @@ use crate::engine::generator::{Op, PlainOp};
 use crate::engine::in_flight::{Pending, Purpose, Request};
 use crate::engine::in_flight_queue::PlainRequest;
 use crate::protocol::Expect;
-use crate::protocol::templates::Templates;
+use crate::protocol::templates::{Form, Templates};
 use crate::stats::rows;
 use crate::workload::values::ValuePool;
 
@@ -22,6 +22,27 @@ impl Connection {
     /// give one request at a time. `values` must not [`draw`](ValuePool::draws).
     pub fn write_plain_batch(
         &mut self,
+        templates: &Templates,
+        values: &ValuePool,
+        ops: &[PlainOp],
+        sent: Instant,
+        sent_ns: u64,
+    ) {
+        // One loop per format, each with its format's branches only.
+        match templates.form() {
+            Form::Resp => self.write_batch_as(Form::Resp, templates, values, ops, sent, sent_ns),
+            Form::Text => self.write_batch_as(Form::Text, templates, values, ops, sent, sent_ns),
+            Form::Binary => {
+                self.write_batch_as(Form::Binary, templates, values, ops, sent, sent_ns)
+            }
+        }
+    }
+
+    /// [`write_plain_batch`](Self::write_plain_batch) for templates of format `form`.
+    #[inline(always)]
+    fn write_batch_as(
+        &mut self,
+        form: Form,
         templates: &Templates,
         values: &ValuePool,
         ops: &[PlainOp],
@@ -43,12 +64,13 @@ impl Connection {
             let start = out.len();
             match *op {
                 PlainOp::Get { key_id } => {
-                    templates.encode_get(out, key_id, opaque);
+                    templates.encode_get_as(form, out, key_id, opaque);
                     let tx = (out.len() - start) as u32;
                     inflight.push_plain(PlainRequest::Get { key_id }, opaque, tx, sent_ns);
                 }
                 PlainOp::Set { key_id, value_size } => {
-                    templates.encode_set(out, key_id, values.undrawn_value(value_size), opaque);
+                    let value = values.undrawn_value(value_size);
+                    templates.encode_set_as(form, out, key_id, value, opaque);
                     let tx = (out.len() - start) as u32;
                     match u32::try_from(value_size) {
                         Ok(value_size) => {
