@@ -285,6 +285,10 @@ pub struct TextDecoder {
     /// `(offset, length)` of the first value's data.
     payload: (usize, usize),
     /// Bytes looked at (LF search and keyword checks), to prove nothing is rescanned.
+    /// Nothing of a reply decoded yet: the state above is all at rest (cleared when a
+    /// call leaves a reply partly decoded, set again by [`reset`](Self::reset)), one
+    /// flag for the fast path to test rather than three positions.
+    resting: bool,
     #[cfg(test)]
     examined: usize,
 }
@@ -302,6 +306,7 @@ impl TextDecoder {
             pos: 0,
             scan: 0,
             data_end: 0,
+            resting: true,
             values: 0,
             payload: (0, 0),
             #[cfg(test)]
@@ -311,6 +316,7 @@ impl TextDecoder {
 
     /// Forgets any partly decoded reply (after a reconnect, say).
     pub fn reset(&mut self) {
+        self.resting = true;
         self.pos = 0;
         self.scan = 0;
         self.data_end = 0;
@@ -334,7 +340,7 @@ impl TextDecoder {
     pub fn decode(&mut self, buf: &[u8], expect: Expect) -> Decode {
         // A decoder at rest facing a whole `STORED` to a set or `END` to a get (a
         // miss), the replies a load mostly gets, takes it in one look.
-        if self.pos == 0 && self.scan == 0 && self.data_end == 0 {
+        if self.resting {
             match expect {
                 Expect::Store if buf.starts_with(b"STORED\r\n") => {
                     return complete(8, ReplyKind::Simple, (0, 6), 0, 0);
@@ -352,7 +358,9 @@ impl TextDecoder {
     #[inline(never)]
     fn decode_general(&mut self, buf: &[u8], expect: Expect) -> Decode {
         let outcome = self.step(buf, expect);
-        if !matches!(outcome, Decode::Incomplete) {
+        if matches!(outcome, Decode::Incomplete) {
+            self.resting = false;
+        } else {
             self.reset();
         }
         outcome

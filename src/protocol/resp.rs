@@ -236,6 +236,10 @@ pub struct RespDecoder {
     elements: u32,
     nil_elements: u32,
     /// Bytes looked at while searching for CRLFs, to prove nothing is rescanned.
+    /// Nothing of a reply decoded yet: the state above is all at rest (cleared when a
+    /// call leaves a reply partly decoded, set again by [`reset`](Self::reset)), one
+    /// flag for the fast path to test rather than three positions.
+    resting: bool,
     #[cfg(test)]
     examined: usize,
 }
@@ -253,6 +257,7 @@ impl RespDecoder {
             pos: 0,
             scan: 0,
             blob_end: 0,
+            resting: true,
             verbatim_colon: 0,
             stack: [Frame::default(); MAX_DEPTH],
             depth: 0,
@@ -267,6 +272,7 @@ impl RespDecoder {
 
     /// Forgets any partly decoded reply (after a reconnect, say).
     pub fn reset(&mut self) {
+        self.resting = true;
         self.pos = 0;
         self.scan = 0;
         self.blob_end = 0;
@@ -290,9 +296,7 @@ impl RespDecoder {
     pub fn decode(&mut self, buf: &[u8]) -> Decode {
         // A decoder at rest facing a whole common reply (what a load mostly gets back)
         // takes it in one look; anything else, or anything partial, goes the general way.
-        if self.pos == 0
-            && self.scan == 0
-            && self.blob_end == 0
+        if self.resting
             && let Some(reply) = common_reply(buf)
         {
             return Decode::Complete(reply);
@@ -304,7 +308,9 @@ impl RespDecoder {
     #[inline(never)]
     fn decode_general(&mut self, buf: &[u8]) -> Decode {
         let outcome = self.step(buf);
-        if !matches!(outcome, Decode::Incomplete) {
+        if matches!(outcome, Decode::Incomplete) {
+            self.resting = false;
+        } else {
             self.reset();
         }
         outcome
