@@ -17,6 +17,8 @@ pub(super) struct Elapsed {
     received: Stamp,
     /// The send time computed last and its microseconds (at first, `received` itself).
     last: (Instant, u64),
+    /// The same for compact entries' send times, in nanoseconds after the epoch.
+    last_ns: (u64, u64),
 }
 
 impl Elapsed {
@@ -26,6 +28,7 @@ impl Elapsed {
         Elapsed {
             received,
             last: (received.at, 0),
+            last_ns: (received.ns, 0),
         }
     }
 
@@ -38,8 +41,13 @@ impl Elapsed {
     /// Microseconds since `sent_ns` (nanoseconds after the in-flight queue's epoch), as
     /// [`since`](Self::since) counts them.
     #[inline(always)]
-    pub(super) fn since_ns(&self, sent_ns: u64) -> u64 {
-        self.received.ns.saturating_sub(sent_ns) / 1000
+    pub(super) fn since_ns(&mut self, sent_ns: u64) -> u64 {
+        if self.last_ns.0 == sent_ns {
+            return self.last_ns.1;
+        }
+        let us = self.received.ns.saturating_sub(sent_ns) / 1000;
+        self.last_ns = (sent_ns, us);
+        us
     }
 
     #[inline(always)]
