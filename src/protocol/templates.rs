@@ -253,9 +253,9 @@ impl Templates {
 /// back to the request's length. Never `None` (the appended tail is `N` bytes).
 #[inline(always)]
 fn stamp<'a, const N: usize>(out: &'a mut Vec<u8>, template: &[u8; N]) -> Option<&'a mut [u8; N]> {
-    let start = out.len();
     out.extend_from_slice(template);
-    out.get_mut(start..)?.try_into().ok()
+    // One comparison (the buffer holds at least N bytes), not a range and a length.
+    out.last_chunk_mut::<N>()
 }
 
 /// Writes `<n>\r\n` into `t` at `at`; returns where it ends.
