@@ -17,7 +17,8 @@ pub enum OpKind {
 #[derive(Clone, Debug)]
 pub struct RatioSequence {
     sets: u32,
-    /// `sets + gets`, kept as u64 so `u32::MAX:u32::MAX` cannot overflow.
+    /// `sets + gets`, kept as u64 so `u32::MAX:u32::MAX` cannot overflow; never 0 (`0:0`
+    /// is kept as `0:1`, which yields the same), so `next` need not check for it.
     cycle: u64,
     /// Position within the current cycle, in `0..cycle`.
     pos: u64,
@@ -32,7 +33,7 @@ impl RatioSequence {
     pub fn new(sets: u32, gets: u32) -> Self {
         RatioSequence {
             sets,
-            cycle: u64::from(sets) + u64::from(gets),
+            cycle: (u64::from(sets) + u64::from(gets)).max(1),
             pos: 0,
         }
     }
@@ -58,9 +59,6 @@ impl RatioSequence {
     #[allow(clippy::should_implement_trait)] // endless and infallible: not an Iterator
     #[inline]
     pub fn next(&mut self) -> OpKind {
-        if self.cycle == 0 {
-            return OpKind::Get;
-        }
         let kind = if self.pos < u64::from(self.sets) {
             OpKind::Set
         } else {
