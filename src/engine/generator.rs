@@ -614,6 +614,57 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_of_plain_ops_is_what_next_op_draws_one_by_one() {
+        use crate::workload::keys::KeyPattern;
+        use crate::workload::values::DataSize;
+        let op_of = |op: PlainOp| match op {
+            PlainOp::Set { key_id, value_size } => Op::Set {
+                key_id,
+                value_size,
+                expiry_secs: 0,
+            },
+            PlainOp::Get { key_id } => Op::Get { key_id },
+        };
+        // The default shape (its own loop), other patterns and sizes, and 0:0.
+        for (ratio, get_pattern, sizes) in [
+            ((1, 10), KeyPattern::Random, DataSize::Fixed(32)),
+            ((3, 2), KeyPattern::Random, DataSize::Fixed(7)),
+            ((0, 0), KeyPattern::Random, DataSize::Fixed(32)),
+            (
+                (1, 1),
+                KeyPattern::Gaussian,
+                DataSize::Range {
+                    min: 10,
+                    max: 200,
+                    spread_over_keys: false,
+                },
+            ),
+            (
+                (2, 5),
+                KeyPattern::Sequential,
+                DataSize::List(vec![(1, 4), (100, 1)]),
+            ),
+        ] {
+            let mut cfg = plan(ratio, LoadShape::default());
+            cfg.workload.keys.max = 10_000_000;
+            cfg.workload.keys.get_pattern = get_pattern;
+            cfg.workload.data_size = sizes.clone();
+            let mut batched = OpGenerator::new(&cfg, 0, 7).unwrap();
+            let mut single = OpGenerator::new(&cfg, 0, 7).unwrap();
+            assert!(batched.is_plain());
+            // Chunks of uneven lengths, so that a cycle of the ratio spans chunks.
+            for len in [1, 16, 5, 32, 3].into_iter().cycle().take(200) {
+                let mut chunk = [PlainOp::Get { key_id: 0 }; 32];
+                batched.next_plain_ops(&mut chunk[..len]);
+                for op in &chunk[..len] {
+                    let want = single.next_op();
+                    assert_eq!(op_of(*op), want, "{ratio:?} {get_pattern:?} {sizes:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn multi_get_fills_n_keys() {
         let cfg = plan((0, 1), multi_get(5));
         let mut ops = OpGenerator::new(&cfg, 0, 1).unwrap();
