@@ -284,11 +284,11 @@ pub struct TextDecoder {
     values: u32,
     /// `(offset, length)` of the first value's data.
     payload: (usize, usize),
-    /// Bytes looked at (LF search and keyword checks), to prove nothing is rescanned.
     /// Nothing of a reply decoded yet: the state above is all at rest (cleared when a
     /// call leaves a reply partly decoded, set again by [`reset`](Self::reset)), one
     /// flag for the fast path to test rather than three positions.
     resting: bool,
+    /// Bytes looked at (LF search and keyword checks), to prove nothing is rescanned.
     #[cfg(test)]
     examined: usize,
 }

@@ -235,11 +235,11 @@ pub struct RespDecoder {
     payload: (usize, usize),
     elements: u32,
     nil_elements: u32,
-    /// Bytes looked at while searching for CRLFs, to prove nothing is rescanned.
     /// Nothing of a reply decoded yet: the state above is all at rest (cleared when a
     /// call leaves a reply partly decoded, set again by [`reset`](Self::reset)), one
     /// flag for the fast path to test rather than three positions.
     resting: bool,
+    /// Bytes looked at while searching for CRLFs, to prove nothing is rescanned.
     #[cfg(test)]
     examined: usize,
 }
