@@ -64,6 +64,21 @@ pub enum PlainOp {
     Get { key_id: u64 },
 }
 
+impl PlainOp {
+    /// The same request as an [`Op`].
+    #[inline(always)]
+    pub fn op(self) -> Op {
+        match self {
+            PlainOp::Set { key_id, value_size } => Op::Set {
+                key_id,
+                value_size,
+                expiry_secs: 0,
+            },
+            PlainOp::Get { key_id } => Op::Get { key_id },
+        }
+    }
+}
+
 /// The `--command` sequence and one key generator per command (each has its own pattern).
 struct CommandOps {
     sequence: CommandSequence,
@@ -617,14 +632,6 @@ mod tests {
     fn a_batch_of_plain_ops_is_what_next_op_draws_one_by_one() {
         use crate::workload::keys::KeyPattern;
         use crate::workload::values::DataSize;
-        let op_of = |op: PlainOp| match op {
-            PlainOp::Set { key_id, value_size } => Op::Set {
-                key_id,
-                value_size,
-                expiry_secs: 0,
-            },
-            PlainOp::Get { key_id } => Op::Get { key_id },
-        };
         // The default shape (its own loop), other patterns and sizes, and 0:0.
         for (ratio, get_pattern, sizes) in [
             ((1, 10), KeyPattern::Random, DataSize::Fixed(32)),
@@ -658,7 +665,7 @@ mod tests {
                 batched.next_plain_ops(&mut chunk[..len]);
                 for op in &chunk[..len] {
                     let want = single.next_op();
-                    assert_eq!(op_of(*op), want, "{ratio:?} {get_pattern:?} {sizes:?}");
+                    assert_eq!(op.op(), want, "{ratio:?} {get_pattern:?} {sizes:?}");
                 }
             }
         }

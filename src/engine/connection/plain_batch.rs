@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use crate::engine::connection::Connection;
-use crate::engine::generator::{Op, PlainOp};
+use crate::engine::generator::PlainOp;
 use crate::engine::in_flight::{Pending, Purpose, Request};
 use crate::engine::in_flight_queue::PlainRequest;
 use crate::protocol::Expect;
@@ -72,19 +72,11 @@ impl Connection {
                     let value = values.undrawn_value(value_size);
                     templates.encode_set_as(form, out, key_id, value, opaque);
                     let tx = (out.len() - start) as u32;
-                    match u32::try_from(value_size) {
-                        Ok(value_size) => {
-                            let request = PlainRequest::Set { key_id, value_size };
-                            inflight.push_plain(request, opaque, tx, sent_ns);
-                        }
+                    match PlainRequest::of(op.op()) {
+                        Some(request) => inflight.push_plain(request, opaque, tx, sent_ns),
                         // Too large for a compact entry: kept whole.
-                        Err(_) => {
-                            let op = Op::Set {
-                                key_id,
-                                value_size,
-                                expiry_secs: 0,
-                            };
-                            let request = Request::plain(op, rows::SET, Expect::Store);
+                        None => {
+                            let request = Request::plain(op.op(), rows::SET, Expect::Store);
                             let purpose = Purpose::Work(request);
                             inflight.push(Pending::sent_as_intended(purpose, opaque, tx, sent));
                         }
