@@ -31,23 +31,41 @@ flush_memcached() {
 }
 
 # Runs cmd once (run number RUN); sets CPU to its CPU seconds (user+sys, from the child's
-# rusage, to the microsecond: /usr/bin/time rounds to 10 ms, too coarse here).
+# rusage, to the microsecond: /usr/bin/time rounds to 10 ms, too coarse here), and adds
+# its user and system seconds to RUN_USER and RUN_SYS.
 run_cpu() { # name server cmd...
-    local name=$1 server=$2
+    local name=$1 server=$2 times user sys
     shift 2
     if [[ $server == redis ]]; then reset_server; else flush_memcached; fi
-    if ! CPU=$(python3 -c '
+    if ! times=$(python3 -c '
 import resource, subprocess, sys
 out, err = open(sys.argv[1], "wb"), open(sys.argv[2], "wb")
 code = subprocess.call(sys.argv[3:], stdout=out, stderr=err)
 r = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(r.ru_utime + r.ru_stime)
+print(r.ru_utime + r.ru_stime, r.ru_utime, r.ru_stime)
 sys.exit(code)' "$OUT_DIR/$name.$RUN.out" "$OUT_DIR/$name.$RUN.err" "$@"); then
         tail -n 20 "$OUT_DIR/$name.$RUN.out" "$OUT_DIR/$name.$RUN.err" >&2 || true
         die "$name failed: $*"
     fi
+    read -r CPU user sys <<<"$times"
     echo "$CPU" >"$OUT_DIR/$name.$RUN.cpu"
     RUN_CPUS[$name]="${RUN_CPUS[$name]:-} $CPU"
+    RUN_USER[$name]=$(awk -v a="${RUN_USER[$name]:-0}" -v b="$user" 'BEGIN { print a + b }')
+    RUN_SYS[$name]=$(awk -v a="${RUN_SYS[$name]:-0}" -v b="$sys" 'BEGIN { print a + b }')
+}
+
+# At pipeline 1 a request is two system calls and little else, so the CPU is mostly the
+# kernel's and the run-to-run spread (often 7 %, at times 25 %) is larger than the
+# client's own share. The user and system time apart, averaged over a side's runs, show
+# which of the two a ratio's distance from 1 comes from.
+declare -A RUN_USER=() RUN_SYS=()
+split_line() { # protocol requests
+    local floor=floor-$1-p1 kv=kvbench-floorload-$1-p1
+    awk -v fu="${RUN_USER[$floor]}" -v fs="${RUN_SYS[$floor]}" -v ku="${RUN_USER[$kv]}" -v ks="${RUN_SYS[$kv]}" \
+        -v runs="$FLOOR_RUNS" -v n="$2" -v proto="$1" 'BEGIN {
+        per = 1e6 / (runs * n)
+        printf "pipeline 1   %-16s us per request, user + system, mean of %d runs: floor %.3f + %.3f, kvbench %.3f + %.3f (user %+.3f, system %+.3f)\n",
+            proto, runs, fu * per, fs * per, ku * per, ks * per, (ku - fu) * per, (ks - fs) * per }'
 }
 
 # How far apart each side's runs of the same load were in this section: the gap between
@@ -288,6 +306,10 @@ printf '%s\n' "${floor_rows[@]}" | awk '
     { f = $4 / $3 * 1e6; k = $5 / $3 * 1e6; r = ($6 == "-" ? -1 : $6 / $3 * 1e6)
       printf "%-21s %8s %10d %14.3f %14s %14.3f %13s %16s\n", $1, $2, $3, f, (r < 0 ? "-" : sprintf("%.3f", r)), k,
              (f > 0 ? sprintf("%.2f", k / f) : "n/a"), (r > 0 ? sprintf("%.2f", k / r) : "-") }'
+for proto in redis memcache_text memcache_binary; do
+    [[ -n ${RUN_USER[floor-$proto-p1]:-} ]] || continue # pipeline 1 not run
+    split_line "$proto" $(($(floor_per_client 1) * FLOOR_CLIENTS))
+done
 echo
 if [[ -n $mem_skip ]]; then
     echo "memory: skipped: $mem_skip"
