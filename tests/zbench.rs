@@ -330,6 +330,57 @@ fn rps_paces_the_whole_run() {
 }
 
 #[test]
+fn rps_sends_each_pipeline_whole() {
+    // redis-zbench-go's limiter hands out a pipeline at a time: at -rps 1000 with
+    // -pipeline 100 a batch goes out every 100 ms. Sent command by command as each fell
+    // due, the batches never reached the server as batches (a read per command), and
+    // with -multi each command waited up to 100 ms for its EXEC (p50 about 50 ms).
+    let server = RedisServer::start();
+    zbench(server.port, &["-mode", "load", "-r", "1000"]);
+    for multi in [false, true] {
+        server.config_resetstat();
+        let mut args = vec![
+            "-mode",
+            "query",
+            "-rps",
+            "1000",
+            "-pipeline",
+            "100",
+            "-n",
+            "2000",
+            "-r",
+            "1000",
+            "-c",
+            "4",
+        ];
+        if multi {
+            args.push("-multi");
+        }
+        let (out, _) = zbench(server.port, &args);
+        let info = server.cli(&["INFO", "stats"]);
+        let reads: u64 = info
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("total_reads_processed:"))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no total_reads_processed in {info:?}"));
+        // 20 batches, the connections' setup and this test's redis-cli: a read per
+        // command would be 2000. A batch may arrive in two reads now and then.
+        assert!(reads < 100, "multi {multi}: {reads} reads for 20 batches");
+        let stats = server.commandstats();
+        assert_eq!(stats.get("zrangebylex"), Some(&2000), "{stats:?}");
+        if multi {
+            assert_eq!(stats.get("exec"), Some(&20), "{stats:?}");
+        }
+        // Each command's latency runs from its batch's due time to the reply (EXEC's),
+        // not from the first command of a batch trickling out.
+        let p50 = out.latency[0];
+        assert!(p50 < 25.0, "multi {multi}: p50 {p50} ms");
+        let rate = out.number("Throughput summary:");
+        assert!((800.0..1150.0).contains(&rate), "multi {multi}: {rate}");
+    }
+}
+
+#[test]
 fn rps_holds_when_the_commands_do_not_split_evenly() {
     // -n 75 on 50 clients: 25 send 2 and 25 send 1, and on two worker threads every
     // client that sends 2 is on the first. A rate shared by clients ran that thread at

@@ -17,6 +17,11 @@
 //! poisson   start + sum of k exponential gaps of mean n / rate    seeded per share, summed in f64 ns
 //! ```
 //!
+//! A rate with bursts of `b` (a front end pacing whole pipelines) groups each schedule's
+//! positions `b` at a time: position `k` is due when position `k - k mod b` would be, so
+//! a burst's requests are due together and the bursts keep the rate on average (Poisson:
+//! one gap of mean `b` times as long per burst).
+//!
 //! Nothing is stored per pending request: the backlog is "positions whose time has
 //! passed and that were not taken yet". Whoever sends takes the next position and its
 //! intended time; a request that waited for a connection keeps that time, so its latency
@@ -50,6 +55,8 @@ pub struct Schedule {
     blocked: bool,
     /// [`start_at`](Self::start_at) has fixed the start.
     anchored: bool,
+    /// Positions per burst (at least 1), all due at the burst's first one's time.
+    burst: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -64,6 +71,7 @@ enum Gaps {
     },
     Poisson {
         rng: SmallRng,
+        /// Between two bursts (two positions when a burst is one).
         mean_gap_ns: f64,
         /// Nanoseconds from `start` to the next position, summed unrounded.
         at_ns: f64,
@@ -131,6 +139,7 @@ impl Schedule {
         let share = share % shares;
         let width = width.clamp(1, shares - share);
         let per_sec = rate.per_sec.max(1);
+        let burst = rate.burst.max(1);
         let gaps = match rate.arrival {
             Arrival::Uniform => Gaps::Uniform {
                 shares,
@@ -142,7 +151,8 @@ impl Schedule {
                 let mut rng = SmallRng::seed_from_u64(
                     rate.seed ^ share.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
                 );
-                let mean_gap_ns = 1e9 * shares as f64 / (per_sec as f64 * width as f64);
+                let mean_gap_ns =
+                    1e9 * shares as f64 * burst as f64 / (per_sec as f64 * width as f64);
                 let first: f64 = rng.sample(Exp1);
                 Gaps::Poisson {
                     rng,
@@ -158,6 +168,7 @@ impl Schedule {
             next: start,
             blocked: false,
             anchored: false,
+            burst,
         };
         schedule.next = schedule.time_of_next();
         schedule
@@ -190,6 +201,7 @@ impl Schedule {
             mean_gap_ns,
             at_ns,
         } = &mut self.gaps
+            && self.taken.is_multiple_of(self.burst)
         {
             let gap: f64 = rng.sample(Exp1);
             *at_ns += gap * *mean_gap_ns;
@@ -244,9 +256,13 @@ impl Schedule {
                 // The gaps `take` will draw: the same generator, steps ahead on a copy.
                 let mut rng = rng.clone();
                 let mut ns = *at_ns;
+                let mut taken = self.taken;
                 for at in ahead.iter_mut() {
-                    let gap: f64 = rng.sample(Exp1);
-                    ns += gap * *mean_gap_ns;
+                    taken += 1;
+                    if taken.is_multiple_of(self.burst) {
+                        let gap: f64 = rng.sample(Exp1);
+                        ns += gap * *mean_gap_ns;
+                    }
                     *at = self.offset(ns as u64);
                 }
             }
@@ -329,12 +345,20 @@ impl Schedule {
                     (u128::from(*shares), u128::from(*share), u128::from(*width));
                 let of_share =
                     bound / shares * width + (bound % shares).saturating_sub(share).min(width);
+                // A burst is due with its first position: all of it, once that one is.
+                let burst = u128::from(self.burst);
+                let of_share = of_share.div_ceil(burst) * burst;
                 let due = of_share.saturating_sub(u128::from(self.taken));
                 u64::try_from(due).unwrap_or(u64::MAX)
             }
             Gaps::Poisson {
                 mean_gap_ns, at_ns, ..
-            } => 1 + ((horizon_ns as f64 - at_ns) / mean_gap_ns).max(0.0) as u64,
+            } => {
+                // The rest of the next position's burst, then whole bursts.
+                let rest_of_burst = self.burst - self.taken % self.burst;
+                let bursts = ((horizon_ns as f64 - at_ns) / mean_gap_ns).max(0.0) as u64;
+                rest_of_burst.saturating_add(bursts.saturating_mul(self.burst))
+            }
         }
     }
 
@@ -357,6 +381,8 @@ impl Schedule {
         else {
             return self.next;
         };
+        // A burst's positions are due with its first.
+        let k = k - k % self.burst;
         let (k, width) = (u128::from(k), u128::from(*width));
         let position = k / width * u128::from(*shares) + u128::from(*share) + k % width;
         let ns = position * NANOS_PER_SEC / u128::from(*rate);
@@ -385,6 +411,7 @@ mod tests {
             per_sec,
             arrival,
             seed: 42,
+            burst: 1,
         }
     }
 
@@ -716,5 +743,70 @@ mod tests {
 
     fn rate_of(per_sec: u64) -> Rate {
         rate(per_sec, Arrival::Uniform)
+    }
+
+    fn bursts_of(burst: u64, rate: Rate) -> Rate {
+        Rate { burst, ..rate }
+    }
+
+    #[test]
+    fn a_burst_is_due_together_and_bursts_keep_the_rate() {
+        let start = Instant::now();
+        let ms = Duration::from_millis;
+        // 1000/s in bursts of 4: four positions at 0, four at 4 ms, ...
+        let mut s = Schedule::new(bursts_of(4, rate_of(1000)), start, 0, 1);
+        let times: Vec<Instant> = (0..10).map(|_| s.take()).collect();
+        let expected = [0, 0, 0, 0, 4, 4, 4, 4, 8, 8].map(|t| start + ms(t));
+        assert_eq!(times, expected);
+        // Worker 1 of 2 (the other half of each pair of positions): its bursts fall
+        // between worker 0's, at the same rate.
+        let mut s = Schedule::new(bursts_of(3, rate_of(1000)), start, 1, 2);
+        let times: Vec<Instant> = (0..6).map(|_| s.take()).collect();
+        assert_eq!(times, [1, 1, 1, 7, 7, 7].map(|t| start + ms(t)));
+        // The backlog counts whole bursts, walked or counted past the limit.
+        let until = start + Duration::from_secs(1);
+        for limit in [u64::MAX, 10] {
+            let mut s = Schedule::new(bursts_of(4, rate_of(1000)), start, 0, 1);
+            s.take();
+            // Bursts at 0, 4, ..., 996 ms: 250 of 4, one position taken.
+            assert_eq!(s.drain_until(until, limit, |_| {}), 999, "limit {limit}");
+        }
+    }
+
+    #[test]
+    fn poisson_bursts_share_a_time_and_keep_the_rate() {
+        let start = Instant::now();
+        let mut s = Schedule::new(bursts_of(5, rate(50_000, Arrival::Poisson)), start, 0, 1);
+        let mut ahead = [start; 7];
+        s.peek_ahead(&mut ahead);
+        let times: Vec<Instant> = (0..200_000).map(|_| s.take()).collect();
+        assert_eq!(times[1..8], ahead, "peek_ahead sees the bursts");
+        for burst in times.chunks(5) {
+            assert!(
+                burst.iter().all(|&t| t == burst[0]),
+                "a burst is due at once"
+            );
+        }
+        let gaps: Vec<f64> = times
+            .chunks(5)
+            .collect::<Vec<_>>()
+            .windows(2)
+            .map(|w| (w[1][0] - w[0][0]).as_nanos() as f64)
+            .collect();
+        // 10 000 bursts a second: gaps of mean 100 µs between them.
+        check_exponential(&gaps, 100_000.0);
+        let until = start + Duration::from_secs(10);
+        let all = Schedule::new(bursts_of(5, rate(50_000, Arrival::Poisson)), start, 0, 1)
+            .drain_until(until, u64::MAX, |_| {});
+        let mut s = Schedule::new(bursts_of(5, rate(50_000, Arrival::Poisson)), start, 0, 1);
+        s.take();
+        s.take();
+        let counted = s.drain_until(until, 1000, |_| {}) + 2;
+        assert!((all as f64 / 500_000.0 - 1.0).abs() < 0.01, "{all}");
+        assert_eq!(all % 5, 0, "whole bursts");
+        assert!(
+            (counted as f64 / all as f64 - 1.0).abs() < 0.01,
+            "{counted} vs {all}"
+        );
     }
 }

@@ -33,6 +33,11 @@ pub struct Rate {
     /// Seeds the Poisson gaps; each worker (or connection) derives its own from it, so
     /// the same plan sends at the same times.
     pub seed: u64,
+    /// Requests per arrival (at least 1): the requests of one arrival are due at the
+    /// same moment and go out together, `per_sec / burst` arrivals a second. A front end
+    /// whose tool paces whole pipelines (redis-zbench-go's limiter hands out a batch at a
+    /// time) sets it to the pipeline; 1 elsewhere.
+    pub burst: u64,
 }
 
 /// How requests are paced.
@@ -82,6 +87,7 @@ impl Pacing {
                 per_sec,
                 arrival: Arrival::Uniform,
                 seed: 0,
+                burst: 1,
             }),
         }
     }
@@ -155,6 +161,7 @@ mod tests {
             per_sec: 200,
             arrival: Arrival::Uniform,
             seed: 1,
+            burst: 1,
         };
         assert_eq!(Pacing::PerConnection(rate).target_total(10), Some(2000));
         assert_eq!(Pacing::Total(rate).target_total(10), Some(200));

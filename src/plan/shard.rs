@@ -117,6 +117,7 @@ mod tests {
             per_sec: 2001,
             arrival: Arrival::Poisson,
             seed: 7,
+            burst: 1,
         };
         let rates: Vec<Rate> = (0..2)
             .map(|index| Shard { index, count: 2 }.rate(total).unwrap())

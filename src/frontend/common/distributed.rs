@@ -226,6 +226,7 @@ mod tests {
             per_sec,
             arrival: Arrival::Uniform,
             seed: 1,
+            burst: 1,
         };
         let half = Shard { index: 1, count: 2 };
         let per_sec = |p: Pacing| p.rate().map(|r| r.per_sec);

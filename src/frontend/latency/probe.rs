@@ -91,6 +91,7 @@ pub fn probe_plan(options: &Options, sink: SampleSink) -> Result<Plan> {
             per_sec: 1_000_000 / SAMPLE_PERIOD_US,
             arrival: Arrival::Uniform,
             seed: 0,
+            burst: 1,
         };
         (Pacing::PerConnection(rate), None)
     } else {

@@ -155,6 +155,7 @@ pub fn from_cli(cli: &Cli) -> Result<OpenLoop> {
         per_sec,
         arrival,
         seed,
+        burst: 1,
     };
     let pacing = match (total, per_connection, sweep) {
         (Some(r), _, _) => Pacing::Total(make(r)),

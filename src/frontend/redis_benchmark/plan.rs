@@ -242,6 +242,7 @@ fn pacing(spec: &BenchmarkSpec) -> Pacing {
             per_sec,
             arrival: Arrival::Uniform,
             seed: 0,
+            burst: 1,
         }),
         None => Pacing::Closed,
     }

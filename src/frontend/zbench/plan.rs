@@ -98,6 +98,9 @@ pub fn plan(spec: &ZbenchSpec, server: Server, added: Arc<Added>) -> Plan {
             per_sec,
             arrival: Arrival::Uniform,
             seed: spec.seed as u64,
+            // redis-zbench-go's limiter hands out a whole pipeline at a time: the batch
+            // goes out together, every command of it due when the batch is.
+            burst: u64::from(spec.pipeline),
         }),
         None => Pacing::Closed,
     };
