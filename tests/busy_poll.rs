@@ -197,6 +197,43 @@ fn latency_probes_with_it() {
 }
 
 #[test]
+fn latency_does_not_spin_between_probes() {
+    // The probes are 10 ms apart and a reply takes a fraction of a millisecond: a spin
+    // of 9 ms through each pause burned most of a core (0.85 s of CPU in 2 s) and
+    // caught nothing. Spinning only while a reply is awaited, the run is nearly idle.
+    let server = RedisServer::start();
+    let port = server.port.to_string();
+    let out = std::process::Command::new("/usr/bin/time")
+        .args(["-f", "cpu %U %S", env!("CARGO_BIN_EXE_kvbench")])
+        .args([
+            "latency",
+            "-p",
+            &port,
+            "--raw",
+            "-i",
+            "2",
+            "--busy-poll",
+            "9000",
+        ])
+        .output()
+        .expect("/usr/bin/time (make test installs it)");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let cpu: f64 = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("cpu "))
+        .map(|l| {
+            l.split_whitespace()
+                .filter_map(|v| v.parse::<f64>().ok())
+                .sum()
+        })
+        .unwrap_or_else(|| panic!("no CPU times in {stderr:?}"));
+    assert!(cpu < 0.4, "{cpu} s of CPU in a 2 s run of probes");
+    let pings = server.commandstats().get("ping").copied().unwrap_or(0);
+    assert!(pings >= 50, "{pings} PINGs in 2 s");
+}
+
+#[test]
 fn a_bad_value_is_one_line_and_nothing_is_sent() {
     let server = RedisServer::start();
     let port = server.port.to_string();

@@ -3,7 +3,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::engine::client::Client;
 use crate::stats::ClientSeries;
@@ -32,6 +32,13 @@ impl Slots {
             }
             self.armed[slot] = want;
         }
+    }
+
+    /// Whether a busy poll of `spin` is worth it before a sleep of `timeout`: only for
+    /// what can come within it, a reply (or a connection's set-up) or the wake-up itself.
+    pub(super) fn worth_spinning(&self, spin: Duration, timeout: Duration) -> bool {
+        !timeout.is_zero()
+            && (timeout <= spin || self.clients.iter().flatten().any(Client::awaits_reply))
     }
 
     pub(super) fn next_timer(&self) -> Option<Instant> {
@@ -70,7 +77,6 @@ impl Slots {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     #[test]
     fn next_timers_are_the_earliest_still_armed_in_order() {

@@ -399,11 +399,10 @@ impl Worker {
                 wake_at = wake_at.min(at);
             }
             let timeout = wake_at.saturating_duration_since(now);
-            let polled = match self.plan.load.busy_poll {
-                Some(spin) if !timeout.is_zero() => {
-                    poll_spinning(&mut self.poll, &mut events, spin, now + timeout)
-                }
-                _ => self.poll.poll(&mut events, Some(timeout)),
+            let spin = (self.plan.load.busy_poll).filter(|&s| slots.worth_spinning(s, timeout));
+            let polled = match spin {
+                Some(spin) => poll_spinning(&mut self.poll, &mut events, spin, now + timeout),
+                None => self.poll.poll(&mut events, Some(timeout)),
             };
             woke = Stamp::now();
             // Polled past the deadline (a stall across it): replies recorded, nothing sent.

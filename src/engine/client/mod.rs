@@ -31,6 +31,7 @@ mod router;
 mod send;
 mod txn;
 mod visibility;
+mod waiting;
 
 use std::collections::VecDeque;
 use std::sync::Arc;
