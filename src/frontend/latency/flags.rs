@@ -189,6 +189,9 @@ pub struct Options {
     pub conn: ConnectionArgs,
     /// `--user`: the ACL user `-a`'s password belongs to.
     pub user: Option<String>,
+    /// The password came from `REDISCLI_AUTH`, which redis-cli takes whole (colons and
+    /// all), not as kvbench's `USER:PASSWORD`.
+    pub whole_password: bool,
     /// `-n`: the database to `SELECT`.
     pub db: Option<u32>,
     /// `--open-loop`: a fixed schedule, latency from each probe's due time.
@@ -303,9 +306,11 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
         Err(e) => return Err(one_line(&e)),
     };
     let mut flags = Flags::from_arg_matches(&matches).map_err(|e| one_line(&e))?;
+    let mut whole_password = false;
     if flags.conn.authenticate.is_none() {
         // redis-cli's own variable for the password, after -a and KVBENCH_AUTH.
         flags.conn.authenticate = std::env::var(REDISCLI_AUTH).ok().filter(|a| !a.is_empty());
+        whole_password = flags.conn.authenticate.is_some();
     }
     let format = if flags.raw {
         Some(Format::Raw)
@@ -321,6 +326,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
     Ok(Parsed::Run(Box::new(Options {
         conn: flags.conn,
         user: flags.user,
+        whole_password,
         db: flags.db,
         open_loop: flags.open_loop,
         interval_us: flags.interval,

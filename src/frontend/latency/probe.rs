@@ -54,11 +54,15 @@ pub fn probe_plan(options: &Options, sink: SampleSink) -> Result<Plan> {
         .authenticate
         .as_deref()
         .filter(|raw| parse_credentials(raw).ok() == target.credentials);
-    let credentials = credentials(
-        target.credentials.clone(),
-        options.user.as_deref(),
-        password_flag,
-    )?;
+    let given = match password_flag {
+        // REDISCLI_AUTH's text is a password, as redis-cli reads it.
+        Some(raw) if options.whole_password => Some(Credentials {
+            user: None,
+            password: raw.to_string(),
+        }),
+        _ => target.credentials.clone(),
+    };
+    let credentials = credentials(given, options.user.as_deref(), password_flag)?;
     let memcache = options.protocol.is_memcache();
     if memcache && target.uri_db.is_some() {
         return Err(Error::usage(
