@@ -32,7 +32,8 @@ pub enum ClusterRouting {
     #[default]
     ByKey,
     /// Client `i` holds one connection, to master `i mod masters`; the `{tag}` fields of
-    /// its templated requests name a random slot of that master (one per batch), and a
-    /// MOVED or ASK re-reads the slot map and sends the request again.
+    /// its templated requests name one slot of that master (its first, as
+    /// redis-benchmark does), and a MOVED or ASK re-reads the slot map and sends the
+    /// request again with the next.
     OneMasterPerClient,
 }

@@ -258,15 +258,15 @@ impl Client {
     }
 
     /// Encodes the plan's request template on connection `i`: each random field a fresh
-    /// number, each `{tag}` field the batch's slot (pinned cluster clients).
+    /// number, each `{tag}` field the master's current slot (pinned cluster clients).
     pub(super) fn encode_template(&mut self, i: usize, plan: &Plan) {
         let Some(templated) = plan.workload.template.as_deref() else {
             return;
         };
         let template = &templated.template;
-        let tag = match (self.pinned.as_mut(), templated.slot_tags.as_deref()) {
+        let tag = match (self.pinned.as_ref(), templated.slot_tags.as_deref()) {
             (Some(pinned), Some(tags)) if !template.tag_positions().is_empty() => {
-                Some(pinned.tag(tags, self.ops.rng()))
+                Some(pinned.tag(tags))
             }
             _ => None,
         };

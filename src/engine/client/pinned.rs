@@ -1,10 +1,9 @@
 //! A client pinned to one cluster master (`ClusterRouting::OneMasterPerClient`): the
-//! slots that master serves, the random one each batch's `{tag}` fields name, and what a
-//! MOVED or ASK changes: the slot leaves the list (MOVED), the slot map is read again
-//! from the master, and the request is sent again with a fresh slot.
-
-use rand::Rng;
-use rand::rngs::SmallRng;
+//! slots that master serves, the one every `{tag}` field names (its first, as
+//! redis-benchmark names its node's current slot: one key per master for a fixed key
+//! name, `-r N` keys per master with `__rand_int__`, so a GET reads what a SET wrote),
+//! and what a MOVED or ASK changes: the slot leaves the list (MOVED), the slot map is
+//! read again from the master, and the request is sent again with the next slot.
 
 use crate::engine::client::Client;
 use crate::engine::cluster::{Redirect, SlotMap, Topology};
@@ -15,9 +14,8 @@ use crate::engine::connection::Failure;
 pub(super) struct Pinned {
     /// `(host, port)` as the cluster reports the master, to find it in a new slot map.
     master: (String, u16),
+    /// In slot order; the first is the one named.
     slots: Vec<u16>,
-    /// The tag of the batch being written, chosen at its first templated request.
-    batch_tag: Option<[u8; 3]>,
     /// The last slot map read shows the master serving no slot: its requests can only
     /// be redirected.
     orphaned: bool,
@@ -30,41 +28,27 @@ impl Pinned {
         Pinned {
             master: (node.host.clone(), node.port),
             slots: slots_of(&topology.slot_owner, master),
-            batch_tag: None,
             orphaned: false,
         }
     }
 
-    /// A new batch begins: its first templated request picks a fresh slot.
+    /// The tag bytes of the master's current slot, from `tags` (one entry per slot).
     #[inline]
-    pub(super) fn start_batch(&mut self) {
-        self.batch_tag = None;
+    pub(super) fn tag(&self, tags: &[[u8; 3]]) -> [u8; 3] {
+        self.slots
+            .first()
+            .and_then(|&slot| tags.get(usize::from(slot)))
+            .copied()
+            .unwrap_or([b'}'; 3])
     }
 
-    /// The tag bytes of this batch's slot: a random slot of the master, from `tags`
-    /// (one entry per slot).
-    #[inline]
-    pub(super) fn tag(&mut self, tags: &[[u8; 3]], rng: &mut SmallRng) -> [u8; 3] {
-        if let Some(tag) = self.batch_tag {
-            return tag;
-        }
-        let tag = match self.slots.len() {
-            0 => [b'}'; 3],
-            n => tags
-                .get(usize::from(self.slots[rng.random_range(0..n)]))
-                .copied()
-                .unwrap_or([b'}'; 3]),
-        };
-        self.batch_tag = Some(tag);
-        tag
-    }
-
-    /// A MOVED said `slot` is served elsewhere now: stop naming it.
+    /// A MOVED said `slot` is served elsewhere now: stop naming it (the next of the
+    /// master's slots is named instead).
     fn moved_away(&mut self, slot: u16) {
         if self.slots.len() > 1
             && let Some(at) = self.slots.iter().position(|&s| s == slot)
         {
-            self.slots.swap_remove(at);
+            self.slots.remove(at);
         }
     }
 
@@ -124,7 +108,6 @@ impl Client {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::SeedableRng;
 
     fn topology() -> Topology {
         let node = |port| crate::engine::cluster::Node {
@@ -143,24 +126,20 @@ mod tests {
     }
 
     #[test]
-    fn one_tag_per_batch_from_the_masters_slots() {
+    fn the_masters_first_slot_until_a_move() {
         let tags: Vec<[u8; 3]> = (0..16384u32)
             .map(|s| [(s >> 8) as u8, (s & 0xff) as u8, b'}'])
             .collect();
         let mut pinned = Pinned::new(&topology(), 1);
         assert_eq!(pinned.slots.len(), 8192);
-        let mut rng = SmallRng::seed_from_u64(1);
-        let first = pinned.tag(&tags, &mut rng);
-        assert_eq!(pinned.tag(&tags, &mut rng), first, "same batch, same tag");
-        let mut seen = std::collections::HashSet::new();
-        for _ in 0..50 {
-            pinned.start_batch();
-            let tag = pinned.tag(&tags, &mut rng);
-            let slot = tags.iter().position(|t| *t == tag).unwrap();
-            assert!(slot >= 8192, "slot {slot} is not the master's");
-            seen.insert(tag);
-        }
-        assert!(seen.len() > 1, "batches get different slots");
+        assert_eq!(pinned.tag(&tags), tags[8192]);
+        assert_eq!(
+            pinned.tag(&tags),
+            tags[8192],
+            "every request, the same slot"
+        );
+        pinned.moved_away(8192);
+        assert_eq!(pinned.tag(&tags), tags[8193], "then the next one");
     }
 
     #[test]

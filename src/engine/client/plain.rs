@@ -93,10 +93,6 @@ impl Client {
         if count == 0 {
             return;
         }
-        if let Some(pinned) = self.pinned.as_mut() {
-            // A client pinned to one master: this batch's `{tag}` fields name a fresh slot.
-            pinned.start_batch();
-        }
         if let (Some(templates), None) = (ctx.templates, &plan.workload.template) {
             // Room for the batch's GETs at once (a SET's value may still grow the buffer;
             // a request template's requests grow it as they need).
@@ -234,7 +230,7 @@ impl Client {
     }
 
     /// Writes the plan's request template (redis-benchmark's tests; a client pinned to a
-    /// cluster master fills its `{tag}` fields with the batch's slot) and puts it in
+    /// cluster master fills its `{tag}` fields with the master's current slot) and puts it in
     /// flight, as [`Client::send_op`] would.
     #[inline]
     fn send_template_plain(&mut self, sent: Instant, sent_ns: u64, plan: &Plan) {

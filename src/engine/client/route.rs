@@ -351,7 +351,7 @@ impl Client {
     }
 }
 
-/// Whether a pinned client's redirected request can be sent again with a fresh slot:
+/// Whether a pinned client's redirected request can be sent again with the next slot:
 /// anything but a request template without a `{tag}` field (whose key stays where it is).
 fn takes_a_fresh_slot(request: &Request, plan: &Plan) -> bool {
     match (request.op, plan.workload.template.as_deref()) {

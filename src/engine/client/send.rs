@@ -157,9 +157,6 @@ impl Client {
             }
         }
         let mut batch_time = None;
-        if let Some(pinned) = self.pinned.as_mut() {
-            pinned.start_batch();
-        }
         if !self.retries.is_empty() {
             self.take_due_retries(plan, ctx);
         }
