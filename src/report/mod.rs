@@ -81,6 +81,9 @@ pub struct Destinations {
     /// it names the text file before writing it and the JSON file once it was written, so
     /// no file is said to be created that was not.
     pub announced: bool,
+    /// No text report on stdout (a run that failed before any reply: only the files
+    /// named, which say why, so none of them is left holding an older run's figures).
+    pub files_only: bool,
 }
 
 /// memtier's first stderr lines, before `[RUN #1] Preparing benchmark client...`: the
@@ -161,6 +164,7 @@ pub fn write_reports(
     }
     match &out.out_file {
         Some(path) => keep(write_atomic(path, text.as_bytes())),
+        None if out.files_only => {}
         None => {
             let mut stdout = std::io::stdout().lock();
             keep(

@@ -111,10 +111,16 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     }
 
     let anything_measured = outcome.runs.iter().any(Results::answered);
-    // A run that never got a reply has nothing worth a report; one cut short by an error
-    // or Ctrl-C still writes what it measured.
-    if anything_measured || outcome.error.is_none() {
-        let destinations = destinations(&out);
+    // A run that never got a reply has nothing worth a table on stdout, but the files
+    // named (and announced as created) are written, saying why ("Stopped by error"), so
+    // none keeps an older run's figures; a run cut short by an error or Ctrl-C writes
+    // what it measured.
+    let failed_before_replies = !anything_measured && outcome.error.is_some();
+    if !failed_before_replies || !outcome.runs.is_empty() {
+        let destinations = Destinations {
+            files_only: failed_before_replies,
+            ..destinations(&out)
+        };
         let rendering = Rendering {
             info: run_info(&plan),
             percentiles: &out.print_percentiles,
@@ -209,6 +215,7 @@ fn destinations(out: &OutputConfig) -> Destinations {
         json_out_file: out.json_out_file.clone(),
         hdr_file_prefix: out.hdr_file_prefix.clone(),
         announced: true,
+        files_only: false,
     }
 }
 

@@ -60,6 +60,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         json_out_file: flags.json_out_file.clone(),
         hdr_file_prefix: flags.hdr_file_prefix.clone(),
         announced: false,
+        files_only: false,
     };
     // Every output is checked before any is written, as a run checks them before it
     // starts: a bad `-o` must not leave a JSON file written and the command failed.

@@ -147,6 +147,7 @@ fn destinations(spec: &BenchmarkSpec) -> Destinations {
         json_out_file: spec.json_out_file.clone(),
         hdr_file_prefix: spec.hdr_file_prefix.clone(),
         announced: false,
+        files_only: false,
     }
 }
 
