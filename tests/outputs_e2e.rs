@@ -426,6 +426,29 @@ fn statsd_gauges_and_graphite_events_reach_the_test_sockets() {
     );
 }
 
+/// A StatsD host that does not resolve fails before anything is sent, not after the
+/// whole run (which used to run to its end and then report it, with no metrics sent).
+#[test]
+fn an_unresolvable_statsd_host_fails_before_the_run() {
+    let server = RedisServer::start();
+    let started = Instant::now();
+    let out = kvbench_at(server.port, &["--hide-histogram", "--test-time=30"])
+        .args(&["--statsd-host=no-such-host.invalid"])
+        .run();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("cannot resolve StatsD host 'no-such-host.invalid'"),
+        "{stderr}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(20), "ran first");
+    let stats = server.commandstats();
+    assert!(
+        !stats.contains_key("set") && !stats.contains_key("get"),
+        "the run sent requests: {stats:?}"
+    );
+}
+
 /// `--statsd-prefix` and `--statsd-run-label` name the metrics and tag the events.
 #[test]
 fn statsd_prefix_and_run_label_name_the_metrics() {

@@ -170,6 +170,23 @@ pub struct StatsdSink {
     send_errors: u64,
 }
 
+/// The StatsD server's address (an IPv4 one first, as memtier only speaks IPv4): a
+/// front end calls it before the run too, so a host that does not resolve fails then,
+/// not after the whole run.
+pub fn resolve(cfg: &StatsdConfig) -> Result<SocketAddr, Error> {
+    let cannot_resolve = || Error::usage(format!("cannot resolve StatsD host '{}'", cfg.host));
+    let addrs: Vec<SocketAddr> = (cfg.host.as_str(), cfg.port)
+        .to_socket_addrs()
+        .map_err(|_| cannot_resolve())?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or_else(|| addrs.first())
+        .copied()
+        .ok_or_else(cannot_resolve)
+}
+
 impl StatsdSink {
     /// Resolves the StatsD host once (an IPv4 address first, as memtier only speaks IPv4)
     /// and opens a non-blocking UDP socket on an ephemeral port. Prints memtier's
@@ -177,17 +194,7 @@ impl StatsdSink {
     ///
     /// An unresolvable host is a usage error; a socket the system refuses a run error.
     pub fn new(cfg: &StatsdConfig) -> Result<Self, Error> {
-        let cannot_resolve = || Error::usage(format!("cannot resolve StatsD host '{}'", cfg.host));
-        let addrs: Vec<SocketAddr> = (cfg.host.as_str(), cfg.port)
-            .to_socket_addrs()
-            .map_err(|_| cannot_resolve())?
-            .collect();
-        let target = addrs
-            .iter()
-            .find(|a| a.is_ipv4())
-            .or_else(|| addrs.first())
-            .copied()
-            .ok_or_else(cannot_resolve)?;
+        let target = resolve(cfg)?;
         let local: SocketAddr = if target.is_ipv4() {
             ([0, 0, 0, 0], 0).into()
         } else {

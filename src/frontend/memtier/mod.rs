@@ -29,7 +29,7 @@ use crate::report::{self, ClientRamp, Destinations, Limit, Rendering, RunInfo, h
 use crate::results::Results;
 use crate::signals;
 use crate::sinks::prometheus::PrometheusObserver;
-use crate::sinks::statsd::StatsdObserver;
+use crate::sinks::statsd::{self, StatsdObserver};
 pub use cli::{Cli, Parsed};
 pub use parse::parse_args;
 pub use settings::Settings;
@@ -199,6 +199,9 @@ fn name_runs(runs: &mut [Results], plan: &Plan) {
 /// read-only fails now, in one line, rather than after the whole run.
 fn check_outputs(out: &OutputConfig) -> Result<(), Error> {
     report::check_destinations(&destinations(out))?;
+    if let Some(statsd) = &out.statsd {
+        statsd::resolve(statsd)?;
+    }
     if let Some(path) = &out.hdr_log {
         hdr_log::check_log_path(path)?;
     }
