@@ -98,7 +98,8 @@ pub fn announce(to: &Destinations) {
 }
 
 /// The result blocks every report shows, in order: the only run as it is; for several runs
-/// each run (only with `print_all_runs`), then BEST, WORST and AGGREGATED AVERAGE.
+/// each run (only with `print_all_runs`), then BEST, WORST and AGGREGATED AVERAGE of the
+/// whole runs (of every run when none is whole).
 pub fn report_blocks(runs: &[Results], print_all_runs: bool) -> Vec<Cow<'_, Results>> {
     if runs.len() <= 1 {
         return runs.iter().map(Cow::Borrowed).collect();
@@ -107,7 +108,15 @@ pub fn report_blocks(runs: &[Results], print_all_runs: bool) -> Vec<Cow<'_, Resu
     if print_all_runs {
         blocks.extend(runs.iter().map(Cow::Borrowed));
     }
-    let (best, worst, aggregate) = best_worst_aggregate(runs);
+    // A run cut short (Ctrl-C, an error) is no candidate for best or worst and no part
+    // of the average while whole runs exist: one partial second would win as the best.
+    let whole: Vec<Results> = runs
+        .iter()
+        .filter(|r| !r.interrupted && r.stopped_by.is_none())
+        .cloned()
+        .collect();
+    let compared = if whole.is_empty() { runs } else { &whole[..] };
+    let (best, worst, aggregate) = best_worst_aggregate(compared);
     blocks.extend([best, worst, aggregate].map(Cow::Owned));
     blocks
 }

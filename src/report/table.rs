@@ -382,6 +382,29 @@ mod tests {
     }
 
     #[test]
+    fn a_run_cut_short_is_no_candidate_for_best_worst_or_average() {
+        let total_ops_per_sec = |r: &Results| r.totals().map_or(0.0, |t| t.ops_per_sec);
+        let mut runs = runs3_results();
+        let fastest = (0..3)
+            .max_by(|&a, &b| total_ops_per_sec(&runs[a]).total_cmp(&total_ops_per_sec(&runs[b])))
+            .unwrap();
+        runs[fastest].interrupted = true;
+        let blocks = report_blocks(&runs, false);
+        let best = &blocks[0];
+        assert_ne!(
+            total_ops_per_sec(best),
+            total_ops_per_sec(&runs[fastest]),
+            "the interrupted run was picked as the best"
+        );
+        assert_eq!(blocks[2].title, "AGGREGATED AVERAGE RESULTS (2 runs)");
+        // With every run cut short, they are all compared.
+        runs.iter_mut()
+            .for_each(|r| r.stopped_by = Some("gone".into()));
+        let blocks = report_blocks(&runs, false);
+        assert_eq!(blocks[2].title, "AGGREGATED AVERAGE RESULTS (3 runs)");
+    }
+
+    #[test]
     fn header_for_timed_runs_says_seconds() {
         assert_eq!(
             render_header(&info(1, 1, Limit::Seconds(3))),
