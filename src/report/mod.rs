@@ -116,7 +116,10 @@ pub fn report_blocks(runs: &[Results], print_all_runs: bool) -> Vec<Cow<'_, Resu
         .cloned()
         .collect();
     let compared = if whole.is_empty() { runs } else { &whole[..] };
-    let (best, worst, aggregate) = best_worst_aggregate(compared);
+    let (best, worst, mut aggregate) = best_worst_aggregate(compared);
+    // The aggregate still says the whole command was cut short.
+    aggregate.interrupted = runs.iter().any(|r| r.interrupted);
+    aggregate.stopped_by = runs.iter().rev().find_map(|r| r.stopped_by.clone());
     blocks.extend([best, worst, aggregate].map(Cow::Owned));
     blocks
 }
