@@ -397,7 +397,10 @@ mod tests {
             "the interrupted run was picked as the best"
         );
         assert_eq!(blocks[2].title, "AGGREGATED AVERAGE RESULTS (2 runs)");
-        assert!(blocks[2].interrupted, "the aggregate says the command was cut short");
+        assert!(
+            blocks[2].interrupted,
+            "the aggregate says the command was cut short"
+        );
         // With every run cut short, they are all compared.
         runs.iter_mut()
             .for_each(|r| r.stopped_by = Some("gone".into()));
