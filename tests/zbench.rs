@@ -641,13 +641,21 @@ fn bad_input_is_one_line_and_exit_1() {
 #[test]
 fn an_unreachable_server_is_an_error() {
     let port = common::closed_port().to_string();
-    let run = kvbench(&["zbench", "-p", &port, "-mode", "load", "-r", "10"]).run();
+    let run = kvbench(&["zbench", "-p", &port, "-mode", "load", "-r", "10"])
+        .with_json()
+        .run();
     assert_eq!(run.out.status.code(), Some(1), "{}", run.describe());
     assert!(run.stderr_text().contains("error:"), "{}", run.describe());
     // Nothing was measured: no summary of zeros, and the progress row is ended.
     let out = run.stdout_text();
     assert!(!out.contains("Total Issued commands"), "{}", run.describe());
     assert!(out.ends_with('\n'), "{}", run.describe());
+    // The JSON file asked for says why it has no figures.
+    let json = run.json();
+    let stopped = json["ALL STATS"]["Runtime"]["Stopped by error"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(stopped.contains("cannot connect"), "{json}");
 }
 
 #[test]

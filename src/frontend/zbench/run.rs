@@ -61,10 +61,15 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         // What was measured before the failure is still worth showing; a run that failed
         // before its first successful reply (an unreachable server, a refused or missing
         // password) has nothing to show, so it only ends the progress row, and the error
-        // stands alone.
-        match outcome.runs.pop().filter(succeeded) {
+        // stands alone. The JSON file is written either way, saying why, so a script
+        // finds the failure there and never an older run's figures.
+        match outcome.runs.pop() {
             Some(mut results) => {
-                print_now(&summary(&spec, &results, &live, &added));
+                if succeeded(&results) {
+                    print_now(&summary(&spec, &results, &live, &added));
+                } else {
+                    print_now("\n");
+                }
                 if let Some(path) = &spec.json_out_file {
                     results.title = "ALL STATS".to_string();
                     results.stopped_by = Some(err.to_string());
