@@ -176,6 +176,37 @@ fn some_errors_are_counted_in_the_text_and_the_json() {
     assert_eq!(json["ALL STATS"]["Queries"]["Errors"], failed);
     assert_eq!(json["ALL STATS"]["Totals"]["Errors"], failed);
     assert_eq!(json["ALL STATS"]["Queries"]["Count"], 300);
+
+    // In transactions the errors come inside EXEC's reply: counted, and shown on
+    // stderr as outside one (they were counted and never shown).
+    server.config_resetstat();
+    let query = zbench(
+        &server,
+        &[
+            "-mode",
+            "query",
+            "-r",
+            "20",
+            "-c",
+            "2",
+            "-n",
+            "300",
+            "-multi",
+            "-pipeline",
+            "5",
+        ],
+    );
+    assert_eq!(query.status.code(), Some(0), "{}", query.describe());
+    let failed = stat(&server, "zrangebylex", "failed_calls");
+    assert!((1..300).contains(&failed), "{failed}");
+    assert_eq!(summary_number(&query, "Total Errors"), Some(failed as f64));
+    assert!(
+        query
+            .stderr_text()
+            .contains("replied with an error: WRONGTYPE"),
+        "{}",
+        query.describe()
+    );
 }
 
 #[test]

@@ -161,10 +161,18 @@ impl Client {
                 String::from_utf8_lossy(answer.reply.text(bytes))
             ));
         }
+        let peer = self.conns[i].peer();
         for q in queued {
             // Without an array, every command failed with the transaction.
             let (failed, size) = match results.as_mut().and_then(Iterator::next) {
-                Some((Token::Error(_), _)) => (true, 0),
+                Some((Token::Error(text), _)) => {
+                    // As an error reply outside a transaction is reported.
+                    ctx.errors.report(format_args!(
+                        "server {peer} replied with an error: {}",
+                        String::from_utf8_lossy(text)
+                    ));
+                    (true, 0)
+                }
                 Some((_, size)) => (q.refused, size),
                 None => (true, 0),
             };
