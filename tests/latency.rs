@@ -245,6 +245,42 @@ fn history_prints_a_line_a_second_until_ctrl_c() {
 }
 
 #[test]
+fn ctrl_c_before_the_first_reply_still_writes_the_hdr_file() {
+    // A memcached probe to a Redis port is never answered (Redis waits for the rest of
+    // a line that never comes): Ctrl-C comes before any reply. The --hdr-file is
+    // written, with no samples, so an older file of that name is not left behind.
+    let server = RedisServer::start();
+    let port = server.port.to_string();
+    let dir = TestDir::new("latency-hdr-early");
+    let hdr = dir.file("lat.txt");
+    std::fs::write(&hdr, "an older run's file\n").expect("write the old file");
+    let hdr_arg = hdr.display().to_string();
+    let bg = kvbench(&[
+        "latency",
+        "-P",
+        "memcache_binary",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--raw",
+        "--hdr-file",
+        &hdr_arg,
+    ])
+    .spawn();
+    // Connected (the harness's redis-cli is the other client): the probe is waiting.
+    wait_until("kvbench connected", CONDITION_TIMEOUT, || {
+        server.connected_clients() >= 2
+    });
+    interrupt(bg.pid());
+    let run = bg.wait(TIMEOUT);
+    assert_eq!(run.status.code(), Some(130), "{}", run.describe());
+    let text = std::fs::read_to_string(&hdr).expect("the HDR file");
+    assert!(!text.contains("older run"), "{text}");
+    assert!(text.contains("Total count    =            0"), "{text}");
+}
+
+#[test]
 fn a_300_ms_server_stall_shows_in_max() {
     let server = RedisServer::start_with(&["--enable-debug-command", "yes"]);
     let port = server.port.to_string();

@@ -382,7 +382,10 @@ fn parse_percentiles(raw: &str) -> Result<PercentileList, String> {
                 "'{item}' is not a percentile above 0 and at most 100"
             ));
         }
-        list.push(p);
+        // A repeat (`50,50.0`) would name one figure twice: a JSON key given twice.
+        if !list.contains(&p) {
+            list.push(p);
+        }
     }
     Ok(PercentileList(list))
 }
@@ -497,7 +500,7 @@ mod tests {
     fn kvbench_additions() {
         let o = options(&[
             "--precision=us",
-            "--percentiles=50,99.90,100",
+            "--percentiles=50,99.90,100,050",
             "--hdr-file",
             "all.txt",
             "-P",

@@ -141,8 +141,16 @@ fn probe<W: Write>(
     let ended = loop {
         if let Some(signal) = signals::received() {
             stop.stop();
+            let now = us(Instant::now());
+            // Ctrl-C before the first reply still prints its (empty) window and writes
+            // the --hdr-file, so no output is missing and no older file is left.
+            if session.is_none()
+                && let Some(out) = out.take()
+            {
+                session = Some(Session::new(options, stdout_is_tty, now, out));
+            }
             if let Some(s) = session.as_mut() {
-                s.interrupt(us(Instant::now()))?;
+                s.interrupt(now)?;
             }
             break Ended::Signal(signal);
         }
@@ -185,7 +193,17 @@ fn probe<W: Write>(
                     s.interrupt(us(Instant::now()))?;
                 }
                 match signals::received() {
-                    Some(signal) => break Ended::Signal(signal),
+                    Some(signal) => {
+                        if session.is_none()
+                            && let Some(out) = out.take()
+                        {
+                            let mut s =
+                                Session::new(options, stdout_is_tty, us(Instant::now()), out);
+                            s.interrupt(us(Instant::now()))?;
+                            session = Some(s);
+                        }
+                        break Ended::Signal(signal);
+                    }
                     None => break Ended::RunStopped,
                 }
             }
