@@ -373,7 +373,41 @@ fn a_server_that_stops_answering_ends_a_request_bound_run() {
     assert!(!out.status.success());
     assert!(took < Duration::from_secs(30), "took {took:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("the server stopped answering"), "{stderr}");
+    // It never answered anything: the message says so, and names the protocol.
+    assert!(
+        stderr.contains("the server never answered or does not speak redis"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_memcached_protocol_against_redis_names_the_protocol() {
+    // Redis waits for the rest of a line that a memcache binary request never ends: no
+    // reply ever comes. The watchdog's message points at -P, not at a stalled server.
+    let server = RedisServer::start();
+    let port = server.port.to_string();
+    let out = kvbench(&[
+        "-P",
+        "memcache_binary",
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-t",
+        "1",
+        "-c",
+        "1",
+        "-n",
+        "5",
+        "--reply-timeout=2",
+    ])
+    .run();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("never answered or does not speak memcache_binary"),
+        "{stderr}"
+    );
 }
 
 #[test]

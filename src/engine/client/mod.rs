@@ -457,10 +457,17 @@ impl Client {
             let conn = &self.conns[i];
             let live = matches!(conn.phase(), Phase::Ready | Phase::Handshaking);
             if live && conn.is_stalled(now, timeout) {
+                // Nothing ever answered here: perhaps the server speaks another protocol.
+                let why = match conn.in_flight() as u64 >= conn.sent_on_connection() {
+                    true => format!(
+                        "the server never answered or does not speak {}",
+                        plan.server.protocol.name()
+                    ),
+                    false => "the server stopped answering".to_string(),
+                };
+                let (peer, secs) = (conn.peer(), timeout.as_secs());
                 let failure = Failure::Broken(format!(
-                    "no reply from {} in {} s: the server stopped answering ({})",
-                    conn.peer(),
-                    timeout.as_secs(),
+                    "no reply from {peer} in {secs} s: {why} ({})",
                     plan.names.reply_timeout
                 ));
                 if let Some(status) = self.connection_failed(i, failure, plan, ctx) {
