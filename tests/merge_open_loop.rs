@@ -455,3 +455,31 @@ fn replica_shards_merge_visibility() {
         assert_eq!(pcts_us(&vis["Lag"]["Percentile Latencies"]), union[1..]);
     }
 }
+
+/// A closed-loop run and a `--rate-limiting` one are not merged, and the refusal names
+/// the flag the open-loop run used (it said `--rate` whichever it was).
+#[test]
+fn a_closed_loop_run_is_not_merged_with_a_paced_one() {
+    let server = RedisServer::start();
+    let dir = TestDir::new("merge-closed-paced");
+    for (name, extra) in [("paced", &["--rate-limiting=200"][..]), ("closed", &[][..])] {
+        let json = dir.file_arg(&format!("{name}.json"));
+        kvbench_at(
+            server.port,
+            &["-t", "1", "-c", "1", "-n", "50", "--hide-histogram"],
+        )
+        .args(extra)
+        .args(&[format!("--json-out-file={json}")])
+        .ok();
+    }
+    let paced = dir.file_arg("paced.json");
+    let closed = dir.file_arg("closed.json");
+    let run = kvbench(&["merge", &paced, &closed]).run();
+    assert_eq!(run.out.status.code(), Some(1), "{}", run.describe());
+    let stderr = run.stderr_text();
+    assert!(
+        stderr.contains("a closed-loop run cannot be merged")
+            && stderr.contains("(--rate-limiting)"),
+        "{stderr}"
+    );
+}

@@ -95,8 +95,12 @@ pub(super) fn merge_schedule(
         return Ok(None);
     };
     if let Some(closed) = runs.iter().find(|r| r.block.schedule.is_none()) {
+        let flag = match first.per_connection {
+            true => "--rate-limiting",
+            false => "--rate",
+        };
         return Err(Error::usage(format!(
-            "{}: a closed-loop run cannot be merged with {}'s open-loop one (--rate): their latencies mean different things",
+            "{}: a closed-loop run cannot be merged with {}'s open-loop one ({flag}): their latencies mean different things",
             closed.name, first_run.name
         )));
     }
