@@ -369,6 +369,12 @@ fn run_binary(
     }
     let started = Instant::now();
     let out = run_with_timeout(cmd, HANG);
+    // A run that failed still writes the files it was given (`-o abc`): the next
+    // command lines must not find them (`--data-import=abc` would read that one).
+    for entry in std::fs::read_dir(dir.path()).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
+    }
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let shown = format!("{:?}", &argv[1..]);
     if stderr.contains("panicked") || stderr.contains("backtrace") {
