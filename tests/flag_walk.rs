@@ -371,7 +371,11 @@ fn run_binary(
     let out = run_with_timeout(cmd, HANG);
     // A run that failed still writes the files it was given (`-o abc`): the next
     // command lines must not find them (`--data-import=abc` would read that one).
-    for entry in std::fs::read_dir(dir.path()).into_iter().flatten().flatten() {
+    for entry in std::fs::read_dir(dir.path())
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
         let path = entry.path();
         let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
     }
