@@ -588,6 +588,54 @@ fn ctrl_c_prints_the_summary_of_what_was_measured() {
 }
 
 #[test]
+fn ctrl_c_during_a_stall_says_what_was_never_answered() {
+    // Under -rps, commands keep falling due while the server is stopped; Ctrl-C then
+    // ends the run with none of them answered. The summary's latency cannot hold them:
+    // a warning says how many there were and how long the oldest waited.
+    let server = RedisServer::start();
+    zbench(server.port, &["-mode", "load", "-r", "100"]);
+    let port = server.port.to_string();
+    let run = kvbench(&[
+        "zbench", "-p", &port, "-mode", "query", "-rps", "500", "-n", "100000", "-r", "100", "-c",
+        "2",
+    ])
+    .spawn();
+    run.wait_for_stdout("[0.");
+    let pid = server.pid() as libc::pid_t;
+    // SAFETY: kill(2) on the PID of the server this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    // Two more progress rows (a second each) while the server is stopped.
+    let rows = |text: &str| text.matches('\r').count();
+    let before = rows(&run.stdout_so_far());
+    common::wait_until(
+        "two seconds of the stall",
+        common::CONDITION_TIMEOUT,
+        || rows(&run.stdout_so_far()) >= before + 2,
+    );
+    // SAFETY: kill(2) on our own child, not reaped yet.
+    assert_eq!(
+        unsafe { libc::kill(run.pid() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let done = run.wait(Duration::from_secs(30));
+    // SAFETY: as above; the server must run again to be stopped cleanly.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    assert_eq!(done.out.status.code(), Some(130), "{}", done.describe());
+    let err = done.stderr_text();
+    let line = err
+        .lines()
+        .find(|l| l.contains("were due and never answered"))
+        .unwrap_or_else(|| panic!("no warning: {err}"));
+    let count: u64 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    // Two seconds at 500/s: hundreds, at least.
+    assert!(count >= 200, "{line}");
+}
+
+#[test]
 fn bad_input_is_one_line_and_exit_1() {
     for (args, needle) in [
         (vec!["-p", "1"], "please specify a valid -mode option"),

@@ -78,6 +78,12 @@ impl RequestBudget {
         self.taken.load(Ordering::Relaxed) < self.total
     }
 
+    /// Requests not taken yet.
+    pub fn left(&self) -> u64 {
+        self.total
+            .saturating_sub(self.taken.load(Ordering::Relaxed))
+    }
+
     /// The budget's size.
     pub fn total(&self) -> u64 {
         self.total

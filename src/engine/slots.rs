@@ -5,8 +5,10 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::{Duration, Instant};
 
+use crate::engine::budget::RequestBudget;
 use crate::engine::client::Client;
-use crate::stats::ClientSeries;
+use crate::engine::schedule::Schedule;
+use crate::stats::{ClientSeries, ScheduleStats};
 
 /// Client slots plus the timers they asked for.
 pub(super) struct Slots {
@@ -39,6 +41,36 @@ impl Slots {
     pub(super) fn worth_spinning(&self, spin: Duration, timeout: Duration) -> bool {
         !timeout.is_zero()
             && (timeout <= spin || self.clients.iter().flatten().any(Client::awaits_reply))
+    }
+
+    /// Open loop, at the end of the run (`end`): what was due by then but never answered,
+    /// into `health`: each client's, and the worker's shared schedule's backlog (`shared`,
+    /// with whether the run was bound by time and its shared budget). A run bound by
+    /// requests counts no more due positions than were left to send: the clients' shares
+    /// and the budget's rest (which every worker sees whole: with several, an upper bound).
+    pub(super) fn count_unfinished(
+        &mut self,
+        shared: Option<(&mut Schedule, bool, Option<&RequestBudget>)>,
+        end: Instant,
+        measure_from: Instant,
+        health: &mut ScheduleStats,
+    ) {
+        if let Some((schedule, time_bound, budget)) = shared {
+            let cap = match time_bound {
+                true => u64::MAX,
+                false => self
+                    .clients
+                    .iter()
+                    .flatten()
+                    .map(Client::left_to_send)
+                    .chain(budget.map(RequestBudget::left))
+                    .fold(0, u64::saturating_add),
+            };
+            schedule.count_backlog(end, measure_from, cap, health);
+        }
+        for client in self.clients.iter_mut().flatten() {
+            client.count_unfinished(end, measure_from, health);
+        }
     }
 
     pub(super) fn next_timer(&self) -> Option<Instant> {

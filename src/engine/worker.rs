@@ -621,13 +621,12 @@ impl Worker {
         };
         let now = Instant::now();
         let end = self.deadline.map_or(now, |d| d.min(now));
-        let measure_from = self.measure_start;
-        if let (Some(shared), StopAt::Time(_)) = (tally.shared.as_mut(), self.plan.load.stop) {
-            shared.count_backlog(end, measure_from, u64::MAX, health);
-        }
-        for client in slots.clients.iter_mut().flatten() {
-            client.count_unfinished(end, measure_from, health);
-        }
+        let time_bound = matches!(self.plan.load.stop, StopAt::Time(_));
+        let shared = tally
+            .shared
+            .as_mut()
+            .map(|s| (s, time_bound, self.budget.as_deref()));
+        slots.count_unfinished(shared, end, self.measure_start, health);
     }
 
     /// Closes every connection at the end of the run.

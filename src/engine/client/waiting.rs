@@ -1,12 +1,19 @@
-//! What the worker asks of a client before it sleeps: whether a reply may come at any
-//! moment. A busy poll (`--busy-poll`) spins only then, not through a think time or the
-//! gap before a scheduled send (redis-cli's latency probes are 10 ms apart: a spin there
-//! burned up to 10 ms of CPU a probe and caught nothing).
+//! What the worker asks of a client outside its events: before it sleeps, whether a
+//! reply may come at any moment (a busy poll, `--busy-poll`, spins only then, not through
+//! a think time or the gap before a scheduled send: redis-cli's latency probes are 10 ms
+//! apart, and a spin there burned up to 10 ms of CPU a probe and caught nothing); at the
+//! end of an open-loop run, how many requests it still had to send.
 
 use crate::engine::client::Client;
 use crate::engine::connection::Phase;
 
 impl Client {
+    /// New requests this client may still send of its own share (not counting a shared
+    /// budget's); `u64::MAX` when its share is not counted (a time-bound run).
+    pub fn left_to_send(&self) -> u64 {
+        self.remaining.unwrap_or(u64::MAX)
+    }
+
     /// Requests in flight or not yet written, or a connection opening (its connect or
     /// handshake replies are due).
     pub fn awaits_reply(&self) -> bool {

@@ -89,6 +89,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     };
     results.title = "ALL STATS".to_string();
     print_now(&summary(&spec, &results, &live, &added));
+    warn_unfinished(&results);
     if let Some(path) = &spec.json_out_file {
         write_json(&spec, &plan, path, &results)?;
     }
@@ -106,6 +107,26 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     Ok(outcome
         .signal
         .map_or(0, |signal| signals::exit_code(signal) as u8))
+}
+
+/// Under `-rps`, a run cut short (Ctrl-C) while the server was stalled leaves commands
+/// that fell due and were never answered; the latency summary cannot hold them, so say
+/// how many there were and how long the oldest waited (the JSON's `Schedule` has them).
+fn warn_unfinished(results: &Results) {
+    let Some(health) = results.schedule.as_ref().map(|s| &s.health) else {
+        return;
+    };
+    let unfinished = health.unsent_at_end + health.in_flight_at_end;
+    if unfinished == 0 {
+        return;
+    }
+    let oldest_s = health.unfinished_age.max() as f64 / 1e6;
+    eprintln_safe!(
+        "warning: {unfinished} commands were due and never answered when the run ended \
+         ({} never sent, {} in flight; the oldest waited {oldest_s:.3} s): the latency summary leaves them out",
+        health.unsent_at_end,
+        health.in_flight_at_end
+    );
 }
 
 /// Whether the run got any reply that was not an error: an error reply measures no
