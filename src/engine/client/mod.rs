@@ -625,15 +625,6 @@ impl Client {
         !self.has_work(budget) && self.conns.iter().all(Connection::is_idle)
     }
 
-    /// Opens connection `i`.
-    fn open(&mut self, i: usize, plan: &Plan, ctx: &mut ClientContext) -> Result<(), Failure> {
-        let token = token_of(self.slot, i);
-        let timeout = self.connection_timeout;
-        let conn = &mut self.conns[i];
-        debug_log!(1, "connecting to {} (token {})", conn.peer(), token.0);
-        conn.open(plan, ctx.registry, token, timeout)
-    }
-
     /// Connect progress and replies on connection `i`; `ready_at` as for
     /// [`handle_event`](Self::handle_event). Returns the last read's receive time and
     /// whether it was the poll's (`ready_at`), if it read anything.
@@ -646,7 +637,7 @@ impl Client {
         ctx: &mut ClientContext,
     ) -> Result<Option<(Stamp, bool)>, Failure> {
         if self.conns[i].progress_connect(plan)? {
-            self.connection_ready(i);
+            self.connection_ready(i, ctx);
         }
         let mut last_read = None;
         if event.is_readable() || event.is_read_closed() || event.is_error() {
@@ -667,7 +658,7 @@ impl Client {
                 let was_ready = self.conns[i].is_ready();
                 self.take_answers(i, received, plan, ctx)?;
                 if !was_ready && self.conns[i].is_ready() {
-                    self.connection_ready(i);
+                    self.connection_ready(i, ctx);
                 }
                 // A short read means the socket was drained; with edge-triggered
                 // polling the next reply raises a new event, so skip the EAGAIN read.
@@ -692,9 +683,12 @@ impl Client {
         Ok(last_read)
     }
 
-    fn connection_ready(&mut self, i: usize) {
+    fn connection_ready(&mut self, i: usize, ctx: &mut ClientContext) {
         // In open loop the positions that fell due while the connection was down are
         // sent now, late, and counted so: the schedule does not pause for a reconnect.
         debug_log!(1, "connection to {} ready", self.conns[i].peer());
+        // Ready after the deadline (a stall across it, after the poll's clock reading):
+        // nothing goes out on it, as after a read past the deadline.
+        ctx.time_up |= ctx.deadline.is_some_and(|d| Instant::now() >= d);
     }
 }

@@ -1,9 +1,10 @@
-//! What a connection failure means for a client: the end of the run, or (with a
+//! Opening a client's connections, and what a connection failure means for it: the end of the run, or (with a
 //! reconnect policy, and always in cluster mode) a count, a back-off and a reconnect.
 
 use std::time::{Duration, Instant};
 
-use crate::engine::client::{Client, ClientContext, Status};
+use crate::debug_log;
+use crate::engine::client::{Client, ClientContext, Status, token_of};
 use crate::engine::connection::Failure;
 use crate::engine::tls;
 use crate::plan::{Plan, Reconnect};
@@ -25,6 +26,20 @@ fn delay(policy: Reconnect, attempt: u32) -> Duration {
 }
 
 impl Client {
+    /// Opens connection `i`.
+    pub(super) fn open(
+        &mut self,
+        i: usize,
+        plan: &Plan,
+        ctx: &mut ClientContext,
+    ) -> Result<(), Failure> {
+        let token = token_of(self.slot, i);
+        let timeout = self.connection_timeout;
+        let conn = &mut self.conns[i];
+        debug_log!(1, "connecting to {} (token {})", conn.peer(), token.0);
+        conn.open(plan, ctx.registry, token, timeout)
+    }
+
     /// Connection `i` failed: the failure is counted against its oldest request. Without
     /// a reconnect policy (and outside cluster mode), or for a failure no reconnect can
     /// fix, the client fails; otherwise the connection backs off and reopens later.
