@@ -1,5 +1,6 @@
-//! Opening a client's connections, and what a connection failure means for it: the end of the run, or (with a
-//! reconnect policy, and always in cluster mode) a count, a back-off and a reconnect.
+//! Opening a client's connections, and what a connection failure means for it: the end
+//! of the run, or (with a reconnect policy, and always in cluster mode) a count, a
+//! back-off and a reconnect.
 
 use std::time::{Duration, Instant};
 
