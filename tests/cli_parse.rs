@@ -546,6 +546,14 @@ fn bad_values_are_refused_with_memtiers_words() {
         ),
         (&["-n", "0"], "requests must be greater than zero."),
         (
+            &["-o", "run.json", "--json-out-file=./run.json"],
+            "--out-file and --json-out-file name the same file './run.json': give each its own.",
+        ),
+        (
+            &["--json-out-file=a", "--hdr-log=a"],
+            "--json-out-file and --hdr-log name the same file 'a': give each its own.",
+        ),
+        (
             &["--data-verify", "-R"],
             "--data-verify cannot check --random-data values: each SET sends a slice of random \
              bytes at a random offset, so no one value is expected of a key. Drop \

@@ -40,12 +40,33 @@ pub struct OutputConfig {
 
 /// Validates the output flags.
 pub fn parse_outputs(cli: &Cli) -> Result<OutputConfig> {
+    let out_file = non_empty_path(cli.out_file.as_deref(), "--out-file")?;
+    let json_out_file = non_empty_path(cli.json_out_file.as_deref(), "--json-out-file")?;
+    let hdr_log = non_empty_path(cli.hdr_log.as_deref(), "--hdr-log")?;
+    // Two outputs in one file: the later write would silently replace the earlier one.
+    let named = [
+        ("--out-file", &out_file),
+        ("--json-out-file", &json_out_file),
+        ("--hdr-log", &hdr_log),
+    ];
+    for (i, (a, first)) in named.iter().enumerate() {
+        for (b, second) in &named[i + 1..] {
+            if let (Some(first), Some(second)) = (first, second)
+                && std::path::absolute(first).ok() == std::path::absolute(second).ok()
+            {
+                return Err(usage(format!(
+                    "{a} and {b} name the same file '{}': give each its own.",
+                    second.display()
+                )));
+            }
+        }
+    }
     Ok(OutputConfig {
-        out_file: non_empty_path(cli.out_file.as_deref(), "--out-file")?,
-        json_out_file: non_empty_path(cli.json_out_file.as_deref(), "--json-out-file")?,
+        out_file,
+        json_out_file,
         hdr_file_prefix: non_empty_path(cli.hdr_file_prefix.as_deref(), "--hdr-file-prefix")?
             .map(|p| p.to_string_lossy().into_owned()),
-        hdr_log: non_empty_path(cli.hdr_log.as_deref(), "--hdr-log")?,
+        hdr_log,
         show_config: cli.show_config,
         hide_histogram: cli.hide_histogram,
         print_percentiles: parse_percentiles(cli.print_percentiles.as_deref())?,
