@@ -663,7 +663,7 @@ fn pem_problems_are_one_line_usage_errors_naming_the_file() {
             strings(&[
                 "cannot use the certificate in --cert file",
                 &pki.file("client-v1.pem"),
-                "X.509 v3",
+                "it is not an X.509 v3 certificate",
             ]),
         ),
         (
@@ -686,6 +686,8 @@ fn pem_problems_are_one_line_usage_errors_naming_the_file() {
             !line.contains("cannot connect"),
             "{flags:?}: tried to connect: {line}"
         );
+        // In words, not a Rust value's Debug form (`Other(OtherError(...))`).
+        assert!(!line.contains("Error("), "{flags:?}: {line}");
     }
 }
 

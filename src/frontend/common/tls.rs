@@ -273,10 +273,20 @@ fn load_identity(
         ),
         // rustls checks the certificate itself here too (e.g. an X.509 v1 certificate,
         // which it does not take): that is the --cert file's fault, not the key's.
-        TlsError::InvalidCertificate(problem) => format!(
-            "cannot use the certificate in --cert file '{cert_path}': {problem:?} (rustls \
-             takes X.509 v3 certificates)"
-        ),
+        TlsError::InvalidCertificate(problem) => {
+            // rustls names the problem only in its Debug form
+            // (`Other(OtherError(UnsupportedCertVersion))`): say the common one in words.
+            let problem = format!("{problem:?}");
+            let what = match problem.contains("UnsupportedCertVersion") {
+                true => "it is not an X.509 v3 certificate".to_string(),
+                false => problem,
+            };
+            format!(
+                "cannot use the certificate in --cert file '{cert_path}': {what} (rustls \
+                 takes X.509 v3 certificates: issue it with v3 extensions, e.g. openssl x509 \
+                 -req ... -extfile v3.ext)"
+            )
+        }
         other => format!(
             "cannot use the --cert file '{cert_path}' with the --key file '{key_path}': {other}"
         ),
