@@ -9,7 +9,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{
-    CONDITION_TIMEOUT, RedisCluster, RedisServer, TestPki, describe, kvbench, wait_until,
+    CONDITION_TIMEOUT, RedisCluster, RedisServer, TestPki, describe, kvbench, kvbench_at,
+    wait_until,
 };
 use kvbench::engine::cluster::key_slot;
 
@@ -444,4 +445,38 @@ fn requests_waiting_for_a_full_connection_keep_their_own_keys() {
         let keys: u64 = cluster.nodes.iter().map(|n| n.dbsize()).sum();
         assert_eq!(keys, 600, "{name}: distinct keys set");
     }
+}
+
+/// A seed node that accepts and never answers (a stopped server) ends the discovery at
+/// `--connection-timeout`, and the error says so in words (it waited a fixed 5 s and
+/// printed the OS error "Resource temporarily unavailable").
+#[test]
+fn discovery_waits_for_the_connection_timeout_and_says_so() {
+    let server = RedisServer::start();
+    let pid = server.pid() as libc::pid_t;
+    // SAFETY: kill(2) on the PID of the server this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    let started = std::time::Instant::now();
+    let out = kvbench_at(
+        server.port,
+        &[
+            "-n",
+            "10",
+            "--cluster-mode",
+            "--connection-timeout=1",
+            "--hide-histogram",
+        ],
+    )
+    .run();
+    let took = started.elapsed();
+    // SAFETY: as above; the server must run again to be stopped cleanly.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no answer to CLUSTER SLOTS from")
+            && stderr.contains("within 1 s (--connection-timeout)"),
+        "{stderr}"
+    );
+    assert!(took < Duration::from_secs(4), "took {took:?}");
 }

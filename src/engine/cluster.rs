@@ -26,8 +26,17 @@ use crate::protocol::{Decode, Protocol, encode_auth, resp_encode};
 /// Number of hash slots in a Redis Cluster.
 pub const SLOTS: usize = 16384;
 
-/// How long discovery may wait on the seed node.
+/// How long discovery may wait on the seed node, unless the plan's connection timeout
+/// (`--connection-timeout`) says otherwise.
 const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The discovery's timeout: the plan's connection timeout, else [`DISCOVERY_TIMEOUT`].
+fn discovery_timeout(plan: &Plan) -> Duration {
+    plan.load
+        .shape
+        .connection_timeout
+        .unwrap_or(DISCOVERY_TIMEOUT)
+}
 
 /// CRC16-XMODEM of every byte value: the bit-by-bit division by the polynomial
 /// (0x1021), done once at compile time.
@@ -247,11 +256,12 @@ pub fn discover(plan: &Plan) -> Result<Topology, String> {
         return Err("cluster mode needs a TCP server address, not a Unix socket".to_string());
     };
     let peer = format!("{host}:{}", addr.port());
-    let stream = TcpStream::connect_timeout(addr, DISCOVERY_TIMEOUT)
+    let timeout = discovery_timeout(plan);
+    let stream = TcpStream::connect_timeout(addr, timeout)
         .map_err(|e| format!("cannot connect to {peer}: {}", describe(&e)))?;
     let _ = stream.set_nodelay(true);
     // The handshake, then the CLUSTER SLOTS exchange, each within the timeout as a whole.
-    let mut stream = DeadlineStream::new(stream, DISCOVERY_TIMEOUT);
+    let mut stream = DeadlineStream::new(stream, timeout);
     match &plan.server.tls {
         Some(tls) => {
             let mut session = rustls::ClientConnection::new(
@@ -285,7 +295,7 @@ fn handshake_problem(plan: &Plan, settings: &TlsSettings, err: &io::Error) -> St
         err.kind(),
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
     ) {
-        return tls::no_answer(DISCOVERY_TIMEOUT, plan.names);
+        return tls::no_answer(discovery_timeout(plan), plan.names);
     }
     match err
         .get_ref()
@@ -322,9 +332,14 @@ fn ask_slots(
     // Where each complete reply ends in `buf`.
     let mut ends = Vec::new();
     while ends.len() < replies {
-        let n = stream
-            .read(&mut chunk)
-            .map_err(|e| format!("no answer to CLUSTER SLOTS from {peer}: {e}"))?;
+        let n = stream.read(&mut chunk).map_err(|e| match e.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => format!(
+                "no answer to CLUSTER SLOTS from {peer} within {} s ({})",
+                discovery_timeout(plan).as_secs_f64(),
+                plan.names.connection_timeout
+            ),
+            _ => format!("no answer to CLUSTER SLOTS from {peer}: {}", describe(&e)),
+        })?;
         if n == 0 {
             return Err(format!(
                 "{peer} closed the connection during cluster discovery"
