@@ -660,7 +660,7 @@ fn json_and_hdr_files_hold_one_row_per_test() {
 #[test]
 fn unreachable_server_and_bad_flags_are_one_line_errors() {
     let port = common::closed_port();
-    let run = kv(port, &["-n", "10", "-q"]).run();
+    let run = kv(port, &["-n", "10", "-q", "-t", "set"]).with_json().run();
     assert_eq!(run.status.code(), Some(1), "{}", run.describe());
     let last = run.stderr_text();
     assert!(
@@ -669,6 +669,12 @@ fn unreachable_server_and_bad_flags_are_one_line_errors() {
             .is_some_and(|l| l.starts_with("error: cannot connect to 127.0.0.1:")),
         "{last}"
     );
+    // The JSON file asked for is written, saying why it holds no figures.
+    let json = run.json();
+    let stopped = json["ALL STATS"]["Runtime"]["Stopped by error"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(stopped.contains("cannot connect"), "{json}");
     let run = kvbench(&["redis-benchmark", "-c", "0"]).run();
     assert_eq!(run.status.code(), Some(1));
     assert_eq!(

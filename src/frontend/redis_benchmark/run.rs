@@ -37,7 +37,6 @@ use crate::console::print_now;
 use crate::engine::{self, Outcome, Prepared};
 use crate::error::Error;
 use crate::plan::Server;
-use crate::results::Results;
 use crate::signals;
 
 /// Runs redis-benchmark's command line `args` (program name first); returns the exit
@@ -179,8 +178,14 @@ impl Runner<'_> {
         live.clear();
         let keep = self.spec.json_out_file.is_some() || self.spec.hdr_file_prefix.is_some();
         if keep && (outcome.error.is_some() || outcome.signal.is_some()) {
-            // A test an error or Ctrl-C cut short: what it measured goes into the files too.
-            if let Some(results) = outcome.runs.pop().filter(Results::answered) {
+            // A test an error or Ctrl-C cut short: what it measured goes into the files too;
+            // so does a first test that measured nothing (an unreachable server), so the
+            // files are written, saying why, and none keeps an older invocation's figures.
+            if let Some(results) = outcome
+                .runs
+                .pop()
+                .filter(|r| r.answered() || (collected.is_empty() && outcome.error.is_some()))
+            {
                 collected.push(results);
             }
         }
