@@ -306,6 +306,13 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
         Err(e) => return Err(one_line(&e)),
     };
     let mut flags = Flags::from_arg_matches(&matches).map_err(|e| one_line(&e))?;
+    // clap leaves `requires` unchecked beside an argument that conflicts with it
+    // (`--mono --raw`): a flag that would do nothing is refused here too.
+    if flags.mono && !flags.dist {
+        return Err(Error::usage(
+            "the following required arguments were not provided: --dist; see --help",
+        ));
+    }
     let mut whole_password = false;
     if flags.conn.authenticate.is_none() {
         // redis-cli's own variable for the password, after -a and KVBENCH_AUTH.
@@ -529,6 +536,7 @@ mod tests {
             (&["--precision=ns"][..], "--precision"),
             (&["-P", "http"][..], "use redis, resp2"),
             (&["--mono"][..], "--dist"),
+            (&["--mono", "--raw"][..], "--dist"),
             (&["--dist", "--history"][..], "cannot be used with"),
             (&["--dist", "--json"][..], "cannot be used with"),
             (&["--raw", "--csv"][..], "cannot be used with"),
