@@ -401,10 +401,11 @@ fn keyless_command_ping() {
     let dir = TestDir::new("cmd-ping");
     let json_path = dir.file("run.json");
     let json_arg = format!("--json-out-file={}", json_path.display());
-    kvbench_at(
+    let run = kvbench_at(
         server.port,
         &[
             "--command=ping",
+            "--ratio=1:1",
             "-t",
             "1",
             "-c",
@@ -416,6 +417,13 @@ fn keyless_command_ping() {
         ],
     )
     .ok();
+    // --ratio does nothing here (memtier ignores it silently): a warning says so.
+    assert!(
+        run.stderr_text()
+            .contains("warning: --ratio has no effect with --command"),
+        "{}",
+        run.describe()
+    );
     assert_eq!(calls(&server, "ping"), 100);
     assert_eq!(server.dbsize(), 0);
     assert_eq!(count(&read_json(&json_path), "Pings"), 100);

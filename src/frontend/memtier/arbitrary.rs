@@ -59,6 +59,12 @@ pub fn from_cli(cli: &Cli, protocol: Protocol, pipeline: usize) -> Result<Option
     let monitor_pattern = parse_monitor_pattern(cli.monitor_pattern.as_deref()).map_err(usage)?;
     let by_line = parse_breakdown(cli.command_stats_breakdown.as_deref()).map_err(usage)?;
     let mut list = parse_commands(&cli.commands, by_line, monitor.as_deref()).map_err(usage)?;
+    if cli.ratio.is_some() && !list.is_empty() {
+        // memtier ignores it silently; the mix is the commands' own.
+        eprintln_safe!(
+            "warning: --ratio has no effect with --command: each command's --command-ratio sets the mix."
+        );
+    }
     let scan_max_iterations = if cli.scan_incremental_iteration {
         if pipeline != 1 {
             return Err(usage(
