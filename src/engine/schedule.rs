@@ -201,7 +201,7 @@ impl Schedule {
             mean_gap_ns,
             at_ns,
         } = &mut self.gaps
-            && self.taken.is_multiple_of(self.burst)
+            && (self.burst == 1 || self.taken.is_multiple_of(self.burst))
         {
             let gap: f64 = rng.sample(Exp1);
             *at_ns += gap * *mean_gap_ns;
@@ -382,7 +382,11 @@ impl Schedule {
             return self.next;
         };
         // A burst's positions are due with its first.
-        let k = k - k % self.burst;
+        let k = if self.burst > 1 {
+            k - k % self.burst
+        } else {
+            k
+        };
         let (k, width) = (u128::from(k), u128::from(*width));
         let position = k / width * u128::from(*shares) + u128::from(*share) + k % width;
         let ns = position * NANOS_PER_SEC / u128::from(*rate);
