@@ -17,10 +17,11 @@
 //! poisson   start + sum of k exponential gaps of mean n / rate    seeded per share, summed in f64 ns
 //! ```
 //!
-//! A rate with bursts of `b` (a front end pacing whole pipelines) groups each schedule's
-//! positions `b` at a time: position `k` is due when position `k - k mod b` would be, so
-//! a burst's requests are due together and the bursts keep the rate on average (Poisson:
-//! one gap of mean `b` times as long per burst).
+//! A rate with bursts of `b` (a front end pacing whole pipelines) is a sequence of bursts
+//! at `rate / b` a second, shared out as positions are: a share's `k`-th position belongs
+//! to its burst `k / b`, which takes the place a position would (`start + (j·n + s) · b /
+//! rate` for burst `j`), so a burst's requests are due together and the shares' bursts
+//! interleave evenly (Poisson: one gap of mean `b` times as long per burst).
 //!
 //! Nothing is stored per pending request: the backlog is "positions whose time has
 //! passed and that were not taken yet". Whoever sends takes the next position and its
@@ -337,18 +338,17 @@ impl Schedule {
                 width,
                 rate,
             } => {
-                // This schedule's positions p (p mod shares in share..share + width) with
-                // floor(p / rate) < horizon (in ns, as `time_of_next` rounds), i.e. p <
-                // horizon · rate: those among the first `bound`.
-                let bound = (horizon_ns * u128::from(*rate)).div_ceil(NANOS_PER_SEC);
+                // This schedule's places p (p mod shares in share..share + width; a place
+                // is a burst of b positions) with floor(p · b / rate) < horizon (in ns, as
+                // `time_of_next` rounds), i.e. p < horizon · rate / b: those among the
+                // first `bound`, each with its b positions.
+                let burst = u128::from(self.burst);
+                let bound = (horizon_ns * u128::from(*rate)).div_ceil(NANOS_PER_SEC * burst);
                 let (shares, share, width) =
                     (u128::from(*shares), u128::from(*share), u128::from(*width));
                 let of_share =
                     bound / shares * width + (bound % shares).saturating_sub(share).min(width);
-                // A burst is due with its first position: all of it, once that one is.
-                let burst = u128::from(self.burst);
-                let of_share = of_share.div_ceil(burst) * burst;
-                let due = of_share.saturating_sub(u128::from(self.taken));
+                let due = (of_share * burst).saturating_sub(u128::from(self.taken));
                 u64::try_from(due).unwrap_or(u64::MAX)
             }
             Gaps::Poisson {
@@ -381,15 +381,13 @@ impl Schedule {
         else {
             return self.next;
         };
-        // A burst's positions are due with its first.
-        let k = if self.burst > 1 {
-            k - k % self.burst
-        } else {
-            k
-        };
-        let (k, width) = (u128::from(k), u128::from(*width));
+        // With bursts the shares interleave burst by burst: this share's burst `k / b`
+        // takes the place a position would, its `b` positions due at once, the rate's
+        // sequence of bursts `rate / b` a second.
+        let burst = u128::from(self.burst);
+        let (k, width) = (u128::from(k) / burst, u128::from(*width));
         let position = k / width * u128::from(*shares) + u128::from(*share) + k % width;
-        let ns = position * NANOS_PER_SEC / u128::from(*rate);
+        let ns = position * burst * NANOS_PER_SEC / u128::from(*rate);
         self.offset(u64::try_from(ns).unwrap_or(u64::MAX))
     }
 
@@ -762,11 +760,20 @@ mod tests {
         let times: Vec<Instant> = (0..10).map(|_| s.take()).collect();
         let expected = [0, 0, 0, 0, 4, 4, 4, 4, 8, 8].map(|t| start + ms(t));
         assert_eq!(times, expected);
-        // Worker 1 of 2 (the other half of each pair of positions): its bursts fall
-        // between worker 0's, at the same rate.
+        // Two workers share the rate burst by burst: 1000/s in bursts of 3 is a burst
+        // every 3 ms, worker 0's at 0, 6, 12 ms, worker 1's between them (not one
+        // position after worker 0's, which put two bursts together every 6 ms).
+        let take6 = |share| {
+            let mut s = Schedule::new(bursts_of(3, rate_of(1000)), start, share, 2);
+            (0..6).map(|_| s.take()).collect::<Vec<Instant>>()
+        };
+        assert_eq!(take6(0), [0, 0, 0, 6, 6, 6].map(|t| start + ms(t)));
+        assert_eq!(take6(1), [3, 3, 3, 9, 9, 9].map(|t| start + ms(t)));
+        // The backlog of a share counts its whole bursts only.
         let mut s = Schedule::new(bursts_of(3, rate_of(1000)), start, 1, 2);
-        let times: Vec<Instant> = (0..6).map(|_| s.take()).collect();
-        assert_eq!(times, [1, 1, 1, 7, 7, 7].map(|t| start + ms(t)));
+        s.take();
+        // Worker 1's bursts before 1 s: at 3, 9, ..., 999 ms: 167 of 3, one taken.
+        assert_eq!(s.drain_until(start + Duration::from_secs(1), 10, |_| {}), 500);
         // The backlog counts whole bursts, walked or counted past the limit.
         let until = start + Duration::from_secs(1);
         for limit in [u64::MAX, 10] {
