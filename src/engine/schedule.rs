@@ -773,7 +773,10 @@ mod tests {
         let mut s = Schedule::new(bursts_of(3, rate_of(1000)), start, 1, 2);
         s.take();
         // Worker 1's bursts before 1 s: at 3, 9, ..., 999 ms: 167 of 3, one taken.
-        assert_eq!(s.drain_until(start + Duration::from_secs(1), 10, |_| {}), 500);
+        assert_eq!(
+            s.drain_until(start + Duration::from_secs(1), 10, |_| {}),
+            500
+        );
         // The backlog counts whole bursts, walked or counted past the limit.
         let until = start + Duration::from_secs(1);
         for limit in [u64::MAX, 10] {
