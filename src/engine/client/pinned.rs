@@ -52,18 +52,43 @@ impl Pinned {
         }
     }
 
-    /// A fresh slot map: the master's slots as it now reports them. A master that
-    /// serves none any more keeps its old list (requests still name a slot) and is
-    /// marked orphaned: its next redirection ends the run.
+    /// An ASK said `slot` is migrating away: name the master's other slots first (the
+    /// slot goes last). Named again at once, the request would be asked away again and
+    /// again for as long as the migration lasts; the slot map still gives it to this
+    /// master until it ends, when a MOVED takes it off the list.
+    fn asked_away(&mut self, slot: u16) {
+        if let Some(at) = self.slots.iter().position(|&s| s == slot) {
+            let slot = self.slots.remove(at);
+            self.slots.push(slot);
+        }
+    }
+
+    /// A fresh slot map: the master's slots as it now reports them, in the order known
+    /// so far (a slot asked away stays last: the map still gives a migrating slot to
+    /// this master) and new ones after. A master that serves none any more keeps its
+    /// old list (requests still name a slot) and is marked orphaned: its next
+    /// redirection ends the run.
     pub(super) fn apply(&mut self, map: &SlotMap) {
         let slots = match map.nodes.iter().position(|n| *n == self.master) {
             Some(me) => slots_of(&map.slot_owner, me),
             None => Vec::new(),
         };
         self.orphaned = slots.is_empty();
-        if !slots.is_empty() {
-            self.slots = slots;
+        if slots.is_empty() {
+            return;
         }
+        let mut owned = vec![false; map.slot_owner.len()];
+        slots.iter().for_each(|&s| owned[usize::from(s)] = true);
+        let mut known = vec![false; owned.len()];
+        let mut order: Vec<u16> = Vec::with_capacity(slots.len());
+        for &s in &self.slots {
+            if owned.get(usize::from(s)) == Some(&true) {
+                known[usize::from(s)] = true;
+                order.push(s);
+            }
+        }
+        order.extend(slots.into_iter().filter(|&s| !known[usize::from(s)]));
+        self.slots = order;
     }
 }
 
@@ -93,8 +118,10 @@ impl Client {
                     "cluster master {host}:{port} serves no slot any more: its clients have nothing to send it"
                 )));
             }
-            if let Redirect::Moved { slot, .. } = redirect {
-                pinned.moved_away(*slot);
+            match redirect {
+                Redirect::Moved { slot, .. } => pinned.moved_away(*slot),
+                Redirect::Ask { slot, .. } => pinned.asked_away(*slot),
+                _ => {}
             }
         }
         self.refresh_topology(source);
@@ -155,6 +182,12 @@ mod tests {
         };
         pinned.apply(&map);
         assert_eq!(pinned.slots.len(), 100);
+        // A slot asked away goes last, and a fresh map keeps it there.
+        assert_eq!(pinned.slots[0], 0);
+        pinned.asked_away(0);
+        assert_eq!(pinned.slots[0], 1);
+        pinned.apply(&map);
+        assert_eq!((pinned.slots[0], pinned.slots[99]), (1, 0));
         // A map without the master keeps what was known.
         let other = SlotMap {
             nodes: vec![("10.0.0.1".into(), 7000)],
