@@ -467,6 +467,7 @@ fn discovery_waits_for_the_connection_timeout_and_says_so() {
             "--hide-histogram",
         ],
     )
+    .with_json()
     .run();
     let took = started.elapsed();
     // SAFETY: as above; the server must run again to be stopped cleanly.
@@ -479,4 +480,52 @@ fn discovery_waits_for_the_connection_timeout_and_says_so() {
         "{stderr}"
     );
     assert!(took < Duration::from_secs(4), "took {took:?}");
+    // The JSON file asked for is written all the same, saying why it is empty.
+    let stopped = out.json()["ALL STATS"]["Runtime"]["Stopped by error"].clone();
+    assert!(
+        stopped
+            .as_str()
+            .is_some_and(|e| e.contains("CLUSTER SLOTS")),
+        "{stopped}"
+    );
+}
+
+/// Every front end with a cluster mode writes its JSON file when the discovery fails
+/// before any run begins, with the error in it: the file never keeps an older run's.
+#[test]
+fn a_failed_discovery_still_writes_the_json_file() {
+    let port = common::closed_port().to_string();
+    for args in [
+        &["-s", "127.0.0.1", "-p", &port, "--cluster-mode", "-n", "10"][..],
+        &[
+            "redis-benchmark",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "--cluster",
+            "-n",
+            "10",
+        ][..],
+        &[
+            "zbench",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-mode",
+            "query",
+            "-oss-cluster",
+        ][..],
+    ] {
+        let out = kvbench(args).with_json().run();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", out.describe());
+        let stopped = out.json()["ALL STATS"]["Runtime"]["Stopped by error"].clone();
+        assert!(
+            stopped
+                .as_str()
+                .is_some_and(|e| e.contains("cannot connect")),
+            "{args:?}: {stopped}"
+        );
+    }
 }

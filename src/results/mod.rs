@@ -169,6 +169,25 @@ impl Results {
     pub fn answered(&self) -> bool {
         self.rows.iter().any(|row| row.count > 0)
     }
+
+    /// A run with no rows, titled `title`: what a run that could not start (cluster
+    /// discovery failed) writes, with `stopped_by` saying why.
+    pub fn empty(title: String, stopped_by: Option<String>) -> Results {
+        Results {
+            title,
+            run_number: 1,
+            start_epoch_ms: 0,
+            finish_epoch_ms: 0,
+            duration_ms: 0,
+            interrupted: false,
+            stopped_by,
+            cluster: false,
+            rows: Vec::new(),
+            servers: Vec::new(),
+            visibility: None,
+            schedule: None,
+        }
+    }
 }
 
 /// Title of the block that averages `run_count` runs.
@@ -446,18 +465,8 @@ fn aggregate_row(name: &RowName, runs: &[Results]) -> Row {
 /// carries the best run's number. With no runs all three results are empty (no rows).
 pub fn best_worst_aggregate(runs: &[Results]) -> (Results, Results, Results) {
     let empty = |title: String| Results {
-        title,
         run_number: 0,
-        start_epoch_ms: 0,
-        finish_epoch_ms: 0,
-        duration_ms: 0,
-        interrupted: false,
-        stopped_by: None,
-        cluster: false,
-        rows: Vec::new(),
-        servers: Vec::new(),
-        visibility: None,
-        schedule: None,
+        ..Results::empty(title, None)
     };
     let Some(first) = runs.first() else {
         return (

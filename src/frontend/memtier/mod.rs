@@ -116,6 +116,13 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     // none keeps an older run's figures; a run cut short by an error or Ctrl-C writes
     // what it measured.
     let failed_before_replies = !anything_measured && outcome.error.is_some();
+    if let (Some(err), true) = (&outcome.error, outcome.runs.is_empty()) {
+        // The run never began (cluster discovery failed): its files say why all the same.
+        outcome.runs.push(Results::empty(
+            "ALL STATS".to_string(),
+            Some(err.to_string()),
+        ));
+    }
     if !failed_before_replies || !outcome.runs.is_empty() {
         let destinations = Destinations {
             files_only: failed_before_replies,

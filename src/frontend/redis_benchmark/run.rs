@@ -37,6 +37,7 @@ use crate::console::print_now;
 use crate::engine::{self, Outcome, Prepared};
 use crate::error::Error;
 use crate::plan::Server;
+use crate::results::Results;
 use crate::signals;
 
 /// Runs redis-benchmark's command line `args` (program name first); returns the exit
@@ -58,13 +59,23 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     signals::install();
     // The server part is the same for every plan: discovery and queries use the idle one.
     let probe = rb_plan::test_plan(&spec, &server, 1, None, None, false);
-    let prepared = engine::prepare(&probe).map_err(|e| {
-        Error::run(if spec.cluster {
-            format!("Failed to fetch cluster configuration: {e}")
-        } else {
-            e
-        })
-    })?;
+    let prepared = match engine::prepare(&probe) {
+        Ok(prepared) => prepared,
+        Err(e) => {
+            let err = Error::run(match spec.cluster {
+                true => format!("Failed to fetch cluster configuration: {e}"),
+                false => e,
+            });
+            // No test could begin: the JSON file asked for says why all the same.
+            let mut collected = Collected::default();
+            collected.push(Results::empty("ALL STATS".to_string(), None));
+            collected.stopped_by = Some(err.to_string());
+            if let Err(write_err) = outputs::write(&spec, &collected) {
+                eprintln_safe!("error: {write_err}");
+            }
+            return Err(err);
+        }
+    };
     let masters = if spec.cluster {
         server_info::ordered_masters(&probe, &prepared)
     } else {

@@ -80,7 +80,16 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
                     }
                 }
             }
-            None => print_now("\n"),
+            None => {
+                print_now("\n");
+                // The run never began (cluster discovery failed): the file says why.
+                if let Some(path) = &spec.json_out_file {
+                    let results = Results::empty("ALL STATS".to_string(), Some(err.to_string()));
+                    if let Err(write_err) = write_json(&spec, &plan, path, &results) {
+                        eprintln_safe!("error: {write_err}");
+                    }
+                }
+            }
         }
         return Err(err);
     }
