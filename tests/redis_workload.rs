@@ -381,6 +381,38 @@ fn a_server_that_stops_answering_ends_a_request_bound_run() {
 }
 
 #[test]
+fn a_server_that_answered_then_stalled_is_said_to_have_stopped_answering() {
+    // A real server stopped (SIGSTOP) after it answered: the watchdog's message says it
+    // stopped answering, not that it never answered or speaks another protocol.
+    let server = RedisServer::start();
+    let run = kvbench_at(
+        server.port,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "--test-time=120",
+            "--reply-timeout=2",
+            "--hide-histogram",
+        ],
+    )
+    .spawn();
+    wait_until("load on the server", CONDITION_TIMEOUT, || {
+        server.calls() > 1000
+    });
+    let pid = server.pid() as libc::pid_t;
+    // SAFETY: kill(2) on the PID of the server this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    let out = run.wait(Duration::from_secs(60));
+    // SAFETY: as above; the server must run again to be stopped cleanly.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    assert_eq!(out.status.code(), Some(1), "{}", out.describe());
+    let stderr = out.stderr_text();
+    assert!(stderr.contains("the server stopped answering"), "{stderr}");
+}
+
+#[test]
 fn a_memcached_protocol_against_redis_names_the_protocol() {
     // Redis waits for the rest of a line that a memcache binary request never ends: no
     // reply ever comes. The watchdog's message points at -P, not at a stalled server.

@@ -38,6 +38,7 @@ mod flush;
 mod handshake;
 mod plain_batch;
 mod reply_loop;
+mod stall;
 
 pub use reply_loop::Take;
 
@@ -148,6 +149,8 @@ pub struct Connection {
     /// Last time a reply arrived, or a request went out with nothing in flight: the
     /// stall watchdog measures from here.
     last_progress: Instant,
+    /// The socket has given bytes since it was opened (the server speaks, or spoke).
+    heard: bool,
     /// The token the socket is registered under.
     token: Token,
     /// Whether the socket is polled for writing as well as reading: while connecting,
@@ -185,6 +188,7 @@ impl Connection {
             inflight: InFlight::new(plan.load.pipeline),
             answer: None,
             last_progress: Instant::now(),
+            heard: false,
             token: Token(0),
             write_interest: true,
         }
@@ -325,6 +329,7 @@ impl Connection {
         self.rend = 0;
         self.codec = Codec::new(plan.server.protocol);
         self.sent_on_connection = 0;
+        self.heard = false;
     }
 
     /// While connecting: checks the connect finished, then queues the handshake.
@@ -462,25 +467,6 @@ impl Connection {
         self.inflight.push(pending);
     }
 
-    /// The intended send times of the workload's requests in flight (for what a run
-    /// leaves unfinished).
-    pub fn intended_in_flight(&self) -> impl Iterator<Item = Instant> + '_ {
-        self.inflight
-            .iter()
-            .filter(|p| matches!(p.purpose, Purpose::Work(_)))
-            .map(|p| p.intended)
-    }
-
-    /// Whether requests have waited longer than `timeout` with no reply at all.
-    pub fn is_stalled(&self, now: Instant, timeout: Duration) -> bool {
-        self.waiting() && now.saturating_duration_since(self.last_progress) > timeout
-    }
-
-    /// Whether more replies are expected (requests or setup steps outstanding).
-    pub fn waiting(&self) -> bool {
-        !self.inflight.is_empty() || !self.setup.is_empty()
-    }
-
     /// One read into the buffer: `Ok(Some((n, space, at)))` bytes read out of the room
     /// there was, received at `at` (the replies' receive time, which also serves the stall
     /// watchdog): `ready_at` when given (the poll saw them waiting then), else the clock
@@ -510,6 +496,7 @@ impl Connection {
                     }
                     let at = ready_at.unwrap_or_else(Stamp::now);
                     self.last_progress = at.at;
+                    self.heard = true;
                     return Ok(Some((n, space, at)));
                 }
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(None),

@@ -458,7 +458,7 @@ impl Client {
             let live = matches!(conn.phase(), Phase::Ready | Phase::Handshaking);
             if live && conn.is_stalled(now, timeout) {
                 // Nothing ever answered here: perhaps the server speaks another protocol.
-                let why = match conn.in_flight() as u64 >= conn.sent_on_connection() {
+                let why = match !conn.heard() {
                     true => format!(
                         "the server never answered or does not speak {}",
                         plan.server.protocol.name()

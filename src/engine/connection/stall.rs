@@ -1,0 +1,35 @@
+//! A connection as the stall watchdog and the end of an open-loop run see it: whether
+//! replies are owed and for how long none came, whether the server ever answered, and
+//! what is still in flight.
+
+use std::time::{Duration, Instant};
+
+use crate::engine::connection::Connection;
+use crate::engine::in_flight::Purpose;
+
+impl Connection {
+    /// The intended send times of the workload's requests in flight (for what a run
+    /// leaves unfinished).
+    pub fn intended_in_flight(&self) -> impl Iterator<Item = Instant> + '_ {
+        self.inflight
+            .iter()
+            .filter(|p| matches!(p.purpose, Purpose::Work(_)))
+            .map(|p| p.intended)
+    }
+
+    /// Whether requests have waited longer than `timeout` with no reply at all.
+    pub fn is_stalled(&self, now: Instant, timeout: Duration) -> bool {
+        self.waiting() && now.saturating_duration_since(self.last_progress) > timeout
+    }
+
+    /// Whether more replies are expected (requests or setup steps outstanding).
+    pub fn waiting(&self) -> bool {
+        !self.inflight.is_empty() || !self.setup.is_empty()
+    }
+
+    /// Whether the server has sent anything on this socket since it was opened: a
+    /// stall on one that never answered may be a server of another protocol.
+    pub fn heard(&self) -> bool {
+        self.heard
+    }
+}
