@@ -149,7 +149,8 @@ pub struct Connection {
     /// Last time a reply arrived, or a request went out with nothing in flight: the
     /// stall watchdog measures from here.
     last_progress: Instant,
-    /// The socket has given bytes since it was opened (the server speaks, or spoke).
+    /// The server has sent bytes on this connection, on any of its sockets (it speaks, or
+    /// spoke, the protocol: a reconnect does not make it a stranger).
     heard: bool,
     /// The token the socket is registered under.
     token: Token,
@@ -329,7 +330,6 @@ impl Connection {
         self.rend = 0;
         self.codec = Codec::new(plan.server.protocol);
         self.sent_on_connection = 0;
-        self.heard = false;
     }
 
     /// While connecting: checks the connect finished, then queues the handshake.

@@ -27,8 +27,8 @@ impl Connection {
         !self.inflight.is_empty() || !self.setup.is_empty()
     }
 
-    /// Whether the server has sent anything on this socket since it was opened: a
-    /// stall on one that never answered may be a server of another protocol.
+    /// Whether the server has ever sent anything on this connection (any of its
+    /// sockets): a stall on one that never answered may be a server of another protocol.
     pub fn heard(&self) -> bool {
         self.heard
     }
