@@ -52,7 +52,8 @@ pub fn parse_outputs(cli: &Cli) -> Result<OutputConfig> {
     for (i, (a, first)) in named.iter().enumerate() {
         for (b, second) in &named[i + 1..] {
             if let (Some(first), Some(second)) = (first, second)
-                && std::path::absolute(first).ok() == std::path::absolute(second).ok()
+                && let (Ok(a), Ok(b)) = (std::path::absolute(first), std::path::absolute(second))
+                && a == b
             {
                 return Err(usage(format!(
                     "{a} and {b} name the same file '{}': give each its own.",
