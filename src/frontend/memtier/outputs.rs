@@ -52,8 +52,9 @@ pub fn parse_outputs(cli: &Cli) -> Result<OutputConfig> {
     for (i, (a, first)) in named.iter().enumerate() {
         for (b, second) in &named[i + 1..] {
             if let (Some(first), Some(second)) = (first, second)
-                && let (Ok(a), Ok(b)) = (std::path::absolute(first), std::path::absolute(second))
-                && a == b
+                && let (Ok(one), Ok(other)) =
+                    (std::path::absolute(first), std::path::absolute(second))
+                && one == other
             {
                 return Err(usage(format!(
                     "{a} and {b} name the same file '{}': give each its own.",
