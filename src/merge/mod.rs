@@ -178,35 +178,49 @@ pub fn merge(files: &[ResultFile], options: &MergeOptions) -> Result<MergedResul
     }
 }
 
-/// The shards of one split workload (`"shard": "I/N"` in each file's configuration), each
-/// once and all of one split: a shard given twice would count its requests twice, and
-/// shards of splits into different numbers are not parts of one workload. Files without
-/// a shard (runs of their own) are not checked.
+/// The shards of one split workload (`"shard": "I/N"` in each file's configuration; in a
+/// merged file, the list of its inputs' shards), each once and all of one split: a shard
+/// given twice (on its own and inside a merged file too, or in two merged files) would
+/// count its requests twice, and shards of splits into different numbers are not parts
+/// of one workload. Files without a shard (runs of their own) are not checked.
 fn check_shards(jsons: &[(&str, &JsonResult)]) -> Result<(), Error> {
     let mut seen: Vec<(&str, &str, &str)> = Vec::new();
     for (name, json) in jsons {
-        let shard = json
-            .configuration
-            .iter()
-            .find_map(|(key, value)| match value {
-                Json::String(shard) if key == "shard" => Some(shard.as_str()),
-                _ => None,
-            });
-        let Some(shard) = shard else { continue };
-        let split = shard.split_once('/').map_or("", |(_, of)| of);
-        if let Some((other, _, _)) = seen.iter().find(|(_, s, _)| *s == shard) {
-            return Err(Error::usage(format!(
-                "{name}: shard {shard} is also {other}'s: the same shard twice would count its requests twice"
-            )));
+        let mut shards = Vec::new();
+        for (key, value) in &json.configuration {
+            if key == "shard" {
+                shard_names(value, &mut shards);
+            }
         }
-        if let Some((other, theirs, _)) = seen.iter().find(|(_, _, of)| *of != split) {
-            return Err(Error::usage(format!(
-                "{name}: shard {shard} and {other}'s {theirs} are parts of different splits: not shards of one workload"
-            )));
+        let mut own: Vec<(&str, &str, &str)> = Vec::new();
+        for shard in shards {
+            let split = shard.split_once('/').map_or("", |(_, of)| of);
+            if let Some((other, _, _)) = seen.iter().find(|(_, s, _)| *s == shard) {
+                return Err(Error::usage(format!(
+                    "{name}: shard {shard} is also {other}'s: the same shard twice would count its requests twice"
+                )));
+            }
+            if let Some((other, theirs, _)) = seen.iter().find(|(_, _, of)| *of != split) {
+                return Err(Error::usage(format!(
+                    "{name}: shard {shard} and {other}'s {theirs} are parts of different splits: not shards of one workload"
+                )));
+            }
+            own.push((name, shard, split));
         }
-        seen.push((name, shard, split));
+        seen.extend(own);
     }
     Ok(())
+}
+
+/// Every shard a configuration's `"shard"` value names: a string, or (a merged file's)
+/// a list of its inputs' values, nested for a merge of merges; `null` is an input that
+/// was no shard.
+fn shard_names<'a>(value: &'a Json, out: &mut Vec<&'a str>) {
+    match value {
+        Json::String(shard) => out.push(shard),
+        Json::Array(values) => values.iter().for_each(|v| shard_names(v, out)),
+        _ => {}
+    }
 }
 
 fn mixed(file: &ResultFile, first: &ResultFile) -> Error {

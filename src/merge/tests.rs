@@ -570,6 +570,22 @@ fn a_shard_given_twice_or_shards_of_different_splits_are_refused() {
         merge_err(&[("a.json", &a), ("a2.json", &a)]),
         "a2.json: shard 0/2 is also a.json's: the same shard twice would count its requests twice"
     );
+    // A merged file names its inputs' shards: merged again with one of them, or with a
+    // copy of itself, that shard would count twice.
+    let both = a.replacen("\"shard\": \"0/2\"", "\"shard\": [\"0/2\",\"1/2\"]", 1);
+    assert_eq!(
+        merge_err(&[("m.json", &both), ("b.json", &b)]),
+        "b.json: shard 1/2 is also m.json's: the same shard twice would count its requests twice"
+    );
+    let nested = a.replacen(
+        "\"shard\": \"0/2\"",
+        "\"shard\": [[\"0/2\",null],\"1/2\"]",
+        1,
+    );
+    assert_eq!(
+        merge_err(&[("m.json", &both), ("mm.json", &nested)]),
+        "mm.json: shard 0/2 is also m.json's: the same shard twice would count its requests twice"
+    );
     assert_eq!(
         merge_err(&[("a.json", &a), ("c.json", &c)]),
         "c.json: shard 1/3 and a.json's 0/2 are parts of different splits: not shards of one workload"
