@@ -529,3 +529,81 @@ fn a_failed_discovery_still_writes_the_json_file() {
         );
     }
 }
+
+/// A master killed mid-run whose replica takes over: the client, retrying the dead
+/// address once a second, also asks a live master for the slot map, and sends the dead
+/// master's slots to the promoted replica once the failover is done (it retried the dead
+/// address to the end of the run, a third of the load lost as connection errors).
+#[test]
+fn a_failover_is_followed_to_the_promoted_replica() {
+    let mut cluster = RedisCluster::start();
+    for node in &cluster.nodes {
+        node.cli(&["CONFIG", "SET", "cluster-node-timeout", "1000"]);
+        node.cli(&["CONFIG", "SET", "cluster-require-full-coverage", "no"]);
+    }
+    let replica = RedisServer::start_with(&[
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        "nodes.conf",
+        "--cluster-node-timeout",
+        "1000",
+        "--cluster-require-full-coverage",
+        "no",
+    ]);
+    let master_id = cluster.nodes[2].cli(&["CLUSTER", "MYID"]);
+    let added = Command::new("redis-cli")
+        .args([
+            "--cluster",
+            "add-node",
+            &replica.addr(),
+            &cluster.nodes[0].addr(),
+        ])
+        .args(["--cluster-slave", "--cluster-master-id", &master_id])
+        .output()
+        .expect("redis-cli runs");
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stdout)
+    );
+    wait_until("the replica in sync", CONDITION_TIMEOUT, || {
+        replica
+            .cli(&["INFO", "replication"])
+            .contains("master_link_status:up")
+    });
+    let run = kvbench_at(
+        cluster.nodes[0].port,
+        &[
+            "--cluster-mode",
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "--test-time=15",
+            "--rate=2000",
+        ],
+    )
+    .args(&["--hide-histogram"])
+    .spawn();
+    wait_until("load on the cluster", CONDITION_TIMEOUT, || {
+        cluster.calls("get") > 1000
+    });
+    cluster.nodes[2].kill_now();
+    wait_until("the replica promoted", CONDITION_TIMEOUT, || {
+        replica
+            .cli(&["INFO", "replication"])
+            .contains("role:master")
+    });
+    let served = |r: &RedisServer| {
+        let stats = r.commandstats();
+        stats.get("get").copied().unwrap_or(0) + stats.get("set").copied().unwrap_or(0)
+    };
+    wait_until(
+        "requests on the promoted replica",
+        CONDITION_TIMEOUT,
+        || served(&replica) > 100,
+    );
+    let out = run.wait(Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0), "{}", out.describe());
+}

@@ -99,6 +99,12 @@ impl Client {
         {
             *left += lost;
         }
+        // A master that died may have been replaced by its replica: ask a live node for
+        // the slot map (at most once a second), which routes its slots to the new
+        // master once the failover is done.
+        if cluster && let Some(live) = (0..self.conns.len()).find(|&j| self.conns[j].is_ready()) {
+            self.refresh_topology(live);
+        }
         None
     }
 
