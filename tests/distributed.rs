@@ -430,4 +430,13 @@ fn a_shard_stopped_before_its_start_does_not_stretch_the_merge() {
     assert!(duration(&m) <= duration(&r) + 1000, "{m} against {r}");
     let totals = common::read_json(&merged)["ALL STATS"]["Totals"]["Count"].clone();
     assert_eq!(totals.as_u64(), Some(200));
+    // Nor the per-second series: the stopped shard's one empty second at its planned
+    // start made the series 30 s long, a throughput chart falling to 0 for 29 of them.
+    let seconds = |p: &Path| {
+        common::read_json(p)["ALL STATS"]["Totals"]["Time-Serie"]
+            .as_object()
+            .map_or(0, |series| series.len())
+    };
+    assert!(seconds(&ran) >= 1, "the shard that ran has a series");
+    assert_eq!(seconds(&merged), seconds(&ran), "merged series against the shard's");
 }

@@ -94,9 +94,17 @@ fn row_piece<'a>(
     };
     let mut seconds = Vec::new();
     for block in &run.series_blocks {
+        // A block that never ran (a shard stopped while it waited for --start-at) has one
+        // empty second at its planned start: it stretches no series, as it stretches no
+        // span (below).
         let Some(r) = find_row(rows_of(block, source), row_name) else {
             continue;
         };
+        if block.runtime.finish_epoch_ms <= block.runtime.start_epoch_ms
+            && r.series.iter().all(|s| s.count == 0)
+        {
+            continue;
+        }
         for s in &r.series {
             seconds.push(SecondPiece {
                 epoch_second: nearest_second(
