@@ -438,5 +438,9 @@ fn a_shard_stopped_before_its_start_does_not_stretch_the_merge() {
             .map_or(0, |series| series.len())
     };
     assert!(seconds(&ran) >= 1, "the shard that ran has a series");
-    assert_eq!(seconds(&merged), seconds(&ran), "merged series against the shard's");
+    assert_eq!(
+        seconds(&merged),
+        seconds(&ran),
+        "merged series against the shard's"
+    );
 }
