@@ -143,8 +143,20 @@ pub fn merge(files: &[ResultFile], options: &MergeOptions) -> Result<MergedResul
                     Content::IntervalLog(_) => return Err(mixed(f, first)),
                 }
             }
+            // A sweep beside a run at one rate is refused as that first: they may share
+            // a shard number without being parts of one workload.
+            let sweeps = jsons.iter().filter(|(_, j)| j.rate_steps.is_some()).count();
+            if let Some((name, _)) = jsons.iter().find(|(_, j)| j.rate_steps.is_none())
+                && sweeps > 0
+            {
+                let sweep = jsons.iter().find(|(_, j)| j.rate_steps.is_some());
+                return Err(Error::usage(format!(
+                    "{name}: a run at one rate cannot be merged with a rate sweep ({}); merge the shards of one --rate-sweep together",
+                    sweep.map_or("", |(n, _)| n)
+                )));
+            }
             check_shards(&jsons)?;
-            if jsons.iter().any(|(_, j)| j.rate_steps.is_some()) {
+            if sweeps > 0 {
                 sweep::merge(&jsons, percentiles)
             } else {
                 from_json::merge(&jsons, percentiles)

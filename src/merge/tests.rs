@@ -303,6 +303,16 @@ fn mismatched_inputs_are_clear_errors() {
         merge_err(&[("a.json", KV_SINGLE), ("sweep.json", &sweep)]),
         "a.json: a run at one rate cannot be merged with a rate sweep (sweep.json); merge the shards of one --rate-sweep together"
     );
+    // Both shard 0/2 of their own workloads: the kinds differ, which is what is said.
+    let shard0 =
+        |json: &str| json.replacen("\"server\": ", "\"shard\": \"0/2\"\n\t\t,\"server\": ", 1);
+    assert_eq!(
+        merge_err(&[
+            ("sweep.json", &shard0(&sweep)),
+            ("a.json", &shard0(KV_SINGLE))
+        ]),
+        "a.json: a run at one rate cannot be merged with a rate sweep (sweep.json); merge the shards of one --rate-sweep together"
+    );
     assert_eq!(
         merge_err(&[("sweep.json", &sweep)]),
         "sweep.json: a rate sweep with no \"STEP #n RESULTS\" block: nothing to merge"
