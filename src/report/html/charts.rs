@@ -9,7 +9,7 @@ use hdrhistogram::Histogram;
 
 use super::model::{RateSweep, Row, Run, SecondPoint, SweepStep, is_totals_name, same_row_name};
 use super::numbers::rate_text;
-use super::svg::{Chart, GREY, Mark, SERIES_COLOURS, Series, Stroke, XScale};
+use super::svg::{self, Chart, GREY, Mark, Series, Stroke, XScale};
 use crate::results::value_at_percentile_us;
 
 /// Per-second tooltips stop past this many points: the page stays small for long runs.
@@ -51,7 +51,7 @@ fn row<'a>(run: &'a Run, name: &str) -> Option<&'a Row> {
 
 /// The colour of the `i`-th line of a chart (run or row).
 fn colour(i: usize) -> usize {
-    i % SERIES_COLOURS
+    svg::series_colour(i)
 }
 
 /// Throughput and p50/p99 latency per second. `labels` name the runs.

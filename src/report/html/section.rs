@@ -3,13 +3,13 @@
 use std::fmt::Write as _;
 
 use super::escape;
-use super::svg::{self, Chart, PALETTE, SERIES_COLOURS};
+use super::svg::{self, Chart, PALETTE};
 
 /// The small square in a run's colour that labels it in tables and headings.
 pub fn swatch(i: usize) -> String {
     format!(
         "<span class=\"swatch\" style=\"background:{}\"></span>",
-        PALETTE[i % SERIES_COLOURS]
+        PALETTE[svg::series_colour(i)]
     )
 }
 

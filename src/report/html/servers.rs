@@ -10,7 +10,7 @@ use super::escape;
 use super::model::{Row, Run};
 use super::numbers::{count_text, ms_text, rate_text};
 use super::section::{render_chart_section, swatch};
-use super::svg::{Chart, SERIES_COLOURS, XScale};
+use super::svg::{Chart, XScale, series_colour};
 
 /// A latency cell: `---` for a row that ran nothing or a figure the source lacks.
 fn ms_cell(row: &Row, v: Option<f64>) -> String {
@@ -139,10 +139,10 @@ pub fn render_visibility(out: &mut String, runs: &[Run], labels: &[String]) {
         let Some(vis) = &run.visibility else { continue };
         let lag = &vis.lag;
         if let Some(h) = lag.histogram.as_ref().filter(|h| !h.is_empty()) {
-            spectrum.push(spectrum_series(&labels[i], h, i % SERIES_COLOURS));
+            spectrum.push(spectrum_series(&labels[i], h, series_colour(i)));
         }
         if lag.count > 0 && !lag.per_second.is_empty() {
-            per_second.extend(latency_series(&labels[i], lag, i % SERIES_COLOURS));
+            per_second.extend(latency_series(&labels[i], lag, series_colour(i)));
         }
     }
     let mut charts = Vec::new();

@@ -31,15 +31,24 @@ const MAX_NINES: u32 = 6;
 /// The lowest: 99%, so a short run still gets a readable axis.
 const MIN_NINES: u32 = 2;
 
-/// Series colours (Okabe and Ito's colour-blind-safe set, yellow left out as unreadable on
-/// white); [`GREY`] last, for reference lines.
-pub const PALETTE: [&str; 8] = [
+/// Series colours: Okabe and Ito's colour-blind-safe set (yellow left out as unreadable
+/// on white), then [`GREY`] for reference lines, then Paul Tol's muted set for the 8th to
+/// 14th series (a report of more runs than seven gave the 8th the baseline's colour).
+pub const PALETTE: [&str; 15] = [
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#332288", "#888888",
+    "#882255", "#117733", "#88CCEE", "#AA4499", "#999933", "#44AA99", "#661100",
 ];
 /// Index of the grey in [`PALETTE`].
 pub const GREY: usize = 7;
 /// How many distinct colours series get before they repeat (grey excluded).
-pub const SERIES_COLOURS: usize = 7;
+pub const SERIES_COLOURS: usize = 14;
+
+/// The [`PALETTE`] index of the `i`-th series: the colours in order, skipping the grey,
+/// repeating after [`SERIES_COLOURS`].
+pub fn series_colour(i: usize) -> usize {
+    let k = i % SERIES_COLOURS;
+    if k < GREY { k } else { k + 1 }
+}
 
 /// How the x axis maps data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -549,6 +558,22 @@ fn num(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fourteen_series_get_fourteen_colours_and_none_is_the_grey() {
+        let colours: Vec<usize> = (0..SERIES_COLOURS).map(series_colour).collect();
+        let mut distinct = colours.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), SERIES_COLOURS);
+        assert!(!colours.contains(&GREY));
+        assert!(colours.iter().all(|&c| c < PALETTE.len()));
+        assert_eq!(
+            series_colour(SERIES_COLOURS),
+            series_colour(0),
+            "then they repeat"
+        );
+    }
 
     fn line(points: Vec<(f64, f64)>) -> Series {
         Series {
