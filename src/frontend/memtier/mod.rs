@@ -169,6 +169,19 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
             "warning: {errors} of {count} requests got an error reply (the first ones are shown above)"
         );
     }
+    // A run that went on without a server (--reconnect-on-error, or a cluster master
+    // down) reads as a short healthy run in the table: say what it lost.
+    let lost: u64 = outcome
+        .runs
+        .iter()
+        .filter_map(|run| run.totals())
+        .map(|t| t.connection_errors)
+        .sum();
+    if lost > 0 {
+        eprintln_safe!(
+            "warning: {lost} requests were lost to connection errors (see the messages above; the JSON's \"Connection Errors\")"
+        );
+    }
     if let Some(report) = &outcome.verification {
         eprint_safe!("{}", report.render_failures());
         if report.failed() > 0 {
