@@ -608,7 +608,8 @@ fn a_failover_is_followed_to_the_promoted_replica() {
     assert_eq!(out.status.code(), Some(0), "{}", out.describe());
     // The requests the dead master cost are said at the end, not only in the table.
     assert!(
-        out.stderr_text().contains("requests were lost to connection errors"),
+        out.stderr_text()
+            .contains("requests were lost to connection errors"),
         "{}",
         out.describe()
     );
