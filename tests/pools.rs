@@ -268,6 +268,10 @@ fn pool_flags_refuse_what_cannot_work() {
         ),
         (&["--servers=127.0.0.1:1,127.0.0.1:1"][..], "listed twice"),
         (
+            &["--servers=127.0.0.1:1,127.0.0.1:2", "--servers=127.0.0.1:3"][..],
+            "--servers takes one list per run (given 2 times)",
+        ),
+        (
             &["--servers=127.0.0.1:1,127.0.0.1:2", "--multi-key-get=3"][..],
             "--multi-key-get",
         ),

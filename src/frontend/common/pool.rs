@@ -19,9 +19,9 @@ const HEADING: &str = "Pools of servers";
 pub struct PoolArgs {
     /// A pool of servers, comma-separated HOST[:PORT[:WEIGHT]]; each request goes to its
     /// key's server (see --distribution). The same as --server given once per member
-    /// with --distribution
+    /// with --distribution. One list per run (the flag may not repeat)
     #[arg(long, value_name = "LIST", allow_hyphen_values = true, help_heading = HEADING)]
-    pub servers: Option<String>,
+    pub servers: Vec<String>,
 
     /// How keys are spread over a pool: ketama (libmemcached's consistent hashing, MD5,
     /// weights honoured; the default) or modula (one-at-a-time hash mod servers)
@@ -87,7 +87,14 @@ impl PoolArgs {
     /// The pool the flags ask for, members resolved now (a typo is a usage error, not a
     /// connection error in every client); `None` for one server.
     pub fn pool(&self, conn: &ConnectionArgs, target: &Target) -> Result<Option<Pool>> {
-        let listed: Vec<&str> = match &self.servers {
+        if self.servers.len() > 1 {
+            // A second list would silently replace the first.
+            return Err(usage(format!(
+                "--servers takes one list per run (given {} times): put every member in one, comma-separated.",
+                self.servers.len()
+            )));
+        }
+        let listed: Vec<&str> = match self.servers.first() {
             Some(list) => {
                 if !conn.host.is_empty() {
                     return Err(usage(
