@@ -614,3 +614,45 @@ fn a_failover_is_followed_to_the_promoted_replica() {
         out.describe()
     );
 }
+
+/// With `--reconnect-on-error` a cluster that goes down (a master dead, no replica to
+/// promote) answers CLUSTERDOWN for a while; the replies count as error replies and the
+/// run goes on to its end, as it would through a failover. Without the flag CLUSTERDOWN
+/// ends the run (`a_dead_master_does_not_end_the_run` covers the dead master itself).
+#[test]
+fn clusterdown_with_reconnect_on_error_does_not_end_the_run() {
+    let mut cluster = RedisCluster::start();
+    for node in &cluster.nodes {
+        node.cli(&["CONFIG", "SET", "cluster-node-timeout", "1000"]);
+    }
+    let run = kvbench_at(
+        cluster.nodes[0].port,
+        &[
+            "--cluster-mode",
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "--test-time=8",
+            "--rate=1000",
+        ],
+    )
+    .args(&["--reconnect-on-error", "--hide-histogram"])
+    .spawn();
+    wait_until("load on the cluster", CONDITION_TIMEOUT, || {
+        cluster.calls("get") > 500
+    });
+    cluster.nodes[2].kill_now();
+    wait_until("the cluster down", CONDITION_TIMEOUT, || {
+        cluster.nodes[0]
+            .cli(&["CLUSTER", "INFO"])
+            .contains("cluster_state:fail")
+    });
+    let out = run.wait(Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0), "{}", out.describe());
+    assert!(
+        out.stderr_text().contains("CLUSTERDOWN"),
+        "{}",
+        out.describe()
+    );
+}

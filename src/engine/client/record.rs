@@ -338,7 +338,9 @@ fn record_answer(
                 stats.errors += 1;
                 return Err(failure);
             }
-            if text.starts_with(b"CLUSTERDOWN") {
+            // With a reconnect policy the cluster may come back (a failover): the reply is
+            // an error reply like another, and the run goes on.
+            if text.starts_with(b"CLUSTERDOWN") && plan.load.shape.reconnect.is_none() {
                 stats.errors += 1;
                 return Err(Failure::Fatal(format!(
                     "the cluster is down ({peer}: {})",
