@@ -55,7 +55,7 @@ pub const MAX_PRECISION: u8 = 4;
     args_override_self = true,
     color = ColorChoice::Never
 )]
-struct RawFlags {
+pub(super) struct RawFlags {
     #[arg(short = 'h', allow_hyphen_values = true)]
     host: Option<String>,
     #[arg(short = 'p', allow_hyphen_values = true)]
@@ -247,7 +247,7 @@ where
     } else {
         "kvbench redis-benchmark"
     };
-    whole_words(&args)?;
+    super::whole_words::whole_words(&args)?;
     let matches = match RawFlags::command().try_get_matches_from(args) {
         Ok(m) => m,
         Err(e) => return Err(clap_error(&e)),
@@ -278,43 +278,6 @@ impl BenchmarkSpec {
         }
         Ok(())
     }
-}
-
-/// redis-benchmark matches each option as a whole word: `-q=1`, `-qn 5`, `-n5` and `-I3`
-/// are invalid options there, where clap would split them (`-I3` into `-I -3`, an idle
-/// run that never ends). An option's value is the next word; the command begins at the
-/// first word that is not an option. kvbench's `--flag=value` stays allowed.
-fn whole_words(args: &[OsString]) -> Result<(), Error> {
-    let command = RawFlags::command();
-    let mut words = args.iter().skip(1).map(|a| a.to_string_lossy());
-    while let Some(word) = words.next() {
-        if !word.starts_with('-') || word == "-" {
-            return Ok(());
-        }
-        let (name, inline_value) = match word.strip_prefix("--") {
-            Some(long) => match long.split_once('=') {
-                Some((name, _)) => (name, true),
-                None => (long, false),
-            },
-            None => (&word[1..], false),
-        };
-        let long = word.starts_with("--");
-        let known = command.get_arguments().find(|arg| match long {
-            true => arg.get_long() == Some(name),
-            false => name.chars().count() == 1 && arg.get_short() == name.chars().next(),
-        });
-        let Some(arg) = known.filter(|arg| !inline_value || arg.get_action().takes_values()) else {
-            return Err(Error::usage(format!(
-                "Invalid option \"{word}\" or option argument missing (see --help)"
-            )));
-        };
-        if arg.get_action().takes_values() && !inline_value && words.next().is_none() {
-            return Err(Error::usage(format!(
-                "Invalid option \"{word}\" or option argument missing (see --help)"
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// A clap error as one line, in redis-benchmark's words where it has them.

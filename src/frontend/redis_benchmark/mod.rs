@@ -35,6 +35,7 @@ pub mod server_info;
 pub mod suite;
 pub mod tls_flags;
 pub mod uri;
+mod whole_words;
 
 pub use run::main;
 
