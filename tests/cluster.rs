@@ -650,8 +650,10 @@ fn clusterdown_with_reconnect_on_error_does_not_end_the_run() {
     });
     let out = run.wait(Duration::from_secs(60));
     assert_eq!(out.status.code(), Some(0), "{}", out.describe());
+    // The CLUSTERDOWN replies were counted as error replies (their own lines may be
+    // among those the error log summarises as "N more since the last report").
     assert!(
-        out.stderr_text().contains("CLUSTERDOWN"),
+        out.stderr_text().contains("requests got an error reply"),
         "{}",
         out.describe()
     );
