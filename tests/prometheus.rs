@@ -608,6 +608,60 @@ fn a_real_run_is_scraped_and_agrees_with_the_server() {
     );
 }
 
+/// `memtier_connections` is the connections up, not those configured: against a server
+/// that takes two clients (`--maxclients 2`), three clients that reconnect on error show
+/// as two (the server's `rejected_connections` counts the third's attempts).
+#[test]
+fn the_connections_gauge_counts_connections_up() {
+    let server = RedisServer::start_with(&["--maxclients", "2"]);
+    let run = kvbench_at(
+        server.port,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "3",
+            "--test-time=6",
+            "--reconnect-on-error",
+            "--hide-histogram",
+            "--prometheus-port=0",
+        ],
+    )
+    .with_json()
+    .spawn();
+    let line = "Prometheus exporter listening on http://";
+    run.wait_for_stderr(line);
+    let stderr = run.stderr_so_far();
+    let addr: SocketAddr = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix(line))
+        .and_then(|rest| rest.strip_suffix("/metrics"))
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("no address in {stderr}"));
+    let mut text = String::new();
+    wait_until("two connections up on the endpoint", DEADLINE, || {
+        text = scrape(addr);
+        sample_value(&text, "memtier_ops_total{command=\"SET\"}") > 0.0
+            && sample_value(&text, "memtier_connections") == 2.0
+    });
+    assert!(
+        sample_value(&text, "memtier_connection_errors_total") > 0.0,
+        "the third client was refused: {text}"
+    );
+    let done = run.wait(KVBENCH_TIMEOUT);
+    assert!(done.status.success(), "{}", done.describe());
+    let stats = server.cli(&["INFO", "stats"]);
+    let rejected: u64 = stats
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("rejected_connections:"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(
+        rejected > 0,
+        "the server turned the third client away: {stats}"
+    );
+}
+
 /// A port already taken is one line and exit status 1, before any connection; a stray
 /// companion flag without `--prometheus-port` is refused.
 #[test]

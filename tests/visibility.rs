@@ -1,7 +1,8 @@
 //! Replica visibility against a real primary and replica (`--replicaof`): the lag is
 //! reported for every tracked write, racing writes of a few keys from many clients give no
 //! false timeouts, the lag grows when the replica is paused (`DEBUG SLEEP` on it), and a replica that stopped replicating (`REPLICAOF NO ONE`) yields timeouts for
-//! every tracked write, not a hang.
+//! every tracked write, not a hang; one that stops answering (SIGSTOP) gives timeouts,
+//! not a "no reply" error.
 
 mod common;
 
@@ -212,6 +213,76 @@ fn a_replica_that_stopped_replicating_gives_timeouts_not_a_hang() {
     assert_eq!(replica.dbsize(), 0);
     assert!(started.elapsed() < Duration::from_secs(30));
     thread::yield_now();
+}
+
+/// Sends SIGSTOP or SIGCONT to the server this test started.
+fn signal(server: &RedisServer, signal: libc::c_int) {
+    // SAFETY: kill(2) on the PID of a server this test started and has not reaped.
+    assert_eq!(
+        unsafe { libc::kill(server.pid() as libc::pid_t, signal) },
+        0
+    );
+}
+
+/// A replica that stops answering (SIGSTOP: it accepts and never replies) gives timeouts
+/// after `--visibility-timeout`, and neither holds the end of a `-n` run until
+/// `--reply-timeout` nor ends a timed run with a "no reply" error: the polls have their
+/// own deadline.
+#[test]
+fn a_replica_that_stops_answering_gives_timeouts_not_an_error() {
+    let (primary, replica) = pair();
+    signal(&replica, libc::SIGSTOP);
+    let port = primary.port.to_string();
+    let from = replica.addr();
+    let counted = kvbench(&args(
+        &port,
+        &from,
+        &[
+            "-n",
+            "200",
+            "-c",
+            "1",
+            "--visibility-ratio=10",
+            "--visibility-timeout=300",
+            // Past this the old end of the run failed: "no reply from ... in 3 s".
+            "--reply-timeout=3",
+        ],
+    ))
+    .timeout(Duration::from_secs(60))
+    .with_json()
+    .run();
+    let timed = kvbench(&args(
+        &port,
+        &from,
+        &[
+            "--test-time=4",
+            "-c",
+            "1",
+            "--visibility-ratio=50",
+            "--visibility-timeout=300",
+            "--reply-timeout=1",
+        ],
+    ))
+    .timeout(Duration::from_secs(60))
+    .with_json()
+    .run();
+    signal(&replica, libc::SIGCONT);
+    assert!(counted.status.success(), "{}", counted.describe());
+    let json = counted.json();
+    let vis = visibility(&json);
+    assert_eq!(vis["Timeouts"].as_u64(), Some(20), "{vis}");
+    assert_eq!(vis["Lag"]["Count"].as_u64(), Some(0), "{vis}");
+    assert!(timed.status.success(), "{}", timed.describe());
+    let json = timed.json();
+    let vis = visibility(&json);
+    assert!(vis["Timeouts"].as_u64().unwrap_or(0) > 0, "{vis}");
+    assert_eq!(vis["Lag"]["Count"].as_u64(), Some(0), "{vis}");
+    let sets = json["ALL STATS"]["Sets"]["Count"].as_u64().unwrap_or(0);
+    assert_eq!(
+        primary.commandstats().get("set").copied(),
+        Some(200 + sets),
+        "the primary saw both runs' writes"
+    );
 }
 
 #[test]

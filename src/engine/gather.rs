@@ -34,6 +34,9 @@ pub struct Gatherer<'a> {
     pending: BTreeMap<u32, Vec<OpStats>>,
     /// Per thread: the next second it will report; `None` once it finished.
     next_second: Vec<Option<u32>>,
+    /// Per thread: its clients with a connection up at the end of its last reported
+    /// second (0 once it finished and closed them).
+    connected: Vec<u32>,
     /// Seconds already summarized.
     done_seconds: u32,
     totals: Vec<OpStats>,
@@ -93,6 +96,7 @@ impl<'a> Gatherer<'a> {
             names,
             pending: BTreeMap::new(),
             next_second: vec![Some(0); threads],
+            connected: vec![0; threads],
             done_seconds: 0,
             totals_series: Vec::new(),
             finish: None,
@@ -173,8 +177,11 @@ impl<'a> Gatherer<'a> {
                     second,
                     stats,
                     health,
-                    connected: _,
+                    connected,
                 }) => {
+                    if let Some(up) = self.connected.get_mut(thread) {
+                        *up = connected;
+                    }
                     self.merge_snapshot(second, &stats);
                     self.merge_health(health.as_ref());
                     if let Some(next) = self.next_second[thread].as_mut() {
@@ -202,6 +209,9 @@ impl<'a> Gatherer<'a> {
                     self.merge_snapshot(second, &stats);
                     self.merge_health(health.as_ref());
                     self.next_second[thread] = None;
+                    if let Some(up) = self.connected.get_mut(thread) {
+                        *up = 0;
+                    }
                     self.finish = Some(self.finish.map_or(at, |f| f.max(at)));
                     self.summarize_ready(false, observer);
                 }
@@ -349,6 +359,7 @@ impl<'a> Gatherer<'a> {
             percent: percent.clamp(0.0, 100.0),
             threads_running: self.next_second.iter().filter(|n| n.is_some()).count(),
             connections: self.plan.total_clients(),
+            connected: self.connected.iter().map(|&c| c as usize).sum(),
             rows,
             last,
             so_far: &so_far,

@@ -117,8 +117,10 @@ pub struct Second<'a> {
     pub percent: f64,
     /// Worker threads still running.
     pub threads_running: usize,
-    /// Connections (clients) in the run, all threads.
+    /// Connections (clients) in the run, all threads, as configured.
     pub connections: usize,
+    /// Clients with a connection up, all threads, each thread as of its last report.
+    pub connected: usize,
     /// This second, one entry per stats row (the plan's rows, in table order).
     pub rows: &'a [OpStats],
     /// This second, all rows merged.

@@ -505,6 +505,7 @@ mod tests {
             percent: 50.0,
             threads_running: 2,
             connections: 8,
+            connected: 7,
             rows: &rows,
             last: &last,
             so_far: &so_far,

@@ -9,6 +9,9 @@
 //! - `reconnect`: what a connection failure means: the end, or a back-off.
 //! - `txn`: a request stream's batches as MULTI/EXEC transactions, recorded at EXEC.
 //! - `held`: cluster mode: copies of stream commands in flight, to resend after MOVED/ASK.
+//! - `visibility`: replica visibility, the polls of tracked writes on the other endpoint.
+//! - `waiting`: whether a reply may come at any moment (busy polling), what is left to send.
+//! - `watchdog`: a connection without replies for longer than `--reply-timeout`.
 //!
 //! Timers (start, its own schedule, back-off, connect timeout, a pending name lookup) are
 //! the worker's: the client only says when it next wants to be woken
@@ -32,6 +35,7 @@ mod send;
 mod txn;
 mod visibility;
 mod waiting;
+mod watchdog;
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -403,8 +407,7 @@ impl Client {
         let poll_timer = self
             .visibility
             .as_ref()
-            .filter(|v| self.conns[v.conn].is_ready())
-            .and_then(|v| v.next_poll());
+            .and_then(|v| v.next_poll(self.conns[v.conn].is_ready()));
         [
             conn_timer,
             pace_timer,
@@ -445,37 +448,6 @@ impl Client {
             return status;
         }
         self.send_and_settle(None, plan, ctx)
-    }
-
-    /// The stall watchdog, called by the worker once a second: a connection whose
-    /// requests got no reply for too long has failed.
-    pub fn check_stalled(&mut self, now: Instant, plan: &Plan, ctx: &mut ClientContext) -> Status {
-        let Some(timeout) = plan.load.shape.reply_timeout else {
-            return Status::Active;
-        };
-        for i in 0..self.conns.len() {
-            let conn = &self.conns[i];
-            let live = matches!(conn.phase(), Phase::Ready | Phase::Handshaking);
-            if live && conn.is_stalled(now, timeout) {
-                // Nothing ever answered here: perhaps the server speaks another protocol.
-                let why = match !conn.heard() {
-                    true => format!(
-                        "the server never answered or does not speak {}",
-                        plan.server.protocol.name()
-                    ),
-                    false => "the server stopped answering".to_string(),
-                };
-                let (peer, secs) = (conn.peer(), timeout.as_secs());
-                let failure = Failure::Broken(format!(
-                    "no reply from {peer} in {secs} s: {why} ({})",
-                    plan.names.reply_timeout
-                ));
-                if let Some(status) = self.connection_failed(i, failure, plan, ctx) {
-                    return status;
-                }
-            }
-        }
-        Status::Active
     }
 
     /// Handles one readiness event of connection `conn`. `ready_at`: when the replies it
@@ -620,9 +592,17 @@ impl Client {
             || budget.is_some_and(RequestBudget::has_left)
     }
 
-    /// Whether the client has nothing left to send and nothing in flight.
+    /// Whether the client has nothing left to send and nothing in flight. A visibility
+    /// poll still in flight once no tracked write waits for it was given up (its endpoint
+    /// stopped answering): it holds nothing up.
     pub fn is_finished(&self, budget: Option<&RequestBudget>) -> bool {
-        !self.has_work(budget) && self.conns.iter().all(Connection::is_idle)
+        let given_up = self.visibility.as_ref().map(|v| v.conn);
+        !self.has_work(budget)
+            && self
+                .conns
+                .iter()
+                .enumerate()
+                .all(|(i, c)| c.is_idle() || given_up == Some(i))
     }
 
     /// Connect progress and replies on connection `i`; `ready_at` as for

@@ -21,8 +21,10 @@
 //! Nothing is taken as seen that was not, and a racing write can no longer leave a
 //! tracked write looking never seen. Tracked writes live in a fixed slab (no allocation
 //! per write, bounded memory); a write that finds the slab full is counted as untracked,
-//! one not seen within the timeout as a timeout. A poll whose connection dropped is
-//! given up a second after the timeout (a timeout).
+//! one not seen within the timeout as a timeout. A poll whose connection dropped (or
+//! whose endpoint stopped answering) is given up a second after the timeout (a timeout).
+//! Polls start 1 ms apart and space out as the lag grows (a sixteenth of it, at most
+//! 100 ms apart), so a lagging replica is not flooded.
 //!
 //! The visibility row's fields: `count` and the latency histogram are the visible
 //! writes and their lag; `errors` counts timeouts; `misses` counts untracked writes.
@@ -40,8 +42,20 @@ use crate::protocol::Key;
 
 /// Tracked writes one client may have waiting at once.
 const MAX_TRACKED: usize = 256;
-/// Pause between two polls of a write not visible yet (the lag's resolution).
+/// Pause between two polls of a write not visible yet, at first (the lag's resolution
+/// while it is short).
 const POLL_INTERVAL: Duration = Duration::from_millis(1);
+/// The pause grows with the lag so far, as a fraction 1/`POLL_BACKOFF_DIVISOR` of it: a
+/// replica that lags seconds behind is not asked a thousand times a second per tracked
+/// write, and a lag is still known to within about 6 % of itself.
+const POLL_BACKOFF_DIVISOR: u32 = 16;
+/// The pause never grows past this.
+const MAX_POLL_INTERVAL: Duration = Duration::from_millis(100);
+
+/// The pause before the next poll of a write acknowledged `lag` ago and not seen yet.
+fn poll_interval(lag: Duration) -> Duration {
+    (lag / POLL_BACKOFF_DIVISOR).clamp(POLL_INTERVAL, MAX_POLL_INTERVAL)
+}
 /// A poll unanswered this long past the timeout was lost with its connection.
 const LOST_AFTER: Duration = Duration::from_secs(1);
 /// The connection to the primary: visibility goes with one server only (no cluster, no
@@ -209,8 +223,10 @@ impl Visibility {
         self.free.len() < self.slots.len()
     }
 
-    /// When the next poll (or the giving up of a lost one) is due, if one waits.
-    pub fn next_poll(&self) -> Option<Instant> {
+    /// When the next poll (or the giving up of a lost one) is due, if one waits. While
+    /// the other endpoint is not ready (connecting, or down and reconnecting) no poll can
+    /// go out: a waiting write is next looked at when its timeout is up.
+    pub fn next_poll(&self, replica_ready: bool) -> Option<Instant> {
         if !self.is_waiting() {
             return None;
         }
@@ -218,7 +234,8 @@ impl Visibility {
             .iter()
             .flatten()
             .map(|t| match t.phase {
-                Phase::Waiting => t.next_poll,
+                Phase::Waiting if replica_ready => t.next_poll,
+                Phase::Waiting => t.acked + self.timeout,
                 Phase::CheckDue { at, .. } => at,
                 Phase::Polling | Phase::Checking { .. } => t.lost_at(self.timeout),
             })
@@ -311,7 +328,7 @@ impl Visibility {
             self.settle(slot, &t, None, ctx);
         } else if let Some(Some(t)) = self.slots.get_mut(slot as usize) {
             t.phase = Phase::Waiting;
-            t.next_poll = received + POLL_INTERVAL;
+            t.next_poll = received + poll_interval(lag);
         }
     }
 
@@ -337,6 +354,11 @@ impl Visibility {
                     self.settle(slot, &t, None, ctx);
                     continue;
                 }
+                // The other endpoint was not there to ask before the timeout.
+                Phase::Waiting if !replica_ready && now >= t.acked + self.timeout => {
+                    self.settle(slot, &t, None, ctx);
+                    continue;
+                }
                 _ => continue,
             };
             if let Some(Some(t)) = self.slots.get_mut(slot as usize) {
@@ -359,6 +381,7 @@ impl Client {
         let Some(vis) = self.visibility.as_ref() else {
             return;
         };
+        // Also while the other endpoint is down: writes waiting on it time out.
         if !vis.is_waiting() {
             return;
         }
@@ -420,6 +443,17 @@ mod tests {
         assert_eq!(judge(&t, Some(12)), Shown::Undecided(12));
         assert_eq!(judge(&t, Some(14)), Shown::Undecided(14));
         assert_eq!(judge(&t, None), Shown::NotYet);
+    }
+
+    #[test]
+    fn polls_back_off_with_the_lag() {
+        assert_eq!(poll_interval(Duration::ZERO), POLL_INTERVAL);
+        assert_eq!(poll_interval(Duration::from_millis(10)), POLL_INTERVAL);
+        assert_eq!(
+            poll_interval(Duration::from_millis(160)),
+            Duration::from_millis(10)
+        );
+        assert_eq!(poll_interval(Duration::from_secs(30)), MAX_POLL_INTERVAL);
     }
 
     #[test]

@@ -30,7 +30,8 @@ pub struct VisibilityArgs {
     pub visibility_ratio: Option<String>,
 
     /// A tracked write not visible after MS milliseconds counts as never seen
-    /// (default: 5000)
+    /// (default: 5000); a --visibility-from endpoint that stops answering gives timeouts,
+    /// it does not end the run (--reply-timeout does not apply to it)
     #[arg(long, value_name = "MS", help_heading = HEADING)]
     pub visibility_timeout: Option<String>,
 }

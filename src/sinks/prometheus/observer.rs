@@ -79,10 +79,9 @@ impl RunObserver for PrometheusObserver {
     }
 
     fn run_started(&mut self, start: &RunStart) -> Result<(), String> {
-        self.gauges(
-            (start.threads * start.clients_per_thread) as u64,
-            start.threads as u64,
-        );
+        // The threads are launched; their connections come up during the first second,
+        // which reports how many did.
+        self.gauges(0, start.threads as u64);
         Ok(())
     }
 
@@ -108,7 +107,7 @@ impl RunObserver for PrometheusObserver {
             .collect();
         self.metrics.update(&SecondSample {
             commands: &commands,
-            connections: second.connections as u64,
+            connections: second.connected as u64,
             threads: second.threads_running as u64,
             run: second.run,
         });
@@ -173,7 +172,7 @@ mod tests {
             })
             .unwrap();
         let text = scrape(&observer);
-        assert!(text.contains("memtier_connections 6\n"), "{text}");
+        assert!(text.contains("memtier_connections 0\n"), "{text}");
         assert!(text.contains("memtier_threads 2\n"), "{text}");
         assert!(text.contains("memtier_run 1\n"), "{text}");
         assert!(text.contains("memtier_configured_runs 2\n"), "{text}");
@@ -188,6 +187,7 @@ mod tests {
                 percent: 50.0,
                 threads_running: 2,
                 connections: 6,
+                connected: 5 - index as usize,
                 rows: &rows,
                 last: &all,
                 so_far: &all,
@@ -197,6 +197,10 @@ mod tests {
         assert!(
             text.contains("memtier_ops_total{command=\"SET\"} 14\n"),
             "{text}"
+        );
+        assert!(
+            text.contains("memtier_connections 4\n"),
+            "the connections up at the last second, not those configured: {text}"
         );
         assert!(
             !text.contains("command=\"GET\""),
