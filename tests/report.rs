@@ -285,6 +285,51 @@ fn a_rate_sweep_draws_its_curve() {
     assert!(page.contains("p99:5"));
 }
 
+/// The configuration of a real sweep's page gives the sweep's span (its steps, when the
+/// first started, how long all took) and the seconds per step, not the first step's
+/// title, start and duration as if they were the sweep's.
+#[test]
+fn a_real_sweep_shows_its_own_span() {
+    let server = RedisServer::start();
+    let scratch = TestDir::new("report-sweep-span");
+    let json = scratch.file("sweep.json");
+    kvbench_at(
+        server.port,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "--rate-sweep=200:400:200",
+            "--step-duration=1",
+            "--hide-histogram",
+            &format!("--json-out-file={}", json.display()),
+        ],
+    )
+    .ok();
+    let page = report_ok(&[&json.display().to_string()], &scratch.file("r.html"));
+    let setting = |key: &str| -> String {
+        let marker = format!("<span class=\"k\">{key}</span><span class=\"v\">");
+        let at = page.find(&marker).unwrap_or_else(|| panic!("no {key}"));
+        let rest = &page[at + marker.len()..];
+        rest[..rest.find('<').unwrap()].to_string()
+    };
+    assert_eq!(setting("results"), "2 rate steps");
+    assert_eq!(setting("Seconds per step"), "1");
+    let secs: f64 = setting("duration")
+        .trim_end_matches(" s")
+        .parse()
+        .expect("a duration in seconds");
+    assert!(secs >= 2.0, "both steps' time: {secs} s");
+    assert!(
+        !page.contains("STEP #1"),
+        "the first step stood for the sweep"
+    );
+    // What the server saw: the two steps' requests, about 200 + 400.
+    let calls: u64 = server.commandstats().values().sum();
+    assert!((500..=700).contains(&calls), "{calls} requests");
+}
+
 #[test]
 fn errors_are_one_line_and_leave_the_output_untouched() {
     let scratch = TestDir::new("report-errors");

@@ -41,10 +41,13 @@ pub fn run_from_json(label: String, json: &JsonResult) -> Run {
         .iter()
         .map(|(key, value)| (key.clone(), value_text(value)))
         .collect();
-    if let Some(block) = block {
+    let swept = json.rate_steps.is_some();
+    if swept {
+        config.extend(sweep_span(&json.blocks));
+    } else if let Some(block) = block {
         config.extend(block_facts(block));
     }
-    config.extend(run_information(json));
+    config.extend(run_information(json, swept));
 
     let sweep = json.rate_steps.as_ref().map(|steps| {
         config.extend(sweep_facts(steps));
@@ -190,6 +193,30 @@ fn block_facts(block: &Block) -> Vec<(String, String)> {
     facts
 }
 
+/// A rate sweep's steps as one span: how many, when the first started and how long from
+/// its start to the last one's finish (no one step's title, start or duration stands for
+/// the sweep).
+fn sweep_span(blocks: &[Block]) -> Vec<(String, String)> {
+    let mut facts = vec![(
+        "results".to_string(),
+        format!("{} rate steps", blocks.len()),
+    )];
+    let start = blocks
+        .iter()
+        .map(|b| b.runtime.start_epoch_ms)
+        .filter(|&ms| ms > 0)
+        .min();
+    let finish = blocks.iter().map(|b| b.runtime.finish_epoch_ms).max();
+    if let Some(start) = start {
+        facts.push(("start time".to_string(), utc_text(start)));
+        if let Some(finish) = finish.filter(|&f| f > start) {
+            let secs = (finish - start) as f64 / 1000.0;
+            facts.push(("duration".to_string(), format!("{secs:.3} s")));
+        }
+    }
+    facts
+}
+
 /// `2026-11-30 12:10:58 UTC` for milliseconds since the epoch.
 fn utc_text(epoch_ms: u64) -> String {
     let secs = epoch_ms / 1000;
@@ -204,13 +231,17 @@ fn utc_text(epoch_ms: u64) -> String {
 }
 
 /// The `"run information"` object's facts, named as the file names them.
-fn run_information(json: &JsonResult) -> Vec<(String, String)> {
+fn run_information(json: &JsonResult, swept: bool) -> Vec<(String, String)> {
     let info = &json.run_info;
     [
         ("Threads", info.threads),
         ("Connections per thread", info.connections_per_thread),
         ("Requests per client", info.requests_per_client),
-        ("Seconds", info.seconds),
+        // A sweep's seconds are each step's (`--step-duration`).
+        (
+            if swept { "Seconds per step" } else { "Seconds" },
+            info.seconds,
+        ),
     ]
     .into_iter()
     .filter_map(|(key, value)| value.map(|v| (key.to_string(), v.to_string())))
