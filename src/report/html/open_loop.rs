@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::escape;
-use super::model::{Row, Run};
+use super::model::{Row, Run, is_totals_name, same_row_name};
 use super::numbers::{count_text, ms_text, rate_text};
 use super::section::swatch;
 
@@ -64,7 +64,8 @@ pub fn render_open_loop(out: &mut String, runs: &[Run], labels: &[String]) {
     out.push_str("</section>\n");
 }
 
-/// Service time per command, each run's rows together.
+/// Service time per command, the runs' rows of one command together (as in the main
+/// table), so runs compare line by line.
 fn render_service(out: &mut String, runs: &[Run], labels: &[String]) {
     if runs.iter().all(|r| r.service.is_empty()) {
         return;
@@ -75,9 +76,21 @@ fn render_service(out: &mut String, runs: &[Run], labels: &[String]) {
          <th>p50 (ms)</th><th>p99 (ms)</th><th>p99.9 (ms)</th><th>Count</th></tr></thead>\n\
          <tbody>\n",
     );
-    for (i, run) in runs.iter().enumerate() {
-        for row in &run.service {
-            service_line(out, row, i, &labels[i]);
+    let mut names: Vec<&str> = Vec::new();
+    for row in runs.iter().flat_map(|r| &r.service) {
+        if !names.iter().any(|n| same_row_name(n, &row.name)) {
+            names.push(&row.name);
+        }
+    }
+    if let Some(i) = names.iter().position(|n| is_totals_name(n)) {
+        let totals = names.remove(i);
+        names.push(totals);
+    }
+    for name in names {
+        for (i, run) in runs.iter().enumerate() {
+            if let Some(row) = run.service.iter().find(|r| same_row_name(&r.name, name)) {
+                service_line(out, row, i, &labels[i]);
+            }
         }
     }
     out.push_str("</tbody>\n</table></div>\n");
@@ -157,6 +170,32 @@ mod tests {
             !out.contains("class=\"worse\""),
             "999.5 of 1000 is on target: {out}"
         );
+    }
+
+    #[test]
+    fn service_rows_are_grouped_by_command_totals_last() {
+        let row = |name: &str| {
+            let mut r = Row::named(name);
+            r.count = 10;
+            r
+        };
+        let a = Run {
+            service: vec![row("Sets"), row("Gets"), row("Totals")],
+            ..open_loop_run()
+        };
+        // memtier's names against kvbench redis-benchmark's: the same commands.
+        let b = Run {
+            service: vec![row("Totals"), row("GET"), row("SET")],
+            ..open_loop_run()
+        };
+        let mut out = String::new();
+        render_open_loop(&mut out, &[a, b], &["a".to_string(), "b".to_string()]);
+        let order: Vec<&str> = out
+            .split("<td class=\"name\">")
+            .skip(1)
+            .map(|rest| &rest[..rest.find('<').unwrap()])
+            .collect();
+        assert_eq!(order, ["Sets", "SET", "Gets", "GET", "Totals", "Totals"]);
     }
 
     #[test]
