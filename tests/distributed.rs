@@ -154,6 +154,32 @@ fn three_shards_started_together_write_every_key_once_and_merge_exactly() {
         merged["configuration"]["shard"].as_array().map(Vec::len),
         Some(3)
     );
+    assert!(
+        !merge.stderr_text().contains("note:"),
+        "{}",
+        merge.describe()
+    );
+
+    // Two of the three: merged, with a note naming the shard not given.
+    let part_path = dir.file("part.json");
+    let part = kvbench(&[
+        "merge",
+        &format!("--json-out-file={}", part_path.display()),
+        &jsons[0].display().to_string(),
+        &jsons[2].display().to_string(),
+    ])
+    .ok();
+    assert!(
+        part.stderr_text()
+            .contains("note: 2 of the 3 shards merged; not given: 1/3"),
+        "{}",
+        part.describe()
+    );
+    let part = common::read_json(&part_path);
+    assert_eq!(
+        part["ALL STATS"]["Totals"]["Count"].as_u64(),
+        Some(2 * KEYS / 3)
+    );
 
     if !python_hdrh() {
         return;

@@ -155,12 +155,14 @@ pub fn merge(files: &[ResultFile], options: &MergeOptions) -> Result<MergedResul
                     sweep.map_or("", |(n, _)| n)
                 )));
             }
-            check_shards(&jsons)?;
-            if sweeps > 0 {
+            let missing = check_shards(&jsons)?;
+            let mut merged = if sweeps > 0 {
                 sweep::merge(&jsons, percentiles)
             } else {
                 from_json::merge(&jsons, percentiles)
-            }
+            }?;
+            merged.notes.extend(missing);
+            Ok(merged)
         }
         Content::IntervalLog(_) => {
             let mut logs: Vec<(&str, &IntervalLog)> = Vec::with_capacity(files.len());
@@ -195,7 +197,11 @@ pub fn merge(files: &[ResultFile], options: &MergeOptions) -> Result<MergedResul
 /// given twice (on its own and inside a merged file too, or in two merged files) would
 /// count its requests twice, and shards of splits into different numbers are not parts
 /// of one workload. Files without a shard (runs of their own) are not checked.
-fn check_shards(jsons: &[(&str, &JsonResult)]) -> Result<(), Error> {
+///
+/// When every input is a shard of one split and some of its shards are not among them,
+/// returns a note naming those: the merge is then part of the workload (its rates and
+/// counts are the given shards'), which is allowed (a pod that failed) but said.
+fn check_shards(jsons: &[(&str, &JsonResult)]) -> Result<Option<String>, Error> {
     let mut seen: Vec<(&str, &str, &str)> = Vec::new();
     for (name, json) in jsons {
         let mut shards = Vec::new();
@@ -221,7 +227,37 @@ fn check_shards(jsons: &[(&str, &JsonResult)]) -> Result<(), Error> {
         }
         seen.extend(own);
     }
-    Ok(())
+    Ok(missing_shards(jsons.len(), &seen))
+}
+
+/// The note for shards of the split that no input holds, when every input held one.
+fn missing_shards(inputs: usize, seen: &[(&str, &str, &str)]) -> Option<String> {
+    let files_with_shards = {
+        let mut names: Vec<&str> = seen.iter().map(|(name, _, _)| *name).collect();
+        names.dedup();
+        names.len()
+    };
+    let (_, _, split) = seen.first()?;
+    let of: u64 = split.parse().ok()?;
+    if files_with_shards < inputs || of > 1024 {
+        return None;
+    }
+    let given: Vec<u64> = seen
+        .iter()
+        .filter_map(|(_, shard, _)| shard.split_once('/')?.0.parse().ok())
+        .collect();
+    let missing: Vec<String> = (0..of)
+        .filter(|i| !given.contains(i))
+        .map(|i| format!("{i}/{of}"))
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "note: {} of the {of} shards merged; not given: {} (the merged rates and counts are the given shards' only)",
+        of as usize - missing.len(),
+        missing.join(", ")
+    ))
 }
 
 /// Every shard a configuration's `"shard"` value names: a string, or (a merged file's)

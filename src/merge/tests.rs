@@ -603,6 +603,33 @@ fn a_shard_given_twice_or_shards_of_different_splits_are_refused() {
 }
 
 #[test]
+fn a_split_merged_in_part_says_which_shards_are_missing() {
+    let shard = |i: &str| {
+        DEFAULT_JSON.replacen(
+            "\t\t,\"print-all-runs\": \"false\"\n",
+            &format!("\t\t,\"print-all-runs\": \"false\"\n\t\t,\"shard\": \"{i}\"\n"),
+            1,
+        )
+    };
+    let (a, b, c) = (shard("0/3"), shard("1/3"), shard("2/3"));
+    let part = merged(&[("a.json", &a), ("c.json", &c)]);
+    assert_eq!(
+        part.notes,
+        [
+            "note: 2 of the 3 shards merged; not given: 1/3 (the merged rates and counts are the given shards' only)"
+        ]
+    );
+    let whole = merged(&[("a.json", &a), ("b.json", &b), ("c.json", &c)]);
+    assert!(whole.notes.is_empty(), "{:?}", whole.notes);
+    // A merged file counts for the shards it holds.
+    let ab = a.replacen("\"shard\": \"0/3\"", "\"shard\": [\"0/3\",\"1/3\"]", 1);
+    assert!(merged(&[("ab.json", &ab), ("c.json", &c)]).notes.is_empty());
+    // A run of its own beside a shard: not one split, nothing to say.
+    let own = merged(&[("a.json", &a), ("x.json", DEFAULT_JSON)]);
+    assert!(own.notes.is_empty(), "{:?}", own.notes);
+}
+
+#[test]
 fn service_time_logs_do_not_merge_with_response_times() {
     let service = KV_SET_HGRM.replacen(
         "HDR latency histogram results]",
