@@ -126,6 +126,54 @@ fn cluster_runs_land_every_request_on_its_master() {
     }
 }
 
+/// Fewer clients than masters: the real tool gives its `i`-th client the `i`-th master
+/// of its banner (`CLUSTER NODES` order as the seed lists it), so which masters see
+/// the load depends on that order, and on the seed asked. kvbench picks the same ones,
+/// from each node as the seed.
+#[test]
+fn fewer_clients_than_masters_load_the_real_tools_masters() {
+    let cluster = RedisCluster::start();
+    for seed in 0..cluster.nodes.len() {
+        for clients in ["1", "2"] {
+            let mut args = vec![
+                "-h".to_string(),
+                "127.0.0.1".to_string(),
+                "-p".to_string(),
+                cluster.nodes[seed].port.to_string(),
+            ];
+            args.extend(
+                ["--cluster", "-t", "set", "-n", "200", "-c", clients, "-q"].map(String::from),
+            );
+            cluster.reset();
+            stdout_of("redis-benchmark", &args);
+            let theirs = cluster.per_node("set");
+            cluster.reset();
+            let mut mine_args = vec!["redis-benchmark".to_string()];
+            mine_args.extend(args.iter().cloned());
+            stdout_of(KVBENCH, &mine_args);
+            let mine = cluster.per_node("set");
+            let loaded = |per_node: &[u64]| per_node.iter().filter(|&&n| n > 0).count();
+            assert_eq!(
+                loaded(&theirs).to_string(),
+                clients,
+                "seed {seed}, -c {clients}: {theirs:?}"
+            );
+            assert_eq!(
+                loaded(&mine),
+                loaded(&theirs),
+                "seed {seed}, -c {clients}: kvbench {mine:?}, redis-benchmark {theirs:?}"
+            );
+            let which = |per_node: &[u64]| per_node.iter().map(|&n| n > 0).collect::<Vec<_>>();
+            assert_eq!(
+                which(&mine),
+                which(&theirs),
+                "seed {seed}, -c {clients}: kvbench {mine:?}, redis-benchmark {theirs:?}"
+            );
+            assert_eq!(mine.iter().sum::<u64>(), 200);
+        }
+    }
+}
+
 /// Pipelined (`-P 16`, the closed loop's plain path for a client pinned to a master):
 /// each batch's `{tag}` names a slot of the client's own master, so every request runs
 /// where it was sent, none is redirected, and every master serves its share, as the real

@@ -469,6 +469,32 @@ impl Topology {
             slot_owner: Arc::new(map.slot_owner),
         })
     }
+
+    /// The same cluster with its masters in the order `order` gives (positions in
+    /// `nodes`; masters it leaves out follow in their own order), the slot map renumbered
+    /// to match. Which master a client pinned by its index gets follows this order.
+    pub fn reordered(&self, order: &[usize]) -> Topology {
+        let n = self.nodes.len();
+        let mut new_order: Vec<usize> = Vec::with_capacity(n);
+        for i in order.iter().copied().chain(0..n) {
+            if i < n && !new_order.contains(&i) {
+                new_order.push(i);
+            }
+        }
+        let mut new_index = vec![u16::MAX; self.nodes.len()];
+        for (new, &old) in new_order.iter().enumerate() {
+            new_index[old] = new as u16;
+        }
+        Topology {
+            nodes: new_order.iter().map(|&i| self.nodes[i].clone()).collect(),
+            slot_owner: Arc::new(
+                self.slot_owner
+                    .iter()
+                    .map(|&owner| new_index.get(usize::from(owner)).copied().unwrap_or(owner))
+                    .collect(),
+            ),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -630,6 +656,13 @@ mod tests {
         assert_eq!(topo.slot_owner[8191], 0);
         assert_eq!(topo.slot_owner[8192], 1);
         assert_eq!(topo.slot_owner[16383], 1);
+        // Reordered: the second master first, the slot map renumbered with it.
+        let swapped = topo.reordered(&[1]);
+        assert_eq!(swapped.nodes[0].port, topo.nodes[1].port);
+        assert_eq!(swapped.nodes[1].port, topo.nodes[0].port);
+        assert_eq!(swapped.slot_owner[0], 1);
+        assert_eq!(swapped.slot_owner[16383], 0);
+        assert_eq!(topo.reordered(&[0, 1, 7]).slot_owner, topo.slot_owner);
         assert!(value(&reply[..reply.len() - 3]).is_none());
         assert_eq!(parse_redirect(b"MOVED 20000 127.0.0.1:7000"), None);
     }

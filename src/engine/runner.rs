@@ -76,6 +76,15 @@ impl Prepared {
         self.topology.as_deref().map_or(&[], |t| &t.nodes)
     }
 
+    /// Puts the masters in the order `order` gives (positions in
+    /// [`masters`](Self::masters); those it leaves out follow): clients pinned one per
+    /// master by their index (`ClusterRouting::OneMasterPerClient`) take them in this order.
+    pub fn order_masters(&mut self, order: &[usize]) {
+        if let Some(topology) = &self.topology {
+            self.topology = Some(Arc::new(topology.reordered(order)));
+        }
+    }
+
     /// The hash slots each master serves, in [`masters`](Self::masters) order.
     pub fn slots_of(&self, master: usize) -> Vec<u16> {
         match &self.topology {

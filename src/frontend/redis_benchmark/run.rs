@@ -59,7 +59,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     signals::install();
     // The server part is the same for every plan: discovery and queries use the idle one.
     let probe = rb_plan::test_plan(&spec, &server, 1, None, None, false);
-    let prepared = match engine::prepare(&probe) {
+    let mut prepared = match engine::prepare(&probe) {
         Ok(prepared) => prepared,
         Err(e) => {
             let err = Error::run(match spec.cluster {
@@ -77,7 +77,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         }
     };
     let masters = if spec.cluster {
-        server_info::ordered_masters(&probe, &prepared)
+        server_info::order_masters(&probe, &mut prepared)
     } else {
         Vec::new()
     };

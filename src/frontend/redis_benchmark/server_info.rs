@@ -111,11 +111,12 @@ pub fn banner_masters(masters: &[Master]) -> Vec<MasterInfo> {
 /// A cluster master and its node ID, when `CLUSTER NODES` names it.
 pub type Master<'a> = (&'a Node, Option<String>);
 
-/// The cluster's masters with their node IDs, in redis-benchmark's order (its banner's
-/// `Master i` and its blocks' `node [i]`): as the seed's `CLUSTER NODES` lists them, the
-/// seed itself where its `myself` line falls.
+/// The cluster's masters in redis-benchmark's order (its banner's `Master i`, its blocks'
+/// `node [i]`, and which master its `i`-th client talks to): as the seed's
+/// `CLUSTER NODES` lists them, the seed itself where its `myself` line falls. Puts the
+/// prepared masters in that order and returns them with their node IDs.
 /// Asked once, before the banner: the banner and the blocks' lines share the list.
-pub fn ordered_masters<'a>(plan: &Plan, prepared: &'a Prepared) -> Vec<Master<'a>> {
+pub fn order_masters<'a>(plan: &Plan, prepared: &'a mut Prepared) -> Vec<Master<'a>> {
     let nodes_text = query(plan, &plan.server.endpoint, &[&[b"CLUSTER", b"NODES"]])
         .ok()
         .and_then(|replies| {
@@ -127,16 +128,21 @@ pub fn ordered_masters<'a>(plan: &Plan, prepared: &'a Prepared) -> Vec<Master<'a
             })
         })
         .unwrap_or_default();
-    let mut listed: Vec<(Option<NodeLine>, &Node)> = prepared
+    let mut listed: Vec<(Option<NodeLine>, usize)> = prepared
         .masters()
         .iter()
-        .map(|node| (node_line(&nodes_text, &node.host, node.port), node))
+        .enumerate()
+        .map(|(i, node)| (node_line(&nodes_text, &node.host, node.port), i))
         .collect();
     // Stable: masters CLUSTER NODES does not name keep their order, after the rest.
     listed.sort_by_key(|(line, _)| line.as_ref().map_or(usize::MAX, |l| l.index));
-    listed
-        .into_iter()
-        .map(|(line, node)| (node, line.map(|l| l.id)))
+    let order: Vec<usize> = listed.iter().map(|(_, i)| *i).collect();
+    prepared.order_masters(&order);
+    prepared
+        .masters()
+        .iter()
+        .zip(listed)
+        .map(|(node, (line, _))| (node, line.map(|l| l.id)))
         .collect()
 }
 
