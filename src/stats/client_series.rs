@@ -3,13 +3,13 @@
 
 use hdrhistogram::Histogram;
 
-use crate::stats::{LATENCY_MAX_US, rows};
+use crate::stats::LATENCY_MAX_US;
 
 /// Significant figures of each client's latency histograms: two keep one histogram near
 /// 26 KB (three would need about 200 KB), which matters with thousands of clients.
 pub const CLIENT_STATS_SIGFIGS: u8 = 2;
 
-/// One row's (SET, GET or WAIT) figures in one second.
+/// One row's figures in one second.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RowSecond {
     pub requests: u64,
@@ -18,44 +18,52 @@ pub struct RowSecond {
     pub bytes_rx: u64,
 }
 
-/// Everything one client did in one second.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Second {
-    /// Indexed by built-in row ([`rows::SET`], [`rows::GET`], [`rows::WAIT`]).
-    pub rows: [RowSecond; rows::COUNT],
-    /// GET hits and misses (per key for multi-key gets).
-    pub hits: u64,
-    pub misses: u64,
-}
-
-/// What one client did: per second and per built-in row ([`rows::SET`], [`rows::GET`],
-/// [`rows::WAIT`]) the requests, latency sum, bytes and GET hits/misses, plus one
-/// full-run latency histogram per row.
+/// What one client did: per second and per stats row (the built-in
+/// [`rows::SET`](crate::stats::rows::SET), `GET`, `WAIT`, or one per arbitrary command
+/// row) the requests,
+/// latency sum and bytes, the GET hits and misses per second, plus one full-run latency
+/// histogram per row.
 ///
 /// Recording allocates only when a second beyond the stored ones starts (the per-second
-/// vector grows; about 112 bytes per second) and on a row's first request (its
-/// histogram, [`CLIENT_STATS_SIGFIGS`] significant figures). Rows other than the three
-/// built-in ones are ignored: arbitrary-command files are not written yet.
+/// vectors grow by one row's worth, 32 bytes a row) and on a row's first request (its
+/// histogram, [`CLIENT_STATS_SIGFIGS`] significant figures). Rows past the count given
+/// at creation (a pool's or the visibility lag's) are ignored.
 #[derive(Clone, Debug, Default)]
 pub struct ClientSeries {
-    seconds: Vec<Second>,
-    latency: [Option<Histogram<u64>>; rows::COUNT],
+    rows: usize,
+    /// `second * rows + row`.
+    figures: Vec<RowSecond>,
+    /// Per second: GET hits, misses.
+    hits_misses: Vec<[u64; 2]>,
+    latency: Vec<Option<Histogram<u64>>>,
 }
 
 impl ClientSeries {
-    /// An empty series; allocates nothing until the first request.
-    pub fn new() -> Self {
-        Self::default()
+    /// An empty series of `rows` stats rows; allocates nothing per second until the
+    /// first request.
+    pub fn new(rows: usize) -> Self {
+        ClientSeries {
+            rows,
+            figures: Vec::new(),
+            hits_misses: Vec::new(),
+            latency: vec![None; rows],
+        }
+    }
+
+    /// The stats rows kept.
+    pub fn rows(&self) -> usize {
+        self.rows
     }
 
     /// Records one completed request of `row` in second `second` of the run (0-based):
     /// its latency in microseconds and the bytes it sent and received.
     #[inline]
     pub fn record(&mut self, second: u32, row: usize, latency_us: u64, tx: u64, rx: u64) {
-        if row >= rows::COUNT {
+        if row >= self.rows {
             return;
         }
-        let r = &mut self.second_mut(second).rows[row];
+        let i = self.slot(second) + row;
+        let r = &mut self.figures[i];
         r.requests += 1;
         r.latency_sum_us += latency_us;
         r.bytes_tx += tx;
@@ -68,45 +76,65 @@ impl ClientSeries {
     /// Counts `n` GET hits in second `second`.
     #[inline]
     pub fn hit(&mut self, second: u32, n: u64) {
-        self.second_mut(second).hits += n;
+        self.slot(second);
+        self.hits_misses[second as usize][0] += n;
     }
 
     /// Counts `n` GET misses in second `second`.
     #[inline]
     pub fn miss(&mut self, second: u32, n: u64) {
-        self.second_mut(second).misses += n;
+        self.slot(second);
+        self.hits_misses[second as usize][1] += n;
     }
 
-    /// Every second from 0 to the last one anything was recorded in.
-    pub fn seconds(&self) -> &[Second] {
-        &self.seconds
+    /// Seconds from 0 to the last one anything was recorded in.
+    pub fn seconds(&self) -> usize {
+        self.hits_misses.len()
     }
 
-    /// The full-run latency histogram of built-in `row`, if it saw a request.
+    /// Every row's figures in second `second` (empty past the last one).
+    pub fn second(&self, second: usize) -> &[RowSecond] {
+        let start = second * self.rows;
+        self.figures.get(start..start + self.rows).unwrap_or(&[])
+    }
+
+    /// GET hits and misses in second `second`.
+    pub fn hits_misses(&self, second: usize) -> (u64, u64) {
+        self.hits_misses
+            .get(second)
+            .map_or((0, 0), |&[hits, misses]| (hits, misses))
+    }
+
+    /// The full-run latency histogram of `row`, if it saw a request.
     pub fn latency(&self, row: usize) -> Option<&Histogram<u64>> {
         self.latency.get(row).and_then(Option::as_ref)
     }
 
-    /// Requests of `row` in the whole run (0 for rows beyond the built-in ones).
+    /// Requests of `row` in the whole run (0 for rows not kept).
     pub fn requests(&self, row: usize) -> u64 {
-        if row >= rows::COUNT {
+        if row >= self.rows {
             return 0;
         }
-        self.seconds.iter().map(|s| s.rows[row].requests).sum()
+        (0..self.seconds())
+            .map(|s| self.second(s)[row].requests)
+            .sum()
     }
 
+    /// Where second `second`'s rows start in `figures`, grown to hold it.
     #[inline]
-    fn second_mut(&mut self, second: u32) -> &mut Second {
+    fn slot(&mut self, second: u32) -> usize {
         let i = second as usize;
-        if i >= self.seconds.len() {
+        if i >= self.hits_misses.len() {
             self.grow_to(i);
         }
-        &mut self.seconds[i]
+        i * self.rows
     }
 
     #[cold]
     fn grow_to(&mut self, i: usize) {
-        self.seconds.resize(i + 1, Second::default());
+        self.hits_misses.resize(i + 1, [0, 0]);
+        self.figures
+            .resize((i + 1) * self.rows, RowSecond::default());
     }
 }
 
@@ -120,10 +148,11 @@ fn new_client_histogram() -> Histogram<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::rows;
 
     #[test]
     fn seconds_and_rows_are_counted_apart() {
-        let mut s = ClientSeries::new();
+        let mut s = ClientSeries::new(rows::COUNT);
         s.record(0, rows::SET, 100, 50, 5);
         s.record(0, rows::SET, 201, 50, 5);
         s.record(0, rows::GET, 1_500_000, 20, 40);
@@ -133,18 +162,32 @@ mod tests {
         s.record(2, rows::WAIT, 7, 10, 4);
         // Out-of-range rows are ignored, not a panic.
         s.record(2, 7, 1, 1, 1);
-        assert_eq!(s.seconds().len(), 3);
+        assert_eq!(s.seconds(), 3);
         assert_eq!(
             (s.requests(rows::SET), s.requests(rows::GET), s.requests(7)),
             (2, 1, 0)
         );
-        assert_eq!(s.seconds()[1], Second::default());
-        assert_eq!((s.seconds()[0].hits, s.seconds()[0].misses), (1, 2));
+        assert_eq!(s.second(1), [RowSecond::default(); 3]);
+        assert_eq!(s.second(2)[rows::WAIT].latency_sum_us, 7);
+        assert_eq!(s.second(3), []);
+        assert_eq!(s.hits_misses(0), (1, 2));
+        assert_eq!(s.hits_misses(1), (0, 0));
+    }
+
+    #[test]
+    fn any_number_of_rows() {
+        let mut s = ClientSeries::new(5);
+        s.record(1, 4, 10, 1, 2);
+        s.record(1, 0, 30, 1, 2);
+        assert_eq!((s.rows(), s.seconds()), (5, 2));
+        assert_eq!(s.second(1)[4].requests, 1);
+        assert_eq!(s.requests(0), 1);
+        assert!(s.latency(4).is_some() && s.latency(3).is_none());
     }
 
     #[test]
     fn histograms_are_two_significant_figures_and_lazy() {
-        let mut s = ClientSeries::new();
+        let mut s = ClientSeries::new(rows::COUNT);
         assert!(s.latency.iter().all(Option::is_none));
         s.record(0, rows::SET, 12_345, 0, 0);
         let h = s.latency(rows::SET).unwrap();

@@ -330,7 +330,7 @@ impl Client {
             series: plan
                 .outputs
                 .client_series
-                .then(|| Box::new(ClientSeries::new())),
+                .then(|| Box::new(ClientSeries::new(plan.row_names().len()))),
             visibility,
             stream,
             stream_cmd: Args::new(),

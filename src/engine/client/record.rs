@@ -286,12 +286,10 @@ fn record_answer(
             received: elapsed.received(),
         });
     }
-    // The per-client files have SET/GET/WAIT columns only (as memtier's): arbitrary
-    // command rows are reported in the table and JSON, not there.
+    // The per-client files: one column group per command row (SET/GET/WAIT, or each
+    // arbitrary command's).
     if let Some(series) = series.as_mut()
         && counted
-        && plan.workload.arbitrary.is_none()
-        && plan.workload.template.is_none()
     {
         series.record(
             ctx.second,

@@ -12,12 +12,19 @@ use crate::report::client_stats;
 pub struct Live {
     /// `--client-stats=PREFIX`, when given.
     client_stats: Option<String>,
+    /// A `--command` run's command rows (their histogram names), for the per-client
+    /// files' arbitrary-command layout; `None` for SET/GET/WAIT.
+    arbitrary: Option<Vec<String>>,
 }
 
 impl Live {
-    /// Live output; per-client files under `client_stats` when it is given.
-    pub fn new(client_stats: Option<String>) -> Self {
-        Live { client_stats }
+    /// Live output; per-client files under `client_stats` when it is given, in the
+    /// arbitrary-command layout with one column group per name of `arbitrary`.
+    pub fn new(client_stats: Option<String>, arbitrary: Option<Vec<String>>) -> Self {
+        Live {
+            client_stats,
+            arbitrary,
+        }
     }
 }
 
@@ -62,8 +69,13 @@ impl RunObserver for Live {
 
     fn run_finished(&mut self, end: &mut RunEnd) -> Result<(), String> {
         let written = match &self.client_stats {
-            Some(prefix) => client_stats::write_files(prefix, end.run, &end.client_series)
-                .map_err(|e| e.to_string()),
+            Some(prefix) => client_stats::write_files(
+                prefix,
+                end.run,
+                &end.client_series,
+                self.arbitrary.as_deref(),
+            )
+            .map_err(|e| e.to_string()),
             None => Ok(()),
         };
         // Ends the progress line.

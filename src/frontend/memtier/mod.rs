@@ -72,7 +72,12 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
 
     // memtier names its JSON and text files first, before the run.
     report::announce(&destinations(&out));
-    let mut live = Live::new(out.client_stats.clone());
+    let arbitrary_rows = plan
+        .workload
+        .arbitrary
+        .as_ref()
+        .map(|_| plan.row_names().into_iter().map(|r| r.hist).collect());
+    let mut live = Live::new(out.client_stats.clone(), arbitrary_rows);
     let mut statsd = out
         .statsd
         .clone()
