@@ -352,7 +352,7 @@ fn client_stats_files_per_client_with_rows_and_latency_blocks() {
     let prefix = dir.file("cs").to_string_lossy().into_owned();
 
     // Client 0 of thread 0: 3 seconds of SETs and GETs.
-    let mut a = ClientSeries::new();
+    let mut a = ClientSeries::new(3);
     for second in 0..3u32 {
         for i in 0..10u64 {
             a.record(second, rows::SET, 100 + i, 60, 5);
@@ -362,11 +362,11 @@ fn client_stats_files_per_client_with_rows_and_latency_blocks() {
         a.miss(second, 3);
     }
     // Client 1 of thread 1: one GET in second 1 only.
-    let mut b = ClientSeries::new();
+    let mut b = ClientSeries::new(3);
     b.record(1, rows::GET, 2_500, 30, 9);
     b.miss(1, 1);
 
-    write_files(&prefix, 2, &[(0, 0, a), (1, 1, b)]).unwrap();
+    write_files(&prefix, 2, &[(0, 0, a), (1, 1, b)], None).unwrap();
     let mut names: Vec<String> = fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -438,7 +438,8 @@ fn client_stats_unwritable_prefix_names_the_file() {
     let err = write_files(
         "/nonexistent-kvbench-dir/cs",
         1,
-        &[(0, 0, ClientSeries::new())],
+        &[(0, 0, ClientSeries::new(3))],
+        None,
     )
     .unwrap_err();
     assert!(

@@ -147,31 +147,6 @@ fn client_stats_files_add_up_to_the_server_counts_exactly_with_n() {
     assert_eq!(total, 2000, "client stats sum");
 }
 
-/// Sum of one column over the per-second rows of every client-stats file in `dir`.
-fn client_stats_column(dir: &TestDir, column: &str) -> u64 {
-    let index = CLIENT_STATS_HEADER
-        .split(',')
-        .position(|c| c == column)
-        .unwrap_or_else(|| panic!("no column {column:?}"));
-    let mut total = 0;
-    for entry in std::fs::read_dir(dir.path()).unwrap() {
-        let path = entry.unwrap().path();
-        if !path
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .starts_with("cs-")
-        {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).unwrap();
-        for row in text.lines().skip(2).take_while(|l| !l.trim().is_empty()) {
-            total += row.split(',').nth(index).unwrap().parse::<u64>().unwrap();
-        }
-    }
-    total
-}
-
 /// With arbitrary commands the files take memtier's arbitrary-command layout: a column
 /// group per command (`GET Requests`, ... with a comma after every field) and a
 /// `Full-Test <CMD> Latency` block each; the columns add up to what the server ran (30
