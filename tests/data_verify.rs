@@ -560,3 +560,32 @@ fn memcache_text_100k_values_verify() {
 fn memcache_binary_100k_values_verify() {
     sized_values_verify(Target::memcached(BINARY), 100 * 1024, 50);
 }
+
+/// `--data-verify`, `--verify-only` and `--data-import` with `--command` are refused
+/// before any connection: the commands write keys and values of their own, so the
+/// verifier found none of its keys ("0 keys verified") and the import was ignored, both
+/// with exit status 0.
+#[test]
+fn dataset_flags_with_arbitrary_commands_are_refused() {
+    let server = RedisServer::start();
+    let dir = TestDir::new("verify-command");
+    let import = dir.file("import.csv");
+    write_import(&import, &import_items(), false);
+    let import_arg = format!("--data-import={}", import.display());
+    for flag in ["--data-verify", "--verify-only", import_arg.as_str()] {
+        let run = kvbench_at(
+            server.port,
+            &["-n", "20", "--command=set __key__ __data__", flag],
+        )
+        .run();
+        assert_eq!(run.status.code(), Some(1), "{flag}: {}", run.describe());
+        assert_eq!(
+            run.stderr_text().trim(),
+            "error: --data-import, --data-verify and --verify-only apply to kvbench's own SETs \
+             and GETs, not to --command: drop one or the other",
+            "{flag}"
+        );
+    }
+    assert_eq!(server.dbsize(), 0);
+    assert!(!server.commandstats().contains_key("set"));
+}

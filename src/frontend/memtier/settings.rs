@@ -257,6 +257,14 @@ impl Settings {
             stop = StopAt::Time(sweep.step_duration);
         }
         let arbitrary = arbitrary::from_cli(cli, protocol, pipeline as usize)?;
+        if arbitrary.is_some() && (dataset.import.is_some() || dataset.verifier.is_some()) {
+            // They would be silently ignored: the commands write keys and values of
+            // their own, and the verifier would find none of kvbench's writes.
+            return Err(Error::usage(
+                "--data-import, --data-verify and --verify-only apply to kvbench's own SETs \
+                 and GETs, not to --command: drop one or the other",
+            ));
+        }
         check_gaussian_flags(&keys, given_stddev, given_median, arbitrary.as_deref())?;
         let plan = Plan {
             server: Server {
