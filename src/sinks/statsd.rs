@@ -330,10 +330,9 @@ impl StatsdSink {
             self.label
         );
         let request = format!(
-            "POST /events/ HTTP/1.1\r\nHost: {}:{}\r\nContent-Type: application/json\r\n\
+            "POST /events/ HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
              Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            self.host,
-            self.graphite_port,
+            host_header(&self.host, self.graphite_port),
             body.len()
         );
         let addr = SocketAddr::new(self.target.ip(), self.graphite_port);
@@ -448,10 +447,29 @@ fn non_negative(x: f64) -> f64 {
     finite(x).max(0.0)
 }
 
+/// The `Host` header's value: `host:port`, an IPv6 literal in brackets (`[::1]:8080`,
+/// RFC 7230), as the host was given (a name, an IPv4 or IPv6 address).
+fn host_header(host: &str, port: u16) -> String {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    if bare.contains(':') {
+        format!("[{bare}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::stats::OpStats;
+
+    #[test]
+    fn host_headers_bracket_ipv6_literals() {
+        assert_eq!(host_header("127.0.0.1", 8080), "127.0.0.1:8080");
+        assert_eq!(host_header("graphite.local", 81), "graphite.local:81");
+        assert_eq!(host_header("::1", 18081), "[::1]:18081");
+        assert_eq!(host_header("[::1]", 18081), "[::1]:18081");
+    }
 
     #[test]
     fn sanitize_replaces_what_memtier_replaces() {
