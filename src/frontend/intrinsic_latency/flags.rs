@@ -12,6 +12,8 @@ use crate::frontend::common::usage::one_line;
 
 /// Longest run accepted: a day.
 const MAX_SECONDS: f64 = 86_400.0;
+/// The shortest test: a millisecond.
+const MIN_SECONDS: f64 = 0.001;
 
 /// The flags as typed.
 #[derive(Parser, Debug)]
@@ -75,7 +77,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
     }))
 }
 
-/// `SECONDS` (decimals allowed, more than 0, at most a day).
+/// `SECONDS` (decimals allowed, at least a millisecond, at most a day).
 /// `--cpu N`: a CPU number, said so when it is not one (not Rust's "invalid digit").
 fn parse_cpu(raw: &str) -> Result<usize, String> {
     raw.trim()
@@ -90,6 +92,10 @@ fn parse_seconds(raw: &str) -> Result<Duration, String> {
         .map_err(|_| "not a number of seconds".to_string())?;
     if !seconds.is_finite() || seconds <= 0.0 {
         return Err("the test must run for more than 0 seconds".to_string());
+    }
+    if seconds < MIN_SECONDS {
+        // Shorter rounds to no time at all: one pass, "Worst run took 0x".
+        return Err("the test must run for at least a millisecond (0.001 seconds)".to_string());
     }
     if seconds > MAX_SECONDS {
         return Err("the test may run for at most a day (86400 seconds)".to_string());
@@ -138,6 +144,8 @@ mod tests {
             (&["abc"][..], "not a number of seconds"),
             (&["0"][..], "more than 0 seconds"),
             (&["-3"][..], "more than 0 seconds"),
+            (&["1e-12"][..], "at least a millisecond"),
+            (&["0.0009"][..], "at least a millisecond"),
             (&["inf"][..], "more than 0 seconds"),
             (&["100000"][..], "at most a day"),
             (&["1", "2"][..], "unexpected argument"),
