@@ -298,6 +298,53 @@ fn open_loop_hgrm_files_read_back_with_python_hdrh_to_the_json_counts() {
     );
 }
 
+/// A server frozen (SIGSTOP) from a second in until after the run ends: the requests due
+/// meanwhile were never sent, every connection full. The reason given is that the server
+/// stopped answering, not kvbench's CPU (which a few late sends from before the freeze
+/// used to win: "the generator's own CPU: 22 requests went out late").
+#[test]
+fn a_server_frozen_to_the_end_is_said_to_have_stopped() {
+    let server = RedisServer::start();
+    let run = kvbench_at(server.port, &["-t", "2", "-c", "5", "--test-time=6"])
+        .args(&["--rate=2000", "--hide-histogram"])
+        .with_json()
+        .spawn();
+    wait_until("2000 requests answered", CONDITION_TIMEOUT, || {
+        set_get_calls(&server) >= 2000
+    });
+    let pid = server.pid() as libc::pid_t;
+    // SAFETY: kill(2) on the PID of the server this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    let out = run.wait(Duration::from_secs(60));
+    // SAFETY: as above; it must run again to be stopped cleanly.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    assert!(out.status.success(), "{}", out.describe());
+    let json = out.json();
+    let schedule = &json["ALL STATS"]["Schedule"];
+    let behind = schedule["Behind"].as_str().unwrap_or_default();
+    assert!(
+        behind.starts_with("the server stopped answering"),
+        "{schedule}"
+    );
+    assert!(
+        schedule["Unsent At End"].as_u64().unwrap() > 1000,
+        "{schedule}"
+    );
+    assert_eq!(
+        schedule["In Flight At End"].as_u64(),
+        Some(10),
+        "{schedule}"
+    );
+    assert!(
+        out.stdout_text()
+            .contains("\nBehind target the server stopped answering"),
+        "{}",
+        out.stdout_text()
+    );
+    let count = json["ALL STATS"]["Totals"]["Count"].as_u64().unwrap();
+    assert!(set_get_calls(&server) >= count);
+}
+
 #[test]
 fn a_rate_far_beyond_the_server_is_reported_behind() {
     let server = RedisServer::start();

@@ -4,8 +4,13 @@
 //!
 //! ```text
 //! achieved < 99 % of target?
-//!   late for want of the generator > late for want of a connection  -> Generator
+//!   under 1 % of what fell due unfinished (never sent, or unanswered at the end)
+//!                                                  -> ScheduleShort (the run's edges,
+//!                                                     ramp-up, Poisson draws)
+//!   late for want of the generator > late for want of a connection (counting what was
+//!   left unsent behind full connections)           -> Generator
 //!   connections x pipeline / service floor (p5) < target              -> ConnectionsBusy
+//!   every connection full at the end, more left unsent than sent late -> Stalled
 //!   otherwise (the service time rose with every connection full)     -> ServerTooSlow
 //! ```
 
@@ -49,6 +54,14 @@ pub enum Behind {
     /// Requests went out late although connections had room: the generator's own thread
     /// (its CPU, or its wake-ups) is the limit.
     Generator { late: u64, lag_p99_ms: f64 },
+    /// Every connection was full when the run ended and more requests fell due unsent
+    /// than went out late: the server stopped answering (or answered far too little)
+    /// towards the end; those requests are in no latency figure.
+    Stalled { unsent: u64, in_flight: u64 },
+    /// Nearly every request that fell due was sent and answered: the schedule itself
+    /// asked for less than target × run time (connecting and any ramp-up count in the
+    /// run's time; Poisson draws vary).
+    ScheduleShort { due: u64 },
 }
 
 impl Behind {
@@ -61,6 +74,16 @@ impl Behind {
             } => format!(
                 "the server is too slow: with every connection full its service time rose \
                  to {service_p50_ms:.3} ms (p50) from {service_floor_ms:.3} ms (p5)"
+            ),
+            Behind::Stalled { unsent, in_flight } => format!(
+                "the server stopped answering: every connection was full when the run ended, \
+                 {unsent} requests that fell due were never sent and {in_flight} were \
+                 unanswered (they are in no latency figure; see Unfinished)"
+            ),
+            Behind::ScheduleShort { due } => format!(
+                "not the server or kvbench: the {due} requests that fell due were sent and \
+                 answered, the schedule asked for fewer (connecting and any ramp-up count in \
+                 the run's time, and Poisson arrivals vary)"
             ),
             Behind::ConnectionsBusy {
                 slots,
@@ -171,8 +194,7 @@ fn ms(us: u64) -> f64 {
     us as f64 / 1000.0
 }
 
-/// Why `achieved` fell short of `target`, or `None` when it did not (or when nothing
-/// went out late and nothing was left unsent: a shortfall from the run's edges alone).
+/// Why `achieved` fell short of `target`, or `None` when it did not.
 fn diagnose(
     target: f64,
     achieved: f64,
@@ -180,10 +202,18 @@ fn diagnose(
     service: Option<&Histogram<u64>>,
     capacity: Capacity,
 ) -> Option<Behind> {
-    if achieved >= target * REACHED || (health.late == 0 && health.unsent_at_end == 0) {
+    if achieved >= target * REACHED {
         return None;
     }
-    if health.late_generator() > health.late_blocked {
+    let due = health.sent + health.unsent_at_end;
+    if (health.unfinished() as f64) < due as f64 * (1.0 - REACHED) {
+        return Some(Behind::ScheduleShort { due });
+    }
+    let slots = capacity.connections.max(1) * capacity.pipeline.max(1);
+    // Requests left unsent behind connections all full waited for a connection too.
+    let full_at_end = health.in_flight_at_end >= slots;
+    let unsent_blocked = if full_at_end { health.unsent_at_end } else { 0 };
+    if health.late_generator() > health.late_blocked + unsent_blocked {
         return Some(Behind::Generator {
             late: health.late_generator(),
             lag_p99_ms: ms(value_at_percentile_us(&health.lag, 99.0)),
@@ -196,7 +226,6 @@ fn diagnose(
         ),
         _ => (1, 1),
     };
-    let slots = capacity.connections.max(1) * capacity.pipeline.max(1);
     // Little's law: with every slot busy, requests per second = slots / service time.
     let max_per_sec = slots as f64 * 1e6 / floor_us as f64;
     if max_per_sec < target {
@@ -204,6 +233,11 @@ fn diagnose(
             slots,
             service_floor_ms: ms(floor_us),
             max_per_sec,
+        })
+    } else if full_at_end && health.unsent_at_end > health.late_blocked {
+        Some(Behind::Stalled {
+            unsent: health.unsent_at_end,
+            in_flight: health.in_flight_at_end,
         })
     } else {
         Some(Behind::ServerTooSlow {
@@ -232,6 +266,13 @@ mod tests {
         h
     }
 
+    /// `h` with `unsent` due but never sent and `in_flight` unanswered at the end.
+    fn ended(mut h: ScheduleStats, unsent: u64, in_flight: u64) -> ScheduleStats {
+        h.unsent_at_end = unsent;
+        h.in_flight_at_end = in_flight;
+        h
+    }
+
     fn service(values_us: &[(u64, u64)]) -> Histogram<u64> {
         let mut h = new_histogram();
         for &(v, n) in values_us {
@@ -254,7 +295,8 @@ mod tests {
 
     #[test]
     fn late_with_room_is_the_generator() {
-        let r = ScheduleResult::new(1000, "uniform", false, 500.0, health(10, 400), None, CAP);
+        let h = ended(health(10, 400), 1000, 2);
+        let r = ScheduleResult::new(1000, "uniform", false, 500.0, h, None, CAP);
         assert!(matches!(
             r.behind,
             Some(Behind::Generator { late: 400, .. })
@@ -276,7 +318,7 @@ mod tests {
             "uniform",
             false,
             190_000.0,
-            health(400, 0),
+            ended(health(400, 0), 5000, 10),
             Some(&s),
             CAP,
         );
@@ -300,7 +342,7 @@ mod tests {
             "uniform",
             false,
             5_000.0,
-            health(400, 0),
+            ended(health(400, 0), 300, 10),
             Some(&s),
             CAP,
         );
@@ -314,6 +356,47 @@ mod tests {
                 .unwrap()
                 .reason()
                 .starts_with("the server is too slow")
+        );
+    }
+
+    #[test]
+    fn a_server_that_stopped_answering_is_stalled_not_the_generator() {
+        // A freeze until the end: a few sends late for want of the generator, none
+        // for a connection (nothing went out after the freeze), 3990 never sent, every
+        // connection full: the server stopped, whatever the service time of the rest.
+        let s = service(&[(100, 1000)]);
+        let h = ended(health(0, 22), 3990, 10);
+        let r = ScheduleResult::new(2000, "uniform", false, 1200.0, h, Some(&s), CAP);
+        assert_eq!(
+            r.behind,
+            Some(Behind::Stalled {
+                unsent: 3990,
+                in_flight: 10
+            })
+        );
+        assert!(
+            r.behind
+                .unwrap()
+                .reason()
+                .starts_with("the server stopped answering")
+        );
+    }
+
+    #[test]
+    fn a_shortfall_with_everything_due_answered_is_the_schedules_own() {
+        // 15 Poisson draws over a 4 s run at 5/s, all sent, one of them late.
+        let mut h = ScheduleStats::new();
+        h.record_send(3000, false);
+        for _ in 0..14 {
+            h.record_send(10, false);
+        }
+        let r = ScheduleResult::new(5, "poisson", false, 3.75, h, None, CAP);
+        assert_eq!(r.behind, Some(Behind::ScheduleShort { due: 15 }));
+        assert!(
+            r.behind
+                .unwrap()
+                .reason()
+                .starts_with("not the server or kvbench")
         );
     }
 
