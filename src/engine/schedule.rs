@@ -46,7 +46,8 @@ pub const BACKLOG_WALK_LIMIT: u64 = 1_000_000;
 pub struct Schedule {
     start: Instant,
     gaps: Gaps,
-    /// Positions taken so far.
+    /// This share's positions passed so far: taken, or (uniform) skipped because they
+    /// fell before the schedule started.
     taken: u64,
     /// The intended time of the next position.
     next: Instant,
@@ -58,6 +59,9 @@ pub struct Schedule {
     anchored: bool,
     /// Positions per burst (at least 1), all due at the burst's first one's time.
     burst: u64,
+    /// Uniform arrivals: no position is due before this (the moment the schedule
+    /// started, when that fell between two of its bursts: the one before is due then).
+    not_before: Instant,
 }
 
 #[derive(Clone, Debug)]
@@ -170,6 +174,7 @@ impl Schedule {
             blocked: false,
             anchored: false,
             burst,
+            not_before: start,
         };
         schedule.next = schedule.time_of_next();
         schedule
@@ -177,13 +182,51 @@ impl Schedule {
 
     /// Starts the schedule at `at` instead, the first time only (and only if no
     /// position has been taken): the schedule begins when its first request can go out,
-    /// so connecting is not counted as the server's latency.
+    /// so connecting is not counted as the server's latency. Uniform arrivals keep their
+    /// start: the last burst due before `at` is due at `at`, those before it are skipped,
+    /// and the rest keep their places, so shares that start at different moments (each
+    /// worker's, each connection's) stay on one grid and still interleave evenly, and a
+    /// slow rate loses no period to the connect. Poisson arrivals start afresh at `at`
+    /// (independent processes have no phase).
     pub fn start_at(&mut self, at: Instant) {
         if !self.anchored && self.taken == 0 {
-            self.start = at;
+            match self.gaps {
+                Gaps::Uniform { .. } => {
+                    let first = self.first_burst_from(at);
+                    self.taken = first.saturating_sub(1) * self.burst;
+                    self.not_before = self.not_before.max(at);
+                }
+                Gaps::Poisson { .. } => self.start = at,
+            }
             self.next = self.time_of_next();
         }
         self.anchored = true;
+    }
+
+    /// Uniform arrivals: the first of this share's bursts due at or after `at`.
+    fn first_burst_from(&self, at: Instant) -> u64 {
+        let due_before = |j: u64| self.time_of(j.saturating_mul(self.burst)) < at;
+        if !due_before(0) {
+            return 0;
+        }
+        // Bursts (lo, hi]: due_before(lo), and hi is not, found by doubling.
+        let (mut lo, mut hi) = (0u64, 1u64);
+        while due_before(hi) {
+            lo = hi;
+            match hi.checked_mul(2) {
+                Some(next) if next < u64::MAX / self.burst => hi = next,
+                _ => return hi,
+            }
+        }
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if due_before(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        hi
     }
 
     /// When the next position is due.
@@ -246,7 +289,7 @@ impl Schedule {
         match &self.gaps {
             Gaps::Uniform { .. } => {
                 for (k, at) in ahead.iter_mut().enumerate() {
-                    *at = self.time_of(self.taken + 1 + k as u64);
+                    *at = self.time_of(self.taken + 1 + k as u64).max(self.not_before);
                 }
             }
             Gaps::Poisson {
@@ -364,7 +407,7 @@ impl Schedule {
 
     fn time_of_next(&self) -> Instant {
         match &self.gaps {
-            Gaps::Uniform { .. } => self.time_of(self.taken),
+            Gaps::Uniform { .. } => self.time_of(self.taken).max(self.not_before),
             Gaps::Poisson { at_ns, .. } => self.offset(*at_ns as u64),
         }
     }
@@ -688,13 +731,60 @@ mod tests {
     fn a_schedule_starts_when_its_first_request_can_go_out() {
         let start = Instant::now();
         let ms = Duration::from_millis;
+        // Share 1 of 2 at 1000/s: its positions at 1, 3, 5, 7, ... ms.
         let mut s = Schedule::new(rate(1000, Arrival::Uniform), start, 1, 2);
-        s.start_at(start + ms(5));
+        s.start_at(start + ms(4));
         // Once only: a share whose first position is not due yet keeps its start.
         s.start_at(start + ms(6));
-        assert_eq!(s.take(), start + ms(5) + ms(1));
+        // The one at 3 ms is due at the start (4 ms), those before are skipped; the next
+        // keep their places on the rate's grid.
+        assert_eq!(s.take(), start + ms(4));
+        assert_eq!(s.take(), start + ms(5));
         s.start_at(start + ms(50));
-        assert_eq!(s.peek(), start + ms(5) + ms(3));
+        assert_eq!(s.peek(), start + ms(7));
+        // A slow rate loses no period to the connect: 1/s, ready 3 ms late.
+        let mut slow = Schedule::new(rate(1, Arrival::Uniform), start, 0, 1);
+        slow.start_at(start + ms(3));
+        assert_eq!(slow.take(), start + ms(3));
+        assert_eq!(slow.peek(), start + ms(1000));
+    }
+
+    #[test]
+    fn shares_started_at_different_moments_still_interleave() {
+        let start = Instant::now();
+        let us = Duration::from_micros;
+        // Two workers' shares of 1000/s; the second's connection was ready 2.3 ms later.
+        let mut a = Schedule::new(rate(1000, Arrival::Uniform), start, 0, 2);
+        let mut b = Schedule::new(rate(1000, Arrival::Uniform), start, 1, 2);
+        a.start_at(start + us(200));
+        b.start_at(start + us(2500));
+        let mut times: Vec<Duration> = (0..4)
+            .flat_map(|_| [a.take(), b.take()])
+            .map(|t| t - start)
+            .collect();
+        times.sort();
+        // One grid, 1 ms apart: a at 0.2 (its 0 ms one), 2, 4, 6 ms; b at 2.5 (its 1 ms
+        // one), 3, 5, 7 ms.
+        assert_eq!(
+            times,
+            [200, 2000, 2500, 3000, 4000, 5000, 6000, 7000].map(us)
+        );
+        // Bursts of 4 keep to the grid too: share 1's bursts at 4, 12, 20 ms.
+        let burst = Rate {
+            burst: 4,
+            ..rate(1000, Arrival::Uniform)
+        };
+        let mut c = Schedule::new(burst, start, 1, 2);
+        c.start_at(start + us(10_000));
+        assert_eq!(
+            c.peek() - start,
+            us(10_000),
+            "the 4 ms burst, due at the start"
+        );
+        for _ in 0..4 {
+            c.take();
+        }
+        assert_eq!(c.peek() - start, us(12_000));
     }
 
     #[test]
