@@ -456,3 +456,71 @@ fn text_100k_values_round_trip() {
 fn binary_100k_values_round_trip() {
     values_round_trip(BINARY, 102_400, 50);
 }
+
+/// A `--key-prefix` memcached cannot take is refused before any connection: with a
+/// space every text GET was two keys (the server counted 20 gets for kvbench's 10), a
+/// CR LF sent a command of the prefix's own, and a key over 250 bytes ended the run with
+/// an error that did not say why.
+#[test]
+fn key_prefixes_memcached_cannot_take_are_refused() {
+    let server = Memcached::start();
+    let long = "k".repeat(245);
+    for (protocol, prefix, needle) in [
+        (
+            "memcache_text",
+            "a b",
+            "cannot hold spaces or control characters",
+        ),
+        (
+            "memcache_text",
+            "a\r\nversion\r\n",
+            "cannot hold spaces or control characters",
+        ),
+        ("memcache_binary", long.as_str(), "at most 250 bytes"),
+        ("memcache_text", long.as_str(), "at most 250 bytes"),
+    ] {
+        let prefix_arg = format!("--key-prefix={prefix}");
+        let out = kvbench_at(
+            server.port,
+            &[
+                "-P",
+                protocol,
+                "-n",
+                "10",
+                "--key-maximum=999999",
+                &prefix_arg,
+            ],
+        )
+        .run();
+        assert_eq!(out.status.code(), Some(1), "{protocol}: {}", out.describe());
+        let stderr = out.stderr_text();
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains(needle) && stderr.lines().count() == 1,
+            "{protocol} {prefix:?}: {stderr}"
+        );
+    }
+    // The binary protocol's keys are bytes: a space is fine there.
+    kvbench_at(
+        server.port,
+        &[
+            "-P",
+            "memcache_binary",
+            "-t",
+            "1",
+            "-c",
+            "1",
+            "-n",
+            "10",
+            "--ratio=1:0",
+            "--key-prefix=a b-",
+        ],
+    )
+    .ok();
+    let stats = server.stats();
+    assert_eq!(
+        stat(&stats, "cmd_set"),
+        10,
+        "only the binary run's SETs: {stats:?}"
+    );
+    assert_eq!(stat(&stats, "cmd_get"), 0);
+}

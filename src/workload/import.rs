@@ -54,6 +54,7 @@
 //!   on timing. kvbench ties item `i` to key id `key-minimum + i` for good, so every key
 //!   always holds the same value and `--data-verify` can check it.
 
+use crate::workload::keys::MEMCACHE_MAX_KEY_LEN;
 use std::io::Write as _;
 use std::path::Path;
 
@@ -78,9 +79,6 @@ const NUMBER_COLUMNS: [&str; 8] = [
 const EXPTIME: usize = 2;
 const NBYTES: usize = 3;
 const NKEY: usize = 7;
-
-/// memcached's limit on key length in its text protocol.
-const MEMCACHE_MAX_KEY_LEN: usize = 250;
 
 /// One item as a client sends it: borrowed from [`ImportedData`], never copied.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -71,10 +71,35 @@ pub struct KeyConfig {
     pub zipf_exp: f64,
 }
 
+/// memcached's longest key, both protocols.
+pub const MEMCACHE_MAX_KEY_LEN: usize = 250;
+
 impl KeyConfig {
     /// Number of keys in `[min, max]` (validation keeps `max` below `u64::MAX`).
     pub fn range_len(&self) -> u64 {
         self.max - self.min + 1
+    }
+
+    /// Why these keys cannot go to memcached, if they cannot: the longest (the prefix and
+    /// `max`'s digits) above 250 bytes, or, for the text protocol (`text`), a prefix
+    /// holding a space or a control character (the command line would split or end
+    /// there: a GET of two keys, or a command of the prefix's own).
+    pub fn memcache_problem(&self, text: bool) -> Option<String> {
+        let longest = self.prefix.len() + self.max.to_string().len();
+        if longest > MEMCACHE_MAX_KEY_LEN {
+            return Some(format!(
+                "memcached keys are at most {MEMCACHE_MAX_KEY_LEN} bytes; --key-prefix and \
+                 --key-maximum make them up to {longest}"
+            ));
+        }
+        if text && self.prefix.bytes().any(|b| b <= b' ' || b == 0x7f) {
+            return Some(format!(
+                "memcache_text keys cannot hold spaces or control characters; --key-prefix \
+                 [{}] does",
+                self.prefix.escape_default()
+            ));
+        }
+        None
     }
 }
 
@@ -344,6 +369,38 @@ pub fn write_key(out: &mut Vec<u8>, prefix: &str, id: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memcache_keys_are_checked_for_length_and_spaces() {
+        let keys = |prefix: &str, max: u64| KeyConfig {
+            prefix: prefix.to_string(),
+            min: 0,
+            max,
+            set_pattern: KeyPattern::Random,
+            get_pattern: KeyPattern::Random,
+            stddev: 1.0,
+            median: 0.0,
+            zipf_exp: 1.0,
+        };
+        assert_eq!(keys("memtier-", 10_000_000).memcache_problem(true), None);
+        let spaced = keys("a b", 9).memcache_problem(true).unwrap();
+        assert!(spaced.contains("[a b]"), "{spaced}");
+        assert_eq!(
+            keys("a b", 9).memcache_problem(false),
+            None,
+            "binary keys are bytes"
+        );
+        let crlf = keys("a\r\nversion", 9).memcache_problem(true).unwrap();
+        assert!(crlf.contains("[a\\r\\nversion]"), "{crlf}");
+        let long = "k".repeat(245);
+        assert_eq!(
+            keys(&long, 99_999).memcache_problem(false),
+            None,
+            "250 bytes"
+        );
+        let over = keys(&long, 999_999).memcache_problem(false).unwrap();
+        assert!(over.contains("up to 251"), "{over}");
+    }
     use rand::SeedableRng;
 
     fn keys(min: u64, max: u64) -> KeyConfig {

@@ -244,6 +244,10 @@ impl Settings {
             median: given_median.unwrap_or(key_min as f64 + spread / 2.0),
             zipf_exp: given_zipf.unwrap_or(DEFAULT_ZIPF_EXP),
         };
+        if memcache && let Some(problem) = keys.memcache_problem(protocol == Protocol::MemcacheText)
+        {
+            return Err(usage(problem));
+        }
 
         // ---- values ----
         let data_size = parse_data_size(cli)?;
