@@ -470,6 +470,54 @@ fn a_sweep_stops_at_the_first_step_that_breaks_the_objective() {
     assert!(served >= first + second && served <= first + second + 2);
 }
 
+/// Ctrl-C in a sweep's second step of five: the report says so and gives no verdict on
+/// the rates not tried (it used to say "every step held it"), and the JSON's
+/// `"Rate Steps"` says `"Interrupted": "true"`.
+#[test]
+fn an_interrupted_sweep_says_so() {
+    let server = RedisServer::start();
+    let run = kvbench_at(server.port, &["-t", "1", "-c", "4", "--hide-histogram"])
+        .args(&[
+            "--rate-sweep=500:2500:500",
+            "--step-duration=3",
+            "--slo=p99:500",
+        ])
+        .with_json()
+        .spawn();
+    // Step 1 sends 1500 requests in 3 s: past them, step 2 has begun.
+    wait_until("the second step under way", CONDITION_TIMEOUT, || {
+        set_get_calls(&server) >= 1800
+    });
+    // SAFETY: kill(2) on the PID of a child this test spawned and has not reaped.
+    assert_eq!(
+        unsafe { libc::kill(run.pid() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let out = run.wait(CONDITION_TIMEOUT);
+    assert_eq!(out.status.code(), Some(130), "{}", out.describe());
+    let text = out.stdout_text();
+    assert!(
+        text.contains(
+            "Interrupted in step 2 of 5: the highest rate that held p99 <= 500 ms so far is \
+             1000 requests/s; the rates above it were not tried."
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("every step held it"), "{text}");
+    let json = out.json();
+    let steps = &json["Rate Steps"];
+    assert_eq!(steps["Interrupted"], "true", "{steps}");
+    assert_eq!(steps["Steps"].as_array().map(Vec::len), Some(2), "{steps}");
+    let answered: u64 = [
+        "STEP #1 RESULTS (500 requests/s)",
+        "STEP #2 RESULTS (1000 requests/s)",
+    ]
+    .iter()
+    .map(|block| json[block]["Totals"]["Count"].as_u64().unwrap_or(0))
+    .sum();
+    assert!(set_get_calls(&server) >= answered);
+}
+
 #[test]
 fn bad_open_loop_flags_are_one_line_errors() {
     for (args, wanted) in [

@@ -215,6 +215,9 @@ pub fn run_prepared(
             };
             outcome.runs.push(results);
             outcome.signal = signals::received();
+            if let (Some(report), Some(_)) = (outcome.sweep.as_mut(), outcome.signal) {
+                report.interrupted = true;
+            }
             outcome.error_reply = error_reply.get().cloned();
             if error.is_some() || outcome.signal.is_some() {
                 outcome.error = error.map(Error::run);

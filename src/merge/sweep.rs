@@ -95,6 +95,8 @@ pub(super) fn merge(
         .max()
         .unwrap_or(common as u64);
     let mut report = SweepReport::new(slo, planned as usize);
+    // A shard interrupted in its last step leaves the merged curve short of its plan.
+    report.interrupted = sweeps.iter().any(|s| s.interrupted);
     let mut merged_steps: Vec<Results> = Vec::with_capacity(common);
     let mut chosen: Option<Vec<f64>> = percentiles.map(<[f64]>::to_vec);
     for k in 0..common {

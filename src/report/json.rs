@@ -497,6 +497,10 @@ fn push_sweep(w: &mut JsonWriter, sweep: &SweepReport) {
         "Planned Steps",
         sweep.steps.len().max(sweep.planned_steps) as u64,
     );
+    if sweep.interrupted {
+        // Only then: the highest rate held is so far, not the sweep's verdict.
+        w.string("Interrupted", "true");
+    }
     w.open_array("Steps");
     for (i, step) in sweep.steps.iter().enumerate() {
         w.open_element();

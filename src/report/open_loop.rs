@@ -226,10 +226,20 @@ pub fn render_sweep(report: &SweepReport) -> String {
                     |w| format!("{w} requests/s (this shard's share: {target})"),
                 )
         };
+        let ran = report.steps.len();
+        let planned = ran.max(report.planned_steps);
         let verdict = match (
             report.highest_held().map(whole),
             report.first_broken().map(|b| whole(b.target_per_sec)),
         ) {
+            // Cut short: what held so far is no verdict on the rates not tried.
+            (Some(rate), None) if report.interrupted => format!(
+                "Interrupted in step {ran} of {planned}: the highest rate that held {label} so \
+                 far is {rate}; the rates above it were not tried."
+            ),
+            (None, None) if report.interrupted => {
+                format!("Interrupted in step {ran} of {planned}: no rate is known to hold {label}.")
+            }
             (Some(rate), Some(broken)) => format!(
                 "Highest rate that held {label}: {rate} (stopped at {broken}, the first step that \
                  broke it)."
@@ -244,6 +254,13 @@ pub fn render_sweep(report: &SweepReport) -> String {
         };
         out.push_str(&verdict);
         out.push('\n');
+    } else if report.interrupted {
+        let _ = writeln!(
+            out,
+            "Interrupted in step {} of {}: the rates above it were not tried.",
+            report.steps.len(),
+            report.steps.len().max(report.planned_steps)
+        );
     }
     out
 }
@@ -324,6 +341,35 @@ mod tests {
             text.contains("Unfinished    0 due but never sent, 2 in flight when the run ended\n")
         );
         assert!(!text.contains("Behind target"));
+    }
+
+    #[test]
+    fn an_interrupted_sweep_gives_no_verdict_on_the_rates_not_tried() {
+        let mut report = SweepReport::new(Some((99.0, 1.0)), 5);
+        let mut fast = open_loop_results();
+        fast.rows.last_mut().unwrap().histogram = {
+            let mut h = crate::stats::new_histogram();
+            h.record_n(200, 100).unwrap();
+            h
+        };
+        report.add(500, &fast);
+        report.add(1000, &fast);
+        report.interrupted = true;
+        let text = render_sweep(&report);
+        assert_eq!(
+            text.lines().last(),
+            Some(
+                "Interrupted in step 2 of 5: the highest rate that held p99 <= 1 ms so far is \
+                 1000 requests/s; the rates above it were not tried."
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("every step held it"), "{text}");
+        report.slo = None;
+        assert_eq!(
+            render_sweep(&report).lines().last(),
+            Some("Interrupted in step 2 of 5: the rates above it were not tried.")
+        );
     }
 
     #[test]

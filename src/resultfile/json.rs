@@ -567,6 +567,7 @@ fn read_rate_steps(obj: &Json, at: &At) -> Result<RateSteps, String> {
         slo,
         highest_rate_held: u64_at(obj, at, "Highest Rate Held")?,
         planned_steps: u64_at(obj, at, "Planned Steps")?,
+        interrupted: bool_at(obj, at, "Interrupted")?,
         steps,
     })
 }

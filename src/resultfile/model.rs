@@ -53,6 +53,8 @@ pub struct RateSteps {
     pub highest_rate_held: Option<u64>,
     /// `"Planned Steps"`: the sweep stops early at the first step that breaks the objective.
     pub planned_steps: Option<u64>,
+    /// `"Interrupted": "true"`: Ctrl-C ended the sweep in its last step.
+    pub interrupted: bool,
     /// The steps that ran, in order.
     pub steps: Vec<RateStep>,
 }

@@ -43,6 +43,9 @@ pub struct SweepReport {
     /// Under `--shard`: each step's rate for the whole workload (what the user asked for),
     /// of which `steps[i].target_per_sec` is this process's share; empty otherwise.
     pub whole_rates: Vec<u64>,
+    /// Ctrl-C (or SIGTERM) ended the sweep in its last step: the rates above it were not
+    /// tried, and that step ran only part of its time.
+    pub interrupted: bool,
 }
 
 impl SweepReport {
@@ -53,6 +56,7 @@ impl SweepReport {
             slo,
             planned_steps,
             whole_rates: Vec::new(),
+            interrupted: false,
         }
     }
 

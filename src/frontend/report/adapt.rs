@@ -253,11 +253,21 @@ fn sweep_facts(steps: &RateSteps) -> Vec<(String, String)> {
     let mut facts = Vec::new();
     if let Some(slo) = &steps.slo {
         facts.push(("SLO".to_string(), slo.clone()));
+        let held = steps
+            .highest_rate_held
+            .map_or_else(|| "none".to_string(), |r| r.to_string());
         facts.push((
             "Highest Rate Held".to_string(),
-            steps
-                .highest_rate_held
-                .map_or_else(|| "none".to_string(), |r| r.to_string()),
+            match steps.interrupted {
+                true => format!("{held} so far (interrupted)"),
+                false => held,
+            },
+        ));
+    }
+    if steps.interrupted {
+        facts.push((
+            "Interrupted".to_string(),
+            format!("in step {} (Ctrl-C)", steps.steps.len()),
         ));
     }
     if let Some(planned) = steps.planned_steps {
