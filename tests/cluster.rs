@@ -609,7 +609,7 @@ fn a_failover_is_followed_to_the_promoted_replica() {
     // The requests the dead master cost are said at the end, not only in the table.
     assert!(
         out.stderr_text()
-            .contains("requests were lost to connection errors"),
+            .contains("connections were lost or refused"),
         "{}",
         out.describe()
     );

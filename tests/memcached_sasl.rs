@@ -58,4 +58,7 @@ fn no_credentials_names_the_fix() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("requires authentication"), "{stderr}");
+    // The form memcached takes: a bare password is refused for it.
+    assert!(stderr.contains("-a USER:PASSWORD"), "{stderr}");
+    assert!(!stderr.contains("-a PASSWORD"), "{stderr}");
 }

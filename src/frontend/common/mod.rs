@@ -76,10 +76,11 @@ pub struct ConnectionArgs {
     pub ipv6: bool,
 
     /// Authenticate using specified credentials.
-    /// A simple password is used for memcache_text
-    /// and Redis <= 5.x. <USER>:<PASSWORD> can be
-    /// specified for memcache_binary or Redis 6.x
-    /// or newer with ACL user support.
+    /// A simple password is used for Redis <= 5.x.
+    /// <USER>:<PASSWORD> can be specified for Redis
+    /// 6.x or newer with ACL user support, and is
+    /// needed for memcached (memcache_text: memcached
+    /// -Y; memcache_binary: SASL PLAIN).
     /// (kvbench) Read from KVBENCH_AUTH when not given.
     // The environment variable keeps a secret out of argv (which `ps` shows): the
     // Kubernetes Job passes the password from a Secret this way.

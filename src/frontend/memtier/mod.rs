@@ -175,7 +175,8 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         );
     }
     // A run that went on without a server (--reconnect-on-error, or a cluster master
-    // down) reads as a short healthy run in the table: say what it lost.
+    // down) reads as a short healthy run in the table: say it had connection errors (a
+    // count of connections lost or refused; the requests a lost one held were sent again).
     let lost: u64 = outcome
         .runs
         .iter()
@@ -184,7 +185,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         .sum();
     if lost > 0 {
         eprintln_safe!(
-            "warning: {lost} requests were lost to connection errors (see the messages above; the JSON's \"Connection Errors\")"
+            "warning: connections were lost or refused {lost} times (see the messages above; the JSON's \"Connection Errors\")"
         );
     }
     if let Some(report) = &outcome.verification {

@@ -53,6 +53,12 @@ pub const MEMTIER_NAMES: FlagNames = FlagNames {
     cluster_mode: "--cluster-mode",
 };
 
+/// memtier's flag names against memcached, which takes a user and a password only.
+pub const MEMTIER_MEMCACHE_NAMES: FlagNames = FlagNames {
+    authenticate: "-a USER:PASSWORD",
+    ..MEMTIER_NAMES
+};
+
 /// memtier's defaults, where a flag is not given.
 const DEFAULT_THREADS: u32 = 4;
 const DEFAULT_CLIENTS: u32 = 50;
@@ -323,7 +329,11 @@ impl Settings {
                 samples: None,
                 reply_sizes: false,
             },
-            names: &MEMTIER_NAMES,
+            names: if memcache {
+                &MEMTIER_MEMCACHE_NAMES
+            } else {
+                &MEMTIER_NAMES
+            },
         };
         check_cluster_mode(&plan)?;
         check_pool(&plan)?;
