@@ -66,8 +66,13 @@ fn sweep_rates(raw: &str) -> Result<(u64, u64, u64)> {
     let [start, end, step] = parts[..] else {
         return Err(bad());
     };
-    let start = rate(start, "--rate-sweep START").map_err(|_| bad())?;
-    let end = rate(end, "--rate-sweep END").map_err(|_| bad())?;
+    // A number past the largest rate says so; anything else is the format's fault.
+    let rate_or = |text: &str, flag: &str| match text.trim().parse::<u64>() {
+        Ok(n) if n > MAX_RATE => rate(text, flag),
+        _ => rate(text, flag).map_err(|_| bad()),
+    };
+    let start = rate_or(start, "--rate-sweep START")?;
+    let end = rate_or(end, "--rate-sweep END")?;
     let step: u64 = step.trim().parse().map_err(|_| bad())?;
     if end < start || step == 0 {
         return Err(bad());
@@ -326,6 +331,10 @@ mod tests {
             ),
             (&["--rate-sweep=1:2"], "--rate-sweep must be START:END:STEP"),
             (&["--rate-sweep=5:1:1", "--step-duration=1"], "START <= END"),
+            (
+                &["--rate-sweep=1:200000000:100000000", "--step-duration=1"],
+                "--rate-sweep END must be at most 100000000",
+            ),
             (
                 &["--rate-sweep=1:5:0", "--step-duration=1"],
                 "START:END:STEP",
