@@ -1,5 +1,6 @@
 //! memcache_binary SASL PLAIN authentication against a real memcached started with `-S`
-//! and a SASL database made by the test (`saslpasswd2`, from Debian's sasl2-bin).
+//! and a SASL database made by the test (`saslpasswd2`, from Debian's sasl2-bin), and
+//! memcache_text authentication against one started with `-Y` and an auth file.
 
 mod common;
 
@@ -61,4 +62,54 @@ fn no_credentials_names_the_fix() {
     // The form memcached takes: a bare password is refused for it.
     assert!(stderr.contains("-a USER:PASSWORD"), "{stderr}");
     assert!(!stderr.contains("-a PASSWORD"), "{stderr}");
+}
+
+// ---------------------------------------------------------------------------------------
+// memcache_text: memcached -Y (an auth file), the credentials sent in a `set`.
+
+/// memcache_text with `-a USER:PASSWORD` against memcached -Y loads after authenticating
+/// (the server counts kvbench's GETs), a wrong password is one clear error, and against
+/// a memcached without -Y the credentials sent are never readable from the cache (they
+/// were stored as an ordinary item `kvbench-auth` any client could GET).
+#[test]
+fn text_protocol_authenticates_and_never_leaves_the_password_in_a_cache() {
+    let guarded = Memcached::start_text_auth("bench", "s3cret");
+    let text = |server: &Memcached, auth: &str| {
+        kvbench_at(
+            server.port,
+            &[
+                "-P",
+                "memcache_text",
+                "-t",
+                "1",
+                "-c",
+                "2",
+                "-n",
+                "100",
+                "--ratio=1:1",
+                "--hide-histogram",
+                "-a",
+                auth,
+            ],
+        )
+        .run()
+    };
+    let ok = text(&guarded, "bench:s3cret");
+    assert!(ok.status.success(), "{}", ok.describe());
+    assert_eq!(guarded.stats().get("cmd_get").copied(), Some(100));
+    let bad = text(&guarded, "bench:wrong");
+    assert_eq!(bad.status.code(), Some(1), "{}", bad.describe());
+    assert!(
+        bad.stderr_text()
+            .contains("authentication as user 'bench' failed"),
+        "{}",
+        bad.describe()
+    );
+
+    let open = Memcached::start();
+    let ran = text(&open, "bench:s3cret");
+    assert!(ran.status.success(), "{}", ran.describe());
+    assert_eq!(open.stats().get("cmd_get").copied(), Some(100));
+    // The harness asks: the item the credentials made is expired, never served.
+    assert_eq!(open.get("kvbench-auth"), None);
 }

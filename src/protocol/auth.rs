@@ -3,10 +3,10 @@
 //! ```text
 //! Redis            AUTH [user] password               (RESP array)
 //! memcache_binary  SASL AUTH, mechanism PLAIN, "\0user\0password"
-//! memcache_text    set kvbench-auth 0 0 <n>\r\nuser password\r\n   (memcached -Y)
+//! memcache_text    set kvbench-auth 0 -1 <n>\r\nuser password\r\n  (memcached -Y)
 //! ```
 
-use crate::protocol::{Protocol, memcache_binary, memcache_text, resp_encode};
+use crate::protocol::{Protocol, memcache_binary, resp_encode};
 
 /// Credentials: a bare password or `user:password`.
 #[derive(Clone, PartialEq, Eq)]
@@ -39,11 +39,17 @@ pub fn encode_auth(out: &mut Vec<u8>, protocol: Protocol, credentials: &Credenti
         },
         Protocol::MemcacheBinary => memcache_binary::encode_sasl_auth_plain(out, user, password, 0),
         Protocol::MemcacheText => {
-            let mut token = Vec::with_capacity(user.len() + 1 + password.len());
-            token.extend_from_slice(user);
-            token.push(b' ');
-            token.extend_from_slice(password);
-            memcache_text::encode_set(out, b"kvbench-auth", &token, 0);
+            // memcached -Y reads the credentials from the data and ignores the rest; a
+            // server without -Y stores an ordinary item, which the negative expiry makes
+            // expired at once, so the credentials are never readable from the cache.
+            let len = user.len() + 1 + password.len();
+            out.extend_from_slice(b"set kvbench-auth 0 -1 ");
+            out.extend_from_slice(itoa::Buffer::new().format(len).as_bytes());
+            out.extend_from_slice(b"\r\n");
+            out.extend_from_slice(user);
+            out.push(b' ');
+            out.extend_from_slice(password);
+            out.extend_from_slice(b"\r\n");
         }
     }
 }
@@ -82,6 +88,6 @@ mod tests {
     fn memcache_text_auth_is_a_set_of_user_and_password() {
         let mut out = Vec::new();
         encode_auth(&mut out, Protocol::MemcacheText, &creds(Some("u"), "pw"));
-        assert_eq!(out, b"set kvbench-auth 0 0 4\r\nu pw\r\n");
+        assert_eq!(out, b"set kvbench-auth 0 -1 4\r\nu pw\r\n");
     }
 }

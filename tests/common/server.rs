@@ -320,6 +320,11 @@ enum Mode {
         user: String,
         password: String,
     },
+    /// `-Y` with an auth file of one user (memcache_text authentication).
+    TextAuth {
+        user: String,
+        password: String,
+    },
 }
 
 /// A SASL database with one user in `dir`, and the `memcached.conf` pointing at it.
@@ -355,6 +360,8 @@ pub struct Memcached {
     /// Where the harness's own text requests go: `port`, or the plaintext listener of a
     /// TLS server (it sees the same items and counts TLS connections too).
     admin_port: u16,
+    /// `-Y`: the `set` that authenticates the harness's own connections, sent first.
+    admin_auth: Option<String>,
     child: Child,
     dir: PathBuf,
 }
@@ -398,6 +405,18 @@ impl Memcached {
         )
     }
 
+    /// `memcached -Y` with an auth file holding one user: memcache_text authentication
+    /// (the harness's own requests authenticate first).
+    pub fn start_text_auth(user: &str, password: &str) -> Self {
+        Self::launch(
+            &[],
+            &Mode::TextAuth {
+                user: user.to_string(),
+                password: password.to_string(),
+            },
+        )
+    }
+
     fn launch(args: &[&str], mode: &Mode) -> Self {
         let mut last_log = String::new();
         for _ in 0..START_ATTEMPTS {
@@ -410,6 +429,7 @@ impl Memcached {
                 Mode::Plain => "memcached",
                 Mode::Tls(_) => "memcached-tls",
                 Mode::Sasl { .. } => "memcached-sasl",
+                Mode::TextAuth { .. } => "memcached-auth",
             });
             let log = dir.join("memcached.log");
             let log_file = File::create(&log).expect("create memcached.log");
@@ -422,6 +442,11 @@ impl Memcached {
                 Mode::Sasl { user, password } => {
                     make_sasl_db(&dir, user, password);
                     cmd.arg("-S").env("SASL_CONF_PATH", &dir);
+                }
+                Mode::TextAuth { user, password } => {
+                    let file = dir.join("auth");
+                    fs::write(&file, format!("{user}:{password}\n")).expect("auth file written");
+                    cmd.arg("-Y").arg(&file);
                 }
             }
             cmd.args(["-p", &port.to_string(), "-l", "127.0.0.1"]);
@@ -440,9 +465,17 @@ impl Memcached {
                 .stdout(Stdio::from(log_file.try_clone().expect("clone log handle")))
                 .stderr(Stdio::from(log_file));
             let child = spawn_or_explain(&mut cmd, "memcached");
+            let admin_auth = match mode {
+                Mode::TextAuth { user, password } => Some(format!(
+                    "set kvbench-auth 0 0 {}\r\n{user} {password}\r\n",
+                    user.len() + 1 + password.len()
+                )),
+                _ => None,
+            };
             let mut server = Memcached {
                 port,
                 admin_port,
+                admin_auth,
                 child,
                 dir,
             };
@@ -485,6 +518,9 @@ impl Memcached {
     /// Send one text-protocol request and read until the reply ends with `terminator`.
     fn request(&self, req: &str, terminator: &[u8]) -> std::io::Result<String> {
         let mut stream = self.connect()?;
+        if let Some(auth) = &self.admin_auth {
+            stream.write_all(auth.as_bytes())?;
+        }
         stream.write_all(req.as_bytes())?;
         let mut reply = Vec::new();
         let mut buf = [0u8; 4096];
