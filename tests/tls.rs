@@ -364,6 +364,42 @@ fn client_certificate_required_tls13_and_tls12() {
     }
 }
 
+/// With `--reconnect-on-error --max-reconnect-attempts=2`, a failure that repeats on
+/// every connection after it came up (TLS 1.3 rejects a missing client certificate after
+/// the client's side of the handshake; a plain client on a TLS port is reset) ends the
+/// run after two attempts. Each connection reset the count as it came up, so the run
+/// retried at "attempt 1" for ever.
+#[test]
+fn repeated_failures_after_connecting_end_at_max_reconnect_attempts() {
+    let pki = TestPki::generate();
+    let server = RedisServer::start_tls(
+        &pki,
+        "server",
+        &["--tls-auth-clients", "yes", "--tls-protocols", "TLSv1.3"],
+    );
+    let retries = strings(&[
+        "-t",
+        "1",
+        "-c",
+        "1",
+        "-n",
+        "10",
+        "--reconnect-on-error",
+        "--max-reconnect-attempts=2",
+    ]);
+    for (extra, needle) in [
+        (tls_args(&pki), "the server requires a client certificate"),
+        (Vec::new(), "if this port expects TLS"),
+    ] {
+        let out = common::kvbench_at(server.port, &["--hide-histogram"])
+            .args(&concat(&[retries.clone(), extra]))
+            .timeout(Duration::from_secs(60))
+            .run();
+        let line = assert_failure(&out, &[needle, "gave up after 2 reconnect attempts"]);
+        assert!(!line.is_empty());
+    }
+}
+
 #[test]
 fn client_certificate_from_another_ca_is_rejected_by_the_server() {
     let pki = TestPki::generate();
@@ -567,6 +603,37 @@ fn connection_timeout_bounds_the_tls_handshake() {
     assert!(took < Duration::from_secs(8), "took {took:?}");
 }
 
+/// A server certificate of X.509 version 1 (`openssl x509 -req` without extensions) is
+/// refused in words, not as rustls's `Other(OtherError(UnsupportedCertVersion))`, and
+/// `--tls-skip-verify` connects anyway.
+#[test]
+fn a_version_1_server_certificate_is_named_in_words() {
+    let pki = TestPki::generate();
+    let server = RedisServer::start_tls(&pki, "server-v1", &["--tls-auth-clients", "no"]);
+    let out = common::kvbench_at(server.port, &["--hide-histogram"])
+        .args(&concat(&[load_args(1), tls_args(&pki)]))
+        .run();
+    let line = assert_failure(
+        &out,
+        &[
+            "the server's certificate is X.509 version 1, not 3",
+            "--tls-skip-verify",
+        ],
+    );
+    assert!(!line.contains("Error("), "{line}");
+    let skip = concat(&[
+        load_args(1),
+        tls_args(&pki),
+        strings(&["--tls-skip-verify"]),
+    ]);
+    assert_success(
+        &common::kvbench_at(server.port, &["--hide-histogram"])
+            .args(&skip)
+            .run(),
+    );
+    assert_eq!(server.commandstats().get("set").copied(), Some(TOTAL / 2));
+}
+
 #[test]
 fn plaintext_client_on_tls_port_says_add_tls() {
     let pki = TestPki::generate();
@@ -594,7 +661,22 @@ fn pem_problems_are_one_line_usage_errors_naming_the_file() {
     let pki = TestPki::generate();
     let port = common::closed_port();
     let missing = pki.file("missing.pem");
+    // The CA and the start of a second certificate cut short.
+    let truncated = pki.file("truncated.pem");
+    let ca = std::fs::read_to_string(pki.file("ca.pem")).unwrap();
+    std::fs::write(
+        &truncated,
+        format!("{ca}-----BEGIN CERTIFICATE-----\nZZZZ\n"),
+    )
+    .unwrap();
     let cases: Vec<(Vec<String>, Vec<String>)> = vec![
+        (
+            strings(&["--cacert", &truncated]),
+            strings(&[
+                "is not valid PEM: a CERTIFICATE section has no -----END CERTIFICATE----- line",
+                &truncated,
+            ]),
+        ),
         (
             strings(&["--cacert", &missing]),
             strings(&["cannot read --cacert file", &missing, "no such file"]),

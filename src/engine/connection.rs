@@ -270,7 +270,14 @@ impl Connection {
     }
 
     /// Counts one more failed attempt since the last good connection; returns the count.
+    /// A good connection is one the server answered a request on: one that failed before
+    /// that (a TLS 1.3 server rejecting the client's certificate after the handshake, a
+    /// TLS port resetting a plain client) is one more attempt, so
+    /// `--max-reconnect-attempts` ends a mistake that repeats on every connection.
     pub fn count_attempt(&mut self) -> u32 {
+        if self.sent_on_connection > self.inflight.len() as u64 {
+            self.attempts = 0;
+        }
         self.attempts += 1;
         self.attempts
     }
@@ -383,7 +390,6 @@ impl Connection {
     fn become_ready(&mut self) {
         self.phase = Phase::Ready;
         self.phase_timer = None;
-        self.attempts = 0;
     }
 
     /// Whether one more request may go out now: ready, the pipeline not full, and (with

@@ -97,7 +97,17 @@ fn explain_cert(settings: &TlsSettings, flags: &FlagNames, problem: &Certificate
         CertificateError::InvalidPurpose | CertificateError::InvalidPurposeContext { .. } => {
             format!("the certificate is not for TLS servers (extended key usage); {skip}")
         }
-        other => format!("{other:?}; {skip}"),
+        // rustls names a version-1 certificate only in its debug text
+        // (`Other(OtherError(UnsupportedCertVersion))`); `openssl x509 -req` without an
+        // extensions file makes one, and OpenSSL clients take it, so say it in words.
+        other => match format!("{other:?}") {
+            text if text.contains("UnsupportedCertVersion") => format!(
+                "the server's certificate is X.509 version 1, not 3 (as `openssl x509 -req` \
+                 without -extfile makes it); reissue it with extensions (subjectAltName) or \
+                 {skip}"
+            ),
+            text => format!("{text}; {skip}"),
+        },
     }
 }
 

@@ -72,6 +72,8 @@ impl TestPki {
         // A client certificate without extensions: OpenSSL makes it X.509 v1, which
         // rustls does not take (the "--cert file" refusal).
         pki.issue_v1("client-v1", "kvbench-client-v1");
+        // A server certificate made the same way (no subjectAltName either).
+        pki.issue_v1("server-v1", "localhost");
         // The client key again, encrypted, for the "encrypted key" refusal.
         pki.openssl(&[
             "pkey",

@@ -109,7 +109,8 @@ pub fn build(flags: &TlsFlags) -> Result<TlsSettings, String> {
 }
 
 /// `--tls-skip-verify`: accepts any certificate chain and any name, but still checks the
-/// handshake signatures, so the connection is at least bound to the key the server showed.
+/// handshake signatures where the certificate can be read, so the connection is at least
+/// bound to the key the server showed.
 #[derive(Debug)]
 struct SkipVerify {
     algorithms: WebPkiSupportedAlgorithms,
@@ -133,7 +134,12 @@ impl ServerCertVerifier for SkipVerify {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, TlsError> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
+        unreadable_taken(rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.algorithms,
+        ))
     }
 
     fn verify_tls13_signature(
@@ -142,11 +148,32 @@ impl ServerCertVerifier for SkipVerify {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, TlsError> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
+        unreadable_taken(rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.algorithms,
+        ))
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.algorithms.supported_schemes()
+    }
+}
+
+/// A signature check that could not read the certificate (an X.509 version 1 one, which
+/// webpki does not parse, as `openssl x509 -req` without extensions makes) passes under
+/// `--tls-skip-verify`, as OpenSSL-based tools' `--insecure` does: with any certificate
+/// taken, binding the handshake to one that cannot be read proves nothing more. A
+/// signature that does not match its key still fails.
+fn unreadable_taken(
+    checked: Result<HandshakeSignatureValid, TlsError>,
+) -> Result<HandshakeSignatureValid, TlsError> {
+    match checked {
+        Err(TlsError::InvalidCertificate(
+            rustls::CertificateError::Other(_) | rustls::CertificateError::BadEncoding,
+        )) => Ok(HandshakeSignatureValid::assertion()),
+        other => other,
     }
 }
 
@@ -223,7 +250,19 @@ fn os_text(err: &std::io::Error) -> String {
 }
 
 fn pem_problem(flag: &str, path: &str, err: &pem::Error) -> String {
-    format!("{flag} file '{path}' is not valid PEM: {err}")
+    // The library's own text shows markers and lines as lists of byte values.
+    let why = match err {
+        pem::Error::MissingSectionEnd { end_marker } => format!(
+            "a {label} section has no -----END {label}----- line: the file is cut short",
+            label = String::from_utf8_lossy(end_marker).trim()
+        ),
+        pem::Error::IllegalSectionStart { line } => format!(
+            "a section starts with a malformed line ({})",
+            String::from_utf8_lossy(line).trim()
+        ),
+        other => other.to_string(),
+    };
+    format!("{flag} file '{path}' is not valid PEM: {why}")
 }
 
 /// All certificates of a PEM file, in order; none is an error naming the file.
