@@ -36,6 +36,11 @@ fn manifests_validate_against_the_kubernetes_schemas() {
         "name: KVBENCH_AUTH",
         "secretKeyRef:",
         "command: [\"kvbench-shard\"]",
+        // The Pod Security "restricted" standard's container settings.
+        "runAsNonRoot: true",
+        "allowPrivilegeEscalation: false",
+        "drop: [\"ALL\"]",
+        "type: RuntimeDefault",
     ] {
         assert!(job.contains(needle), "job.yaml lacks {needle:?}");
     }
@@ -209,4 +214,71 @@ fn collect_refuses_a_job_with_a_shard_missing() {
         "{stderr}"
     );
     assert!(dir.file("results/shard-2.json").exists());
+}
+
+/// A stop reaches kvbench through kvbench-shard: SIGTERM to the script (as Kubernetes
+/// sends the container's PID 1 on `kubectl delete job`) stops kvbench at once, and the
+/// partial result still comes out between the markers. The script ran kvbench in the
+/// foreground, so as PID 1 it ignored SIGTERM (and elsewhere it died at once, leaving
+/// kvbench running and printing nothing).
+#[test]
+fn kvbench_shard_passes_a_stop_on_and_prints_the_partial_result() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let server = RedisServer::start();
+    let mut child = Command::new("sh")
+        .arg(repo().join("deploy/kvbench-shard"))
+        .args([
+            "--shard=0/1",
+            "-s",
+            "127.0.0.1",
+            "-p",
+            &server.port.to_string(),
+        ])
+        .args(["-t", "1", "-c", "1", "--test-time=60", "--hide-histogram"])
+        .env("KVBENCH", env!("CARGO_BIN_EXE_kvbench"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kvbench-shard starts");
+    common::wait_until("load on the server", common::CONDITION_TIMEOUT, || {
+        server.calls() > 100
+    });
+    let started = std::time::Instant::now();
+    // SAFETY: kill(2) on the PID of the shell this test spawned and has not reaped.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) },
+        0
+    );
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    let status = child.wait().expect("the script ends");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the stop waited for the 60 s run"
+    );
+    assert_eq!(
+        status.code(),
+        Some(143),
+        "kvbench's status for SIGTERM: {stdout}"
+    );
+    assert!(
+        stdout.starts_with("-----BEGIN KVBENCH RESULT 0/1-----\n"),
+        "{stdout}"
+    );
+    let json = stdout
+        .trim_start_matches("-----BEGIN KVBENCH RESULT 0/1-----\n")
+        .trim_end()
+        .trim_end_matches("-----END KVBENCH RESULT-----");
+    let doc: serde_json::Value = serde_json::from_str(json).expect("the result is JSON");
+    let runtime = &doc["ALL STATS"]["Runtime"];
+    assert_eq!(runtime["Interrupted"], "true", "{runtime}");
+    let count = doc["ALL STATS"]["Totals"]["Count"].as_u64().unwrap_or(0);
+    assert!(count > 0 && server.calls() >= count);
 }
