@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::python::{PY_LOG_SUMS, PY_UNION, figures, python, python_hdrh};
-use common::{CONDITION_TIMEOUT, KVBENCH_TIMEOUT, RedisServer, TestDir, kvbench, kvbench_at};
+use common::{
+    CONDITION_TIMEOUT, KVBENCH_TIMEOUT, RedisServer, TestDir, kvbench, kvbench_at, wait_until,
+};
 
 const SHARDS: u32 = 3;
 const KEYS: u64 = 3000;
@@ -469,4 +471,45 @@ fn a_shard_stopped_before_its_start_does_not_stretch_the_merge() {
         seconds(&ran),
         "merged series against the shard's"
     );
+}
+
+/// A connection whose handshake ends after `--start-at` (here the server is stopped
+/// across the start time, so AUTH is answered late) starts late and says so: the run
+/// used to begin in silence with its first second empty.
+#[test]
+fn a_handshake_that_ends_after_the_start_time_is_said() {
+    let server = RedisServer::start_with(&["--requirepass", "s3cret"]);
+    let pid = server.pid() as libc::pid_t;
+    // SAFETY: kill(2) on the PID of the server this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    let start = SystemTime::now() + Duration::from_secs(2);
+    let start_ms = epoch_ms(start);
+    let start_arg = format!("--start-at={}.{:03}", start_ms / 1000, start_ms % 1000);
+    let run = kvbench_at(
+        server.port,
+        &["-t", "1", "-c", "1", "--test-time=2", "-a", "s3cret"],
+    )
+    .args(&[start_arg.as_str(), "--hide-histogram"])
+    .with_json()
+    .spawn();
+    run.wait_for_stderr("Connecting now, starting at");
+    wait_until("half a second past the start", CONDITION_TIMEOUT, || {
+        SystemTime::now() > start + Duration::from_millis(500)
+    });
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    let out = run.wait(CONDITION_TIMEOUT);
+    assert!(out.status.success(), "{}", out.describe());
+    let stderr = out.stderr_text();
+    assert!(
+        stderr.contains("warning: the connection to 127.0.0.1:")
+            && stderr.contains(
+                "s after the start time: this client's first requests went out that late"
+            ),
+        "{stderr}"
+    );
+    let count = out.json()["ALL STATS"]["Totals"]["Count"]
+        .as_u64()
+        .unwrap_or(0);
+    assert!(count > 0, "{}", out.describe());
 }

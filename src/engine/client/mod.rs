@@ -201,9 +201,15 @@ pub struct Client {
     txn: Transaction,
     /// Connected early for a start time: no request goes out before it.
     hold: Option<Instant>,
+    /// That start time, until the first connection is ready: one ready well after it
+    /// (a slow handshake) is said, as its first requests go out late.
+    start_time: Option<Instant>,
     /// The plain closed loop (see `plain`): decided once, when the client is made.
     plain: bool,
 }
+
+/// A connection ready this long after a start time it connected early for is said.
+const LATE_FOR_THE_START: Duration = Duration::from_millis(100);
 
 impl Client {
     /// A client in worker slot `slot` (client `index` of all threads') that starts
@@ -349,6 +355,7 @@ impl Client {
                 .map(|_| Box::default()),
             txn: Transaction::default(),
             hold: None,
+            start_time: None,
             plain: false,
         };
         client.plain = client.is_plain();
@@ -362,6 +369,7 @@ impl Client {
     /// as usual, then waits.
     pub fn hold_until(&mut self, at: Instant) {
         self.hold = Some(at);
+        self.start_time = Some(at);
     }
 
     /// This client's per-client series, taken at the end of the run.
@@ -667,6 +675,17 @@ impl Client {
         // In open loop the positions that fell due while the connection was down are
         // sent now, late, and counted so: the schedule does not pause for a reconnect.
         debug_log!(1, "connection to {} ready", self.conns[i].peer());
+        if let Some(planned) = self.start_time.take() {
+            let late = Instant::now().saturating_duration_since(planned);
+            if late > LATE_FOR_THE_START {
+                ctx.errors.report(format_args!(
+                    "warning: the connection to {} was ready {:.3} s after the start time: \
+                     this client's first requests went out that late",
+                    self.conns[i].peer(),
+                    late.as_secs_f64()
+                ));
+            }
+        }
         // Ready after the deadline (a stall across it, after the poll's clock reading):
         // nothing goes out on it, as after a read past the deadline.
         ctx.time_up |= ctx.deadline.is_some_and(|d| Instant::now() >= d);
