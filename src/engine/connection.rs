@@ -152,6 +152,8 @@ pub struct Connection {
     /// The server has sent bytes on this connection, on any of its sockets (it speaks, or
     /// spoke, the protocol: a reconnect does not make it a stranger).
     heard: bool,
+    /// The server has sent bytes on this socket (since the last reset).
+    answered: bool,
     /// The token the socket is registered under.
     token: Token,
     /// Whether the socket is polled for writing as well as reading: while connecting,
@@ -190,6 +192,7 @@ impl Connection {
             answer: None,
             last_progress: Instant::now(),
             heard: false,
+            answered: false,
             token: Token(0),
             write_interest: true,
         }
@@ -270,12 +273,12 @@ impl Connection {
     }
 
     /// Counts one more failed attempt since the last good connection; returns the count.
-    /// A good connection is one the server answered a request on: one that failed before
-    /// that (a TLS 1.3 server rejecting the client's certificate after the handshake, a
-    /// TLS port resetting a plain client) is one more attempt, so
-    /// `--max-reconnect-attempts` ends a mistake that repeats on every connection.
+    /// A good connection is one the server sent something on: one that failed before that
+    /// (a TLS 1.3 server rejecting the client's certificate after the handshake, a TLS
+    /// port resetting a plain client) is one more attempt, so `--max-reconnect-attempts`
+    /// ends a mistake that repeats on every connection.
     pub fn count_attempt(&mut self) -> u32 {
-        if self.sent_on_connection > self.inflight.len() as u64 {
+        if self.answered {
             self.attempts = 0;
         }
         self.attempts += 1;
@@ -337,6 +340,7 @@ impl Connection {
         self.rend = 0;
         self.codec = Codec::new(plan.server.protocol);
         self.sent_on_connection = 0;
+        self.answered = false;
     }
 
     /// While connecting: checks the connect finished, then queues the handshake.
@@ -503,6 +507,7 @@ impl Connection {
                     let at = ready_at.unwrap_or_else(Stamp::now);
                     self.last_progress = at.at;
                     self.heard = true;
+                    self.answered = true;
                     return Ok(Some((n, space, at)));
                 }
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(None),

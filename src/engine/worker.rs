@@ -665,7 +665,7 @@ impl Worker {
                 self.topology.as_deref(),
             );
             if self.connect_from < self.run_start {
-                client.hold_until(self.run_start);
+                client.hold_until(self.run_start, starts[slot]);
             }
             slots.clients.push(Some(client));
             slots.arm(slot);

@@ -206,7 +206,7 @@ fn diagnose(
         return None;
     }
     let due = health.sent + health.unsent_at_end;
-    if (health.unfinished() as f64) < due as f64 * (1.0 - REACHED) {
+    if due == 0 || (health.unfinished() as f64) < due as f64 * (1.0 - REACHED) {
         return Some(Behind::ScheduleShort { due });
     }
     let slots = capacity.connections.max(1) * capacity.pipeline.max(1);

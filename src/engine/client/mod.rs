@@ -366,10 +366,11 @@ impl Client {
     }
 
     /// Sends nothing before `at` (a start time): the client connects and authenticates
-    /// as usual, then waits.
-    pub fn hold_until(&mut self, at: Instant) {
+    /// as usual, then waits. `connects_at`: when it starts connecting; one that starts
+    /// before `at` is expected ready by then (a ramp's later clients are not).
+    pub fn hold_until(&mut self, at: Instant, connects_at: Instant) {
         self.hold = Some(at);
-        self.start_time = Some(at);
+        self.start_time = (connects_at < at).then_some(at);
     }
 
     /// This client's per-client series, taken at the end of the run.
