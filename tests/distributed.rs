@@ -479,9 +479,7 @@ fn a_shard_stopped_before_its_start_does_not_stretch_the_merge() {
 #[test]
 fn a_handshake_that_ends_after_the_start_time_is_said() {
     let server = RedisServer::start_with(&["--requirepass", "s3cret"]);
-    let pid = server.pid() as libc::pid_t;
-    // SAFETY: kill(2) on the PID of the server this test started and has not reaped.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    server.signal(libc::SIGSTOP);
     let start = SystemTime::now() + Duration::from_secs(2);
     let start_ms = epoch_ms(start);
     let start_arg = format!("--start-at={}.{:03}", start_ms / 1000, start_ms % 1000);
@@ -496,8 +494,7 @@ fn a_handshake_that_ends_after_the_start_time_is_said() {
     wait_until("half a second past the start", CONDITION_TIMEOUT, || {
         SystemTime::now() > start + Duration::from_millis(500)
     });
-    // SAFETY: as above.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    server.signal(libc::SIGCONT);
     let out = run.wait(CONDITION_TIMEOUT);
     assert!(out.status.success(), "{}", out.describe());
     let stderr = out.stderr_text();

@@ -361,12 +361,10 @@ fn a_server_frozen_to_the_end_is_said_to_have_stopped() {
     wait_until("2000 requests answered", CONDITION_TIMEOUT, || {
         set_get_calls(&server) >= 2000
     });
-    let pid = server.pid() as libc::pid_t;
-    // SAFETY: kill(2) on the PID of the server this test started and has not reaped.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    server.signal(libc::SIGSTOP);
     let out = run.wait(Duration::from_secs(60));
-    // SAFETY: as above; it must run again to be stopped cleanly.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    // It must run again to be stopped cleanly.
+    server.signal(libc::SIGCONT);
     assert!(out.status.success(), "{}", out.describe());
     let json = out.json();
     let schedule = &json["ALL STATS"]["Schedule"];

@@ -520,6 +520,19 @@ fn sample_value(text: &str, prefix: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// The address a running kvbench's endpoint announced on stderr.
+fn endpoint_address(run: &common::Background) -> SocketAddr {
+    let line = "Prometheus exporter listening on http://";
+    run.wait_for_stderr(line);
+    let stderr = run.stderr_so_far();
+    stderr
+        .lines()
+        .find_map(|l| l.strip_prefix(line))
+        .and_then(|rest| rest.strip_suffix("/metrics"))
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("no address in {stderr}"))
+}
+
 /// A real run with `--prometheus-port=0`: the endpoint answers while it runs, its counters
 /// move, promtool accepts the text, and the scraped SET total agrees with the server's
 /// `INFO commandstats`: exactly, once the server holds every SET (`CLIENT PAUSE WRITE`)
@@ -547,15 +560,7 @@ fn a_real_run_is_scraped_and_agrees_with_the_server() {
     )
     .with_json()
     .spawn();
-    let line = "Prometheus exporter listening on http://";
-    run.wait_for_stderr(line);
-    let stderr = run.stderr_so_far();
-    let addr: SocketAddr = stderr
-        .lines()
-        .find_map(|l| l.strip_prefix(line))
-        .and_then(|rest| rest.strip_suffix("/metrics"))
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("no address in {stderr}"));
+    let addr = endpoint_address(&run);
     assert!(addr.ip().is_loopback() && addr.port() != 0, "{addr}");
 
     let set = "memtier_ops_total{command=\"SET\",test=\"e2e\"}";
@@ -629,15 +634,7 @@ fn the_connections_gauge_counts_connections_up() {
     )
     .with_json()
     .spawn();
-    let line = "Prometheus exporter listening on http://";
-    run.wait_for_stderr(line);
-    let stderr = run.stderr_so_far();
-    let addr: SocketAddr = stderr
-        .lines()
-        .find_map(|l| l.strip_prefix(line))
-        .and_then(|rest| rest.strip_suffix("/metrics"))
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("no address in {stderr}"));
+    let addr = endpoint_address(&run);
     let mut text = String::new();
     wait_until("two connections up on the endpoint", DEADLINE, || {
         text = scrape(addr);

@@ -215,15 +215,6 @@ fn a_replica_that_stopped_replicating_gives_timeouts_not_a_hang() {
     thread::yield_now();
 }
 
-/// Sends SIGSTOP or SIGCONT to the server this test started.
-fn signal(server: &RedisServer, signal: libc::c_int) {
-    // SAFETY: kill(2) on the PID of a server this test started and has not reaped.
-    assert_eq!(
-        unsafe { libc::kill(server.pid() as libc::pid_t, signal) },
-        0
-    );
-}
-
 /// A replica that stops answering (SIGSTOP: it accepts and never replies) gives timeouts
 /// after `--visibility-timeout`, and neither holds the end of a `-n` run until
 /// `--reply-timeout` nor ends a timed run with a "no reply" error: the polls have their
@@ -231,7 +222,7 @@ fn signal(server: &RedisServer, signal: libc::c_int) {
 #[test]
 fn a_replica_that_stops_answering_gives_timeouts_not_an_error() {
     let (primary, replica) = pair();
-    signal(&replica, libc::SIGSTOP);
+    replica.signal(libc::SIGSTOP);
     let port = primary.port.to_string();
     let from = replica.addr();
     let counted = kvbench(&args(
@@ -266,7 +257,7 @@ fn a_replica_that_stops_answering_gives_timeouts_not_an_error() {
     .timeout(Duration::from_secs(60))
     .with_json()
     .run();
-    signal(&replica, libc::SIGCONT);
+    replica.signal(libc::SIGCONT);
     assert!(counted.status.success(), "{}", counted.describe());
     let json = counted.json();
     let vis = visibility(&json);

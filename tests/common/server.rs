@@ -211,6 +211,12 @@ impl RedisServer {
         self.child.id()
     }
 
+    /// Sends `signal` to the server (SIGSTOP and SIGCONT: a stalled host).
+    pub fn signal(&self, signal: libc::c_int) {
+        // SAFETY: kill(2) on the PID of a server this harness started and has not reaped.
+        assert_eq!(unsafe { libc::kill(self.pid() as libc::pid_t, signal) }, 0);
+    }
+
     /// Every command call the server counted (`INFO commandstats`, all commands).
     pub fn calls(&self) -> u64 {
         self.commandstats().values().sum()

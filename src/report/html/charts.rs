@@ -7,7 +7,10 @@
 
 use hdrhistogram::Histogram;
 
-use super::model::{RateSweep, Row, Run, SecondPoint, SweepStep, is_totals_name, same_row_name};
+use super::model::{
+    RateSweep, Row, Run, SecondPoint, SweepStep, is_totals_name, names_in_table_order,
+    same_row_name,
+};
 use super::numbers::rate_text;
 use super::svg::{self, Chart, GREY, Mark, Series, Stroke, XScale};
 use crate::results::value_at_percentile_us;
@@ -23,17 +26,7 @@ const MARKED_PERCENTILES: [f64; 6] = [50.0, 90.0, 99.0, 99.9, 99.99, 99.999];
 
 /// The row names of all runs in table order (first seen first, `Totals` last).
 pub fn row_names(runs: &[Run]) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for row in runs.iter().flat_map(|r| &r.rows) {
-        if !names.iter().any(|n| same_row_name(n, &row.name)) {
-            names.push(row.name.clone());
-        }
-    }
-    if let Some(i) = names.iter().position(|n| is_totals_name(n)) {
-        let totals = names.remove(i);
-        names.push(totals);
-    }
-    names
+    names_in_table_order(runs.iter().flat_map(|r| &r.rows))
 }
 
 /// Row names for charts: `Totals` first (the headline), then the commands.

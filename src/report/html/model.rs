@@ -183,6 +183,22 @@ impl Row {
     }
 }
 
+/// The names of `rows` (several runs' rows of one kind), each command once in the order
+/// first seen, whatever tool spelled it, and `Totals` last: the order of the page's tables.
+pub fn names_in_table_order<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for row in rows {
+        if !names.iter().any(|n| same_row_name(n, &row.name)) {
+            names.push(row.name.clone());
+        }
+    }
+    if let Some(i) = names.iter().position(|n| is_totals_name(n)) {
+        let totals = names.remove(i);
+        names.push(totals);
+    }
+    names
+}
+
 /// Whether a row name is the `Totals` row's (compared case-insensitively).
 pub fn is_totals_name(name: &str) -> bool {
     name.eq_ignore_ascii_case("totals")

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::escape;
-use super::model::{Row, Run, is_totals_name, same_row_name};
+use super::model::{Row, Run, names_in_table_order, same_row_name};
 use super::numbers::{count_text, ms_text, rate_text};
 use super::section::swatch;
 
@@ -76,19 +76,9 @@ fn render_service(out: &mut String, runs: &[Run], labels: &[String]) {
          <th>p50 (ms)</th><th>p99 (ms)</th><th>p99.9 (ms)</th><th>Count</th></tr></thead>\n\
          <tbody>\n",
     );
-    let mut names: Vec<&str> = Vec::new();
-    for row in runs.iter().flat_map(|r| &r.service) {
-        if !names.iter().any(|n| same_row_name(n, &row.name)) {
-            names.push(&row.name);
-        }
-    }
-    if let Some(i) = names.iter().position(|n| is_totals_name(n)) {
-        let totals = names.remove(i);
-        names.push(totals);
-    }
-    for name in names {
+    for name in names_in_table_order(runs.iter().flat_map(|r| &r.service)) {
         for (i, run) in runs.iter().enumerate() {
-            if let Some(row) = run.service.iter().find(|r| same_row_name(&r.name, name)) {
+            if let Some(row) = run.service.iter().find(|r| same_row_name(&r.name, &name)) {
                 service_line(out, row, i, &labels[i]);
             }
         }
