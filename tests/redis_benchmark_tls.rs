@@ -263,3 +263,57 @@ fn tls12_ciphers_choose_the_servers_a_handshake_works_with() {
         run.describe()
     );
 }
+
+/// `--tls` against a plaintext port: redis-benchmark's "Could not connect" line, saying
+/// what to change, once the server-configuration query's handshake has waited its 5 s;
+/// no test starts (it would wait again). Before, the query's failure was only a warning
+/// and the first test's handshake waited another 10 s.
+#[test]
+fn a_plaintext_port_ends_the_run_at_the_first_handshake() {
+    let server = RedisServer::start();
+    server.config_resetstat();
+    let started = Instant::now();
+    let run = mine(&args_for(
+        &server,
+        &["--tls".to_string(), "--insecure".to_string()],
+        &["-t", "get", "-n", "100", "-q"],
+    ));
+    let took = started.elapsed();
+    assert_eq!(run.status.code(), Some(1), "{}", run.describe());
+    let err = run.stderr_text();
+    let expected = format!(
+        "Could not connect to Redis at 127.0.0.1:{}: TLS handshake failed: no TLS answer \
+         within 5 s; is this a plaintext port? drop --tls",
+        server.port
+    );
+    assert_eq!(err.trim(), expected, "{}", run.describe());
+    // One handshake's wait, not two (15 s before).
+    assert!(took < Duration::from_secs(12), "took {took:?}");
+    let stats = server.commandstats();
+    assert_eq!(stats.get("get"), None, "{stats:?}");
+}
+
+/// A port nothing listens on: redis-benchmark's line and status 1 at once (the real
+/// redis-benchmark 7.0 prints the line, then spins on the refused connection forever).
+#[test]
+fn a_refused_connection_is_one_line() {
+    let port = common::free_port();
+    let run = mine(&[
+        "-h".to_string(),
+        "127.0.0.1".to_string(),
+        "-p".to_string(),
+        port.to_string(),
+        "-t".to_string(),
+        "get".to_string(),
+        "-n".to_string(),
+        "10".to_string(),
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{}", run.describe());
+    assert_eq!(
+        run.stderr_text().trim(),
+        format!("Could not connect to Redis at 127.0.0.1:{port}: connection refused"),
+        "{}",
+        run.describe()
+    );
+    assert!(run.stdout_text().is_empty(), "{}", run.describe());
+}

@@ -17,7 +17,7 @@ use std::time::Duration;
 use crate::engine::deadline_stream::DeadlineStream;
 use crate::engine::failure::describe;
 use crate::engine::tls;
-use crate::plan::{Endpoint, Plan, TlsSettings};
+use crate::plan::{Endpoint, Plan};
 use crate::protocol::decimal;
 use crate::protocol::resp::RespDecoder;
 use crate::protocol::resp_value::{Value, value};
@@ -275,7 +275,12 @@ pub fn discover(plan: &Plan) -> Result<Topology, String> {
                 session.complete_io(&mut stream).map_err(|e| {
                     format!(
                         "TLS handshake with {peer} failed: {}",
-                        handshake_problem(plan, tls, &e)
+                        tls::blocking_handshake_problem(
+                            tls,
+                            plan.names,
+                            &e,
+                            discovery_timeout(plan)
+                        )
                     )
                 })?;
             }
@@ -284,25 +289,6 @@ pub fn discover(plan: &Plan) -> Result<Topology, String> {
             ask_slots(&mut stream, plan, host, &peer)
         }
         None => ask_slots(&mut stream, plan, host, &peer),
-    }
-}
-
-/// What went wrong in the discovery's TLS handshake, as a sentence that says what to
-/// change: silence until the timeout is a plaintext port; a rustls error is explained as
-/// the event loops explain it.
-fn handshake_problem(plan: &Plan, settings: &TlsSettings, err: &io::Error) -> String {
-    if matches!(
-        err.kind(),
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-    ) {
-        return tls::no_answer(discovery_timeout(plan), plan.names);
-    }
-    match err
-        .get_ref()
-        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-    {
-        Some(tls_err) => tls::explain(settings, plan.names, tls_err),
-        None => describe(err),
     }
 }
 

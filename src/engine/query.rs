@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use crate::engine::deadline_stream::DeadlineStream;
 use crate::engine::failure::describe;
+use crate::engine::tls;
 use crate::plan::{Endpoint, Plan};
 use crate::protocol::resp::RespDecoder;
 use crate::protocol::resp_value::{Value, value};
@@ -26,21 +27,42 @@ use crate::protocol::{Decode, Protocol, encode_auth, resp_encode};
 /// included).
 const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Why a query got no answers, in one line naming the server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QueryError {
+    /// No conversation could begin: the connection to `peer` or its TLS handshake
+    /// failed, for the reason `why` (a caller that is about to connect the same way can
+    /// stop here).
+    Unreachable { peer: String, why: String },
+    /// Connected, but the exchange failed (no answer in time, a broken reply, a refused
+    /// AUTH).
+    Failed(String),
+}
+
+impl std::fmt::Display for QueryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            QueryError::Unreachable { peer, why } => write!(f, "cannot connect to {peer}: {why}"),
+            QueryError::Failed(why) => f.write_str(why),
+        }
+    }
+}
+
 /// Sends `commands` (each a list of arguments) to `endpoint`, after AUTH when the plan
 /// has credentials, and returns the reply to each command as RESP bytes (an error reply
-/// is returned as such; a refused AUTH is an `Err`). `Err` is one line naming the server.
+/// is returned as such; a refused AUTH is an `Err`).
 pub fn query(
     plan: &Plan,
     endpoint: &Endpoint,
     commands: &[&[&[u8]]],
-) -> Result<Vec<Vec<u8>>, String> {
+) -> Result<Vec<Vec<u8>>, QueryError> {
     let (auth, replies) = query_with_auth(plan, endpoint, commands)?;
     if let Some((Value::Error(e), _)) = auth.as_deref().and_then(value) {
-        return Err(format!(
+        return Err(QueryError::Failed(format!(
             "authentication with {} failed: {}",
             endpoint.name(),
             String::from_utf8_lossy(e)
-        ));
+        )));
     }
     Ok(replies)
 }
@@ -55,7 +77,7 @@ pub fn query_with_auth(
     plan: &Plan,
     endpoint: &Endpoint,
     commands: &[&[&[u8]]],
-) -> Result<Answered, String> {
+) -> Result<Answered, QueryError> {
     let peer = endpoint.name();
     let mut request = Vec::new();
     let auth = plan.server.credentials.is_some();
@@ -66,30 +88,43 @@ pub fn query_with_auth(
         resp_encode::encode_command(&mut request, command);
     }
     let replies = commands.len() + usize::from(auth);
-    let connect_failed = |e: std::io::Error| format!("cannot connect to {peer}: {}", describe(&e));
+    let unreachable = |why: String| QueryError::Unreachable {
+        peer: peer.clone(),
+        why,
+    };
+    let connect_failed = |e: std::io::Error| unreachable(describe(&e));
     let buf = match endpoint {
         Endpoint::Unix(path) => {
             let stream = UnixStream::connect(path).map_err(connect_failed)?;
             let mut stream = DeadlineStream::new(stream, QUERY_TIMEOUT);
-            exchange(&mut stream, &request, replies, &peer)?
+            exchange(&mut stream, &request, replies, &peer).map_err(QueryError::Failed)?
         }
         Endpoint::Tcp { addr, .. } => {
             let stream = TcpStream::connect_timeout(addr, QUERY_TIMEOUT).map_err(connect_failed)?;
             let _ = stream.set_nodelay(true);
-            let stream = DeadlineStream::new(stream, QUERY_TIMEOUT);
+            let mut stream = DeadlineStream::new(stream, QUERY_TIMEOUT);
             match &plan.server.tls {
                 Some(tls) => {
-                    let session = rustls::ClientConnection::new(
+                    let mut session = rustls::ClientConnection::new(
                         Arc::clone(&tls.client_config),
                         tls.server_name.clone(),
                     )
-                    .map_err(|e| format!("TLS with {peer} failed: {e}"))?;
+                    .map_err(|e| unreachable(format!("TLS failed: {e}")))?;
+                    // The handshake on its own, so that a plaintext port (silent until
+                    // the deadline) or a refused certificate reads as what it is.
+                    while session.is_handshaking() {
+                        session.complete_io(&mut stream).map_err(|e| {
+                            let why =
+                                tls::blocking_handshake_problem(tls, plan.names, &e, QUERY_TIMEOUT);
+                            unreachable(format!("TLS handshake failed: {why}"))
+                        })?;
+                    }
+                    stream.restart();
                     let mut stream = rustls::StreamOwned::new(session, stream);
-                    exchange(&mut stream, &request, replies, &peer)?
+                    exchange(&mut stream, &request, replies, &peer).map_err(QueryError::Failed)?
                 }
                 None => {
-                    let mut stream = stream;
-                    exchange(&mut stream, &request, replies, &peer)?
+                    exchange(&mut stream, &request, replies, &peer).map_err(QueryError::Failed)?
                 }
             }
         }
@@ -190,9 +225,31 @@ mod tests {
             addr,
         };
         let err = query(&plan, &endpoint, &[&[b"PING"]]).unwrap_err();
+        assert!(matches!(err, QueryError::Failed(_)), "{err:?}");
+        let err = err.to_string();
         assert!(
             err.contains("authentication with 127.0.0.1:") && err.contains("WRONGPASS"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_server_that_cannot_be_reached_is_told_apart() {
+        // A port nothing listens on: bound, then closed.
+        let addr = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let endpoint = Endpoint::Tcp {
+            host: "127.0.0.1".into(),
+            addr,
+        };
+        match query(&Plan::example(), &endpoint, &[&[b"PING"]]) {
+            Err(QueryError::Unreachable { peer, why }) => {
+                assert_eq!(peer, endpoint.name());
+                assert_eq!(why, "connection refused");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -1,12 +1,14 @@
 //! TLS failures as sentences: a rustls error turned into what to change, naming the
 //! front end's flags (through the plan's [`FlagNames`]).
 
+use std::io;
 use std::time::Duration;
 
 use rustls::pki_types::{ServerName, UnixTime};
 use rustls::{AlertDescription, CertificateError, Error as TlsError, PeerIncompatible};
 
 use crate::date::civil_from_days;
+use crate::engine::failure::describe;
 use crate::plan::{FlagNames, TlsSettings};
 
 /// A handshake the server left unanswered for `within`: a plaintext port, most likely.
@@ -16,6 +18,30 @@ pub fn no_answer(within: Duration, flags: &FlagNames) -> String {
         within.as_secs(),
         flags.tls
     )
+}
+
+/// What went wrong in a blocking TLS handshake (cluster discovery, a one-shot query) as
+/// a sentence that says what to change: silence until the `waited` deadline is a
+/// plaintext port; a rustls error is explained as the event loops explain it.
+pub fn blocking_handshake_problem(
+    settings: &TlsSettings,
+    flags: &FlagNames,
+    err: &io::Error,
+    waited: Duration,
+) -> String {
+    if matches!(
+        err.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    ) {
+        return no_answer(waited, flags);
+    }
+    match err
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<TlsError>())
+    {
+        Some(tls_err) => explain(settings, flags, tls_err),
+        None => describe(err),
+    }
 }
 
 /// A rustls failure as a sentence that says what to change, e.g.

@@ -66,13 +66,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
                 true => format!("Failed to fetch cluster configuration: {e}"),
                 false => e,
             });
-            // No test could begin: the JSON file asked for says why all the same.
-            let mut collected = Collected::default();
-            collected.push(Results::empty("ALL STATS".to_string(), None));
-            collected.stopped_by = Some(err.to_string());
-            if let Err(write_err) = outputs::write(&spec, &collected) {
-                eprintln_safe!("error: {write_err}");
-            }
+            write_no_tests(&spec, &err.to_string());
             return Err(err);
         }
     };
@@ -88,6 +82,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         Ok(info) => info,
         Err(refused) => {
             eprintln_safe!("{refused}");
+            write_no_tests(&spec, &refused.replace('\n', " "));
             return Ok(1);
         }
     };
@@ -258,5 +253,16 @@ impl Runner<'_> {
             return Err(Stop::Exit(signals::exit_code(signal) as u8));
         }
         Ok(outcome)
+    }
+}
+
+/// No test could begin (`why`): the output files asked for are written all the same,
+/// saying why they hold no figures.
+fn write_no_tests(spec: &BenchmarkSpec, why: &str) {
+    let mut collected = Collected::default();
+    collected.push(Results::empty("ALL STATS".to_string(), None));
+    collected.stopped_by = Some(why.to_string());
+    if let Err(write_err) = outputs::write(spec, &collected) {
+        eprintln_safe!("error: {write_err}");
     }
 }

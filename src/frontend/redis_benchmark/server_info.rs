@@ -8,14 +8,15 @@
 use super::render::{HostConfig, MasterInfo, ServerInfo};
 use crate::engine::Prepared;
 use crate::engine::cluster::Node;
-use crate::engine::query::{query, query_with_auth};
+use crate::engine::query::{QueryError, query, query_with_auth};
 use crate::plan::{Endpoint, Plan};
 use crate::protocol::resp_value::{Value, value};
 
 /// The configuration of the server (or of each master), warning on stderr, in
 /// redis-benchmark's words, about any that could not be read. `Err` is redis-benchmark's
 /// text for a server that refused the credentials (or wants some): `Node host:port
-/// replied with error:` and the server's error on the next line; the run ends there.
+/// replied with error:` and the server's error on the next line, or for one it could not
+/// reach (`Could not connect to Redis at host:port: why`); the run ends there.
 /// `masters` is [`ordered_masters`]'s list (empty for one server).
 pub fn read_server_info(plan: &Plan, masters: &[Master]) -> Result<ServerInfo, String> {
     if !plan.server.cluster_mode {
@@ -38,15 +39,21 @@ pub fn read_server_info(plan: &Plan, masters: &[Master]) -> Result<ServerInfo, S
 
 /// `CONFIG GET save` and `CONFIG GET appendonly` from one server, after `AUTH` when the
 /// plan has credentials; `Ok(None)` when they cannot be read, `Err` when the server
-/// refused the `AUTH` or answered `NOAUTH`.
+/// cannot be reached, refused the `AUTH` or answered `NOAUTH`.
 fn host_config(plan: &Plan, endpoint: &Endpoint) -> Result<Option<HostConfig>, String> {
     let config_get: [&[&[u8]]; 2] = [
         &[b"CONFIG", b"GET", b"save"],
         &[b"CONFIG", b"GET", b"appendonly"],
     ];
     // The AUTH's own reply, so that a refusal is shown in the server's words.
-    let Ok((auth_reply, replies)) = query_with_auth(plan, endpoint, &config_get) else {
-        return Ok(None);
+    let (auth_reply, replies) = match query_with_auth(plan, endpoint, &config_get) {
+        Ok(answered) => answered,
+        // redis-benchmark's line for a server it cannot reach; the tests would connect
+        // the same way, so the run ends here rather than after a second wait.
+        Err(QueryError::Unreachable { peer, why }) => {
+            return Err(format!("Could not connect to Redis at {peer}: {why}"));
+        }
+        Err(QueryError::Failed(_)) => return Ok(None),
     };
     if let Some(text) = auth_reply.as_deref().and_then(error_text) {
         return Err(refused(endpoint, &text));
