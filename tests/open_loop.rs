@@ -425,6 +425,25 @@ fn a_rate_far_beyond_the_server_is_reported_behind() {
     );
 }
 
+/// A request count under a uniform rate: the last request is due a period before the
+/// schedule's span (count / rate) ends, so a run that kept time reads 100 % of target,
+/// not count / (count - 1) of it (105 % for 20 requests, before).
+#[test]
+fn a_request_count_kept_on_time_reads_no_more_than_the_target() {
+    let server = RedisServer::start();
+    let out = kvbench_at(server.port, &["-t", "1", "-c", "1", "-n", "20"])
+        .args(&["--rate=100", "--hide-histogram"])
+        .with_json()
+        .ok();
+    let json = out.json();
+    let schedule = &json["ALL STATS"]["Schedule"];
+    let percent = f64_at(schedule, &["Achieved Percent"]);
+    // A loaded machine may stretch the run, never shorten it.
+    assert!(percent <= 100.0 && percent > 50.0, "{schedule}");
+    assert!(f64_at(schedule, &["Achieved Rate"]) <= 100.0, "{schedule}");
+    assert_eq!(set_get_calls(&server), 20);
+}
+
 #[test]
 fn a_sweep_stops_at_the_first_step_that_breaks_the_objective() {
     let server = RedisServer::start();

@@ -339,18 +339,12 @@ impl<'a> Gatherer<'a> {
             so_far.merge(row);
         }
         let elapsed = self.run_start.elapsed();
-        let percent = match self.plan.load.stop {
-            StopAt::Time(limit) => elapsed.as_secs_f64() / limit.as_secs_f64().max(1e-9) * 100.0,
-            StopAt::RequestsPerClient(n) => {
-                so_far.count as f64 / (n as f64 * self.plan.total_clients() as f64) * 100.0
+        let percent = match (self.plan.load.stop, self.plan.planned_requests()) {
+            (StopAt::Time(limit), _) => {
+                elapsed.as_secs_f64() / limit.as_secs_f64().max(1e-9) * 100.0
             }
-            StopAt::AllKeys => {
-                so_far.count as f64 / self.plan.shard_key_count().max(1) as f64 * 100.0
-            }
-            StopAt::TotalRequests(n) | StopAt::Stream(n) => {
-                so_far.count as f64 / n.max(1) as f64 * 100.0
-            }
-            StopAt::Idle => 0.0,
+            (_, Some(n)) => so_far.count as f64 / n.max(1) as f64 * 100.0,
+            (_, None) => 0.0,
         };
         observer.second(&Second {
             run: self.run_number,
@@ -404,7 +398,7 @@ impl<'a> Gatherer<'a> {
                 target,
                 rate.arrival.name(),
                 matches!(plan.load.pacing, Pacing::PerConnection(_)),
-                totals.ops_per_sec,
+                achieved_per_sec(plan, totals.count, duration, target),
                 health,
                 totals.service.as_ref().map(|s| &s.histogram),
                 Capacity {
@@ -430,4 +424,15 @@ impl<'a> Gatherer<'a> {
             schedule,
         }
     }
+}
+
+/// Requests answered per second of an open-loop run's schedule: over the run, or, for a
+/// run bounded by a count that ended before its schedule's span (count / target: a
+/// uniform schedule's last request is due a period before that span ends, so the run's
+/// own length gave `-n 20` at 100/s 20 / 0.19 s, 105 %), over that span.
+fn achieved_per_sec(plan: &Plan, answered: u64, duration: Duration, target: u64) -> f64 {
+    let span = plan
+        .planned_requests()
+        .map_or(0.0, |n| n as f64 / target.max(1) as f64);
+    answered as f64 / duration.as_secs_f64().max(span).max(1e-9)
 }

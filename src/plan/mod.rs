@@ -395,6 +395,17 @@ impl Plan {
         Ok(())
     }
 
+    /// Requests the run sends in all when a count bounds it (`None` for a run bounded by
+    /// time, or none at all).
+    pub fn planned_requests(&self) -> Option<u64> {
+        match self.load.stop {
+            StopAt::RequestsPerClient(n) => Some(n.saturating_mul(self.total_clients() as u64)),
+            StopAt::AllKeys => Some(self.shard_key_count()),
+            StopAt::TotalRequests(n) | StopAt::Stream(n) => Some(n),
+            StopAt::Time(_) | StopAt::Idle => None,
+        }
+    }
+
     /// Requests per second the run aims at in open loop, all connections together.
     pub fn target_rate(&self) -> Option<u64> {
         self.load.pacing.target_total(self.total_clients())
