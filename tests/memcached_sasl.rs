@@ -64,6 +64,32 @@ fn no_credentials_names_the_fix() {
     assert!(!stderr.contains("-a PASSWORD"), "{stderr}");
 }
 
+/// A memcache_text client against a SASL-only memcached: memcached closes a text
+/// connection at its first command, and the error says to speak binary with credentials
+/// (it named only TLS before), with or without `-a`.
+#[test]
+fn text_protocol_against_sasl_names_the_binary_protocol() {
+    let server = sasl_server();
+    for auth in [None, Some("bench:s3cret")] {
+        let mut args = vec!["-P", "memcache_text", "-t", "1", "-c", "1", "-n", "10"];
+        if let Some(auth) = auth {
+            args.extend(["-a", auth]);
+        }
+        let out = kvbench_at(server.port, &args).run();
+        assert!(!out.status.success(), "{}", describe(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let last = stderr.lines().last().unwrap_or("");
+        assert!(
+            last.contains("closed the connection before any reply")
+                && last.contains("requires SASL (memcached -S)")
+                && last.contains("(-P memcache_binary) with -a USER:PASSWORD"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("s3cret"), "the password leaked: {stderr}");
+    }
+    // (The server's own counters cannot be read here: it answers no text `stats`.)
+}
+
 // ---------------------------------------------------------------------------------------
 // memcache_text: memcached -Y (an auth file), the credentials sent in a `set`.
 

@@ -45,6 +45,7 @@ use crate::engine::timer::TimerFd;
 use crate::engine::tls;
 use crate::plan::{Endpoint, Plan};
 use crate::plan::{FlagNames, TlsSettings};
+use crate::protocol::Protocol;
 
 /// How long a TLS handshake may take once TCP is connected, unless `--connection-timeout`
 /// says otherwise. Generous, because hundreds of connections handshaking at once can queue
@@ -96,6 +97,7 @@ impl Transport {
                         stream,
                         replied: false,
                         names: plan.names,
+                        protocol: plan.server.protocol,
                     })),
                 }
             }
@@ -225,11 +227,13 @@ fn tcp_connected(stream: &TcpStream) -> io::Result<bool> {
 }
 
 /// Plain TCP. Remembers whether the server ever sent a byte, so a connection a TLS port
-/// drops at once (it cannot parse plaintext) is reported with the hint to add TLS.
+/// drops at once (it cannot parse plaintext) is reported with the hint to add TLS (and,
+/// for memcache text, to speak binary: a SASL-only memcached drops text at once too).
 pub struct PlainTcp {
     stream: TcpStream,
     replied: bool,
     names: &'static FlagNames,
+    protocol: Protocol,
 }
 
 impl PlainTcp {
@@ -242,9 +246,8 @@ impl PlainTcp {
             Ok(0) => Err(io::Error::new(
                 io::ErrorKind::ConnectionAborted,
                 format!(
-                    "the server closed the connection before any reply; if this port expects \
-                     TLS, add {}",
-                    self.names.tls
+                    "the server closed the connection before any reply; {}",
+                    self.dropped_hint()
                 ),
             )),
             // A TLS record header (alert 0x15 or handshake 0x16, version 3.x) starts no reply
@@ -262,11 +265,26 @@ impl PlainTcp {
             Err(err) if err.kind() == io::ErrorKind::ConnectionReset => Err(io::Error::new(
                 io::ErrorKind::ConnectionReset,
                 format!(
-                    "connection reset by peer before any reply; if this port expects TLS, add {}",
-                    self.names.tls
+                    "connection reset by peer before any reply; {}",
+                    self.dropped_hint()
                 ),
             )),
             Err(err) => Err(err),
+        }
+    }
+
+    /// What to change when the server dropped the connection before any reply.
+    fn dropped_hint(&self) -> String {
+        let tls = format!("if this port expects TLS, add {}", self.names.tls);
+        match self.protocol {
+            // memcached -S (SASL) speaks only the binary protocol and closes a text
+            // connection at its first command.
+            Protocol::MemcacheText => format!(
+                "if the server requires SASL (memcached -S), use the binary protocol \
+                 (-P memcache_binary) with {}; {tls}",
+                self.names.authenticate
+            ),
+            _ => tls,
         }
     }
 }
