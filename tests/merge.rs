@@ -238,6 +238,83 @@ fn a_file_given_twice_is_refused() {
     );
 }
 
+/// One run written as both `--hdr-log` and `--hdr-file-prefix` files: merging its
+/// command log beside the same command's `.hgrm` is refused (it counted the run twice),
+/// while each format merges on its own to what the server executed.
+#[test]
+fn one_runs_logs_in_two_formats_are_refused_together() {
+    let server = RedisServer::start();
+    let dir = TestDir::new("merge-two-formats");
+    let prefix = dir.file_arg("r");
+    let log = dir.file_arg("all.hlog");
+    let run = kvbench_at(
+        server.port,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "300",
+            "--ratio=1:1",
+            "--hide-histogram",
+            &format!("--hdr-file-prefix={prefix}"),
+            &format!("--hdr-log={log}"),
+        ],
+    )
+    .run();
+    assert!(run.status.success(), "{}", run.describe());
+    let stats = server.commandstats();
+    let sets = stats.get("set").copied().unwrap_or(0);
+    assert_eq!(sets, 300, "{stats:?}");
+    let (hlog, hgrm) = (
+        dir.file("all_SET.hlog"),
+        dir.file("r_SET_command_run_1.hgrm"),
+    );
+    let err = merge_files(&[&hlog, &hgrm], &MergeOptions::default()).unwrap_err();
+    assert!(
+        err.message().starts_with(&format!(
+            "{}: its SET intervals are {}'s (the same run written twice",
+            hgrm.display(),
+            hlog.display()
+        )),
+        "{}",
+        err.message()
+    );
+    let totals = merge_files(
+        &[dir.file("all.hlog"), dir.file("r_FULL_RUN_1.hgrm")],
+        &MergeOptions::default(),
+    )
+    .unwrap_err();
+    assert!(
+        totals.message().contains("its whole-run intervals are"),
+        "{}",
+        totals.message()
+    );
+    // Each format on its own: the run's SETs, once.
+    for files in [
+        vec![
+            dir.file("all.hlog"),
+            dir.file("all_SET.hlog"),
+            dir.file("all_GET.hlog"),
+        ],
+        vec![
+            dir.file("r_FULL_RUN_1.hgrm"),
+            dir.file("r_SET_command_run_1.hgrm"),
+            dir.file("r_GET_command_run_1.hgrm"),
+        ],
+    ] {
+        let m = merge_files(&files, &MergeOptions::default()).expect("one format merges");
+        let set_row = m
+            .results
+            .rows
+            .iter()
+            .find(|r| r.name.row == "Sets")
+            .expect("Sets");
+        assert_eq!(set_row.count, sets);
+    }
+}
+
 /// Per row, the union of the inputs' whole-run histograms in their own layout (memtier
 /// keeps 2 significant figures): each file's `ALL STATS`, else its AGGREGATED block,
 /// whose `Totals` histogram memtier leaves empty and which is the sum of its rows'.

@@ -3,8 +3,8 @@
 
 use crate::error::Error;
 use crate::report::{Limit, RunInfo};
-use crate::resultfile::IntervalLog;
 use crate::resultfile::ordered::Json;
+use crate::resultfile::{Interval, IntervalLog};
 use crate::results::Results;
 use crate::stats::RowName;
 use crate::stats::rows::{HIST_NUMBER, ROW_NUMBER, split_number};
@@ -56,6 +56,56 @@ fn piece<'a>(log: &'a IntervalLog, wanted: impl Fn(Option<&str>) -> bool) -> Row
         };
     }
     p
+}
+
+/// Refuses a log that repeats another's intervals: one run's command written twice (its
+/// `--hdr-log` `FILE_SET.hlog` and its `--hdr-file-prefix` `..._SET_command_run_1.hgrm`,
+/// or its `FILE` and `..._FULL_RUN_1.hgrm`), which merging would count twice. A repeat
+/// is a command whose every interval (start, end and histogram) is the other log's, with
+/// at least one request: shards of one workload started together (`--start-at`) share
+/// the times, never every histogram.
+pub fn check_repeats(logs: &[(&str, &IntervalLog)]) -> Result<(), Error> {
+    for (later, (name, log)) in logs.iter().enumerate() {
+        let mut commands: Vec<Option<&str>> = Vec::new();
+        for iv in &log.intervals {
+            let command = command_of(log, iv.tag.as_deref());
+            if !commands.contains(&command) {
+                commands.push(command);
+            }
+        }
+        for command in commands {
+            let mine = series(log, command);
+            if mine.iter().all(|iv| iv.histogram.is_empty()) {
+                continue;
+            }
+            for (first, first_log) in &logs[..later] {
+                let theirs = series(first_log, command);
+                let same = theirs.len() == mine.len()
+                    && theirs.iter().zip(&mine).all(|(a, b)| {
+                        a.start_epoch_ms == b.start_epoch_ms
+                            && a.end_epoch_ms == b.end_epoch_ms
+                            && a.histogram == b.histogram
+                    });
+                if same {
+                    return Err(Error::usage(format!(
+                        "{name}: its {} intervals are {first}'s (the same run written twice, \
+                         as --hdr-log and --hdr-file-prefix files): its requests would be \
+                         counted twice; give one of them",
+                        command.unwrap_or("whole-run")
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The intervals of `log` that belong to `command` (`None`: the whole run).
+fn series<'a>(log: &'a IntervalLog, command: Option<&str>) -> Vec<&'a Interval> {
+    log.intervals
+        .iter()
+        .filter(|iv| command_of(log, iv.tag.as_deref()) == command)
+        .collect()
 }
 
 /// Merges interval logs; `logs` holds each file's name and contents, in input order.

@@ -187,6 +187,7 @@ pub fn merge(files: &[ResultFile], options: &MergeOptions) -> Result<MergedResul
                     kind(logs[0].1.service)
                 )));
             }
+            from_logs::check_repeats(&logs)?;
             from_logs::merge(&logs, percentiles)
         }
     }
