@@ -2,7 +2,8 @@
 //! (`kubernetes-validate`, installed from PyPI by scripts/ensure-deps.sh), the Dockerfile
 //! copies what exists, `deploy/local-job.sh` runs three shards against a real
 //! redis-server (password from the environment, as the Job's Secret gives it) and prints
-//! one merged table, and `collect.sh` refuses a job with a shard's result missing.
+//! one merged table, and `collect.sh` merges the shards that finished beside one that
+//! failed or left no result, naming it and exiting 1.
 
 mod common;
 
@@ -27,7 +28,13 @@ fn manifests_validate_against_the_kubernetes_schemas() {
     // What the Job must say, whatever the validator: an Indexed Job of N shards that
     // start together, the password from the Secret through the environment only.
     let job = text(&manifests[0]);
+    // Per index: a failed shard ends no other (a Job-wide backoffLimit: 0 would).
+    assert!(
+        !job.contains("  backoffLimit:"),
+        "job.yaml has a Job-wide backoffLimit"
+    );
     for needle in [
+        "backoffLimitPerIndex: 0",
         "completionMode: Indexed",
         "completions: 3",
         "parallelism: 3",
@@ -177,8 +184,12 @@ fn kvbench_shard_refuses_a_json_out_file_of_the_users() {
     }
 }
 
+/// A Job of the older shape (a Job-wide `backoffLimit: 0`): one failure ends it, its
+/// other shards' pods go, and they count neither as succeeded nor as failed. collect.sh
+/// stops waiting at the Failed condition, names the shard with no result, merges the
+/// others (the table on stdout) and exits 1.
 #[test]
-fn collect_refuses_a_job_with_a_shard_missing() {
+fn collect_merges_what_a_failed_job_left_and_names_the_missing_shard() {
     let dir = TestDir::new("collect");
     let shard = repo().join("tests/testdata/memtier_default.json");
     // Shards 0 and 2 of 3 in the "pods' logs"; shard 1 printed nothing.
@@ -195,14 +206,95 @@ fn collect_refuses_a_job_with_a_shard_missing() {
     std::fs::write(
         &kubectl,
         format!(
-            "#!/bin/sh\ncase $1 in get) echo 3/0 ;; logs) cat '{}' ;; esac\n",
+            "#!/bin/sh\ncase $1 in get) echo 2/0/True ;; logs) cat '{}' ;; esac\n",
             dir.file("pods.txt").display()
         ),
     )
     .expect("write stand-in");
+    let merged = dir.file("all.json");
     let mut cmd = Command::new("bash");
     cmd.arg(repo().join("deploy/kubernetes/collect.sh"))
-        .args(["kvbench", "3"])
+        .args([
+            "kvbench",
+            "3",
+            &format!("--json-out-file={}", merged.display()),
+        ])
+        .env("KUBECTL", format!("sh {}", kubectl.display()))
+        .env("KVBENCH", env!("CARGO_BIN_EXE_kvbench"))
+        .env("COLLECT_DIR", dir.file("results"));
+    let out = run_with_timeout(cmd, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(1), "{}", common::describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for said in [
+        "collect: job/kvbench failed with 2 of 3 shards done",
+        "collect: no result for shard 1/3 in the logs of job/kvbench",
+        "collect: merging the 2 of 3 shard results",
+    ] {
+        assert!(stderr.contains(said), "{said:?} not in {stderr}");
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.matches("ALL STATS").count(), 1, "{stdout}");
+    // Twice the one shard's 800 requests.
+    let json = common::read_json(&merged);
+    assert_eq!(json["ALL STATS"]["Totals"]["Count"].as_u64(), Some(1600));
+}
+
+/// Three real shards against a real redis-server, the middle one pointed at a port
+/// nothing listens on: it fails (kvbench-shard still prints its result, with the error
+/// and nothing counted), the Job (backoffLimitPerIndex: 0) lets the others finish, and
+/// collect.sh merges what they measured: the keys the server holds, exit status 1.
+#[test]
+fn collect_merges_the_shards_that_finished_beside_a_failed_one() {
+    let server = RedisServer::start();
+    let dir = TestDir::new("collect-failed");
+    let closed = common::closed_port();
+    let mut statuses = Vec::new();
+    for i in 0..3 {
+        let port = if i == 1 { closed } else { server.port };
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(r#"log=$1; shift; exec "$@" >"$log" 2>&1"#)
+            .arg("sh")
+            .arg(dir.file(&format!("pod-{i}.log")))
+            .arg(repo().join("deploy/kvbench-shard"))
+            .arg(format!("--shard={i}/3"))
+            .args([
+                "-s",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+                "-t",
+                "1",
+                "-c",
+                "2",
+            ])
+            .args(["-n", "allkeys", "--key-pattern=S:S", "--ratio=1:0"])
+            .args(["--key-minimum=1", "--key-maximum=3000", "--hide-histogram"])
+            .env("KVBENCH", env!("CARGO_BIN_EXE_kvbench"));
+        statuses.push(
+            run_with_timeout(cmd, Duration::from_secs(120))
+                .status
+                .success(),
+        );
+    }
+    assert_eq!(statuses, [true, false, true]);
+    let kubectl = dir.file("kubectl");
+    std::fs::write(
+        &kubectl,
+        format!(
+            "#!/bin/sh\ncase $1 in get) echo 2/1 ;; logs) cat '{}'/pod-*.log ;; esac\n",
+            dir.path().display()
+        ),
+    )
+    .expect("write stand-in");
+    let merged = dir.file("all.json");
+    let mut cmd = Command::new("bash");
+    cmd.arg(repo().join("deploy/kubernetes/collect.sh"))
+        .args([
+            "kvbench",
+            "3",
+            &format!("--json-out-file={}", merged.display()),
+        ])
         .env("KUBECTL", format!("sh {}", kubectl.display()))
         .env("KVBENCH", env!("CARGO_BIN_EXE_kvbench"))
         .env("COLLECT_DIR", dir.file("results"));
@@ -210,10 +302,19 @@ fn collect_refuses_a_job_with_a_shard_missing() {
     assert_eq!(out.status.code(), Some(1), "{}", common::describe(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("collect: no result for shard 1/3 in the logs of job/kvbench"),
+        stderr.contains("collect: job/kvbench has 1 failed shard(s)"),
         "{stderr}"
     );
-    assert!(dir.file("results/shard-2.json").exists());
+    assert!(stderr.contains("the run is incomplete"), "{stderr}");
+    // What the server holds: shards 0 and 2's thousand keys each.
+    assert_eq!(server.dbsize(), 2000);
+    let json = common::read_json(&merged);
+    assert_eq!(json["ALL STATS"]["Sets"]["Count"].as_u64(), Some(2000));
+    // The failed shard's error travels into the merged result.
+    let stopped = json["ALL STATS"]["Runtime"]["Stopped by error"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(stopped.contains("cannot connect"), "{json}");
 }
 
 /// A stop reaches kvbench through kvbench-shard: SIGTERM to the script (as Kubernetes
