@@ -75,6 +75,7 @@ fn feed_second(metrics: &mut PrometheusMetrics, i: u64) {
     ];
     metrics.update(&SecondSample {
         commands: &commands,
+        other_connection_errors: 0,
         connections: 4,
         threads: 2,
         run: 1,

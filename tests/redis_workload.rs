@@ -185,6 +185,50 @@ fn killed_connections_end_the_run_without_reconnect() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("Totals"));
 }
 
+/// The server dies under load: the lost connection counts against the request it had in
+/// flight (its command's row), and each refused reconnect after it, with nothing in
+/// flight, in Totals only (they counted on the Sets row before, whatever the workload).
+#[test]
+fn refused_reconnects_count_in_totals_not_on_a_command_row() {
+    let mut server = RedisServer::start();
+    let run = kvbench_at(
+        server.port,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "1",
+            "--ratio=0:1",
+            "--test-time=60",
+            "--hide-histogram",
+            "--reconnect-on-error",
+            "--max-reconnect-attempts=2",
+            "--reconnect-backoff-factor=1",
+        ],
+    )
+    .with_json()
+    .spawn();
+    wait_until("a busy kvbench connection", CONDITION_TIMEOUT, || {
+        server.calls() > 100
+    });
+    server.kill_now();
+    let out = run.wait(Duration::from_secs(60));
+    assert!(!out.status.success(), "{}", out.describe());
+    assert!(
+        out.stderr_text()
+            .contains("gave up after 2 reconnect attempts"),
+        "{}",
+        out.describe()
+    );
+    let doc = out.json();
+    let all = &doc["ALL STATS"];
+    let errors = |row: &str| all[row]["Connection Errors"].as_u64().unwrap_or(0);
+    // GETs only: the lost connection is the Gets row's; the refusals are no command's.
+    assert_eq!(errors("Gets"), 1, "{all}");
+    assert_eq!(errors("Sets"), 0, "{all}");
+    assert_eq!(errors("Totals"), 3, "{all}");
+}
+
 #[test]
 fn killed_connections_reconnect_with_reconnect_on_error() {
     let server = RedisServer::start();

@@ -32,7 +32,6 @@ use crate::engine::setup::{SetupStep, check_setup_reply, encode_setup};
 use crate::engine::transport::Transport;
 use crate::plan::{Endpoint, Plan, SetupStyle};
 use crate::protocol::{Codec, Decode, Expect, Reply, ReplyKind};
-use crate::stats::rows;
 
 mod flush;
 mod handshake;
@@ -254,12 +253,12 @@ impl Connection {
         !self.wbuf.is_empty()
     }
 
-    /// The stats row a failure of this connection is counted in: the oldest request's
-    /// (SET when nothing of the workload is in flight).
-    pub fn oldest_row(&self) -> usize {
+    /// The stats row a failure of this connection is counted in: the oldest request's;
+    /// `None` when nothing of the workload is in flight.
+    pub fn oldest_row(&self) -> Option<usize> {
         match self.inflight.front().map(|p| p.purpose) {
-            Some(Purpose::Work(request)) => usize::from(request.row),
-            _ => rows::SET,
+            Some(Purpose::Work(request)) => Some(usize::from(request.row)),
+            _ => None,
         }
     }
 

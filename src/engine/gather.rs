@@ -47,6 +47,9 @@ pub struct Gatherer<'a> {
     server_series: Vec<Vec<IntervalSummary>>,
     /// `--visibility-from`: the lag row's figures over the run and per second.
     visibility: Option<(OpStats, Vec<IntervalSummary>)>,
+    /// Connection errors no command is to blame for (the workers' last stats slot):
+    /// counted in Totals only.
+    unattributed: OpStats,
     /// Open loop: the schedule's health over the whole run.
     health: Option<ScheduleStats>,
     series: Vec<Vec<IntervalSummary>>,
@@ -85,6 +88,7 @@ impl<'a> Gatherer<'a> {
                 .visibility
                 .as_ref()
                 .map(|_| (OpStats::new(), Vec::new())),
+            unattributed: OpStats::new(),
             servers,
             plan,
             run_number,
@@ -302,6 +306,15 @@ impl<'a> Gatherer<'a> {
         let percentiles = &self.plan.outputs.percentiles;
         let mut second_total = OpStats::new();
         let (stats, extra) = stats.split_at(self.names.len().min(stats.len()));
+        // The last slot (after the pool's and the lag's rows): Totals' alone.
+        let extra = match extra.split_last() {
+            Some((unattributed, rest)) => {
+                self.unattributed.merge(unattributed);
+                second_total.merge(unattributed);
+                rest
+            }
+            None => extra,
+        };
         let (server_stats, vis_stats) = extra.split_at(self.servers.len().min(extra.len()));
         if let (Some((total, series)), Some(vis)) = (self.visibility.as_mut(), vis_stats.first()) {
             series.push(summarize_interval(vis, start, end, percentiles));
@@ -338,6 +351,7 @@ impl<'a> Gatherer<'a> {
         for row in &self.totals {
             so_far.merge(row);
         }
+        so_far.merge(&self.unattributed);
         let elapsed = self.run_start.elapsed();
         let percent = match (self.plan.load.stop, self.plan.planned_requests()) {
             (StopAt::Time(limit), _) => {
@@ -372,6 +386,7 @@ impl<'a> Gatherer<'a> {
             all.merge(stats);
             result_rows.push(build_row(name, stats, duration, series));
         }
+        all.merge(&self.unattributed);
         // Arbitrary commands have no hits or misses, so neither has their total.
         let totals = RowName::totals(any_hits);
         let totals = build_row(totals, &all, duration, self.totals_series);

@@ -279,9 +279,11 @@ impl Plan {
     }
 
     /// Stats rows after the command rows: the pool members', then the visibility lag's
-    /// (one, with `--visibility-from`).
+    /// (one, with `--visibility-from`), then, last, one for the connection errors no
+    /// request can be blamed for (a connection lost or refused with nothing of the
+    /// workload in flight), which only Totals counts.
     pub fn extra_rows(&self) -> usize {
-        self.server_rows() + usize::from(self.server.visibility.is_some())
+        self.server_rows() + usize::from(self.server.visibility.is_some()) + 1
     }
 
     /// Number of keys in the key range.

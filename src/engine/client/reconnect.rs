@@ -59,9 +59,13 @@ impl Client {
             self.txn.reset();
         }
         let conn = &mut self.conns[i];
-        let row = conn.oldest_row();
-        if row < ctx.stats.len() {
-            ctx.stats[row].connection_errors += 1;
+        // With nothing of the workload in flight no command is to blame: the last
+        // stats slot, which only Totals counts (see `Plan::extra_rows`).
+        let row = conn
+            .oldest_row()
+            .unwrap_or(ctx.stats.len().saturating_sub(1));
+        if let Some(stats) = ctx.stats.get_mut(row) {
+            stats.connection_errors += 1;
         }
         conn.close(ctx.registry);
         // Requests lost with the connection are sent again on the next one, so `-n N`

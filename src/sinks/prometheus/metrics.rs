@@ -71,6 +71,9 @@ impl CommandSecond<'_> {
 #[derive(Clone, Copy, Debug)]
 pub struct SecondSample<'a> {
     pub commands: &'a [CommandSecond<'a>],
+    /// Connection errors no command is to blame for (lost or refused with nothing in
+    /// flight): in the total, on no command.
+    pub other_connection_errors: u64,
     /// Connections open.
     pub connections: u64,
     /// Worker threads running.
@@ -176,6 +179,7 @@ impl PrometheusMetrics {
         for second in sample.commands {
             self.add_command(second);
         }
+        self.totals.connection_errors += sample.other_connection_errors;
         self.totals.connections = sample.connections;
         self.totals.threads = sample.threads;
         self.totals.run = sample.run;
@@ -325,6 +329,7 @@ mod tests {
         ];
         m.update(&SecondSample {
             commands: &commands,
+            other_connection_errors: 0,
             connections: 4,
             threads: 2,
             run: 1,

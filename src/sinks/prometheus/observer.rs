@@ -65,6 +65,7 @@ impl PrometheusObserver {
     fn gauges(&mut self, connections: u64, threads: u64) {
         self.metrics.update(&SecondSample {
             commands: &[],
+            other_connection_errors: 0,
             connections,
             threads,
             run: self.run,
@@ -105,8 +106,11 @@ impl RunObserver for PrometheusObserver {
                 latency_us: &row.latency,
             })
             .collect();
+        // The second's total counts what no command's row does.
+        let on_rows: u64 = second.rows.iter().map(|r| r.connection_errors).sum();
         self.metrics.update(&SecondSample {
             commands: &commands,
+            other_connection_errors: second.last.connection_errors.saturating_sub(on_rows),
             connections: second.connected as u64,
             threads: second.threads_running as u64,
             run: second.run,

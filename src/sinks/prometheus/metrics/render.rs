@@ -429,6 +429,7 @@ mod tests {
                 cmd("GET", 3, 2, 1, 0, 3_000_850, &get1),
                 cmd(line, 0, 0, 0, 0, 0, &line1),
             ],
+            other_connection_errors: 0,
             connections: 8,
             threads: 2,
             run: 1,
@@ -441,6 +442,8 @@ mod tests {
                 cmd("GET", 1, 1, 0, 1, 100, &get2),
                 cmd(line, 2, 0, 0, 0, 2_001, &line2),
             ],
+            // Refused reconnects with nothing in flight: in the total, on no command.
+            other_connection_errors: 2,
             connections: 6,
             threads: 2,
             run: 2,
