@@ -414,8 +414,12 @@ fn run_binary(
         }
         Ok(()) if accepted_and_done => {}
         Ok(()) => {
-            // Accepted: it ran, against a closed port, and ended on one error line.
-            if !lines.last().is_some_and(|l| l.starts_with("error: ")) {
+            // Accepted: it ran, against a closed port, and ended on one error line (the
+            // redis-benchmark front end's is redis-benchmark's own wording).
+            let error_line = |l: &&str| {
+                l.starts_with("error: ") || l.starts_with("Could not connect to Redis at ")
+            };
+            if !lines.last().is_some_and(|l| error_line(&l)) {
                 return Err(format!(
                     "{shown}: accepted, but did not end on one error line:\n{stderr}"
                 ));

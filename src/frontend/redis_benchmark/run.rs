@@ -81,8 +81,10 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let server_info = match server_info::read_server_info(&probe, &masters) {
         Ok(info) => info,
         Err(refused) => {
-            eprintln_safe!("{refused}");
+            // The files first: their "Writing ..." lines go before the error, which ends
+            // the output.
             write_no_tests(&spec, &refused.replace('\n', " "));
+            eprintln_safe!("{refused}");
             return Ok(1);
         }
     };

@@ -9,6 +9,7 @@ use super::render::{HostConfig, MasterInfo, ServerInfo};
 use crate::engine::Prepared;
 use crate::engine::cluster::Node;
 use crate::engine::query::{QueryError, query, query_with_auth};
+use crate::error::Error;
 use crate::plan::{Endpoint, Plan};
 use crate::protocol::resp_value::{Value, value};
 
@@ -51,7 +52,9 @@ fn host_config(plan: &Plan, endpoint: &Endpoint) -> Result<Option<HostConfig>, S
         // redis-benchmark's line for a server it cannot reach; the tests would connect
         // the same way, so the run ends here rather than after a second wait.
         Err(QueryError::Unreachable { peer, why }) => {
-            return Err(format!("Could not connect to Redis at {peer}: {why}"));
+            // One line, whatever the socket path holds (control characters escaped).
+            let line = Error::run(format!("Could not connect to Redis at {peer}: {why}"));
+            return Err(line.to_string());
         }
         Err(QueryError::Failed(_)) => return Ok(None),
     };
