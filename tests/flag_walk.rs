@@ -419,7 +419,7 @@ fn run_binary(
             let error_line = |l: &&str| {
                 l.starts_with("error: ") || l.starts_with("Could not connect to Redis at ")
             };
-            if !lines.last().is_some_and(|l| error_line(&l)) {
+            if !lines.last().is_some_and(error_line) {
                 return Err(format!(
                     "{shown}: accepted, but did not end on one error line:\n{stderr}"
                 ));
