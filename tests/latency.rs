@@ -838,3 +838,43 @@ fn dist_legend_and_spectra_match_redis_cli_latency_dist_run_beside_it() {
         assert!(k.ends_with("\x1b[0m"), "{k:?}");
     }
 }
+
+/// A probe in a protocol the server does not speak (memcache_binary sent to a Redis port:
+/// Redis waits for a line end that never comes) no longer waits in silence: after 10 s
+/// without a first reply the probe says so on stderr, and waits on, as redis-cli would
+/// (no reply timeout in this front end); Ctrl-C then ends it. The server executed nothing.
+#[test]
+fn a_server_that_never_answers_the_probe_is_named() {
+    let server = RedisServer::start();
+    server.config_resetstat();
+    let port = server.port.to_string();
+    let run = kvbench(&[
+        "latency",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-P",
+        "memcache_binary",
+        "-i",
+        "0.1",
+    ])
+    .spawn();
+    run.wait_for_stderr(&format!(
+        "warning: no reply from 127.0.0.1:{port} in 10 s: the server never answered or does \
+         not speak memcache_binary; still waiting"
+    ));
+    // SAFETY: kill(2) on the PID of the kvbench this test spawned and has not reaped.
+    assert_eq!(
+        unsafe { libc::kill(run.pid() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let out = run.wait(TIMEOUT);
+    assert_eq!(out.status.code(), Some(130), "{}", out.describe());
+    assert_eq!(
+        server.calls(),
+        1,
+        "only the harness's own INFO: {:?}",
+        server.commandstats()
+    );
+}

@@ -8,9 +8,20 @@ use std::time::{Duration, Instant};
 pub struct ErrorLog {
     last_print: Option<Instant>,
     suppressed: u64,
+    /// [`warn_once`](Self::warn_once) has printed its line.
+    warned: bool,
 }
 
 impl ErrorLog {
+    /// Prints `what` the first time only (a condition every client of the worker meets
+    /// at once, said once).
+    pub fn warn_once(&mut self, what: std::fmt::Arguments) {
+        if !self.warned {
+            self.warned = true;
+            eprintln_safe!("\n{what}");
+        }
+    }
+
     /// Prints `what` on its own line unless a line went out less than a second ago (then
     /// it is counted, and the next printed line says how many were left out).
     pub fn report(&mut self, what: std::fmt::Arguments) {

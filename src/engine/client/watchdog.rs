@@ -1,19 +1,29 @@
 //! The stall watchdog: once a second the worker asks each client whether a connection's
 //! requests have gone without a reply for longer than `--reply-timeout`; such a
 //! connection has failed (reconnected, or the run ends, as for any connection failure).
+//! Without a reply timeout, a connection whose server has never answered is named once
+//! after [`SILENT_SERVER`]: a server of another protocol (memcache_binary sent to a Redis
+//! port waits for a line end that never comes) would otherwise hang the run in silence.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::engine::client::{Client, ClientContext, Status};
 use crate::engine::connection::Phase;
 use crate::engine::failure::Failure;
 use crate::plan::Plan;
 
+/// How long a connection may wait for its server's first reply before the run says so.
+const SILENT_SERVER: Duration = Duration::from_secs(10);
+
 impl Client {
     /// The stall watchdog, called by the worker once a second: a connection whose
     /// requests got no reply for too long has failed.
     pub fn check_stalled(&mut self, now: Instant, plan: &Plan, ctx: &mut ClientContext) -> Status {
-        let Some(timeout) = plan.load.shape.reply_timeout else {
+        let timeout = plan.load.shape.reply_timeout;
+        if timeout.is_none_or(|t| t > SILENT_SERVER) {
+            self.name_a_silent_server(now, timeout, plan, ctx);
+        }
+        let Some(timeout) = timeout else {
             return Status::Active;
         };
         // The visibility endpoint's polls each have their own deadline (a poll unanswered
@@ -43,5 +53,40 @@ impl Client {
             }
         }
         Status::Active
+    }
+
+    /// Says once (per worker) that a connection's server has not answered its first
+    /// requests in [`SILENT_SERVER`], and how long the run waits on (`timeout`, the
+    /// reply timeout; `None`: for ever).
+    fn name_a_silent_server(
+        &self,
+        now: Instant,
+        timeout: Option<Duration>,
+        plan: &Plan,
+        ctx: &mut ClientContext,
+    ) {
+        let probe = self.visibility.as_ref().map(|v| v.conn);
+        let silent = self.conns.iter().enumerate().find(|(i, conn)| {
+            matches!(conn.phase(), Phase::Ready | Phase::Handshaking)
+                && probe != Some(*i)
+                && !conn.heard()
+                && conn.is_stalled(now, SILENT_SERVER)
+        });
+        if let Some((_, conn)) = silent {
+            // A front end with a reply-timeout flag names it; the others have none.
+            let flag = plan.names.reply_timeout;
+            let give_up = match (timeout, flag.starts_with('-')) {
+                (Some(t), _) => format!(" until {} s ({flag})", t.as_secs()),
+                (None, true) => format!(" ({flag} gives up)"),
+                (None, false) => String::new(),
+            };
+            ctx.errors.warn_once(format_args!(
+                "warning: no reply from {} in {} s: the server never answered or does not \
+                 speak {}; still waiting{give_up}",
+                conn.peer(),
+                SILENT_SERVER.as_secs(),
+                plan.server.protocol.name()
+            ));
+        }
     }
 }
