@@ -814,3 +814,47 @@ fn tls_connections() {
     let plain = kvbench(&["zbench", "-p", &port, "-mode", "load", "-r", "1"]).run();
     assert_eq!(plain.out.status.code(), Some(1), "{}", plain.describe());
 }
+
+/// Flags this run cannot use are said on stderr, not dropped in silence: the other mode's
+/// flags, `-debug` past its levels, and `-h`/`-p` beside a `-u` that sets them. The run
+/// does what it would without them (the server's counts).
+#[test]
+fn flags_a_run_cannot_use_are_named() {
+    let server = RedisServer::start();
+    let port = server.port.to_string();
+    let run = kvbench(&["zbench", "-p", &port])
+        .args(&["-mode", "load", "-r", "50", "-c", "2", "-n", "5", "-multi"])
+        .args(&["-print-histogram", "-debug", "-1"])
+        .ok();
+    let err = run.stderr_text();
+    for said in [
+        "warning: -n has no effect with -mode load (it sends one ZADD per key of -r); ignored",
+        "warning: -multi has no effect with -mode load (it sends one ZADD per key of -r); ignored",
+        "warning: -print-histogram has no effect with -mode load",
+        "warning: -debug -1: the levels are 0 to 2; using 0",
+    ] {
+        assert!(err.contains(said), "{said:?} not in {err}");
+    }
+    let stats = server.commandstats();
+    assert_eq!(stats.get("zadd"), Some(&50), "{stats:?}");
+    assert_eq!(stats.get("multi"), None, "{stats:?}");
+
+    server.config_resetstat();
+    let uri = format!("redis://127.0.0.1:{port}");
+    let run = kvbench(&["zbench", "-u", &uri, "-h", "192.0.2.1", "-p", "1"])
+        .args(&[
+            "-mode", "query", "-n", "40", "-r", "50", "-c", "2", "-d", "64",
+        ])
+        .args(&["-key-elements-max", "3"])
+        .ok();
+    let err = run.stderr_text();
+    for said in [
+        "warning: -d has no effect with -mode query (the flag shapes -mode load's ZADDs); ignored",
+        "warning: -key-elements-max has no effect with -mode query",
+        "warning: both URI and -h specified, URI takes precedence.",
+        "warning: both URI and -p specified, URI takes precedence.",
+    ] {
+        assert!(err.contains(said), "{said:?} not in {err}");
+    }
+    assert_eq!(server.commandstats().get("zrangebylex"), Some(&40));
+}

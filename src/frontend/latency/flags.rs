@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::error::ErrorKind;
+use clap::parser::ValueSource;
 use clap::{ArgAction, CommandFactory, FromArgMatches, Parser};
 
 use super::render::{Format, Precision, Style};
@@ -115,7 +116,7 @@ struct Flags {
     raw: bool,
 
     /// The human format (redrawn in place) even when stdout is not a terminal.
-    #[arg(long, group = "format")]
+    #[arg(long, group = "format", conflicts_with = "dist")]
     no_raw: bool,
 
     /// One window, then `min,max,avg,count` and exit.
@@ -311,6 +312,14 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
     if flags.mono && !flags.dist {
         return Err(Error::usage(
             "the following required arguments were not provided: --dist; see --help",
+        ));
+    }
+    // The spectrum has its own scale: the unit only shows in --percentiles' figures.
+    let precision_given = matches.value_source("precision") == Some(ValueSource::CommandLine);
+    if flags.dist && precision_given && flags.percentiles.is_none() {
+        return Err(Error::usage(
+            "--precision has no effect with --dist unless --percentiles is given (the \
+             spectrum has its own scale); drop it; see --help",
         ));
     }
     let mut whole_password = false;
@@ -537,6 +546,8 @@ mod tests {
             (&["-P", "http"][..], "use redis, resp2"),
             (&["--mono"][..], "--dist"),
             (&["--mono", "--raw"][..], "--dist"),
+            (&["--dist", "--no-raw"][..], "cannot be used with"),
+            (&["--dist", "--precision=us"][..], "no effect with --dist"),
             (&["--dist", "--history"][..], "cannot be used with"),
             (&["--dist", "--json"][..], "cannot be used with"),
             (&["--raw", "--csv"][..], "cannot be used with"),

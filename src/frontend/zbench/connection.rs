@@ -3,6 +3,7 @@
 //! (`-user`, with `-a`) and a server URI (`-u redis://user:pass@host:port/db`, `rediss://`
 //! for TLS), turned into the engine's credentials and rustls configuration.
 
+use clap::parser::ValueSource;
 use clap::{ArgMatches, Command};
 
 use super::goflag::{string, switch};
@@ -78,9 +79,12 @@ pub struct Applied {
     pub port: u16,
     pub password: Option<String>,
     pub conn: ConnSpec,
+    /// A flag the URI overrode, in the other front ends' words.
+    pub warnings: Vec<String>,
 }
 
-/// Validates the connection flags; a `-u` URI overrides `-h`, `-p`, `-a` and `-user`.
+/// Validates the connection flags; a `-u` URI overrides `-h`, `-p`, `-a` and `-user`
+/// (with a warning naming each flag it overrode, as the other front ends give).
 pub fn validate(
     m: &ArgMatches,
     host: String,
@@ -97,10 +101,25 @@ pub fn validate(
             db: None,
             tls: None,
         },
+        warnings: Vec::new(),
     };
     let mut use_tls = m.get_flag("tls");
     if let Some(uri) = text("u") {
         let parts = parse_uri(&uri)?;
+        let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
+        let clashes = [
+            (given("h") && parts.host.is_some(), "-h"),
+            (given("p") && parts.port.is_some(), "-p"),
+            (given("a") && parts.credentials.is_some(), "-a"),
+            (given("user") && parts.credentials.is_some(), "-user"),
+        ];
+        for (clash, flag) in clashes {
+            if clash {
+                applied.warnings.push(format!(
+                    "warning: both URI and {flag} specified, URI takes precedence."
+                ));
+            }
+        }
         if let Some(host) = parts.host {
             applied.host = host;
         }

@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::parser::ValueSource;
 use clap::{ArgMatches, Command};
 
 use super::connection::{self, ConnSpec};
@@ -65,6 +66,9 @@ pub struct ZbenchSpec {
     pub busy_poll: Option<Duration>,
     /// kvbench's connection additions: ACL user, database, TLS.
     pub conn: ConnSpec,
+    /// Flags given that this run cannot use (the other mode's, a URI's overridden ones),
+    /// each a `warning: ...` line for stderr before the run.
+    pub warnings: Vec<String>,
 }
 
 /// `-mode`.
@@ -367,10 +371,44 @@ fn validate(m: &ArgMatches) -> Result<ZbenchSpec, Error> {
     let json_out_file = Some(text("json-out-file"))
         .filter(|p| !p.is_empty())
         .map(PathBuf::from);
-    let debug = u8::try_from(int("debug").max(0)).unwrap_or(u8::MAX);
+    let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
+    let mut warnings = Vec::new();
+    let debug = match int("debug") {
+        level @ 0..=2 => level as u8,
+        level => {
+            let used = if level < 0 { 0 } else { 2 };
+            warnings.push(format!(
+                "warning: -debug {level}: the levels are 0 to 2; using {used}"
+            ));
+            used
+        }
+    };
+    // A flag of the other mode does nothing here: said, not dropped in silence.
+    let (unused, why): (&[&str], &str) = match mode {
+        Mode::Load => (
+            &["n", "query", "multi", "print-histogram"],
+            "it sends one ZADD per key of -r",
+        ),
+        Mode::Query(_) => (
+            &[
+                "d",
+                "key-elements-min",
+                "key-elements-max",
+                "key-elements-dist",
+            ],
+            "the flag shapes -mode load's ZADDs",
+        ),
+    };
+    for id in unused.iter().filter(|id| given(id)) {
+        let mode_name = if mode == Mode::Load { "load" } else { "query" };
+        warnings.push(format!(
+            "warning: -{id} has no effect with -mode {mode_name} ({why}); ignored"
+        ));
+    }
     let busy_poll = parse_busy_poll(&text("busy-poll"), "-busy-poll").map_err(Error::usage)?;
 
     let applied = connection::validate(m, text("h"), port, password)?;
+    warnings.extend(applied.warnings);
     Ok(ZbenchSpec {
         host: applied.host,
         port: applied.port,
@@ -391,6 +429,7 @@ fn validate(m: &ArgMatches) -> Result<ZbenchSpec, Error> {
         json_out_file,
         busy_poll,
         conn: applied.conn,
+        warnings,
     })
 }
 
@@ -731,11 +770,16 @@ mod tests {
     }
 
     #[test]
-    fn debug_level_is_clamped() {
-        let debug = |v: &str| spec(&["-mode", "load", "-debug", v]).debug;
-        assert_eq!(debug("3"), 3);
-        assert_eq!(debug("-1"), 0);
-        assert_eq!(debug("1000"), 255);
+    fn debug_level_is_clamped_with_a_warning() {
+        let debug = |v: &str| spec(&["-mode", "load", "-debug", v]);
+        assert_eq!(debug("2").debug, 2);
+        assert!(debug("2").warnings.is_empty());
+        assert_eq!(debug("3").debug, 2);
+        assert_eq!(debug("-1").debug, 0);
+        assert_eq!(
+            debug("1000").warnings,
+            ["warning: -debug 1000: the levels are 0 to 2; using 2"]
+        );
     }
 
     #[test]

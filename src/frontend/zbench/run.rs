@@ -36,6 +36,9 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         }
         ZbenchCommand::Run(spec) => *spec,
     };
+    for warning in &spec.warnings {
+        eprintln_safe!("{warning}");
+    }
     crate::debug::set_level(spec.debug);
     let credentials = connection::credentials(spec.password.as_deref(), &spec.conn);
     let tls = connection::tls_settings(&spec.conn, &spec.host)?;
