@@ -425,6 +425,37 @@ fn a_rate_far_beyond_the_server_is_reported_behind() {
     );
 }
 
+/// A server that pauses for a second near the end of a run of a fixed count and then
+/// catches up: the run ends a second late, below its target, with every request
+/// answered. The reason names the wait for the server, not "the schedule asked for
+/// fewer" (as it did before). (A pause mid-run is caught up on within the schedule.)
+#[test]
+fn a_pause_the_server_caught_up_on_is_named_as_such() {
+    let server = RedisServer::start_with(&["--enable-debug-command", "yes"]);
+    let run = kvbench_at(server.port, &["-t", "1", "-c", "2", "-n", "500"])
+        .args(&["--rate=500", "--hide-histogram"])
+        .with_json()
+        .spawn();
+    wait_until("900 requests answered", CONDITION_TIMEOUT, || {
+        set_get_calls(&server) >= 900
+    });
+    // Blocks this thread for the second the server sleeps.
+    assert_eq!(server.cli(&["DEBUG", "SLEEP", "1"]), "OK");
+    let out = run.wait(Duration::from_secs(60));
+    assert!(out.status.success(), "{}", out.describe());
+    let json = out.json();
+    let schedule = &json["ALL STATS"]["Schedule"];
+    // 1000 requests over about 3 s where 2 s were planned.
+    assert!(f64_at(schedule, &["Achieved Percent"]) < 90.0, "{schedule}");
+    assert_eq!(schedule["Unsent At End"].as_u64(), Some(0), "{schedule}");
+    let behind = schedule["Behind"].as_str().unwrap_or_default();
+    assert!(
+        behind.starts_with("the server kept kvbench waiting"),
+        "{schedule}"
+    );
+    assert_eq!(set_get_calls(&server), 1000);
+}
+
 /// A request count under a uniform rate: the last request is due a period before the
 /// schedule's span (count / rate) ends, so a run that kept time reads 100 % of target,
 /// not count / (count - 1) of it (105 % for 20 requests, before).

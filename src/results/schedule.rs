@@ -4,8 +4,10 @@
 //!
 //! ```text
 //! achieved < 99 % of target?
-//!   under 1 % of what fell due unfinished (never sent, or unanswered at the end)
-//!                                                  -> ScheduleShort (the run's edges,
+//!   under 1 % of what fell due unfinished (never sent, or unanswered at the end):
+//!     1 % or more of the sends late for want of a connection -> Waited (the server
+//!                                                     paused, then caught up)
+//!     otherwise                                    -> ScheduleShort (the run's edges,
 //!                                                     ramp-up, Poisson draws)
 //!   late for want of the generator > late for want of a connection (counting what was
 //!   left unsent behind full connections)           -> Generator
@@ -62,6 +64,10 @@ pub enum Behind {
     /// asked for less than target × run time (connecting and any ramp-up count in the
     /// run's time; Poisson draws vary).
     ScheduleShort { due: u64 },
+    /// Nearly every request that fell due was answered in the end, but many went out
+    /// late because every connection was waiting for replies: the server paused (or
+    /// slowed) for a while and then caught up; the pause is in the response times.
+    Waited { late_blocked: u64, lag_max_ms: f64 },
 }
 
 impl Behind {
@@ -79,6 +85,15 @@ impl Behind {
                 "the server stopped answering: every connection was full when the run ended, \
                  {unsent} requests that fell due were never sent and {in_flight} were \
                  unanswered (they are in no latency figure; see Unfinished)"
+            ),
+            Behind::Waited {
+                late_blocked,
+                lag_max_ms,
+            } => format!(
+                "the server kept kvbench waiting: {late_blocked} requests went out late \
+                 (up to {lag_max_ms:.3} ms) because every connection was waiting for replies, \
+                 and all were answered in the end: the server paused or slowed for a while \
+                 (see the response times)"
             ),
             Behind::ScheduleShort { due } => format!(
                 "not the server or kvbench: the {due} requests that fell due were sent and \
@@ -207,6 +222,12 @@ fn diagnose(
     }
     let due = health.sent + health.unsent_at_end;
     if due == 0 || (health.unfinished() as f64) < due as f64 * (1.0 - REACHED) {
+        if (health.late_blocked as f64) >= health.sent as f64 * (1.0 - REACHED) && due > 0 {
+            return Some(Behind::Waited {
+                late_blocked: health.late_blocked,
+                lag_max_ms: ms(health.lag.max()),
+            });
+        }
         return Some(Behind::ScheduleShort { due });
     }
     let slots = capacity.connections.max(1) * capacity.pipeline.max(1);
@@ -397,6 +418,35 @@ mod tests {
                 .unwrap()
                 .reason()
                 .starts_with("not the server or kvbench")
+        );
+    }
+
+    #[test]
+    fn a_server_that_paused_then_caught_up_kept_kvbench_waiting() {
+        // A 4 s stall mid-run: 500 sends waited for a connection, up to 2 s; everything
+        // was answered by the end, at 60 % of the target over the run.
+        let mut h = ScheduleStats::new();
+        for i in 0..500 {
+            h.record_send(4000 + i * 4000, true);
+        }
+        for _ in 0..1000 {
+            h.record_send(10, false);
+        }
+        let r = ScheduleResult::new(1000, "uniform", false, 600.0, h, None, CAP);
+        let Some(Behind::Waited {
+            late_blocked,
+            lag_max_ms,
+        }) = r.behind
+        else {
+            panic!("{:?}", r.behind);
+        };
+        assert_eq!(late_blocked, 500);
+        assert!((1990.0..2010.0).contains(&lag_max_ms), "{lag_max_ms}");
+        assert!(
+            r.behind
+                .unwrap()
+                .reason()
+                .starts_with("the server kept kvbench waiting: 500 requests went out late")
         );
     }
 
