@@ -191,14 +191,15 @@ fn kvbench_shard_refuses_a_json_out_file_of_the_users() {
 #[test]
 fn collect_merges_what_a_failed_job_left_and_names_the_missing_shard() {
     let dir = TestDir::new("collect");
-    let shard = repo().join("tests/testdata/memtier_default.json");
-    // Shards 0 and 2 of 3 in the "pods' logs"; shard 1 printed nothing.
+    let data = repo().join("tests/testdata");
+    // Shards 0 and 2 of 3 in the "pods' logs" (two runs: a copy of one run would be
+    // refused as counted twice); shard 1 printed nothing.
     let mut log = String::new();
-    for i in [0, 2] {
+    for (i, file) in [(0, "memtier_default.json"), (2, "memtier_runs3.json")] {
         log.push_str(&format!(
             "progress...\n-----BEGIN KVBENCH RESULT {i}/3-----\n"
         ));
-        log.push_str(&text(&shard));
+        log.push_str(&text(&data.join(file)));
         log.push_str("-----END KVBENCH RESULT-----\n");
     }
     std::fs::write(dir.file("pods.txt"), log).expect("write log");
@@ -234,9 +235,9 @@ fn collect_merges_what_a_failed_job_left_and_names_the_missing_shard() {
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(stdout.matches("ALL STATS").count(), 1, "{stdout}");
-    // Twice the one shard's 800 requests.
+    // The two shards' 800 and 600 requests.
     let json = common::read_json(&merged);
-    assert_eq!(json["ALL STATS"]["Totals"]["Count"].as_u64(), Some(1600));
+    assert_eq!(json["ALL STATS"]["Totals"]["Count"].as_u64(), Some(1400));
 }
 
 /// Three real shards against a real redis-server, the middle one pointed at a port

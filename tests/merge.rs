@@ -238,6 +238,51 @@ fn a_file_given_twice_is_refused() {
     );
 }
 
+/// A copy of a run's JSON under another name is that run again: refused, naming both
+/// (it was merged and counted twice; only a link or the same path was caught).
+#[test]
+fn a_copy_of_a_result_is_refused() {
+    let server = RedisServer::start();
+    let dir = TestDir::new("merge-copy");
+    let json = dir.file_arg("run.json");
+    let run = kvbench_at(
+        server.port,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "1",
+            "-n",
+            "200",
+            "--hide-histogram",
+            &format!("--json-out-file={json}"),
+        ],
+    )
+    .run();
+    assert!(run.status.success(), "{}", run.describe());
+    assert_eq!(
+        server.calls(),
+        200 + 1,
+        "the run's requests and the harness's INFO"
+    );
+    let copy = dir.file("copy.json");
+    std::fs::copy(dir.file("run.json"), &copy).expect("copy");
+    let err = merge_files(
+        &[dir.file("run.json"), copy.clone()],
+        &MergeOptions::default(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.message(),
+        format!(
+            "{}: the same run as {} (the same start, finish and figures: a copy?): its \
+             requests would be counted twice",
+            copy.display(),
+            dir.file("run.json").display()
+        )
+    );
+}
+
 /// One run written as both `--hdr-log` and `--hdr-file-prefix` files: merging its
 /// command log beside the same command's `.hgrm` is refused (it counted the run twice),
 /// while each format merges on its own to what the server executed.

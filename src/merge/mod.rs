@@ -125,6 +125,16 @@ pub fn merge_files<P: AsRef<Path>>(
         .iter()
         .map(|p| read_file(p.as_ref()))
         .collect::<Result<Vec<_>, _>>()?;
+    // A copy under another name is the same run too (tests of `merge` use one document
+    // as several shards, so the check is made on files).
+    let jsons: Vec<(&str, &JsonResult)> = files
+        .iter()
+        .filter_map(|f| match &f.content {
+            Content::Json(j) => Some((f.name.as_str(), j)),
+            Content::IntervalLog(_) => None,
+        })
+        .collect();
+    check_copies(&jsons)?;
     merge(&files, options)
 }
 
@@ -191,6 +201,35 @@ pub fn merge(files: &[ResultFile], options: &MergeOptions) -> Result<MergedResul
             from_logs::merge(&logs, percentiles)
         }
     }
+}
+
+/// Refuses a result that is another input's run again (a copy under another name; a
+/// link or the same path twice is caught before reading): every block's start, finish, counts and
+/// histograms the same. Two generators never record the same histograms, so this is
+/// one run given twice, which would count its requests twice.
+fn check_copies(jsons: &[(&str, &JsonResult)]) -> Result<(), Error> {
+    let same_run = |a: &JsonResult, b: &JsonResult| {
+        a.blocks.len() == b.blocks.len()
+            && a.blocks.iter().any(|x| x.rows.iter().any(|r| r.count > 0))
+            && a.blocks.iter().zip(&b.blocks).all(|(x, y)| {
+                x.runtime.start_epoch_ms == y.runtime.start_epoch_ms
+                    && x.runtime.finish_epoch_ms == y.runtime.finish_epoch_ms
+                    && x.rows.len() == y.rows.len()
+                    && x.rows
+                        .iter()
+                        .zip(&y.rows)
+                        .all(|(r, s)| r.count == s.count && r.histogram == s.histogram)
+            })
+    };
+    for (later, (name, json)) in jsons.iter().enumerate() {
+        if let Some((first, _)) = jsons[..later].iter().find(|(_, j)| same_run(j, json)) {
+            return Err(Error::usage(format!(
+                "{name}: the same run as {first} (the same start, finish and figures: a \
+                 copy?): its requests would be counted twice"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The shards of one split workload (`"shard": "I/N"` in each file's configuration; in a

@@ -34,7 +34,8 @@ struct Flags {
     seconds: Duration,
 
     /// Pin the test to this CPU (default: the CPU it starts on).
-    #[arg(long, value_name = "N", value_parser = parse_cpu)]
+    // Hyphen values reach the parser, which says what a CPU number is (`--cpu -1`).
+    #[arg(long, value_name = "N", value_parser = parse_cpu, allow_hyphen_values = true)]
     cpu: Option<usize>,
 }
 

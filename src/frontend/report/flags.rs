@@ -102,6 +102,11 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
             "--out-file needs a file name (or - for stdout)",
         ));
     }
+    if flags.title.as_deref().is_some_and(|t| t.trim().is_empty()) {
+        return Err(Error::usage(
+            "--title needs some text (leave it out for the default, kvbench report)",
+        ));
+    }
     let output = if flags.out_file.as_os_str() == "-" {
         Output::Stdout
     } else {

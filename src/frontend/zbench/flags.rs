@@ -368,10 +368,13 @@ fn validate(m: &ArgMatches) -> Result<ZbenchSpec, Error> {
         r => Some(r.unsigned_abs()),
     };
     let password = Some(text("a")).filter(|p| !p.is_empty());
+    let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
     let json_out_file = Some(text("json-out-file"))
         .filter(|p| !p.is_empty())
         .map(PathBuf::from);
-    let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
+    if given("json-out-file") && json_out_file.is_none() {
+        return Err(Error::usage("-json-out-file needs a file name"));
+    }
     let mut warnings = Vec::new();
     let debug = match int("debug") {
         level @ 0..=2 => level as u8,
