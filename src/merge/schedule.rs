@@ -95,9 +95,10 @@ pub(super) fn merge_schedule(
         return Ok(None);
     };
     if let Some(closed) = runs.iter().find(|r| r.block.schedule.is_none()) {
+        // The file does not say which front end wrote it: each one's flag for a total rate.
         let flag = match first.per_connection {
             true => "--rate-limiting",
-            false => "--rate",
+            false => "--rate, --rps or zbench's -rps",
         };
         return Err(Error::usage(format!(
             "{}: a closed-loop run cannot be merged with {}'s open-loop one ({flag}): their latencies mean different things",
