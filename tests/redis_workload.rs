@@ -223,9 +223,11 @@ fn refused_reconnects_count_in_totals_not_on_a_command_row() {
     let doc = out.json();
     let all = &doc["ALL STATS"];
     let errors = |row: &str| all[row]["Connection Errors"].as_u64().unwrap_or(0);
-    // GETs only: the lost connection is the Gets row's; the refusals are no command's.
-    assert_eq!(errors("Gets"), 1, "{all}");
+    // GETs only: the lost connection is the Gets row's when its GET was in flight (the
+    // server's last reply and its close can also come in one read, with nothing in
+    // flight: then no command's); the two refusals are no command's, never the Sets row's.
     assert_eq!(errors("Sets"), 0, "{all}");
+    assert!(errors("Gets") <= 1, "{all}");
     assert_eq!(errors("Totals"), 3, "{all}");
 }
 
