@@ -375,7 +375,8 @@ pub(super) fn merge_block(
             first_second.saturating_mul(1000)
         },
         finish,
-    )?;
+    )
+    .map_err(|e| name_the_far_inputs(e, runs))?;
     let layout = Layout::of(all_pieces().flat_map(|p| {
         p.histograms
             .iter()
@@ -432,4 +433,21 @@ pub(super) fn merge_block(
         visibility,
         schedule,
     })
+}
+
+/// [`Window::checked`]'s refusal with the inputs that stretch the span named: the one
+/// that starts first and the one that ends last.
+fn name_the_far_inputs(err: Error, runs: &[WholeRun]) -> Error {
+    let started = runs.iter().filter(|r| r.runtime.start_epoch_ms > 0);
+    let earliest = started.clone().min_by_key(|r| r.runtime.start_epoch_ms);
+    let latest = started.max_by_key(|r| r.runtime.finish_epoch_ms);
+    match (earliest, latest) {
+        (Some(a), Some(b)) if a.name != b.name => Error::usage(format!(
+            "{}; {} starts first and {} ends last",
+            err.message(),
+            a.name,
+            b.name
+        )),
+        _ => err,
+    }
 }

@@ -321,6 +321,17 @@ fn mismatched_inputs_are_clear_errors() {
     let far = DEFAULT_JSON.replacen("\"0\":{", "\"99999999999999999\":{", 1);
     let e = merge_err(&[("far.json", &far)]);
     assert!(e.starts_with("the inputs' seconds span "), "{e}");
+    // Two runs eight days apart: the message names the one that starts first and the one
+    // that ends last.
+    let later = DEFAULT_JSON
+        .replace("1795979180809", "1796670380809")
+        .replace("1795979180826", "1796670380826");
+    let e = merge_err(&[("monday.json", DEFAULT_JSON), ("next-week.json", &later)]);
+    assert!(e.starts_with("the inputs' seconds span "), "{e}");
+    assert!(
+        e.ends_with("; monday.json starts first and next-week.json ends last"),
+        "{e}"
+    );
     // A missing file is named.
     let e = merge_files(&["/nonexistent-kvbench/a.json"], &MergeOptions::default()).unwrap_err();
     assert!(
