@@ -695,3 +695,49 @@ fn prometheus_flag_errors_are_one_line() {
         run.describe()
     );
 }
+
+/// `--prometheus-linger`: after the run the endpoint stays up until a scrape takes the
+/// final figures, and that scrape's counters are the whole run's (the JSON's and the
+/// server's); then kvbench exits at once, well before the linger's bound. Without it
+/// the last second never reached a scraper (the endpoint closed with the run).
+#[test]
+fn lingering_lets_a_scrape_take_the_final_figures() {
+    let server = RedisServer::start();
+    let run = kvbench_at(
+        server.port,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "300",
+            "--ratio=1:0",
+            "--hide-histogram",
+            "--prometheus-port=0",
+            "--prometheus-linger=120",
+        ],
+    )
+    .with_json()
+    .spawn();
+    let addr = endpoint_address(&run);
+    run.wait_for_stderr("stays up until a scrape takes the final figures (at most 120 s)");
+    let text = scrape(addr);
+    let done = run.wait(KVBENCH_TIMEOUT);
+    assert!(done.status.success(), "{}", done.describe());
+    assert_eq!(
+        sample_value(&text, "memtier_ops_total{command=\"SET\"}"),
+        600.0,
+        "{text}"
+    );
+    assert!(text.contains("memtier_connections 0\n"), "{text}");
+    assert_eq!(
+        done.json()["ALL STATS"]["Sets"]["Count"].as_u64(),
+        Some(600)
+    );
+    assert_eq!(server.commandstats().get("set").copied(), Some(600));
+    assert!(
+        TcpStream::connect(addr).is_err(),
+        "the endpoint outlived the lingering"
+    );
+}

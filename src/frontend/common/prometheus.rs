@@ -36,6 +36,11 @@ pub struct PrometheusArgs {
     /// comma-separated; +Inf is implicit (default: memtier's 26, 0.0001 to 60)
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub prometheus_latency_buckets: Option<String>,
+
+    /// After the last run, keep the endpoint up until a scrape has taken the final
+    /// figures, at most this many seconds (0 to 3600; default: 0, close at once)
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
+    pub prometheus_linger: Option<String>,
 }
 
 impl PrometheusArgs {
@@ -57,6 +62,7 @@ impl PrometheusArgs {
                     self.prometheus_latency_buckets.is_some(),
                     "--prometheus-latency-buckets",
                 ),
+                (self.prometheus_linger.is_some(), "--prometheus-linger"),
             ];
             return match stray.iter().find(|(given, _)| *given) {
                 Some((_, flag)) => Err(Error::usage(format!(
@@ -79,7 +85,21 @@ impl PrometheusArgs {
             Some(list) => parse_buckets(list)?,
             None => DEFAULT_BUCKETS_US.to_vec(),
         };
-        PrometheusSettings::new(SocketAddr::new(ip, port), labels, buckets).map(Some)
+        let mut settings = PrometheusSettings::new(SocketAddr::new(ip, port), labels, buckets)?;
+        if let Some(linger) = &self.prometheus_linger {
+            settings.linger = parse_linger(linger)?;
+        }
+        Ok(Some(settings))
+    }
+}
+
+/// `--prometheus-linger`: seconds (decimals allowed), 0 to an hour.
+fn parse_linger(text: &str) -> Result<std::time::Duration, Error> {
+    match text.trim().parse::<f64>() {
+        Ok(secs) if (0.0..=3600.0).contains(&secs) => Ok(std::time::Duration::from_secs_f64(secs)),
+        _ => Err(Error::usage(format!(
+            "--prometheus-linger must be seconds from 0 to 3600, not '{text}'."
+        ))),
     }
 }
 

@@ -20,6 +20,7 @@
 
 mod render;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
@@ -163,6 +164,7 @@ impl PrometheusMetrics {
             totals,
             exposition: Exposition {
                 current: Arc::new(Mutex::new(Arc::new(first))),
+                taken: Arc::new(AtomicU64::new(0)),
             },
         }
     }
@@ -238,11 +240,19 @@ fn fold_histogram(h: &Histogram<u64>, bounds_us: &[u64], per_bucket: &mut [u64])
 #[derive(Clone, Debug)]
 pub struct Exposition {
     current: Arc<Mutex<Arc<String>>>,
+    /// Texts handed to scrapes so far (for `--prometheus-linger`'s wait).
+    taken: Arc<AtomicU64>,
 }
 
 impl Exposition {
+    /// How many scrapes have taken a text so far.
+    pub fn taken(&self) -> u64 {
+        self.taken.load(Ordering::Acquire)
+    }
+
     /// The latest text. The lock is held only to clone the `Arc`.
     pub fn body(&self) -> Arc<String> {
+        self.taken.fetch_add(1, Ordering::AcqRel);
         // A panic elsewhere while holding this lock cannot leave the pointer half-written.
         let guard = self.current.lock().unwrap_or_else(PoisonError::into_inner);
         Arc::clone(&guard)

@@ -11,8 +11,11 @@
 //! Everything here runs on the runner's thread once a second or at a run's edges, never
 //! on a worker's event loop.
 
+use std::time::{Duration, Instant};
+
 use crate::engine::observer::{RunEnd, RunObserver, RunStart, Second};
 use crate::error::Error;
+use crate::signals;
 
 use super::metrics::{CommandSecond, PrometheusMetrics, RunInfo, SecondSample};
 use super::server::PrometheusEndpoint;
@@ -27,6 +30,9 @@ pub struct PrometheusObserver {
     /// `WAIT`, or each arbitrary command row's name).
     commands: Vec<String>,
     run: u32,
+    /// `--prometheus-linger`: how long [`stop`](Self::stop) waits for a scrape of the
+    /// final figures.
+    linger: Duration,
 }
 
 impl PrometheusObserver {
@@ -46,6 +52,7 @@ impl PrometheusObserver {
             endpoint: Some(endpoint),
             commands,
             run: 0,
+            linger: settings.linger,
         })
     }
 
@@ -54,8 +61,29 @@ impl PrometheusObserver {
         self.endpoint.as_ref().map(PrometheusEndpoint::local_addr)
     }
 
-    /// Closes the listener and every scrape connection and joins the endpoint's thread.
+    /// Closes the listener and every scrape connection and joins the endpoint's thread;
+    /// with `--prometheus-linger`, once a scrape has taken the final figures (or the
+    /// linger has passed, or a stop signal came), so that a scraper sees the run's end.
     pub fn stop(mut self) {
+        if !self.linger.is_zero()
+            && let Some(endpoint) = &self.endpoint
+        {
+            let exposition = self.metrics.exposition();
+            let before = exposition.taken();
+            eprintln_safe!(
+                "Prometheus endpoint http://{}/metrics stays up until a scrape takes the final figures (at most {} s)",
+                endpoint.local_addr(),
+                self.linger.as_secs_f64()
+            );
+            let deadline = Instant::now() + self.linger;
+            while exposition.taken() == before
+                && Instant::now() < deadline
+                && signals::received().is_none()
+            {
+                // Polled: the scrape is served on the endpoint's own thread.
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
         if let Some(endpoint) = self.endpoint.take() {
             endpoint.stop();
         }

@@ -45,6 +45,9 @@ pub struct PrometheusSettings {
     addr: SocketAddr,
     run_labels: Vec<RunLabel>,
     buckets_us: Vec<u64>,
+    /// `--prometheus-linger`: how long the endpoint may stay up after the last run for a
+    /// scrape of the final figures (zero: it closes at once).
+    pub linger: std::time::Duration,
 }
 
 impl PrometheusSettings {
@@ -91,6 +94,7 @@ impl PrometheusSettings {
             }
         }
         Ok(PrometheusSettings {
+            linger: std::time::Duration::ZERO,
             addr,
             run_labels,
             buckets_us,
