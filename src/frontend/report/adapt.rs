@@ -146,6 +146,8 @@ fn schedule(data: &ScheduleData) -> Schedule {
         sent: data.sent,
         late: data.late,
         late_waiting_for_connection: data.late_blocked,
+        unsent_at_end: data.unsent_at_end,
+        in_flight_at_end: data.in_flight_at_end,
         lag_p50_ms: at(50.0),
         lag_p99_ms: at(99.0),
         lag_p999_ms: at(99.9),

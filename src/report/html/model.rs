@@ -60,6 +60,10 @@ pub struct Schedule {
     /// for a connection (the rest waited for the generator).
     pub late: u64,
     pub late_waiting_for_connection: u64,
+    /// When the run ended: requests due but never sent, and sent but not answered (in
+    /// no latency figure).
+    pub unsent_at_end: u64,
+    pub in_flight_at_end: u64,
     /// Send lag (actual minus intended send time) percentiles, milliseconds.
     pub lag_p50_ms: Option<f64>,
     pub lag_p99_ms: Option<f64>,

@@ -30,6 +30,7 @@ pub fn render_open_loop(out: &mut String, runs: &[Run], labels: &[String]) {
          intended send time; late means more than 1 ms.</p>\n<div class=\"wide\">\
          <table class=\"schedule\">\n<thead><tr><th class=\"run\">Run</th><th>Target</th>\
          <th>Achieved</th><th>Sent</th><th>Late</th><th>Late: waiting for a connection</th>\
+         <th>Late: waiting for kvbench</th><th>Unsent at end</th><th>In flight at end</th>\
          <th>Lag p50 (ms)</th><th>Lag p99 (ms)</th><th>Lag p99.9 (ms)</th></tr></thead>\n\
          <tbody>\n",
     );
@@ -45,7 +46,8 @@ pub fn render_open_loop(out: &mut String, runs: &[Run], labels: &[String]) {
         let _ = writeln!(
             out,
             "<tr><td class=\"run\">{}{}</td><td>{}/s{per} ({})</td><td{achieved_class}>{}/s</td>\
-             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td><td>{}</td></tr>",
             swatch(i),
             escape(&labels[i]),
             s.target_per_sec,
@@ -54,6 +56,9 @@ pub fn render_open_loop(out: &mut String, runs: &[Run], labels: &[String]) {
             count_text(s.sent as f64),
             count_text(s.late as f64),
             count_text(s.late_waiting_for_connection as f64),
+            count_text(s.late.saturating_sub(s.late_waiting_for_connection) as f64),
+            count_text(s.unsent_at_end as f64),
+            count_text(s.in_flight_at_end as f64),
             ms_cell(s.lag_p50_ms),
             ms_cell(s.lag_p99_ms),
             ms_cell(s.lag_p999_ms),
@@ -128,6 +133,8 @@ mod tests {
                 sent: 2000,
                 late: 3,
                 late_waiting_for_connection: 1,
+                unsent_at_end: 7,
+                in_flight_at_end: 2,
                 lag_p50_ms: Some(0.03),
                 lag_p99_ms: Some(0.094),
                 lag_p999_ms: None,
@@ -151,6 +158,11 @@ mod tests {
         assert!(out.contains("<section id=\"open-loop\">"), "{out}");
         assert!(out.contains("1000/s (uniform)"), "{out}");
         assert!(out.contains("<td>0.094</td><td>---</td>"), "{out}");
+        // Late: 1 for a connection, 2 for kvbench; 7 unsent and 2 in flight at the end.
+        assert!(
+            out.contains("<td>3</td><td>1</td><td>2</td><td>7</td><td>2</td>"),
+            "{out}"
+        );
         assert!(out.contains("<td class=\"name\">Gets</td>"), "{out}");
         assert!(
             out.contains("<td>0.071</td><td>0.250</td><td>0.900</td>"),

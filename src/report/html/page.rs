@@ -310,7 +310,8 @@ fn columns(runs: &[Run]) -> Vec<Column> {
         Column {
             header: "KB/sec",
             better: Better::Neither,
-            value: |r| Some(r.kb_per_sec),
+            // `---` for a row that never ran, as the text table shows it.
+            value: |r| latency(r, Some(r.kb_per_sec)),
             text: rate_text,
         },
     ]);
@@ -737,6 +738,11 @@ mod tests {
         assert!(!html.contains("class=\"worse\""));
         assert!(html.contains("<td>---</td>"));
         assert!(html.contains("<td>—</td>")); // no hits ratio for Sets
+        // A row that never ran is `---` after its Ops/sec, KB/sec too, as in the text
+        // table: one 0.00 per run's line.
+        let waits = html.split("<strong>Waits").nth(1).unwrap();
+        let waits = waits.split("</tbody>").next().unwrap();
+        assert_eq!(waits.matches("<td>0.00</td>").count(), 2, "{waits}");
 
         // Charts: per row with data (Totals, Sets, Gets) throughput + latency, and a
         // spectrum each; every chart has one line per run (two per run for latency).
