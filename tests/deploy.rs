@@ -184,6 +184,31 @@ fn kvbench_shard_refuses_a_json_out_file_of_the_users() {
     }
 }
 
+/// Runs collect.sh for job `kvbench` of 3 shards through a stand-in kubectl (in `dir`)
+/// that reports the Job's `status` (`succeeded/failed[/Failed condition]`) and prints
+/// `logs` (shell words, globs allowed) as the pods' logs; the merge writes its JSON to
+/// the returned path.
+fn collect(dir: &TestDir, status: &str, logs: &str) -> (std::process::Output, PathBuf) {
+    let kubectl = dir.file("kubectl");
+    std::fs::write(
+        &kubectl,
+        format!("#!/bin/sh\ncase $1 in get) echo {status} ;; logs) cat {logs} ;; esac\n"),
+    )
+    .expect("write stand-in");
+    let merged = dir.file("all.json");
+    let mut cmd = Command::new("bash");
+    cmd.arg(repo().join("deploy/kubernetes/collect.sh"))
+        .args([
+            "kvbench",
+            "3",
+            &format!("--json-out-file={}", merged.display()),
+        ])
+        .env("KUBECTL", format!("sh {}", kubectl.display()))
+        .env("KVBENCH", env!("CARGO_BIN_EXE_kvbench"))
+        .env("COLLECT_DIR", dir.file("results"));
+    (run_with_timeout(cmd, Duration::from_secs(60)), merged)
+}
+
 /// A Job of the older shape (a Job-wide `backoffLimit: 0`): one failure ends it, its
 /// other shards' pods go, and they count neither as succeeded nor as failed. collect.sh
 /// stops waiting at the Failed condition, names the shard with no result, merges the
@@ -203,27 +228,8 @@ fn collect_merges_what_a_failed_job_left_and_names_the_missing_shard() {
         log.push_str("-----END KVBENCH RESULT-----\n");
     }
     std::fs::write(dir.file("pods.txt"), log).expect("write log");
-    let kubectl = dir.file("kubectl");
-    std::fs::write(
-        &kubectl,
-        format!(
-            "#!/bin/sh\ncase $1 in get) echo 2/0/True ;; logs) cat '{}' ;; esac\n",
-            dir.file("pods.txt").display()
-        ),
-    )
-    .expect("write stand-in");
-    let merged = dir.file("all.json");
-    let mut cmd = Command::new("bash");
-    cmd.arg(repo().join("deploy/kubernetes/collect.sh"))
-        .args([
-            "kvbench",
-            "3",
-            &format!("--json-out-file={}", merged.display()),
-        ])
-        .env("KUBECTL", format!("sh {}", kubectl.display()))
-        .env("KVBENCH", env!("CARGO_BIN_EXE_kvbench"))
-        .env("COLLECT_DIR", dir.file("results"));
-    let out = run_with_timeout(cmd, Duration::from_secs(60));
+    let logs = format!("'{}'", dir.file("pods.txt").display());
+    let (out, merged) = collect(&dir, "2/0/True", &logs);
     assert_eq!(out.status.code(), Some(1), "{}", common::describe(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     for said in [
@@ -279,27 +285,8 @@ fn collect_merges_the_shards_that_finished_beside_a_failed_one() {
         );
     }
     assert_eq!(statuses, [true, false, true]);
-    let kubectl = dir.file("kubectl");
-    std::fs::write(
-        &kubectl,
-        format!(
-            "#!/bin/sh\ncase $1 in get) echo 2/1 ;; logs) cat '{}'/pod-*.log ;; esac\n",
-            dir.path().display()
-        ),
-    )
-    .expect("write stand-in");
-    let merged = dir.file("all.json");
-    let mut cmd = Command::new("bash");
-    cmd.arg(repo().join("deploy/kubernetes/collect.sh"))
-        .args([
-            "kvbench",
-            "3",
-            &format!("--json-out-file={}", merged.display()),
-        ])
-        .env("KUBECTL", format!("sh {}", kubectl.display()))
-        .env("KVBENCH", env!("CARGO_BIN_EXE_kvbench"))
-        .env("COLLECT_DIR", dir.file("results"));
-    let out = run_with_timeout(cmd, Duration::from_secs(60));
+    let logs = format!("'{}'/pod-*.log", dir.path().display());
+    let (out, merged) = collect(&dir, "2/1", &logs);
     assert_eq!(out.status.code(), Some(1), "{}", common::describe(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
