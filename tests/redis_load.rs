@@ -436,3 +436,65 @@ fn resp3_hello_is_sent() {
     assert_eq!(stats.get("hello").copied(), Some(2));
     assert_eq!(stats["set"] + stats["get"], 200);
 }
+
+/// Pipelined replies' latencies reach the histograms in runs held back a handful at a
+/// time (`stats::HeldRuns`): none may be lost or land in the wrong second. Over a
+/// multi-second pipelined run, every second's histogram holds exactly that second's
+/// count, and the whole run's the run's count, all but the last batches the server saw.
+#[test]
+fn every_seconds_histogram_holds_its_count_at_pipeline_16() {
+    let server = RedisServer::start();
+    let tmp = common::TestDir::new("redis-load-held");
+    let json = tmp.path().join("run.json");
+    kvbench_at(
+        server.port,
+        &[
+            "-t",
+            "2",
+            "-c",
+            "10",
+            "--test-time=3",
+            "--ratio=1:10",
+            "--pipeline=16",
+            "--key-maximum=1000000",
+            "--hide-histogram",
+            &format!("--json-out-file={}", json.display()),
+        ],
+    )
+    .ok();
+    let stats = server.commandstats();
+    let server_total = stats["set"] + stats["get"];
+    let decode = |encoded: &str| -> hdrhistogram::Histogram<u64> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .expect("base64");
+        Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .expect("V2 compressed histogram")
+    };
+    let doc = read_json(&json);
+    let all = &doc["ALL STATS"];
+    // A time-bound run stops with up to a pipeline per connection unanswered (sent, so
+    // the server counted them; never answered, so kvbench did not).
+    let count = all["Totals"]["Count"].as_u64().unwrap();
+    assert!(
+        count <= server_total && server_total - count <= 20 * 16,
+        "kvbench counted {count}, the server {server_total}"
+    );
+    let whole =
+        all["Totals"]["Percentile Latencies"]["Histogram log format"]["Compressed Histogram"]
+            .as_str()
+            .expect("the run's histogram");
+    assert_eq!(decode(whole).len(), count);
+    for row in ["Sets", "Gets", "Totals"] {
+        let series = all[row]["Time-Serie"].as_object().expect("Time-Serie");
+        assert!(series.len() >= 3, "{row}: {} seconds", series.len());
+        for (second, figures) in series {
+            let count = figures["Count"].as_u64().unwrap();
+            let held = figures["Compressed Histogram"]
+                .as_str()
+                .map_or(0, |encoded| decode(encoded).len());
+            assert_eq!(held, count, "{row}, second {second}");
+        }
+    }
+}

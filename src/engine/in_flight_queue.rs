@@ -18,8 +18,13 @@ use std::time::Duration;
 use crate::engine::clock::epoch;
 use crate::engine::generator::Op;
 use crate::engine::in_flight::{Pending, Purpose, Request};
+use crate::engine::prefetch::prefetch_slice;
 use crate::protocol::Expect;
 use crate::stats::rows;
+
+/// Cache lines of entries [`InFlight::prefetch_oldest`] asks for: a batch of 16, two
+/// entries to a line.
+const PREFETCH_LINES: usize = 8;
 
 /// What a compact entry is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -203,6 +208,15 @@ impl InFlight {
             opaque,
             kind,
         });
+    }
+
+    /// Asks the processor for the entries of the oldest requests (see
+    /// [`prefetch`](crate::engine::prefetch)): the replies about to be read are theirs.
+    #[inline(always)]
+    pub fn prefetch_oldest(&self) {
+        let (first, second) = self.entries.as_slices();
+        prefetch_slice(first, PREFETCH_LINES);
+        prefetch_slice(second, PREFETCH_LINES.saturating_sub(first.len() / 2));
     }
 
     /// The oldest request's opaque (what a memcache binary reply to it echoes).

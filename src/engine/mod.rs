@@ -34,6 +34,7 @@ pub mod generator;
 pub mod in_flight;
 pub mod in_flight_queue;
 pub mod observer;
+pub mod prefetch;
 pub mod progress;
 pub mod query;
 pub mod raw_socket;

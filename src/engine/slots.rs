@@ -6,7 +6,10 @@ use std::collections::BinaryHeap;
 use std::time::{Duration, Instant};
 
 use crate::engine::budget::RequestBudget;
-use crate::engine::client::Client;
+use mio::Token;
+
+use crate::engine::client::{Client, split_token};
+use crate::engine::prefetch::{PREFETCH_LINES, prefetch_slice};
 use crate::engine::schedule::Schedule;
 use crate::stats::{ClientSeries, ScheduleStats};
 
@@ -24,6 +27,26 @@ pub(super) struct Slots {
 }
 
 impl Slots {
+    /// Asks the processor for the memory of the client an event for `token` goes to
+    /// (see [`prefetch`](crate::engine::prefetch)): the worker does so two events ahead.
+    #[inline(always)]
+    pub(super) fn prefetch_client(&self, token: Token) {
+        let (slot, _) = split_token(token);
+        if let Some(client) = self.clients.get(slot) {
+            prefetch_slice(std::slice::from_ref(client), PREFETCH_LINES);
+        }
+    }
+
+    /// Asks for the memory of the connection an event for `token` goes to; its client's
+    /// was asked for an event before, so finding the connection costs no wait.
+    #[inline(always)]
+    pub(super) fn prefetch_connection(&self, token: Token) {
+        let (slot, conn) = split_token(token);
+        if let Some(Some(client)) = self.clients.get(slot) {
+            client.prefetch_connection(conn);
+        }
+    }
+
     /// Re-arms `slot`'s timer if the client now wants a different one.
     #[inline]
     pub(super) fn arm(&mut self, slot: usize) {

@@ -5,11 +5,13 @@
 //! loop sends when it intends to, so it keeps one histogram and pays for one.
 
 pub mod client_series;
+pub mod held_runs;
 pub mod reply_sizes;
 pub mod rows;
 pub mod schedule;
 
 pub use client_series::ClientSeries;
+pub use held_runs::HeldRuns;
 pub use reply_sizes::ReplySizes;
 pub use rows::RowName;
 pub use schedule::ScheduleStats;
@@ -55,8 +57,8 @@ pub struct OpStats {
     /// Open loop only: service times (actual send → reply); `None` in closed loop.
     pub service: Option<Box<ServiceTimes>>,
     /// Latencies recorded with [`record_batched`](Self::record_batched) and not yet in
-    /// `latency`: one value and how many times it came.
-    run: (u64, u64),
+    /// `latency`: runs of one value and how many times it came.
+    runs: HeldRuns,
     /// How many elements each reply had, when the plan asks (`None`: not counted, and
     /// no cost).
     pub reply_sizes: Option<Box<ReplySizes>>,
@@ -113,7 +115,7 @@ impl OpStats {
             latency_sum_us: 0,
             latency: new_histogram(),
             service: None,
-            run: (0, 0),
+            runs: HeldRuns::default(),
             reply_sizes: None,
         }
     }
@@ -156,7 +158,8 @@ impl OpStats {
     /// Records one completed request like [`record`](Self::record), except that its
     /// latency reaches the histogram later, with the run of equal latencies it belongs
     /// to: the replies to a pipelined batch, read at once, share theirs, and one
-    /// histogram update per run costs a sixteenth of one per reply at pipeline 16. Call
+    /// histogram update per run costs a sixteenth of one per reply at pipeline 16 (the
+    /// runs go in a handful at a time, see [`HeldRuns`]). Call
     /// [`flush_latencies`](Self::flush_latencies) before the histogram is read.
     #[inline]
     pub fn record_batched(&mut self, latency_us: u64, bytes_tx: u64, bytes_rx: u64) {
@@ -164,22 +167,13 @@ impl OpStats {
         self.bytes_tx += bytes_tx;
         self.bytes_rx += bytes_rx;
         self.latency_sum_us += latency_us;
-        let latency_us = latency_us.max(1);
-        if self.run.0 != latency_us {
-            self.flush_latencies();
-            self.run.0 = latency_us;
-        }
-        self.run.1 += 1;
+        self.runs.add(latency_us.max(1), &mut self.latency);
     }
 
     /// Puts the latencies [`record_batched`](Self::record_batched) holds back into the
     /// histogram.
     pub fn flush_latencies(&mut self) {
-        let (value, count) = self.run;
-        if count > 0 {
-            self.latency.saturating_record_n(value, count);
-            self.run.1 = 0;
-        }
+        self.runs.flush(&mut self.latency);
     }
 
     /// Adds `other` into `self`.
@@ -214,7 +208,7 @@ impl OpStats {
 
     /// Clears all counts, keeping the histogram's memory.
     pub fn reset(&mut self) {
-        self.run = (0, 0);
+        self.runs.clear();
         self.count = 0;
         self.hits = 0;
         self.misses = 0;

@@ -52,6 +52,7 @@ use crate::engine::connection::{Connection, Failure, Phase};
 use crate::engine::error_log::ErrorLog;
 use crate::engine::error_reply::FirstErrorReply;
 use crate::engine::generator::OpGenerator;
+use crate::engine::prefetch::{PREFETCH_LINES, prefetch_slice};
 use crate::engine::resolver::Resolver;
 use crate::engine::schedule::Schedule;
 use crate::engine::verify::VerifyJob;
@@ -474,6 +475,10 @@ impl Client {
         if conn >= self.conns.len() {
             return Status::Active;
         }
+        // The rows the replies are recorded in, asked for before the read (see
+        // `engine::prefetch`): the worker's, but the socket work since the last visit
+        // has pushed them out of the caches too.
+        prefetch_slice(&ctx.stats[..ctx.stats.len().min(2)], PREFETCH_LINES);
         if matches!(self.pacing, Pacing::Own(_))
             && !(0..self.work_conns()).any(|i| self.has_room(i))
             && let Pacing::Own(schedule) = &mut self.pacing
@@ -497,6 +502,15 @@ impl Client {
             }
         };
         self.send_and_settle(read_at, plan, ctx)
+    }
+
+    /// Asks the processor for connection `conn`'s memory (see
+    /// [`prefetch`](crate::engine::prefetch)).
+    #[inline(always)]
+    pub fn prefetch_connection(&self, conn: usize) {
+        if let Some(conn) = self.conns.get(conn) {
+            prefetch_slice(std::slice::from_ref(conn), PREFETCH_LINES);
+        }
     }
 
     /// Whether the client can send one more request now (open loop at a total rate: the
