@@ -10,12 +10,14 @@
 //! page where it wants it.
 
 pub mod charts;
+pub mod configuration;
 pub mod model;
 pub mod numbers;
 pub mod open_loop;
 pub mod page;
 pub mod section;
 pub mod servers;
+pub mod stats;
 pub mod svg;
 
 pub use model::{RateSweep, Report, Row, Run, Schedule, SecondPoint, SweepStep, Visibility};

@@ -1,6 +1,7 @@
-//! The report as one self-contained HTML page: the ALL STATS table (side by side with ratios
-//! to the first run when there are several), the charts, the rate sweep and the
-//! configuration, with inline CSS and SVG only.
+//! The report as one self-contained HTML page: the header and the runs' badges, then the
+//! sections in order (the ALL STATS table from `stats`, the charts, the open-loop, server and
+//! visibility sections, the rate sweep, the settings from `configuration`), with inline CSS
+//! and SVG only.
 //!
 //! The page loads nothing: no script, font, image or style sheet from anywhere, and a
 //! Content-Security-Policy that forbids it, so it reads the same offline, attached to a
@@ -8,10 +9,12 @@
 
 use std::fmt::Write as _;
 
-use super::charts::{per_second_charts, row_names, spectrum_charts, sweep_charts};
-use super::model::{RateSweep, Report, Row, Run, SweepStep, same_row_name};
-use super::numbers::{count_text, ms_text, rate_text, ratio, ratio_text};
+use super::charts::{per_second_charts, spectrum_charts, sweep_charts};
+use super::configuration::render_configuration;
+use super::model::{RateSweep, Report, Run, SweepStep};
+use super::numbers::{ms_text, rate_text, ratio};
 use super::section::{render_chart_section, swatch};
+use super::stats::render_stats;
 use super::{escape, push_escaped};
 use super::{open_loop, servers};
 
@@ -236,219 +239,6 @@ fn shorten(text: &str, max: usize) -> String {
     cut
 }
 
-/// Whether a larger value of a column is better, worse, or neither (for ratio colours).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Better {
-    Higher,
-    Lower,
-    Neither,
-}
-
-/// One numeric column of the ALL STATS table.
-struct Column {
-    header: &'static str,
-    better: Better,
-    value: fn(&Row) -> Option<f64>,
-    text: fn(f64) -> String,
-}
-
-/// The row's latency, or `None` when it ran no requests (the table shows `---`).
-fn latency(row: &Row, v: Option<f64>) -> Option<f64> {
-    if row.count == 0 { None } else { v }
-}
-
-fn columns(runs: &[Run]) -> Vec<Column> {
-    let any_hits = runs
-        .iter()
-        .flat_map(|r| &r.rows)
-        .any(|r| r.hits_per_sec.is_some() || r.misses_per_sec.is_some());
-    let mut cols = vec![Column {
-        header: "Ops/sec",
-        better: Better::Higher,
-        value: |r| Some(r.ops_per_sec),
-        text: rate_text,
-    }];
-    if any_hits {
-        cols.push(Column {
-            header: "Hits/sec",
-            better: Better::Neither,
-            value: |r| r.hits_per_sec,
-            text: rate_text,
-        });
-        cols.push(Column {
-            header: "Misses/sec",
-            better: Better::Neither,
-            value: |r| r.misses_per_sec,
-            text: rate_text,
-        });
-    }
-    cols.extend([
-        Column {
-            header: "Avg. (ms)",
-            better: Better::Lower,
-            value: |r| latency(r, r.avg_ms),
-            text: ms_text,
-        },
-        Column {
-            header: "p50 (ms)",
-            better: Better::Lower,
-            value: |r| latency(r, r.p50_ms),
-            text: ms_text,
-        },
-        Column {
-            header: "p99 (ms)",
-            better: Better::Lower,
-            value: |r| latency(r, r.p99_ms),
-            text: ms_text,
-        },
-        Column {
-            header: "p99.9 (ms)",
-            better: Better::Lower,
-            value: |r| latency(r, r.p999_ms),
-            text: ms_text,
-        },
-        Column {
-            header: "KB/sec",
-            better: Better::Neither,
-            // `---` for a row that never ran, as the text table shows it.
-            value: |r| latency(r, Some(r.kb_per_sec)),
-            text: rate_text,
-        },
-    ]);
-    if runs.iter().flat_map(|r| &r.rows).any(|r| r.tryagain > 0) {
-        cols.push(Column {
-            header: "TRYAGAIN",
-            better: Better::Lower,
-            value: |r| Some(r.tryagain as f64),
-            text: count_text,
-        });
-    }
-    cols.push(Column {
-        header: "Count",
-        better: Better::Neither,
-        value: |r| Some(r.count as f64),
-        text: count_text,
-    });
-    cols
-}
-
-fn push_value_cells(out: &mut String, row: Option<&Row>, cols: &[Column]) {
-    for col in cols {
-        match row.and_then(|r| (col.value)(r)) {
-            Some(v) => {
-                let _ = write!(out, "<td>{}</td>", (col.text)(v));
-            }
-            None => out.push_str("<td>---</td>"),
-        }
-    }
-}
-
-/// ALL STATS: the table of the one run, or every run side by side, row type by row type,
-/// each followed by its ratio to the baseline.
-fn render_stats(out: &mut String, runs: &[Run], labels: &[String]) {
-    let cols = columns(runs);
-    out.push_str(
-        "<section id=\"stats\">\n<h2>ALL STATS</h2>\n<p class=\"note\">Latencies in \
-         milliseconds.</p>\n<div class=\"wide\"><table class=\"stats\">\n<thead><tr><th>Type</th>",
-    );
-    if runs.len() > 1 {
-        out.push_str("<th class=\"run\">Run</th>");
-    }
-    for col in &cols {
-        let _ = write!(out, "<th>{}</th>", col.header);
-    }
-    out.push_str("</tr></thead>\n");
-
-    if let [run] = runs {
-        out.push_str("<tbody>\n");
-        for row in &run.rows {
-            let _ = write!(out, "<tr><td class=\"name\">{}</td>", escape(&row.name));
-            push_value_cells(out, Some(row), &cols);
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</tbody>\n</table></div>\n</section>\n");
-        return;
-    }
-
-    for name in row_names(runs) {
-        let rows: Vec<Option<&Row>> = runs
-            .iter()
-            .map(|run| run.rows.iter().find(|r| same_row_name(&r.name, &name)))
-            .collect();
-        // A type no run sent (Waits, usually) has nothing to compare.
-        let compared = rows.iter().any(|r| r.is_some_and(|r| r.count > 0));
-        let lines = if compared {
-            runs.len() * 2 - 1
-        } else {
-            runs.len()
-        };
-        let _ = write!(
-            out,
-            "<tbody class=\"group\">\n<tr><td class=\"name\" rowspan=\"{lines}\"><strong>{}</strong></td>",
-            escape(&name)
-        );
-        for (i, row) in rows.iter().enumerate() {
-            if i > 0 {
-                out.push_str("<tr>");
-            }
-            let _ = write!(
-                out,
-                "<td class=\"run\">{}{}</td>",
-                swatch(i),
-                escape(&labels[i])
-            );
-            push_value_cells(out, *row, &cols);
-            out.push_str("</tr>\n");
-        }
-        let base = rows[0];
-        for (i, row) in rows.iter().enumerate().skip(1).filter(|_| compared) {
-            let _ = write!(
-                out,
-                "<tr class=\"ratio\"><td class=\"run\">{} ÷ {}</td>",
-                escape(&labels[i]),
-                escape(&labels[0])
-            );
-            for col in &cols {
-                let value = row.and_then(|r| (col.value)(r));
-                let base_value = base.and_then(|r| (col.value)(r));
-                match value.zip(base_value).and_then(|(v, b)| ratio(v, b)) {
-                    Some(r) => {
-                        let _ = write!(
-                            out,
-                            "<td{}>{}</td>",
-                            ratio_class(r, col.better),
-                            ratio_text(r)
-                        );
-                    }
-                    None => out.push_str("<td>—</td>"),
-                }
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</tbody>\n");
-    }
-    out.push_str("</table></div>\n");
-    out.push_str(
-        "<p class=\"note\">Ratios are each run's figure divided by the baseline's: green where \
-         the change is an improvement (more requests per second, lower latency), red where it \
-         is a regression, by more than 1%.</p>\n</section>\n",
-    );
-}
-
-/// ` class="better"` / ` class="worse"` for a ratio more than 1% away from 1, by the
-/// column's sense of better.
-fn ratio_class(r: f64, better: Better) -> &'static str {
-    let up = r > 1.01;
-    let down = r < 0.99;
-    match better {
-        Better::Higher if up => " class=\"better\"",
-        Better::Higher if down => " class=\"worse\"",
-        Better::Lower if down => " class=\"better\"",
-        Better::Lower if up => " class=\"worse\"",
-        _ => "",
-    }
-}
-
 fn render_sweep_tables(out: &mut String, runs: &[Run], labels: &[String]) {
     for (i, run) in runs.iter().enumerate() {
         let Some(sweep) = run.sweep.as_ref().filter(|s| !s.steps.is_empty()) else {
@@ -532,98 +322,10 @@ fn sweep_verdict(sweep: &RateSweep) -> Option<String> {
     Some(verdict)
 }
 
-/// The configuration: one run's settings in columns; for several, the settings that differ
-/// side by side, and every setting in a collapsed table.
-fn render_configuration(out: &mut String, runs: &[Run], labels: &[String]) {
-    if runs.iter().all(|r| r.config.is_empty()) {
-        return;
-    }
-    out.push_str("<section id=\"configuration\">\n<h2>Configuration</h2>\n");
-    if let [run] = runs {
-        out.push_str("<div class=\"kv\">\n");
-        for (key, value) in &run.config {
-            let _ = writeln!(
-                out,
-                "<div><span class=\"k\">{}</span><span class=\"v\">{}</span></div>",
-                escape(key),
-                escape(value)
-            );
-        }
-        out.push_str("</div>\n</section>\n");
-        return;
-    }
-
-    let mut keys: Vec<&str> = Vec::new();
-    for (key, _) in runs.iter().flat_map(|r| &r.config) {
-        if !keys.contains(&key.as_str()) {
-            keys.push(key);
-        }
-    }
-    fn value<'a>(run: &'a Run, key: &str) -> Option<&'a str> {
-        run.config
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    }
-    let differs = |key: &str| runs.iter().any(|r| value(r, key) != value(&runs[0], key));
-    let header = |out: &mut String| {
-        // Scrolls on its own when many runs make it wider than the page.
-        out.push_str("<div class=\"wide\"><table class=\"config\"><thead><tr><th>Setting</th>");
-        for (i, label) in labels.iter().enumerate() {
-            let _ = write!(out, "<th>{}{}</th>", swatch(i), escape(label));
-        }
-        out.push_str("</tr></thead>\n<tbody>\n");
-    };
-    let line = |out: &mut String, key: &str| {
-        let class = if differs(key) {
-            " class=\"differs\""
-        } else {
-            ""
-        };
-        let _ = write!(out, "<tr><td class=\"key\">{}</td>", escape(key));
-        for run in runs {
-            let _ = write!(
-                out,
-                "<td{class}>{}</td>",
-                escape(value(run, key).unwrap_or("—"))
-            );
-        }
-        out.push_str("</tr>\n");
-    };
-
-    let differing: Vec<&str> = keys.iter().copied().filter(|k| differs(k)).collect();
-    if differing.is_empty() {
-        out.push_str("<p class=\"note\">Every setting is the same in all runs.</p>\n");
-    } else {
-        let _ = writeln!(
-            out,
-            "<p class=\"note\">{} setting{} differ{}:</p>",
-            differing.len(),
-            if differing.len() == 1 { "" } else { "s" },
-            if differing.len() == 1 { "s" } else { "" }
-        );
-        header(out);
-        for key in &differing {
-            line(out, key);
-        }
-        out.push_str("</tbody></table></div>\n");
-    }
-    let _ = writeln!(
-        out,
-        "<details><summary>All {} settings</summary>",
-        keys.len()
-    );
-    header(out);
-    for key in &keys {
-        line(out, key);
-    }
-    out.push_str("</tbody></table></div>\n</details>\n</section>\n");
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::html::model::{RateSweep, SecondPoint, SweepStep};
+    use crate::report::html::model::{RateSweep, Row, SecondPoint, SweepStep};
     use hdrhistogram::Histogram;
 
     #[test]
