@@ -1,15 +1,19 @@
 //! The HTML report as a browser sees it: a two-run report rendered by headless Chromium
 //! must hold every chart's SVG with plotted lines (DOM dump) and paint them (screenshot).
+//! Then what the page says of real runs against a real redis-server: a `-x N` result
+//! names its counts as summed and its rates as averaged.
 //!
-//! Skipped, with a printed reason, only where no `chromium` is installed. Set
-//! `KVBENCH_KEEP_REPORT=1` to keep the page and its screenshot (the path is printed).
+//! The browser test is skipped, with a printed reason, only where no `chromium` is
+//! installed. Set `KVBENCH_KEEP_REPORT=1` to keep the page and its screenshot (the path is
+//! printed).
 
 mod common;
 
 use std::fs;
+use std::path::Path;
 
-use common::TestDir;
 use common::browser::{chromium_for, hex_colour, pixels_near, run_chromium, screenshot_not_blank};
+use common::{RedisServer, TestDir, kvbench, kvbench_at, read_json};
 use hdrhistogram::Histogram;
 use kvbench::report::html::svg::PALETTE;
 use kvbench::report::html::{Report, Row, Run, SecondPoint, render_page};
@@ -154,4 +158,92 @@ fn a_two_run_report_draws_its_charts_in_chromium() {
         // Skip the scratch directory's removal: the files are what was asked for.
         std::mem::forget(scratch);
     }
+}
+
+/// `kvbench report FILES -o out`, which must succeed; returns the page.
+fn report_page(files: &[&Path], out: &Path) -> String {
+    let mut args = vec!["report".to_string()];
+    args.extend(files.iter().map(|f| f.display().to_string()));
+    args.extend(["-o".to_string(), out.display().to_string()]);
+    kvbench(&args.iter().map(String::as_str).collect::<Vec<_>>()).ok();
+    fs::read_to_string(out).expect("the report was written")
+}
+
+/// The page's `<section id="ID">`, whole.
+fn section<'a>(page: &'a str, id: &str) -> &'a str {
+    let start = page
+        .find(&format!("<section id=\"{id}\">"))
+        .unwrap_or_else(|| panic!("no {id} section"));
+    let rest = &page[start..];
+    &rest[..rest.find("</section>").expect("closed section")]
+}
+
+/// The SET and GET calls the server counted since its last `CONFIG RESETSTAT`.
+fn sets_and_gets(server: &RedisServer) -> u64 {
+    let stats = server.commandstats();
+    stats.get("set").copied().unwrap_or(0) + stats.get("get").copied().unwrap_or(0)
+}
+
+/// `-x 3` shows the runs' aggregate, whose Count is every run's requests summed while its
+/// Ops/sec is the runs' mean (memtier's AGGREGATED block): the page says so above the
+/// table, and both claims hold against the server's count and the runs' own figures. One
+/// run's page says nothing of the kind.
+#[test]
+fn a_run_count_page_says_its_count_is_summed_and_its_rates_averaged() {
+    let server = RedisServer::start();
+    let scratch = TestDir::new("html-run-count");
+    let (runs3, single) = (scratch.file("runs3.json"), scratch.file("single.json"));
+    server.config_resetstat();
+    let json_arg = |path: &Path| format!("--json-out-file={}", path.display());
+    let load = ["-t", "1", "-c", "2", "-n", "100", "--hide-histogram"];
+    kvbench_at(server.port, &load)
+        .args(&["-x", "3", "--print-all-runs", &json_arg(&runs3)])
+        .ok();
+    assert_eq!(sets_and_gets(&server), 3 * 2 * 100, "three runs' requests");
+
+    let doc = read_json(&runs3);
+    let totals = &doc["AGGREGATED AVERAGE RESULTS (3 runs)"]["Totals"];
+    assert_eq!(totals["Count"].as_u64(), Some(600), "summed: {totals}");
+    let ops = |block: &str| {
+        doc[block]["Totals"]["Ops/sec"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{block} Totals Ops/sec"))
+    };
+    let mean = (1..=3)
+        .map(|i| ops(&format!("RUN #{i} RESULTS")))
+        .sum::<f64>()
+        / 3.0;
+    let aggregate = ops("AGGREGATED AVERAGE RESULTS (3 runs)");
+    assert!(
+        (aggregate - mean).abs() < 0.02,
+        "{aggregate} is not the mean {mean}"
+    );
+
+    let page = report_page(&[&runs3], &scratch.file("runs3.html"));
+    let stats = section(&page, "stats");
+    let note_at = stats
+        .find("<p class=\"note averaged\">")
+        .unwrap_or_else(|| panic!("no note on the runs' aggregate:\n{stats:.1500}"));
+    assert!(
+        note_at < stats.find("<table").expect("the table"),
+        "the note comes first"
+    );
+    let note = &stats[note_at..];
+    let note = &note[..note.find("</p>").expect("closed note")];
+    for words in [
+        "3 runs (-x 3), aggregated",
+        "Count: all 3 runs summed",
+        "Ops/sec, Hits/sec, Misses/sec, KB/sec: the mean of the 3 runs",
+        "latencies: all 3 runs' requests together",
+    ] {
+        assert!(note.contains(words), "{words:?} not in {note}");
+    }
+    // The figures the note describes, as the file has them.
+    assert!(stats.contains("<td>600</td>"), "{stats:.3000}");
+
+    kvbench_at(server.port, &load)
+        .args(&[&json_arg(&single)])
+        .ok();
+    let page = report_page(&[&single], &scratch.file("single.html"));
+    assert!(!page.contains("averaged"), "one run is no aggregate");
 }

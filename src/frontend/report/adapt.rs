@@ -17,6 +17,7 @@
 //! | visibility | the main block's `Replica Visibility`: its lag row, timeouts, untracked |
 //! | service time | each row's `Service Latency` (open loop): its histogram, else its percentiles |
 //! | schedule | the main block's `Schedule` (open loop): target, achieved, late, lag histogram |
+//! | averaged over N runs | the `AGGREGATED AVERAGE RESULTS (N runs)` block shown, or a merged file's `run_count` |
 //! | configuration | `configuration`, then the run's facts (block, start, duration, run information, SLO) |
 
 use crate::date::civil_from_days;
@@ -105,12 +106,29 @@ pub fn run_from_json(label: String, json: &JsonResult) -> Run {
             .rev()
             .find_map(|b| b.runtime.stopped_by.clone()),
         rows,
+        averaged_over_runs: averaged_over_runs(json, block),
         sweep,
         servers,
         visibility,
         service,
         schedule,
     }
+}
+
+/// How many runs the block's figures stand for, when more than one: `-x N`'s aggregate,
+/// or a merge of `-x N` files (each input's aggregate, so its counts are every run's and
+/// its rates a run's mean, shards added).
+fn averaged_over_runs(json: &JsonResult, block: Option<&Block>) -> Option<u32> {
+    let merged = json
+        .configuration
+        .iter()
+        .any(|(key, _)| key == "merged_from");
+    let runs = match block?.kind {
+        BlockKind::Aggregated(n) => n,
+        BlockKind::AllStats if merged => u32::try_from(json.config.run_count?).ok()?,
+        _ => return None,
+    };
+    (runs > 1).then_some(runs)
 }
 
 /// A row's open-loop service time as a row of its own: the same name, count and rate.
@@ -462,6 +480,29 @@ mod tests {
         );
         assert!(!run.interrupted);
         assert!(run.sweep.is_none());
+        assert_eq!(run.averaged_over_runs, None);
+    }
+
+    #[test]
+    fn a_merge_of_run_count_files_is_averaged_over_their_runs() {
+        let merged = |run_count: &str| {
+            let text = KV_SINGLE.replacen(
+                "\"run_count\": 1",
+                &format!("\"run_count\": {run_count}, \"merged_from\": [\"a.json\", \"b.json\"]"),
+                1,
+            );
+            run_from_json("m".into(), &json(&text)).averaged_over_runs
+        };
+        assert_eq!(merged("3"), Some(3));
+        assert_eq!(merged("1"), None);
+        // Inputs of different run counts: no one number stands for the merge.
+        assert_eq!(merged("[3, 2]"), None);
+        // Not merged: ALL STATS is one run whatever the configuration says.
+        let text = KV_SINGLE.replacen("\"run_count\": 1", "\"run_count\": 3", 1);
+        assert_eq!(
+            run_from_json("s".into(), &json(&text)).averaged_over_runs,
+            None
+        );
     }
 
     #[test]
@@ -474,6 +515,7 @@ mod tests {
             block.title
         );
         let run = run_from_json("x3".into(), &j);
+        assert_eq!(run.averaged_over_runs, Some(3));
         assert!(
             run.config
                 .iter()

@@ -32,6 +32,10 @@ pub struct Run {
     pub stopped_by: Option<String>,
     /// The ALL STATS rows in table order, `Totals` last.
     pub rows: Vec<Row>,
+    /// The figures stand for this many runs (`-x N`: memtier's `AGGREGATED AVERAGE
+    /// RESULTS (N runs)`, or a merge of such files): counts are the runs' summed, rates
+    /// their mean, latencies those of all their requests together. `None` for one run.
+    pub averaged_over_runs: Option<u32>,
     /// The rate sweep's measured curve, when the run was one.
     pub sweep: Option<RateSweep>,
     /// A pool's per-server rows (`host:port`, every command together), in the order

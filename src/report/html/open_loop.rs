@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use super::escape;
 use super::model::{Row, Run, names_in_table_order, same_row_name};
 use super::numbers::{count_text, ms_text, rate_text};
-use super::section::swatch;
+use super::section::{averaged_runs_note, swatch};
 
 /// A latency cell: `---` for a figure the run lacks.
 fn ms_cell(v: Option<f64>) -> String {
@@ -27,8 +27,17 @@ pub fn render_open_loop(out: &mut String, runs: &[Run], labels: &[String]) {
         "<section id=\"open-loop\">\n<h2>Open loop</h2>\n<p class=\"note\">Requests sent on a \
          schedule. The tables above give response time (from when a request should have been \
          sent); service time here counts from when it was sent. Send lag is actual minus \
-         intended send time; late means more than 1 ms.</p>\n<div class=\"wide\">\
-         <table class=\"schedule\">\n<thead><tr><th class=\"run\">Run</th><th>Target</th>\
+         intended send time; late means more than 1 ms.</p>\n",
+    );
+    out.push_str(&averaged_runs_note(
+        runs,
+        labels,
+        |run| run.schedule.is_some() || !run.service.is_empty(),
+        "Sent, Late, Unsent and In flight at end, Count",
+        "Achieved, Ops/sec",
+    ));
+    out.push_str(
+        "<div class=\"wide\"><table class=\"schedule\">\n<thead><tr><th class=\"run\">Run</th><th>Target</th>\
          <th>Achieved</th><th>Sent</th><th>Late</th><th>Late: waiting for a connection</th>\
          <th>Late: waiting for kvbench</th><th>Unsent at end</th><th>In flight at end</th>\
          <th>Lag p50 (ms)</th><th>Lag p99 (ms)</th><th>Lag p99.9 (ms)</th></tr></thead>\n\

@@ -7,7 +7,7 @@ use super::charts::row_names;
 use super::escape;
 use super::model::{Row, Run, same_row_name};
 use super::numbers::{count_text, ms_text, rate_text, ratio, ratio_text};
-use super::section::swatch;
+use super::section::{averaged_runs_note, swatch};
 
 /// Whether a larger value of a column is better, worse, or neither (for ratio colours).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -122,8 +122,24 @@ pub fn render_stats(out: &mut String, runs: &[Run], labels: &[String]) {
     let cols = columns(runs);
     out.push_str(
         "<section id=\"stats\">\n<h2>ALL STATS</h2>\n<p class=\"note\">Latencies in \
-         milliseconds.</p>\n<div class=\"wide\"><table class=\"stats\">\n<thead><tr><th>Type</th>",
+         milliseconds.</p>\n",
     );
+    let headers = |wanted: fn(&str) -> bool| -> String {
+        let chosen: Vec<&str> = cols
+            .iter()
+            .map(|c| c.header)
+            .filter(|h| wanted(h))
+            .collect();
+        chosen.join(", ")
+    };
+    out.push_str(&averaged_runs_note(
+        runs,
+        labels,
+        |run| !run.rows.is_empty(),
+        &headers(|h| !h.ends_with("/sec") && !h.ends_with("(ms)")),
+        &headers(|h| h.ends_with("/sec")),
+    ));
+    out.push_str("<div class=\"wide\"><table class=\"stats\">\n<thead><tr><th>Type</th>");
     if runs.len() > 1 {
         out.push_str("<th class=\"run\">Run</th>");
     }
