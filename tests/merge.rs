@@ -2,14 +2,16 @@
 //! distributed benchmark would produce them: the merged counts are what the server ran,
 //! the merged percentiles are those of the union of the three histograms (checked with
 //! python hdrh), the merged JSON reads back, and the `.hgrm` files merge into a tagged
-//! interval log that python hdrh reads with the same figures.
+//! interval log that python hdrh reads with the same figures. `--command` runs keep the
+//! commands their configuration records, and merge with files written before it did.
 
 mod common;
 
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use common::python::{PY_LOG_SUMS, PY_UNION, python, python_hdrh};
-use common::{KVBENCH_TIMEOUT, RedisServer, TestDir, kvbench_at};
+use common::{KVBENCH_TIMEOUT, RedisServer, TestDir, kvbench_at, read_json};
 use kvbench::merge::{MergeOptions, MergedResult, merge_files};
 use kvbench::report::{hdr_log, json::render_json};
 use kvbench::resultfile::{Content, read_file};
@@ -392,6 +394,94 @@ print(json.dumps({r: [h.get_total_count()] + [h.get_value_at_percentile(p) for p
 /// `kvbench merge` on two of memtier_benchmark's own sample files (a single run and a
 /// `-x 3` run): one ALL STATS table on stdout, a JSON whose counts are the sums and
 /// whose percentiles are those of the union of the inputs' histograms.
+/// Two shards of a `--command` run: each file's configuration lists the commands as given,
+/// with their `--command-ratio` and `--command-key-pattern`, named as the flags; the
+/// server's counts bear them out, and so does a run from a `--config` file of those three
+/// keys. The merge keeps them, and a file without them (as kvbench wrote before it
+/// recorded them, and as memtier writes) still merges.
+#[test]
+fn command_runs_keep_their_commands_through_a_merge() {
+    let server = RedisServer::start();
+    let dir = TestDir::new("merge-commands");
+    let load = ["-t", "1", "-c", "2", "-n", "100", "--hide-histogram"];
+    server.config_resetstat();
+    let shards: Vec<PathBuf> = (0..2)
+        .map(|i| {
+            let json = dir.file(&format!("shard{i}.json"));
+            kvbench_at(server.port, &load)
+                .args(&[
+                    "--command=hset __key__ f __data__",
+                    "--command-ratio=2",
+                    "--command-key-pattern=S",
+                    "--command=get __key__",
+                    "--command=ping",
+                    &format!("--shard={i}/2"),
+                    &format!("--json-out-file={}", json.display()),
+                ])
+                .ok();
+            json
+        })
+        .collect();
+    // Each client sends HSET, HSET, GET, PING in turn: its 100 requests are 25 rounds.
+    let calls = |server: &RedisServer| {
+        let stats = server.commandstats();
+        let calls = |c: &str| stats.get(c).copied().unwrap_or(0);
+        (calls("hset"), calls("get"), calls("ping"))
+    };
+    assert_eq!(calls(&server), (200, 100, 100));
+
+    let keys = ["command", "command-ratio", "command-key-pattern"];
+    let recorded = serde_json::json!({
+        "command": ["hset __key__ f __data__", "get __key__", "ping"],
+        "command-ratio": [2, 1, 1],
+        "command-key-pattern": ["S", "R", "R"],
+    });
+    for shard in &shards {
+        let configuration = &read_json(shard)["configuration"];
+        for key in keys {
+            assert_eq!(configuration[key], recorded[key], "{key}");
+        }
+    }
+    // The three keys are a --config file that sends the same commands again.
+    let config = dir.file("commands.json");
+    fs::write(&config, recorded.to_string()).expect("write the config file");
+    server.config_resetstat();
+    kvbench_at(server.port, &load)
+        .args(&[&format!("--config={}", config.display())])
+        .ok();
+    assert_eq!(calls(&server), (100, 50, 50), "one shard's worth, rerun");
+
+    let merged_path = dir.file("merged.json");
+    write_merged_json(
+        &merge_files(&shards, &MergeOptions::default()).expect("merge"),
+        &merged_path,
+    );
+    let merged = read_json(&merged_path);
+    for key in keys {
+        assert_eq!(merged["configuration"][key], recorded[key], "{key}");
+    }
+    assert_eq!(merged["ALL STATS"]["Totals"]["Count"].as_u64(), Some(400));
+
+    let text = fs::read_to_string(&shards[1]).expect("shard 1");
+    let without: Vec<&str> = text
+        .lines()
+        .filter(|l| !keys.iter().any(|k| l.contains(&format!("\"{k}\":"))))
+        .collect();
+    assert_eq!(without.len() + 3, text.lines().count(), "a line per key");
+    let old = dir.file("old1.json");
+    fs::write(&old, without.join("\n")).expect("write the older file");
+    let mixed = merge_files(&[shards[0].clone(), old], &MergeOptions::default())
+        .expect("a file without the commands merges");
+    write_merged_json(&mixed, &merged_path);
+    let merged = read_json(&merged_path);
+    assert_eq!(merged["ALL STATS"]["Totals"]["Count"].as_u64(), Some(400));
+    assert_eq!(
+        merged["configuration"]["command"],
+        serde_json::json!([recorded["command"], null]),
+        "known in one file only"
+    );
+}
+
 #[test]
 fn merge_command_merges_two_memtier_files() {
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testdata");

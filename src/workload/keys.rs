@@ -52,6 +52,17 @@ impl KeyPattern {
             _ => return None,
         })
     }
+
+    /// The letter that names the pattern, the inverse of [`KeyPattern::from_letter`].
+    pub fn letter(self) -> char {
+        match self {
+            KeyPattern::Random => 'R',
+            KeyPattern::Sequential => 'S',
+            KeyPattern::Gaussian => 'G',
+            KeyPattern::Parallel => 'P',
+            KeyPattern::Zipf => 'Z',
+        }
+    }
 }
 
 /// The key space and how SETs and GETs pick keys in it.
@@ -369,6 +380,14 @@ pub fn write_key(out: &mut Vec<u8>, prefix: &str, id: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_pattern_is_named_by_the_letter_that_parses_to_it() {
+        for letter in ['R', 'S', 'G', 'P', 'Z'] {
+            let pattern = KeyPattern::from_letter(letter).expect("a pattern's letter");
+            assert_eq!(pattern.letter(), letter);
+        }
+    }
 
     #[test]
     fn memcache_keys_are_checked_for_length_and_spaces() {

@@ -10,6 +10,7 @@ use crate::frontend::memtier::cli::Cli;
 use crate::frontend::memtier::outputs::OutputConfig;
 use crate::plan::{Endpoint, Pacing, Plan, Refill, StopAt};
 use crate::protocol::Credentials;
+use crate::workload::commands::CommandSpecParsed;
 use crate::workload::values::DataSize;
 
 /// `***` in place of the password, so configurations can be shared and logged.
@@ -41,8 +42,8 @@ fn json_path(p: Option<&PathBuf>) -> String {
 /// dashboards read the same thing: options that do nothing here show their "off" value,
 /// `key_stddev`/`key_median`/`key_zipf_exp` show what was given (0 = the default
 /// applies), `data_size` is 0 when a range or list sizes values, and `requests` is 0
-/// with `--test-time`. Secrets are masked. kvbench's `--shard`, `--start-at`,
-/// `--hdr-log` and `--busy-poll` follow memtier's keys when given.
+/// with `--test-time`. Secrets are masked. The commands of `--command`, and kvbench's
+/// `--shard`, `--start-at`, `--hdr-log` and `--busy-poll`, follow memtier's keys when given.
 pub fn shown_options(
     plan: &Plan,
     output: &OutputConfig,
@@ -226,6 +227,7 @@ pub fn shown_options(
         ("print-all-runs", json_bool(output.print_all_runs)),
     ];
     shown.extend(ramp_options(plan));
+    shown.extend(command_options(plan));
     shown.extend(open_loop_options(plan));
     shown.extend(distributed_options(cli, plan, output));
     shown
@@ -277,6 +279,36 @@ fn ramp_options(plan: &Plan) -> Vec<(&'static str, String)> {
         ],
         None => Vec::new(),
     }
+}
+
+/// With `--command`, the commands (memtier's configuration has none, so its file cannot
+/// say what its `Hsets` or `Gets` rows sent): `command`, `command-ratio` and
+/// `command-key-pattern`, named as the flags and as a `--config` file lists them (one array
+/// each, in the order given, every command's ratio and key pattern filled in), so these
+/// three keys copied into a `--config` file run the same commands again:
+///
+/// ```text
+/// ,"command": ["hset __key__ f __data__", "get __key__"]
+/// ,"command-ratio": [2, 1]
+/// ,"command-key-pattern": ["R", "R"]
+/// ```
+fn command_options(plan: &Plan) -> Vec<(&'static str, String)> {
+    let Some(arbitrary) = &plan.workload.arbitrary else {
+        return Vec::new();
+    };
+    let commands = &arbitrary.list.commands;
+    let list = |item: &dyn Fn(&CommandSpecParsed) -> String| {
+        let items: Vec<String> = commands.iter().map(item).collect();
+        format!("[{}]", items.join(", "))
+    };
+    vec![
+        ("command", list(&|c| json_str(&c.line))),
+        ("command-ratio", list(&|c| c.ratio.to_string())),
+        (
+            "command-key-pattern",
+            list(&|c| json_str(&c.key_pattern.letter().to_string())),
+        ),
+    ]
 }
 
 /// kvbench's open-loop options, after memtier's (only when open loop or a warm-up is
