@@ -1,7 +1,8 @@
 //! The HTML report as a browser sees it: a two-run report rendered by headless Chromium
 //! must hold every chart's SVG with plotted lines (DOM dump) and paint them (screenshot).
 //! Then what the page says of real runs against a real redis-server: a `-x N` result
-//! names its counts as summed and its rates as averaged.
+//! names its counts as summed and its rates as averaged; a `--command` run lists its
+//! commands.
 //!
 //! The browser test is skipped, with a printed reason, only where no `chromium` is
 //! installed. Set `KVBENCH_KEEP_REPORT=1` to keep the page and its screenshot (the path is
@@ -246,4 +247,81 @@ fn a_run_count_page_says_its_count_is_summed_and_its_rates_averaged() {
         .ok();
     let page = report_page(&[&single], &scratch.file("single.html"));
     assert!(!page.contains("averaged"), "one run is no aggregate");
+}
+
+/// A `--command` run's page lists its commands as given, in order, with their ratios and
+/// key patterns (the server's counts are what they say), and not again among the settings.
+/// A file without them (memtier's, or kvbench's before it recorded them) still makes a
+/// page, without the list; beside it, the list names the run it belongs to.
+#[test]
+fn a_command_runs_page_lists_its_commands() {
+    let server = RedisServer::start();
+    let scratch = TestDir::new("html-commands");
+    let json = scratch.file("commands.json");
+    server.config_resetstat();
+    kvbench_at(
+        server.port,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "99",
+            "--command=hset __key__ f __data__",
+            "--command-ratio=2",
+            "--command-key-pattern=S",
+            "--command=get __key__",
+            "--hide-histogram",
+            &format!("--json-out-file={}", json.display()),
+        ],
+    )
+    .ok();
+    let stats = server.commandstats();
+    let calls = |c: &str| stats.get(c).copied().unwrap_or(0);
+    // Each client sends HSET, HSET, GET in turn: its 99 requests are 33 rounds.
+    assert_eq!((calls("hset"), calls("get")), (132, 66), "{stats:?}");
+
+    let page = report_page(&[&json], &scratch.file("commands.html"));
+    let configuration = section(&page, "configuration");
+    for line in [
+        "<tr><td>1</td><td class=\"command\">hset __key__ f __data__</td><td>2</td>\
+         <td>S (sequential)</td></tr>",
+        "<tr><td>2</td><td class=\"command\">get __key__</td><td>1</td><td>R (random)</td></tr>",
+    ] {
+        assert!(
+            configuration.contains(line),
+            "{line}\n{configuration:.3000}"
+        );
+    }
+    assert!(
+        !configuration.contains("<span class=\"k\">command"),
+        "the commands listed again as settings:\n{configuration}"
+    );
+
+    let text = fs::read_to_string(&json).expect("the run's JSON");
+    let older: Vec<&str> = text.lines().filter(|l| !l.contains("\"command")).collect();
+    assert_eq!(
+        older.len() + 3,
+        text.lines().count(),
+        "three keys, a line each"
+    );
+    let old = scratch.file("older.json");
+    fs::write(&old, older.join("\n")).expect("write the older file");
+    let page = report_page(&[&old], &scratch.file("older.html"));
+    assert!(
+        page.contains("<td class=\"name\">Hsets</td>"),
+        "{page:.2000}"
+    );
+    assert!(!page.contains("<h3>Commands</h3>"));
+
+    let page = report_page(&[&old, &json], &scratch.file("both.html"));
+    let configuration = section(&page, "configuration");
+    // The second run's colour names it.
+    let named = format!(
+        "rowspan=\"2\"><span class=\"swatch\" style=\"background:{}\"></span>commands.json</td>",
+        PALETTE[1]
+    );
+    assert!(configuration.contains(&named), "{configuration:.3000}");
+    assert!(!configuration.contains("</span>older.json</td>"));
 }

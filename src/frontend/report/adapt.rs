@@ -18,7 +18,8 @@
 //! | service time | each row's `Service Latency` (open loop): its histogram, else its percentiles |
 //! | schedule | the main block's `Schedule` (open loop): target, achieved, late, lag histogram |
 //! | averaged over N runs | the `AGGREGATED AVERAGE RESULTS (N runs)` block shown, or a merged file's `run_count` |
-//! | configuration | `configuration`, then the run's facts (block, start, duration, run information, SLO) |
+//! | commands | `configuration`'s `command`, `command-ratio`, `command-key-pattern` (kvbench, `--command`) |
+//! | configuration | `configuration` (but the commands), then the run's facts (block, start, duration, run information, SLO) |
 
 use crate::date::civil_from_days;
 use crate::report::html::{RateSweep, Row, Run, Schedule, SecondPoint, SweepStep, Visibility};
@@ -29,6 +30,8 @@ use crate::resultfile::{
 };
 use crate::results::latency_at_percentile_ms;
 
+use super::settings;
+
 /// A final partial second shorter than this (seconds) is left out of the per-second
 /// series: its rate is a few requests over a few milliseconds, noise that would plot as a
 /// plunge or a spike.
@@ -37,9 +40,12 @@ const MIN_LAST_SECOND: f64 = 0.5;
 /// The run `json` describes, named `label`.
 pub fn run_from_json(label: String, json: &JsonResult) -> Run {
     let block = main_block(json);
+    let (commands, command_keys) = settings::commands(&json.configuration);
     let mut config: Vec<(String, String)> = json
         .configuration
         .iter()
+        // Listed as commands, not again as settings.
+        .filter(|(key, _)| !command_keys.contains(&key.as_str()))
         .map(|(key, value)| (key.clone(), value_text(value)))
         .collect();
     let swept = json.rate_steps.is_some();
@@ -99,6 +105,7 @@ pub fn run_from_json(label: String, json: &JsonResult) -> Run {
     Run {
         label,
         config,
+        commands,
         interrupted: json.blocks.iter().any(|b| b.runtime.interrupted),
         stopped_by: json
             .blocks

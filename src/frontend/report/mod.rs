@@ -11,11 +11,13 @@
 //! | --- | --- |
 //! | [`flags`] | the files, `-o`, `--title`, `--label`, validated |
 //! | [`adapt`] | one JSON result (kvbench's, memtier's, merged, a rate sweep) into the page's model |
+//! | [`settings`] | what the configuration section lists of a file beyond its settings (a `--command` run's commands) |
 //!
 //! Like `merge`, this front end reads files instead of running: it never calls the engine.
 
 pub mod adapt;
 pub mod flags;
+pub mod settings;
 
 use std::ffi::OsString;
 use std::io::Write;

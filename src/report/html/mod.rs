@@ -20,7 +20,9 @@ pub mod servers;
 pub mod stats;
 pub mod svg;
 
-pub use model::{RateSweep, Report, Row, Run, Schedule, SecondPoint, SweepStep, Visibility};
+pub use model::{
+    CommandLine, RateSweep, Report, Row, Run, Schedule, SecondPoint, SweepStep, Visibility,
+};
 pub use page::render_page;
 
 /// `text` made safe anywhere in HTML or SVG text and in quoted attribute values: the five

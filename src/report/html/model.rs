@@ -26,6 +26,9 @@ pub struct Run {
     /// The run's settings as key/value text, in the order to show them
     /// (e.g. the JSON `configuration` object, then `run information`).
     pub config: Vec<(String, String)>,
+    /// The arbitrary commands (`--command`) the run sent, in the order given; empty for
+    /// SET/GET, or when the source does not say (memtier's files, older kvbench ones).
+    pub commands: Vec<CommandLine>,
     /// The run was cut short (Ctrl-C, SIGTERM): the page says so next to its label.
     pub interrupted: bool,
     /// The error that ended the run early (the file's `"Stopped by error"`), if one did.
@@ -48,6 +51,18 @@ pub struct Run {
     pub service: Vec<Row>,
     /// Open loop: how the run kept its schedule.
     pub schedule: Option<Schedule>,
+}
+
+/// One arbitrary command as the run sent it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CommandLine {
+    /// As given (`hset __key__ f __data__`).
+    pub command: String,
+    /// Sent this many times in a row (`--command-ratio`), when the source says.
+    pub ratio: Option<u64>,
+    /// How its keys were picked, as the page shows it (`S (sequential)`), when the source
+    /// says.
+    pub key_pattern: Option<String>,
 }
 
 /// How an open-loop run kept its schedule (kvbench's `"Schedule"`).

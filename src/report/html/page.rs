@@ -48,6 +48,9 @@ tr.ratio td.better { color: #1a7f37; font-weight: 600; }
 tr.ratio td.worse { color: #c62828; font-weight: 600; }
 table.servers td.worse, table.visibility td.worse, table.schedule td.worse { color: #c62828; font-weight: 600; }
 td.differs { background: #fff6e0; }
+th.command, td.command { text-align: left; }
+td.command { font-family: 'DejaVu Sans Mono', monospace; white-space: pre-wrap;
+  overflow-wrap: anywhere; min-width: 16em; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(520px, 100%), 1fr));
   gap: 12px 20px; }
 figure.chart { margin: 0; }
