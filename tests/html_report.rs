@@ -2,7 +2,7 @@
 //! must hold every chart's SVG with plotted lines (DOM dump) and paint them (screenshot).
 //! Then what the page says of real runs against a real redis-server: a `-x N` result
 //! names its counts as summed and its rates as averaged; a `--command` run lists its
-//! commands.
+//! commands; a setting the file holds twice is listed once.
 //!
 //! The browser test is skipped, with a printed reason, only where no `chromium` is
 //! installed. Set `KVBENCH_KEEP_REPORT=1` to keep the page and its screenshot (the path is
@@ -324,4 +324,77 @@ fn a_command_runs_page_lists_its_commands() {
     );
     assert!(configuration.contains(&named), "{configuration:.3000}");
     assert!(!configuration.contains("</span>older.json</td>"));
+}
+
+/// Threads, clients, requests and seconds are in both the JSON's `configuration` and its
+/// `run information`: the page lists each once, under the configuration's name, for one run
+/// and beside another. A merge keeps both where they differ (`threads` is each file's,
+/// `Threads` their sum).
+#[test]
+fn a_setting_held_twice_is_listed_once() {
+    let server = RedisServer::start();
+    let scratch = TestDir::new("html-settings-once");
+    let json_arg = |path: &Path| format!("--json-out-file={}", path.display());
+    let (counted, timed) = (scratch.file("counted.json"), scratch.file("timed.json"));
+    server.config_resetstat();
+    kvbench_at(
+        server.port,
+        &["-t", "1", "-c", "2", "-n", "50", "--hide-histogram"],
+    )
+    .args(&[&json_arg(&counted)])
+    .ok();
+    // What the listed settings say: 1 thread × 2 clients × 50 requests.
+    assert_eq!(sets_and_gets(&server), 100);
+    kvbench_at(server.port, &["-t", "2", "-c", "1", "--test-time=1"])
+        .args(&["--hide-histogram", &json_arg(&timed)])
+        .ok();
+    let twins = [
+        "Threads",
+        "Connections per thread",
+        "Requests per client",
+        "Seconds",
+    ];
+
+    let page = report_page(&[&counted], &scratch.file("counted.html"));
+    let configuration = section(&page, "configuration");
+    for (key, value) in [("threads", "1"), ("clients", "2"), ("requests", "50")] {
+        let line = format!("<span class=\"k\">{key}</span><span class=\"v\">{value}</span>");
+        assert_eq!(configuration.matches(&line).count(), 1, "{line}");
+    }
+    for twin in twins {
+        let line = format!("<span class=\"k\">{twin}</span>");
+        assert!(!configuration.contains(&line), "{twin} listed twice");
+    }
+
+    let page = report_page(&[&counted, &timed], &scratch.file("both.html"));
+    let configuration = section(&page, "configuration");
+    let every_setting = &configuration[configuration.find("<details>").expect("all settings")..];
+    for key in ["threads", "clients", "requests", "test_time"] {
+        let line = format!("<td class=\"key\">{key}</td>");
+        assert_eq!(every_setting.matches(&line).count(), 1, "{key}");
+    }
+    for twin in twins {
+        let line = format!("<td class=\"key\">{twin}</td>");
+        assert!(!configuration.contains(&line), "{twin} listed twice");
+    }
+
+    let merged = scratch.file("merged.json");
+    kvbench(&[
+        "merge",
+        &json_arg(&merged),
+        &counted.display().to_string(),
+        &timed.display().to_string(),
+    ])
+    .ok();
+    let page = report_page(&[&merged], &scratch.file("merged.html"));
+    let configuration = section(&page, "configuration");
+    for line in [
+        "<span class=\"k\">threads</span>",
+        "<span class=\"k\">Threads</span>",
+    ] {
+        assert!(
+            configuration.contains(line),
+            "{line}\n{configuration:.4000}"
+        );
+    }
 }

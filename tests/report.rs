@@ -286,8 +286,9 @@ fn a_rate_sweep_draws_its_curve() {
 }
 
 /// The configuration of a real sweep's page gives the sweep's span (its steps, when the
-/// first started, how long all took) and the seconds per step, not the first step's
-/// title, start and duration as if they were the sweep's.
+/// first started, how long all took) and the seconds per step (once: `step_duration`, which
+/// the run information's seconds per step repeat), not the first step's title, start and
+/// duration as if they were the sweep's.
 #[test]
 fn a_real_sweep_shows_its_own_span() {
     let server = RedisServer::start();
@@ -315,7 +316,8 @@ fn a_real_sweep_shows_its_own_span() {
         rest[..rest.find('<').unwrap()].to_string()
     };
     assert_eq!(setting("results"), "2 rate steps");
-    assert_eq!(setting("Seconds per step"), "1");
+    assert_eq!(setting("step_duration"), "1");
+    assert!(!page.contains(">Seconds per step<"), "listed twice");
     let secs: f64 = setting("duration")
         .trim_end_matches(" s")
         .parse()

@@ -4,6 +4,7 @@
 //! ```text
 //! argv -> flags (clap, validated Options)
 //! each file -> resultfile::read_file -> JsonResult -> adapt -> report::html::Run
+//! all runs -> settings: each setting listed once
 //! report::html::Report -> render_page -> the page, written atomically (or to stdout)
 //! ```
 //!
@@ -11,7 +12,7 @@
 //! | --- | --- |
 //! | [`flags`] | the files, `-o`, `--title`, `--label`, validated |
 //! | [`adapt`] | one JSON result (kvbench's, memtier's, merged, a rate sweep) into the page's model |
-//! | [`settings`] | what the configuration section lists of a file beyond its settings (a `--command` run's commands) |
+//! | [`settings`] | what the configuration section lists of a file beyond its settings as written (a `--command` run's commands), and each setting once |
 //!
 //! Like `merge`, this front end reads files instead of running: it never calls the engine.
 
@@ -70,6 +71,7 @@ pub fn build_report(options: &Options) -> Result<Report, Error> {
         };
         runs.push(adapt::run_from_json(label.clone(), &json));
     }
+    settings::list_each_setting_once(&mut runs);
     Ok(Report {
         title: options.title.clone(),
         runs,

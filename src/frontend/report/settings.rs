@@ -1,8 +1,44 @@
-//! What a file's configuration puts in the page's configuration section beyond its
-//! settings as written: a `--command` run's commands, in a list of their own.
+//! What the page's configuration section lists of a file beyond its settings as written: a
+//! `--command` run's commands, in a list of their own; and each setting once, where the
+//! file's `"configuration"` and `"run information"` both hold it.
 
-use crate::report::html::CommandLine;
+use crate::report::html::{CommandLine, Run};
 use crate::resultfile::ordered::Json;
+
+/// Settings a file holds twice, under a name in `"configuration"` and another in `"run
+/// information"` (as the adapter names them: a sweep's seconds are per step).
+const HELD_TWICE: [(&str, &str); 5] = [
+    ("threads", "Threads"),
+    ("clients", "Connections per thread"),
+    ("requests", "Requests per client"),
+    ("test_time", "Seconds"),
+    ("step_duration", "Seconds per step"),
+];
+
+/// Leaves out the run information's name of a setting where the configuration's gives the
+/// same value, in every run that has it, so the page lists the setting once. Where a run's
+/// two differ they say different things (a merge's `threads` is each file's, its
+/// `Threads` their sum; redis-benchmark's `requests` are all clients', its `Requests per
+/// client` one's): every run keeps both then, so no run's line reads as missing beside
+/// another's.
+pub fn list_each_setting_once(runs: &mut [Run]) {
+    fn value<'a>(run: &'a Run, key: &str) -> Option<&'a str> {
+        run.config
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+    for (configuration_key, info_key) in HELD_TWICE {
+        let same_everywhere = runs.iter().all(|run| {
+            value(run, info_key).is_none_or(|info| value(run, configuration_key) == Some(info))
+        });
+        if same_everywhere {
+            for run in runs.iter_mut() {
+                run.config.retain(|(k, _)| k != info_key);
+            }
+        }
+    }
+}
 
 /// A `--command` run's commands, from the configuration's `command`, `command-ratio` and
 /// `command-key-pattern` arrays (kvbench's, named as the flags), and the keys they came
@@ -86,6 +122,52 @@ mod tests {
             ]
         );
         assert_eq!(keys, ["command", "command-ratio", "command-key-pattern"]);
+    }
+
+    fn run(config: &[(&str, &str)]) -> Run {
+        Run {
+            config: config
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..Run::default()
+        }
+    }
+
+    fn keys(run: &Run) -> Vec<&str> {
+        run.config.iter().map(|(k, _)| k.as_str()).collect()
+    }
+
+    #[test]
+    fn a_setting_held_twice_with_one_value_is_listed_once() {
+        let mut runs = [
+            run(&[("threads", "2"), ("clients", "4"), ("test_time", "0")]),
+            run(&[("threads", "1"), ("clients", "4"), ("test_time", "60")]),
+        ];
+        runs[0]
+            .config
+            .extend(run(&[("Threads", "2"), ("Connections per thread", "4")]).config);
+        runs[1]
+            .config
+            .extend(run(&[("Threads", "1"), ("Seconds", "60")]).config);
+        list_each_setting_once(&mut runs);
+        assert_eq!(keys(&runs[0]), ["threads", "clients", "test_time"]);
+        assert_eq!(keys(&runs[1]), ["threads", "clients", "test_time"]);
+    }
+
+    #[test]
+    fn a_setting_whose_two_values_differ_in_any_run_keeps_both_in_every_run() {
+        // A merge: each file's threads, and their sum.
+        let merged = run(&[("threads", "1"), ("merged_from", "[...]"), ("Threads", "2")]);
+        let single = run(&[("threads", "1"), ("Threads", "1")]);
+        let mut runs = [single, merged];
+        list_each_setting_once(&mut runs);
+        assert_eq!(keys(&runs[0]), ["threads", "Threads"]);
+        assert_eq!(keys(&runs[1]), ["threads", "merged_from", "Threads"]);
+        // A file without a configuration keeps its run information.
+        let mut runs = [run(&[("Threads", "3")])];
+        list_each_setting_once(&mut runs);
+        assert_eq!(keys(&runs[0]), ["Threads"]);
     }
 
     #[test]
