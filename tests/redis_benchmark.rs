@@ -287,12 +287,36 @@ fn no_keepalive_opens_a_connection_per_batch() {
 fn arbitrary_command_and_its_title() {
     let server = RedisServer::start();
     server.flushall();
+    let dir = TestDir::new("rb-command");
+    let json = dir.file_arg("command.json");
     let run = kv(
         server.port,
-        &["-n", "150", "-c", "4", "INCRBYFLOAT", "mykey", "10.0"],
+        &[
+            "-n",
+            "150",
+            "-c",
+            "4",
+            "--json-out-file",
+            &json,
+            "INCRBYFLOAT",
+            "mykey",
+            "10.0",
+        ],
     )
     .ok();
     assert_eq!(server.cli(&["GET", "mykey"]), "1500");
+    // The JSON says what was sent: the command's words, no built-in tests.
+    let raw = common::read_json(std::path::Path::new(&json));
+    let configuration = &raw["configuration"];
+    assert_eq!(
+        configuration["command"],
+        serde_json::json!(["INCRBYFLOAT mykey 10.0"])
+    );
+    assert!(configuration["tests"].is_null());
+    assert_eq!(
+        raw["ALL STATS"]["INCRBYFLOAT mykey 10.0"]["Count"].as_u64(),
+        Some(150)
+    );
     let text = run.stdout_text();
     assert!(
         text.starts_with("====== INCRBYFLOAT mykey 10.0 ======\n"),
@@ -357,6 +381,8 @@ fn x_reads_the_last_argument_from_stdin() {
     let server = RedisServer::start();
     server.flushall();
     let port = server.port.to_string();
+    let dir = TestDir::new("rb-stdin");
+    let json = dir.file_arg("stdin.json");
     let mut child = kvbench_command()
         .args([
             "redis-benchmark",
@@ -367,6 +393,8 @@ fn x_reads_the_last_argument_from_stdin() {
             "-c",
             "2",
             "-q",
+            "--json-out-file",
+            &json,
             "-x",
         ])
         .args(["set", "foo"])
@@ -389,6 +417,12 @@ fn x_reads_the_last_argument_from_stdin() {
     assert!(
         text.starts_with("set foo: "),
         "the stdin argument stays out of the title: {text}"
+    );
+    // And out of the JSON's record of the command, as out of the title.
+    let raw = common::read_json(std::path::Path::new(&json));
+    assert_eq!(
+        raw["configuration"]["command"],
+        serde_json::json!(["set foo"])
     );
 }
 
@@ -648,6 +682,11 @@ fn json_and_hdr_files_hold_one_row_per_test() {
         raw["configuration"]["tool"].as_str(),
         Some("redis-benchmark")
     );
+    assert_eq!(
+        raw["configuration"]["tests"].as_str(),
+        Some("set,get,lrange_100")
+    );
+    assert!(raw["configuration"]["command"].is_null());
     for name in [
         "lat_FULL_RUN_1.hgrm",
         "lat_SET_latency_command_run_1.txt",

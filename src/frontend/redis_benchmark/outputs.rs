@@ -212,7 +212,25 @@ fn configuration(spec: &BenchmarkSpec) -> Vec<(&'static str, String)> {
         ("cluster mode", spec.cluster.to_string()),
         ("tls", spec.tls.is_some().to_string()),
         ("tests", tests),
+        ("command", command_words(spec)),
     ]
+}
+
+/// A command line's command as the JSON configuration records it: a list of one command
+/// line, as the memtier front end's `--command` runs record theirs (so `kvbench report`
+/// lists it the same way), its words joined by spaces as the test's title shows them
+/// (with `-x`, standard input's content is sent but not shown, and not recorded either);
+/// `null` for the built-in tests.
+fn command_words(spec: &BenchmarkSpec) -> String {
+    let Some(command) = &spec.command else {
+        return "null".to_string();
+    };
+    let shown = command.len() - usize::from(spec.last_arg_from_stdin).min(command.len());
+    let words: Vec<String> = command[..shown]
+        .iter()
+        .map(|word| String::from_utf8_lossy(word).into_owned())
+        .collect();
+    serde_json::json!([words.join(" ")]).to_string()
 }
 
 #[cfg(test)]
