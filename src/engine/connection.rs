@@ -28,7 +28,7 @@ use crate::engine::clock::Stamp;
 pub use crate::engine::failure::{Failure, describe};
 use crate::engine::in_flight::{Pending, Purpose, Redirects};
 use crate::engine::in_flight_queue::{InFlight, PlainRequest};
-use crate::engine::prefetch::prefetch_slice;
+use crate::engine::prefetch::{BATCH_LINES, REPLY_LINES, prefetch_slice};
 use crate::engine::setup::{SetupStep, check_setup_reply, encode_setup};
 use crate::engine::transport::Transport;
 use crate::plan::{Endpoint, Plan, SetupStyle};
@@ -60,13 +60,6 @@ const SHRINK_AFTER_REPLIES: u32 = 64;
 /// row that fitted it (not after each large write: `-d 16384 -P 16` would reallocate twice
 /// a batch).
 const MAX_KEPT_WRITE_BUFFER: usize = 64 * 1024;
-
-/// Cache lines of the read buffer asked for before a read: a batch of 16 short replies.
-const REPLY_LINES: usize = 2;
-
-/// Cache lines of the write buffer asked for before a read: a batch of 16 GETs written
-/// from their templates.
-const BATCH_LINES: usize = 12;
 
 /// Where a connection is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -18,13 +18,9 @@ use std::time::Duration;
 use crate::engine::clock::epoch;
 use crate::engine::generator::Op;
 use crate::engine::in_flight::{Pending, Purpose, Request};
-use crate::engine::prefetch::prefetch_slice;
+use crate::engine::prefetch::{IN_FLIGHT_LINES, prefetch_slice};
 use crate::protocol::Expect;
 use crate::stats::rows;
-
-/// Cache lines of entries [`InFlight::prefetch_oldest`] asks for: a batch of 16, two
-/// entries to a line.
-const PREFETCH_LINES: usize = 8;
 
 /// What a compact entry is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -215,8 +211,8 @@ impl InFlight {
     #[inline(always)]
     pub fn prefetch_oldest(&self) {
         let (first, second) = self.entries.as_slices();
-        prefetch_slice(first, PREFETCH_LINES);
-        prefetch_slice(second, PREFETCH_LINES.saturating_sub(first.len() / 2));
+        prefetch_slice(first, IN_FLIGHT_LINES);
+        prefetch_slice(second, IN_FLIGHT_LINES.saturating_sub(first.len() / 2));
     }
 
     /// The oldest request's opaque (what a memcache binary reply to it echoes).

@@ -15,6 +15,17 @@ const LINE: usize = 64;
 /// thing (a `Connection` is about 16 lines; its hot fields are spread over it).
 pub const PREFETCH_LINES: usize = 16;
 
+/// Cache lines of the read buffer asked for before a read: a batch of 16 short replies.
+pub const REPLY_LINES: usize = 2;
+
+/// Cache lines of the write buffer asked for before a read: a batch of 16 GETs written
+/// from their templates.
+pub const BATCH_LINES: usize = 12;
+
+/// Cache lines of the requests in flight asked for before a read: a batch of 16, two
+/// compact entries to a line.
+pub const IN_FLIGHT_LINES: usize = 8;
+
 /// Asks for the cache lines that hold `items` (at most `max_lines` of them, from the
 /// first).
 #[inline(always)]

@@ -47,6 +47,25 @@ impl Slots {
         }
     }
 
+    /// Asks for the client of the first two of a wake-up's events and returns what asks
+    /// for the rest as the worker goes: at each event, the client two events on and the
+    /// connection of the next (see [`Lookahead::step`]).
+    pub(super) fn look_ahead<I: Iterator<Item = Token>>(
+        &self,
+        tokens: impl Fn() -> I,
+    ) -> Lookahead<I> {
+        let mut clients = tokens();
+        for token in clients.by_ref().take(2) {
+            self.prefetch_client(token);
+        }
+        let mut connections = tokens();
+        connections.next();
+        Lookahead {
+            clients,
+            connections,
+        }
+    }
+
     /// Re-arms `slot`'s timer if the client now wants a different one.
     #[inline]
     pub(super) fn arm(&mut self, slot: usize) {
@@ -126,6 +145,29 @@ impl Slots {
             .flatten()
             .filter(|c| c.is_connected())
             .count() as u32
+    }
+}
+
+/// A wake-up's events ahead of the one being handled, whose memory the worker asks for
+/// (see [`prefetch`](crate::engine::prefetch)).
+pub(super) struct Lookahead<I> {
+    /// The events two on and later: their clients are asked for.
+    clients: I,
+    /// The next event and later: their connections are asked for.
+    connections: I,
+}
+
+impl<I: Iterator<Item = Token>> Lookahead<I> {
+    /// Before an event is handled: asks for the client of the event two on, and the
+    /// connection of the next (whose client was asked for an event before).
+    #[inline(always)]
+    pub(super) fn step(&mut self, slots: &Slots) {
+        if let Some(token) = self.clients.next() {
+            slots.prefetch_client(token);
+        }
+        if let Some(token) = self.connections.next() {
+            slots.prefetch_connection(token);
+        }
     }
 }
 

@@ -418,21 +418,9 @@ impl Worker {
             // their receive time. Later ones may have come while earlier events were
             // handled (and requests sent since may be answered), so they read the clock.
             let mut first = Some(woke);
-            // The next events' state is asked for ahead (see `engine::prefetch`): the
-            // client two events on, then the connection of the next (its client's
-            // memory asked for the event before).
-            let mut two_ahead = events.iter().map(Event::token);
-            for token in two_ahead.by_ref().take(2) {
-                slots.prefetch_client(token);
-            }
-            let mut one_ahead = events.iter().map(Event::token).skip(1);
+            let mut ahead = slots.look_ahead(|| events.iter().map(Event::token));
             for event in events.iter() {
-                if let Some(token) = two_ahead.next() {
-                    slots.prefetch_client(token);
-                }
-                if let Some(token) = one_ahead.next() {
-                    slots.prefetch_connection(token);
-                }
+                ahead.step(slots);
                 if event.token() == WAKE_TOKEN || event.token() == TIMER_TOKEN {
                     continue;
                 }

@@ -475,9 +475,7 @@ impl Client {
         if conn >= self.conns.len() {
             return Status::Active;
         }
-        // The rows the replies are recorded in, asked for before the read (see
-        // `engine::prefetch`): the worker's, but the socket work since the last visit
-        // has pushed them out of the caches too.
+        // The rows the replies go to, asked for before the read (`engine::prefetch`).
         prefetch_slice(&ctx.stats[..ctx.stats.len().min(2)], PREFETCH_LINES);
         if matches!(self.pacing, Pacing::Own(_))
             && !(0..self.work_conns()).any(|i| self.has_room(i))
