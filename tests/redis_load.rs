@@ -464,13 +464,8 @@ fn every_seconds_histogram_holds_its_count_at_pipeline_16() {
     .ok();
     let stats = server.commandstats();
     let server_total = stats["set"] + stats["get"];
-    let decode = |encoded: &str| -> hdrhistogram::Histogram<u64> {
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(encoded)
-            .expect("base64");
-        Deserializer::new()
-            .deserialize(&mut bytes.as_slice())
-            .expect("V2 compressed histogram")
+    let decode = |encoded: &str| {
+        kvbench::results::decode_histogram(encoded).expect("a compressed histogram")
     };
     let doc = read_json(&json);
     let all = &doc["ALL STATS"];

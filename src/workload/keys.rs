@@ -53,6 +53,17 @@ impl KeyPattern {
         })
     }
 
+    /// The pattern in a word, for people: `random`, `sequential`, ...
+    pub fn name(self) -> &'static str {
+        match self {
+            KeyPattern::Random => "random",
+            KeyPattern::Sequential => "sequential",
+            KeyPattern::Gaussian => "gaussian",
+            KeyPattern::Parallel => "parallel",
+            KeyPattern::Zipf => "zipf",
+        }
+    }
+
     /// The letter that names the pattern, the inverse of [`KeyPattern::from_letter`].
     pub fn letter(self) -> char {
         match self {

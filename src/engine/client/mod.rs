@@ -475,7 +475,7 @@ impl Client {
         if conn >= self.conns.len() {
             return Status::Active;
         }
-        // The rows the replies go to, asked for before the read (`engine::prefetch`).
+        // The plain path's rows (SET, GET), asked for before the read (`engine::prefetch`).
         prefetch_slice(&ctx.stats[..ctx.stats.len().min(2)], PREFETCH_LINES);
         if matches!(self.pacing, Pacing::Own(_))
             && !(0..self.work_conns()).any(|i| self.has_room(i))

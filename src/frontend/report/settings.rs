@@ -4,6 +4,7 @@
 
 use crate::report::html::{CommandLine, Run};
 use crate::resultfile::ordered::Json;
+use crate::workload::keys::KeyPattern;
 
 /// Settings a file holds twice, under a name in `"configuration"` and another in `"run
 /// information"` (as the adapter names them: a sweep's seconds are per step).
@@ -75,17 +76,13 @@ pub fn commands(configuration: &[(String, Json)]) -> (Vec<CommandLine>, Vec<&'st
     (commands, keys)
 }
 
-/// A key pattern's letter with what it means: `S (sequential)`.
+/// A key pattern's letter with what it means: `S (sequential)`; anything else as it is.
 fn key_pattern_words(letter: &str) -> String {
-    let meaning = match letter {
-        "R" => "random",
-        "S" => "sequential",
-        "G" => "gaussian",
-        "P" => "parallel",
-        "Z" => "zipf",
-        _ => return letter.to_string(),
-    };
-    format!("{letter} ({meaning})")
+    let mut chars = letter.chars();
+    match (chars.next().and_then(KeyPattern::from_letter), chars.next()) {
+        (Some(pattern), None) => format!("{letter} ({})", pattern.name()),
+        _ => letter.to_string(),
+    }
 }
 
 #[cfg(test)]
