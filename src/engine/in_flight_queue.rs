@@ -67,7 +67,7 @@ impl PlainRequest {
 
 /// One request in flight: a plain request whole, or a stand-in for a full entry.
 #[derive(Clone, Copy, Debug)]
-struct Entry {
+pub struct Entry {
     /// When it was sent (and intended to be), nanoseconds after the epoch.
     sent_ns: u64,
     key_id: u64,
@@ -77,6 +77,29 @@ struct Entry {
     /// The sequence number a memcache binary reply echoes.
     opaque: u32,
     kind: Kind,
+}
+
+impl Entry {
+    /// What recording this entry's reply needs, if it is a compact entry (not a
+    /// stand-in for a full one).
+    #[inline(always)]
+    pub fn plain(&self) -> Option<PlainEntry> {
+        if self.kind == Kind::Full {
+            return None;
+        }
+        // A comparison, not a match: the match was a jump per reply.
+        let row = if self.kind == Kind::Get {
+            rows::GET
+        } else {
+            rows::SET
+        };
+        Some(PlainEntry {
+            sent_ns: self.sent_ns,
+            tx: self.tx,
+            opaque: self.opaque,
+            row: row as u8,
+        })
+    }
 }
 
 /// A compact entry lent to the reply loop: what recording its reply needs.
@@ -135,6 +158,15 @@ impl Cursor {
         self.entry
     }
 
+    /// The cursor moved past `n` compact entries.
+    #[inline(always)]
+    pub fn past_plain(self, n: usize) -> Cursor {
+        Cursor {
+            entry: self.entry + n,
+            full: self.full,
+        }
+    }
+
     /// The cursor moved past the request `lent` at it.
     #[inline(always)]
     pub fn past(self, lent: &Lent) -> Cursor {
@@ -146,9 +178,16 @@ impl Cursor {
 }
 
 /// The queue: compact entries, and the full entries their stand-ins are for.
+///
+/// The compact entries are a `Vec` read from `head`: a push is the `Vec`'s push, and
+/// the answered requests leave by moving `head` (the buffer is emptied when they all have
+/// and moved down when the answered ones are half of it), where a ring's push and drain
+/// each worked out where its ends wrapped.
 #[derive(Debug)]
 pub struct InFlight {
-    entries: VecDeque<Entry>,
+    entries: Vec<Entry>,
+    /// The oldest request in flight: `entries[..head]` are answered.
+    head: usize,
     full: VecDeque<Pending>,
 }
 
@@ -157,28 +196,36 @@ impl InFlight {
     pub fn new(capacity: usize) -> InFlight {
         epoch();
         InFlight {
-            entries: VecDeque::with_capacity(capacity),
+            entries: Vec::with_capacity(capacity),
+            head: 0,
             full: VecDeque::new(),
         }
     }
 
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.entries.len() - self.head
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.head == self.entries.len()
     }
 
     pub fn clear(&mut self) {
         self.entries.clear();
+        self.head = 0;
         self.full.clear();
+    }
+
+    /// The requests in flight, oldest first.
+    #[inline(always)]
+    fn live(&self) -> &[Entry] {
+        &self.entries[self.head..]
     }
 
     /// Queues any request, kept whole.
     pub fn push(&mut self, pending: Pending) {
         self.full.push_back(pending);
-        self.entries.push_back(Entry {
+        self.entries.push(Entry {
             sent_ns: 0,
             key_id: 0,
             value_size: 0,
@@ -196,7 +243,7 @@ impl InFlight {
             PlainRequest::Set { key_id, value_size } => (Kind::Set, key_id, value_size),
             PlainRequest::Template => (Kind::Template, 0, 0),
         };
-        self.entries.push_back(Entry {
+        self.entries.push(Entry {
             sent_ns,
             key_id,
             value_size,
@@ -210,15 +257,13 @@ impl InFlight {
     /// [`prefetch`](crate::engine::prefetch)): the replies about to be read are theirs.
     #[inline(always)]
     pub fn prefetch_oldest(&self) {
-        let (first, second) = self.entries.as_slices();
-        prefetch_slice(first, IN_FLIGHT_LINES);
-        prefetch_slice(second, IN_FLIGHT_LINES.saturating_sub(first.len() / 2));
+        prefetch_slice(self.live(), IN_FLIGHT_LINES);
     }
 
     /// The oldest request's opaque (what a memcache binary reply to it echoes).
     #[inline(always)]
     pub fn front_opaque(&self) -> Option<u32> {
-        self.entries.front().map(|entry| entry.opaque)
+        self.live().first().map(|entry| entry.opaque)
     }
 
     /// What the decoder reads for the oldest request's reply.
@@ -228,13 +273,14 @@ impl InFlight {
 
     /// The oldest request, whole.
     pub fn front(&self) -> Option<Pending> {
-        let entry = self.entries.front()?;
+        let entry = self.live().first()?;
         Some(self.whole(entry, self.full.front()))
     }
 
     /// Takes the oldest request off the queue, whole.
     pub fn pop_front(&mut self) -> Option<Pending> {
-        let entry = self.entries.pop_front()?;
+        let entry = *self.live().first()?;
+        self.drop_entries(1);
         let full = match entry.kind {
             Kind::Full => self.full.pop_front(),
             _ => None,
@@ -245,10 +291,11 @@ impl InFlight {
     /// Takes the oldest request off the queue, unread (a caller that has read it with
     /// [`front`](Self::front) already).
     pub fn discard_front(&mut self) {
-        if let Some(Entry {
-            kind: Kind::Full, ..
-        }) = self.entries.pop_front()
-        {
+        let Some(&entry) = self.live().first() else {
+            return;
+        };
+        self.drop_entries(1);
+        if entry.kind == Kind::Full {
             self.full.pop_front();
         }
     }
@@ -256,7 +303,7 @@ impl InFlight {
     /// Every request in flight, oldest first, whole.
     pub fn iter(&self) -> impl Iterator<Item = Pending> + '_ {
         let mut fulls = self.full.iter();
-        self.entries.iter().map(move |entry| match entry.kind {
+        self.live().iter().map(move |entry| match entry.kind {
             Kind::Full => *fulls.next().expect("a stand-in has its full entry"),
             _ => self.whole(entry, None),
         })
@@ -265,28 +312,52 @@ impl InFlight {
     /// The request at `cursor`, lent.
     #[inline(always)]
     pub fn lend(&self, cursor: Cursor) -> Option<Lent<'_>> {
-        debug_assert!(self.full.len() <= self.entries.len());
-        let entry = self.entries.get(cursor.entry)?;
-        let row = match entry.kind {
-            Kind::Get => rows::GET,
-            Kind::Set | Kind::Template => rows::SET,
-            Kind::Full => return self.full.get(cursor.full).map(Lent::Full),
-        };
-        Some(Lent::Plain(PlainEntry {
-            sent_ns: entry.sent_ns,
-            tx: entry.tx,
-            opaque: entry.opaque,
-            row: row as u8,
-        }))
+        debug_assert!(self.full.len() <= self.len());
+        let entry = self.live().get(cursor.entry)?;
+        match entry.plain() {
+            Some(plain) => Some(Lent::Plain(plain)),
+            None => self.full.get(cursor.full).map(Lent::Full),
+        }
+    }
+
+    /// The entries in flight, oldest first: the reply loop walks a run of compact
+    /// entries over this slice rather than by [`lend`](Self::lend), an index per entry.
+    #[inline(always)]
+    pub fn front_run(&self) -> &[Entry] {
+        self.live()
     }
 
     /// Removes the requests before `cursor`.
     #[inline(always)]
     pub fn drop_before(&mut self, cursor: Cursor) {
-        self.entries.drain(..cursor.entry);
+        self.drop_entries(cursor.entry);
         if cursor.full > 0 {
             self.full.drain(..cursor.full);
         }
+    }
+
+    /// Removes the `n` oldest compact entries (stand-ins included; their full entries
+    /// are the caller's to remove).
+    #[inline(always)]
+    fn drop_entries(&mut self, n: usize) {
+        debug_assert!(n <= self.len());
+        self.head += n;
+        if self.head == self.entries.len() {
+            // All answered (at pipeline 16 against Redis, nearly every read).
+            self.entries.clear();
+            self.head = 0;
+        } else if self.head * 2 >= self.entries.capacity() {
+            // A queue that never empties (a pipeline refilled per reply): the answered
+            // half goes, before a push would have grown the buffer.
+            self.compact();
+        }
+    }
+
+    /// Moves the requests in flight to the start of the buffer.
+    #[cold]
+    fn compact(&mut self) {
+        self.entries.drain(..self.head);
+        self.head = 0;
     }
 
     /// The full form of `entry` (`full`: the full entry a stand-in is for).
@@ -398,6 +469,44 @@ mod tests {
             };
             assert_eq!(PlainRequest::of(huge), None);
         }
+    }
+
+    #[test]
+    fn a_queue_refilled_as_it_is_answered_keeps_its_order_in_bounded_room() {
+        // A pipeline of 16 refilled per read, never empty: answered requests leave from
+        // the front while new ones join at the back, thousands of times.
+        let mut queue = InFlight::new(16);
+        let (mut next, mut oldest) = (0u32, 0u32);
+        for _ in 0..16 {
+            queue.push_plain(PlainRequest::Get { key_id: 0 }, next, 10, 0);
+            next += 1;
+        }
+        for round in 0..5000 {
+            let answered = 1 + round % 7;
+            for _ in 0..answered {
+                assert_eq!(queue.front_opaque(), Some(oldest));
+                oldest += 1;
+                queue.discard_front();
+            }
+            for _ in 0..answered {
+                queue.push_plain(PlainRequest::Get { key_id: 0 }, next, 10, 0);
+                next += 1;
+            }
+            assert_eq!(queue.len(), 16);
+            let walked: Vec<u32> = queue.front_run().iter().map(|e| e.opaque).collect();
+            assert_eq!(walked, (oldest..next).collect::<Vec<_>>());
+        }
+        assert!(
+            queue.entries.capacity() <= 64,
+            "{}",
+            queue.entries.capacity()
+        );
+        let mut cursor = Cursor::default();
+        while let Some(lent) = queue.lend(cursor) {
+            cursor = cursor.past(&lent);
+        }
+        queue.drop_before(cursor);
+        assert!(queue.is_empty() && queue.front().is_none());
     }
 
     #[test]

@@ -12,6 +12,7 @@ use crate::plan::Plan;
 use crate::protocol::{
     Codec, Decode, Expect, Reply, ReplyKind, binary_expect, memcache_binary, text_expect,
 };
+use crate::stats::rows;
 
 impl Connection {
     /// [`drain_answers`](Self::drain_answers) for the plain path: the same contract, the
@@ -116,7 +117,7 @@ struct Window<'a> {
 /// `opaque_of` reads the opaque a reply echoes, for a protocol whose replies do.
 #[inline(always)]
 fn drain<D, T>(
-    window: Window,
+    mut window: Window,
     inflight: &InFlight,
     mut decode: D,
     opaque_of: Option<OpaqueOf>,
@@ -127,7 +128,11 @@ where
     T: Take,
 {
     let buf = window.buf;
-    let mut taken = Cursor::default();
+    let (run, stop) = take_run(&mut window, inflight, &mut decode, opaque_of, take);
+    if let Some(stop) = stop {
+        return (Cursor::default().past_plain(run), stop);
+    }
+    let mut taken = Cursor::default().past_plain(run);
     while *window.start < buf.len() {
         let Some(lent) = inflight.lend(taken) else {
             return (taken, Stop::General);
@@ -164,4 +169,240 @@ where
         taken = taken.past(&lent);
     }
     (taken, Stop::Drained)
+}
+
+/// The first part of [`drain`]: the run of compact entries at the front of the queue with
+/// the replies the plain way takes (nearly every reply of a plain load), walked over the
+/// queue's slice ([`InFlight::front_run`]) with the buffer's position in a register.
+/// The first entry or reply it does not take (a full entry, an error reply, RESP3 push
+/// data, an opaque out of step, a declined reply) it leaves to the general loop after,
+/// undecoded as far as the decoder is concerned: a decoder is at rest after a whole
+/// reply. Returns how many entries it walked past, and why the drain must stop if it
+/// must (the buffer ends in a partial reply, or holds bytes that are not a reply).
+#[inline(always)]
+fn take_run<D, T>(
+    window: &mut Window,
+    inflight: &InFlight,
+    decode: &mut D,
+    opaque_of: Option<OpaqueOf>,
+    take: &mut T,
+) -> (usize, Option<Stop>)
+where
+    D: FnMut(&[u8], Expect) -> Decode,
+    T: Take,
+{
+    let buf = window.buf;
+    let mut start = *window.start;
+    let mut run = 0;
+    // The small replies since the last large one: counted once at the end from where
+    // the last large one was, rather than a saturating add per reply.
+    let mut small_from = None;
+    let mut stop = None;
+    for entry in inflight.front_run() {
+        if start >= buf.len() {
+            break;
+        }
+        let Some(plain) = entry.plain() else {
+            break;
+        };
+        let expect = if usize::from(plain.row) == rows::GET {
+            Expect::Get
+        } else {
+            Expect::Store
+        };
+        let reply = match decode(&buf[start..], expect) {
+            Decode::Complete(reply) => reply,
+            Decode::Incomplete => {
+                stop = Some(Stop::Drained);
+                break;
+            }
+            Decode::Invalid(why) => {
+                stop = Some(Stop::Invalid(why));
+                break;
+            }
+        };
+        if reply.kind == ReplyKind::Push
+            || opaque_of.is_some_and(|opaque_of| {
+                opaque_of(&buf[start..start + reply.len]) != Some(plain.opaque)
+            })
+            || !take.take_plain(&plain, &reply)
+        {
+            break;
+        }
+        start += reply.len;
+        run += 1;
+        if reply.len > window.small {
+            small_from = Some(run);
+        }
+    }
+    *window.start = start;
+    *window.small_replies = match small_from {
+        Some(from) => (run - from) as u32,
+        None => window.small_replies.saturating_add(run as u32),
+    };
+    (run, stop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::generator::Op;
+    use crate::engine::in_flight::{Purpose, Request};
+    use crate::engine::in_flight_queue::PlainRequest;
+    use crate::protocol::RespDecoder;
+    use std::time::Instant;
+
+    /// Takes every reply but errors (as the plain recorder does), noting what it took.
+    #[derive(Default)]
+    struct Noted {
+        plain: Vec<(u32, ReplyKind)>,
+        full: Vec<(u32, ReplyKind)>,
+    }
+
+    impl Take for Noted {
+        fn take(&mut self, pending: &Pending, reply: &Reply) -> bool {
+            let took = reply.kind != ReplyKind::Error;
+            if took {
+                self.full.push((pending.opaque, reply.kind));
+            }
+            took
+        }
+
+        fn take_plain(&mut self, entry: &PlainEntry, reply: &Reply) -> bool {
+            let took = reply.kind != ReplyKind::Error;
+            if took {
+                self.plain.push((entry.opaque, reply.kind));
+            }
+            took
+        }
+    }
+
+    fn queue_of(kinds: &str) -> InFlight {
+        let mut queue = InFlight::new(4);
+        for (opaque, kind) in kinds.chars().enumerate() {
+            let opaque = opaque as u32;
+            match kind {
+                'g' => queue.push_plain(PlainRequest::Get { key_id: 1 }, opaque, 10, 0),
+                's' => queue.push_plain(
+                    PlainRequest::Set {
+                        key_id: 1,
+                        value_size: 3,
+                    },
+                    opaque,
+                    10,
+                    0,
+                ),
+                _ => {
+                    let request = Request::plain(Op::Get { key_id: 1 }, rows::GET, Expect::Get);
+                    let now = Instant::now();
+                    queue.push(Pending::new(Purpose::Work(request), opaque, 10, now, now));
+                }
+            }
+        }
+        queue
+    }
+
+    /// Drains `bytes` against requests `kinds` (g: plain GET, s: plain SET, f: full):
+    /// the entries walked, why it stopped, where the next reply starts, what was taken.
+    fn drained(kinds: &str, bytes: &[u8]) -> (usize, Stop, usize, Noted) {
+        let queue = queue_of(kinds);
+        let mut decoder = RespDecoder::new();
+        let (mut start, mut small_replies, mut noted) = (0, 0, Noted::default());
+        let window = Window {
+            buf: bytes,
+            start: &mut start,
+            small_replies: &mut small_replies,
+            small: 1024,
+        };
+        let (taken, stop) = drain(window, &queue, |b, _| decoder.decode(b), None, &mut noted);
+        (taken.taken(), stop, start, noted)
+    }
+
+    #[test]
+    fn a_run_of_plain_replies_is_taken_whole() {
+        let bytes = b"$-1\r\n+OK\r\n$3\r\nabc\r\n";
+        let (taken, stop, start, noted) = drained("gsg", bytes);
+        assert_eq!((taken, start), (3, bytes.len()));
+        assert!(matches!(stop, Stop::Drained));
+        let kinds = [ReplyKind::Nil, ReplyKind::Simple, ReplyKind::Bulk];
+        assert_eq!(
+            noted.plain,
+            vec![(0, kinds[0]), (1, kinds[1]), (2, kinds[2])]
+        );
+    }
+
+    #[test]
+    fn a_partial_reply_ends_the_run_where_it_starts() {
+        let (taken, stop, start, noted) = drained("ggg", b"$-1\r\n$-1\r\n$3\r\nab");
+        assert_eq!((taken, start, noted.plain.len()), (2, 10, 2));
+        assert!(matches!(stop, Stop::Drained));
+    }
+
+    #[test]
+    fn an_error_reply_mid_run_is_declined_at_its_offset() {
+        let (taken, stop, start, noted) = drained("gsg", b"$-1\r\n-ERR no\r\n$-1\r\n");
+        // The declined reply is passed over (the caller keeps it from its offset).
+        assert_eq!((taken, start, noted.plain.len()), (1, 14, 1));
+        let Stop::Declined(reply, at) = stop else {
+            panic!("not declined");
+        };
+        assert_eq!((reply.kind, at), (ReplyKind::Error, 5));
+    }
+
+    #[test]
+    fn push_data_and_full_entries_go_on_after_the_run() {
+        // RESP3 push data answers no request; the full entry's reply is taken the
+        // general way, and the plain one after it too.
+        let bytes = b"$-1\r\n>2\r\n+a\r\n+b\r\n+OK\r\n$-1\r\n";
+        let (taken, stop, start, noted) = drained("gfg", bytes);
+        assert_eq!((taken, start), (3, bytes.len()));
+        assert!(matches!(stop, Stop::Drained));
+        assert_eq!(noted.plain, vec![(0, ReplyKind::Nil), (2, ReplyKind::Nil)]);
+        assert_eq!(noted.full, vec![(1, ReplyKind::Simple)]);
+    }
+
+    #[test]
+    fn bytes_that_are_no_reply_stop_the_drain() {
+        let (taken, stop, _, _) = drained("gg", b"$-1\r\n?what\r\n");
+        assert_eq!(taken, 1);
+        assert!(matches!(stop, Stop::Invalid(_)));
+    }
+
+    #[test]
+    fn small_replies_are_counted_across_the_run_and_reset_by_a_large_one() {
+        let queue = queue_of("gggg");
+        let mut decoder = RespDecoder::new();
+        let bytes = b"$-1\r\n$6\r\nabcdef\r\n$-1\r\n$-1\r\n";
+        let (mut start, mut small_replies) = (0, 7);
+        let window = Window {
+            buf: bytes,
+            start: &mut start,
+            small_replies: &mut small_replies,
+            small: 8,
+        };
+        drain(
+            window,
+            &queue,
+            |b, _| decoder.decode(b),
+            None,
+            &mut Noted::default(),
+        );
+        // The 12-byte reply is past `small`: only the two after it count.
+        assert_eq!(small_replies, 2);
+        let (mut start, mut small_replies) = (0, 7);
+        let window = Window {
+            buf: &bytes[..5],
+            start: &mut start,
+            small_replies: &mut small_replies,
+            small: 8,
+        };
+        drain(
+            window,
+            &queue,
+            |b, _| decoder.decode(b),
+            None,
+            &mut Noted::default(),
+        );
+        assert_eq!(small_replies, 8);
+    }
 }
