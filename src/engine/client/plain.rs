@@ -267,7 +267,13 @@ pub(super) struct PlainRecorder<'a> {
     counts_hits: bool,
     /// Reads are GETRANGEs (a data offset): an empty value is a miss.
     ranged: bool,
+    /// Whether a compact entry's row (SET or GET, by its number) may be recorded the
+    /// plain way (see [`plain_row`]): asked once here rather than per reply.
+    compact_rows: [bool; 2],
 }
+
+// A compact entry's row number indexes `compact_rows`.
+const _: () = assert!(rows::SET == 0 && rows::GET == 1);
 
 impl<'a> PlainRecorder<'a> {
     /// Into `stats` (and a pool member's row, `server_row`), for replies whose elapsed
@@ -278,6 +284,7 @@ impl<'a> PlainRecorder<'a> {
         plan: &'a Plan,
         server_row: Option<usize>,
     ) -> Self {
+        let compact_rows = [rows::SET, rows::GET].map(|row| plain_row(stats, row).is_some());
         PlainRecorder {
             stats,
             elapsed,
@@ -285,6 +292,7 @@ impl<'a> PlainRecorder<'a> {
             server_row,
             counts_hits: plan.workload.arbitrary.is_none(),
             ranged: plan.load.shape.data_offset > 0,
+            compact_rows,
         }
     }
 
@@ -360,10 +368,14 @@ impl Take for PlainRecorder<'_> {
         if reply.kind == ReplyKind::Error {
             return false;
         }
+        // A compact entry's row is SET or GET, whose plain-ness was asked at the start
+        // (the mask only spares a bounds check).
         let row = usize::from(entry.row);
-        let Some(stats) = plain_row(self.stats, row) else {
+        debug_assert!(row == rows::SET || row == rows::GET);
+        if !self.compact_rows[row & 1] {
             return false;
-        };
+        }
+        let stats = &mut self.stats[row];
         let latency_us = self.elapsed.since_ns(entry.sent_ns);
         let (tx, rx) = (u64::from(entry.tx), reply.len as u64);
         stats.record_batched(latency_us, tx, rx);
