@@ -364,6 +364,11 @@ impl Take for PlainRecorder<'_> {
     }
 
     #[inline(always)]
+    fn takes_plain(&self) -> bool {
+        self.compact_rows.contains(&true)
+    }
+
+    #[inline(always)]
     fn take_plain(&mut self, entry: &PlainEntry, reply: &Reply) -> bool {
         if reply.kind == ReplyKind::Error {
             return false;

@@ -80,6 +80,13 @@ pub trait Take {
 
     /// [`take`](Self::take) for a plain request kept compact in the queue.
     fn take_plain(&mut self, entry: &PlainEntry, reply: &Reply) -> bool;
+
+    /// Whether [`take_plain`](Self::take_plain) may take any reply at all: when it
+    /// declines every one (its rows keep reply sizes, say), the run before the general
+    /// loop is skipped rather than decoding each reply twice.
+    fn takes_plain(&self) -> bool {
+        true
+    }
 }
 
 /// Reads the opaque a reply echoes (memcache binary).
@@ -191,6 +198,9 @@ where
     D: FnMut(&[u8], Expect) -> Decode,
     T: Take,
 {
+    if !take.takes_plain() {
+        return (0, None);
+    }
     let buf = window.buf;
     let mut start = *window.start;
     let mut run = 0;
@@ -359,6 +369,51 @@ mod tests {
         assert!(matches!(stop, Stop::Drained));
         assert_eq!(noted.plain, vec![(0, ReplyKind::Nil), (2, ReplyKind::Nil)]);
         assert_eq!(noted.full, vec![(1, ReplyKind::Simple)]);
+    }
+
+    /// Declines every compact entry's reply and says so up front.
+    struct FullOnly(Noted);
+
+    impl Take for FullOnly {
+        fn take(&mut self, pending: &Pending, reply: &Reply) -> bool {
+            self.0.take(pending, reply)
+        }
+
+        fn take_plain(&mut self, _: &PlainEntry, _: &Reply) -> bool {
+            false
+        }
+
+        fn takes_plain(&self) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn a_taker_of_no_plain_reply_skips_the_run() {
+        let queue = queue_of("gg");
+        let mut decoder = RespDecoder::new();
+        let (mut start, mut small_replies) = (0, 0);
+        let window = Window {
+            buf: b"$-1\r\n$-1\r\n",
+            start: &mut start,
+            small_replies: &mut small_replies,
+            small: 1024,
+        };
+        let mut decodes = 0;
+        let decode = |b: &[u8], _| {
+            decodes += 1;
+            decoder.decode(b)
+        };
+        let (taken, stop) = drain(
+            window,
+            &queue,
+            decode,
+            None,
+            &mut FullOnly(Noted::default()),
+        );
+        // The general loop declines the first reply, decoded once.
+        assert_eq!((taken.taken(), start, decodes), (0, 5, 1));
+        assert!(matches!(stop, Stop::Declined(..)));
     }
 
     #[test]
