@@ -423,41 +423,28 @@ mod tests {
         assert!(matches!(stop, Stop::Invalid(_)));
     }
 
-    #[test]
-    fn small_replies_are_counted_across_the_run_and_reset_by_a_large_one() {
+    /// The small-reply count after draining `bytes` against plain GETs, from `before`,
+    /// with replies over `small` bytes counted as large.
+    fn small_replies_after(bytes: &[u8], small: usize, before: u32) -> u32 {
         let queue = queue_of("gggg");
         let mut decoder = RespDecoder::new();
-        let bytes = b"$-1\r\n$6\r\nabcdef\r\n$-1\r\n$-1\r\n";
-        let (mut start, mut small_replies) = (0, 7);
+        let (mut start, mut small_replies) = (0, before);
         let window = Window {
             buf: bytes,
             start: &mut start,
             small_replies: &mut small_replies,
-            small: 8,
+            small,
         };
-        drain(
-            window,
-            &queue,
-            |b, _| decoder.decode(b),
-            None,
-            &mut Noted::default(),
-        );
+        let decode = |b: &[u8], _| decoder.decode(b);
+        drain(window, &queue, decode, None, &mut Noted::default());
+        small_replies
+    }
+
+    #[test]
+    fn small_replies_are_counted_across_the_run_and_reset_by_a_large_one() {
+        let bytes = b"$-1\r\n$6\r\nabcdef\r\n$-1\r\n$-1\r\n";
         // The 12-byte reply is past `small`: only the two after it count.
-        assert_eq!(small_replies, 2);
-        let (mut start, mut small_replies) = (0, 7);
-        let window = Window {
-            buf: &bytes[..5],
-            start: &mut start,
-            small_replies: &mut small_replies,
-            small: 8,
-        };
-        drain(
-            window,
-            &queue,
-            |b, _| decoder.decode(b),
-            None,
-            &mut Noted::default(),
-        );
-        assert_eq!(small_replies, 8);
+        assert_eq!(small_replies_after(bytes, 8, 7), 2);
+        assert_eq!(small_replies_after(&bytes[..5], 8, 7), 8);
     }
 }
