@@ -67,7 +67,7 @@ impl Slots {
     }
 
     /// Re-arms `slot`'s timer if the client now wants a different one.
-    #[inline]
+    #[inline(always)]
     pub(super) fn arm(&mut self, slot: usize) {
         let want = self.clients[slot].as_ref().and_then(Client::next_timer);
         if want != self.armed[slot] {

@@ -35,7 +35,9 @@ use rand::{Rng, SeedableRng};
 
 use crate::engine::budget::RequestBudget;
 use crate::engine::busy_poll::poll_spinning;
-use crate::engine::client::{Client, ClientContext, Status, plain_templates, split_token};
+use crate::engine::client::{
+    Client, ClientContext, Status, compact_rows, plain_templates, split_token,
+};
 use crate::engine::clock::Stamp;
 use crate::engine::cluster::Topology;
 use crate::engine::error_log::ErrorLog;
@@ -419,6 +421,10 @@ impl Worker {
             // handled (and requests sent since may be answered), so they read the clock.
             let mut first = Some(woke);
             let mut ahead = slots.look_ahead(|| events.iter().map(Event::token));
+            // One context for the wake-up's events (made once, not per event: its time_up
+            // set by a read past the deadline holds for the rest of them, which send
+            // nothing).
+            let mut ctx = self.context(tally, &mut errors, *second);
             for event in events.iter() {
                 ahead.step(slots);
                 if event.token() == WAKE_TOKEN || event.token() == TIMER_TOKEN {
@@ -428,12 +434,13 @@ impl Worker {
                 let Some(client) = slots.clients.get_mut(slot).and_then(Option::as_mut) else {
                     continue;
                 };
-                let mut ctx = self.context(tally, &mut errors, *second);
-                let status = client.handle_event(conn, event, first.take(), &self.plan, &mut ctx);
-                // A read past the deadline: the rest of these events send nothing.
-                tally.time_up |= ctx.time_up;
-                self.settle(slots, slot, status)?;
+                match client.handle_event(conn, event, first.take(), &self.plan, &mut ctx) {
+                    // The common case here, without a call.
+                    Status::Active => slots.arm(slot),
+                    status => self.settle(slots, slot, status)?,
+                }
             }
+            tally.time_up = ctx.time_up;
         }
     }
 
@@ -504,6 +511,7 @@ impl Worker {
         errors: &'a mut ErrorLog,
         second: u32,
     ) -> ClientContext<'a> {
+        let compact_rows = compact_rows(&mut tally.stats);
         ClientContext {
             stats: &mut tally.stats,
             values: &self.values,
@@ -522,6 +530,7 @@ impl Worker {
             templates: tally.templates.as_ref(),
             deadline: self.deadline,
             time_up: tally.time_up,
+            compact_rows,
         }
     }
 

@@ -1,6 +1,7 @@
 //! One benchmark client: its connections (one, or one per cluster master) and what it
 //! does on each event or timer. The jobs are split by file:
 //!
+//! - `context`: what the client may touch of its worker's while it handles an event;
 //! - `send`: what to send next, open-loop positions, encoding into a connection;
 //! - `record`: what a reply means (latency, hits, errors, SCAN cursors, verification);
 //! - `route`: which connection a key goes to, MOVED/ASK, the slot map's refresh;
@@ -20,12 +21,14 @@
 //! freed by a reply takes the positions that fell due meanwhile.
 
 mod backlog;
+mod context;
+pub use context::ClientContext;
 mod counts;
 mod encode;
 mod held;
 mod pinned;
 mod plain;
-pub use plain::plain_templates;
+pub use plain::{compact_rows, plain_templates};
 mod plain_routed;
 mod reconnect;
 mod record;
@@ -49,21 +52,14 @@ use crate::engine::budget::RequestBudget;
 use crate::engine::clock::{Stamp, send_time_after_read};
 use crate::engine::cluster::{PrefixedSlots, Topology};
 use crate::engine::connection::{Connection, Failure, Phase};
-use crate::engine::error_log::ErrorLog;
-use crate::engine::error_reply::FirstErrorReply;
 use crate::engine::generator::OpGenerator;
 use crate::engine::prefetch::{PREFETCH_LINES, prefetch_slice};
-use crate::engine::resolver::Resolver;
 use crate::engine::schedule::Schedule;
-use crate::engine::verify::VerifyJob;
 use crate::plan::{self, BatchWrap, ClusterRouting, Plan, Reconnect, RequestStream, StopAt};
 use crate::protocol::KeyBatch;
-use crate::protocol::templates::Templates;
-use crate::stats::{ClientSeries, OpStats, ScheduleStats};
+use crate::stats::{ClientSeries, ScheduleStats};
 use crate::workload::args::Args;
 use crate::workload::commands::ScanState;
-use crate::workload::values::ValuePool;
-use crate::workload::verify::WrittenKeys;
 
 use backlog::Backlog;
 use pinned::Pinned;
@@ -101,45 +97,6 @@ pub enum Status {
     Finished,
     /// The client cannot go on; the message is for the user.
     Failed(String),
-}
-
-/// Everything a client needs from its worker while handling one event.
-pub struct ClientContext<'a> {
-    /// The worker's stats for the current second, indexed by stats row.
-    pub stats: &'a mut [OpStats],
-    pub values: &'a ValuePool,
-    pub errors: &'a mut ErrorLog,
-    pub registry: &'a Registry,
-    /// Keys written so far, when a verification pass will check them afterwards.
-    pub written: Option<&'a WrittenKeys>,
-    /// The verification pass, when this run is one.
-    pub verify: Option<&'a VerifyJob>,
-    /// Node names looked up off the event loop, in cluster mode.
-    pub resolver: Option<&'a Resolver>,
-    /// The run's current second (0-based), for per-client series.
-    pub second: u32,
-    /// Requests intended before this are warm-up: recorded into `discard`, not `stats`.
-    pub measure_from: Instant,
-    /// Where warm-up requests are recorded (and forgotten); `None` without warm-up.
-    pub discard: Option<&'a mut [OpStats]>,
-    /// Open loop at a total rate: the worker's schedule.
-    pub shared: Option<&'a mut Schedule>,
-    /// Open loop: the schedule's health this second.
-    pub health: Option<&'a mut ScheduleStats>,
-    /// `StopAt::TotalRequests`: the budget every client takes its requests from.
-    pub budget: Option<&'a RequestBudget>,
-    /// Where the error reply that stops the run is kept (`ErrorReplies::Stop`).
-    pub error_reply: &'a FirstErrorReply,
-    /// The plain path's SET and GET templates, when the run's keys are generated ones
-    /// ([`plain_templates`]).
-    pub templates: Option<&'a Templates>,
-    /// The run's `--test-time` deadline (the end of its time, warm-up included), if it
-    /// has one.
-    pub deadline: Option<Instant>,
-    /// The deadline has passed (the poll returned after it, or a read this visit came
-    /// after it: a stall held the process off the CPU across it): replies are still
-    /// recorded, but no request goes out.
-    pub time_up: bool,
 }
 
 /// One benchmark client.
@@ -207,6 +164,9 @@ pub struct Client {
     start_time: Option<Instant>,
     /// The plain closed loop (see `plain`): decided once, when the client is made.
     plain: bool,
+    /// Replies may be recorded the plain way as far as the client's own shape goes (see
+    /// [`records_plainly`](Self::records_plainly)): decided once, when it is made.
+    records_plain: bool,
 }
 
 /// A connection ready this long after a start time it connected early for is said.
@@ -358,8 +318,10 @@ impl Client {
             hold: None,
             start_time: None,
             plain: false,
+            records_plain: false,
         };
         client.plain = client.is_plain();
+        client.records_plain = client.may_record_plainly(plan);
         for conn in &mut client.conns {
             conn.start_at(start_at);
         }
@@ -489,7 +451,7 @@ impl Client {
             Ok(Some((received, polled))) => {
                 // Replies recorded the general way may have printed (`-D -D`, error
                 // lines): the next batch reads the clock after that.
-                send_time_after_read(received, polled).filter(|_| self.records_plainly(plan, ctx))
+                send_time_after_read(received, polled).filter(|_| self.records_plainly(ctx))
             }
             Ok(None) => None,
             Err(failure) => {
@@ -669,13 +631,14 @@ impl Client {
             }
         }
         let conn = &self.conns[i];
-        if conn.is_ready()
+        // The interval first: without one (nearly every run) nothing else is asked.
+        if self
+            .reconnect_interval
+            .is_some_and(|every| conn.sent_on_connection() >= every)
+            && conn.is_ready()
             && conn.is_idle()
             && !ctx.time_up
             && self.has_work(ctx.budget)
-            && self
-                .reconnect_interval
-                .is_some_and(|every| conn.sent_on_connection() >= every)
         {
             // Reconnect after this many requests: every reply is in, so nothing is lost.
             self.conns[i].close(ctx.registry);

@@ -38,6 +38,9 @@ pub fn plain_templates(plan: &Plan) -> Option<Templates> {
 /// chunk).
 const PLAIN_CHUNK: usize = 32;
 
+/// The chunk of a batch this small or smaller (pipeline 1, or a few replies' room).
+const SMALL_CHUNK: usize = 4;
+
 impl Client {
     /// Whether this client's shape allows the plain path at all (fixed for the run).
     pub(super) fn is_plain(&self) -> bool {
@@ -131,10 +134,30 @@ impl Client {
         at_ns: u64,
         ctx: &ClientContext,
     ) {
-        let mut ops = [PlainOp::Get { key_id: 0 }; PLAIN_CHUNK];
+        // The chunk array is filled in before its first use on every call: a pipeline-1
+        // visit's one request would pay for zeroing 32 (80 instructions, more than its
+        // draw).
+        if count <= SMALL_CHUNK {
+            self.send_plain_chunks::<SMALL_CHUNK>(count, templates, at, at_ns, ctx);
+        } else {
+            self.send_plain_chunks::<PLAIN_CHUNK>(count, templates, at, at_ns, ctx);
+        }
+    }
+
+    /// [`send_plain_batch`](Self::send_plain_batch) `N` requests at a time.
+    #[inline(always)]
+    fn send_plain_chunks<const N: usize>(
+        &mut self,
+        count: usize,
+        templates: &Templates,
+        at: Instant,
+        at_ns: u64,
+        ctx: &ClientContext,
+    ) {
+        let mut ops = [PlainOp::Get { key_id: 0 }; N];
         let mut left = count;
         while left > 0 {
-            let chunk = &mut ops[..left.min(PLAIN_CHUNK)];
+            let chunk = &mut ops[..left.min(N)];
             self.ops.next_plain_ops(chunk);
             self.conns[0].write_plain_batch(templates, ctx.values, chunk, at, at_ns);
             left -= chunk.len();
@@ -242,13 +265,18 @@ impl Client {
     /// Whether replies can be recorded the plain way now: no per-client series,
     /// samples, verification, SCAN cursors, warm-up or request lines to print. (In
     /// cluster mode a redirection is an error reply, which the general path takes.)
-    pub(super) fn records_plainly(&self, plan: &Plan, ctx: &ClientContext) -> bool {
+    #[inline]
+    pub(super) fn records_plainly(&self, ctx: &ClientContext) -> bool {
+        self.records_plain && ctx.verify.is_none() && ctx.discard.is_none()
+    }
+
+    /// [`records_plainly`](Self::records_plainly)'s part fixed for the client's run,
+    /// decided when it is made (asked twice a visit otherwise).
+    pub(super) fn may_record_plainly(&self, plan: &Plan) -> bool {
         self.plain
             && self.series.is_none()
             && self.scan.is_none()
             && plan.outputs.samples.is_none()
-            && ctx.verify.is_none()
-            && ctx.discard.is_none()
             && !debug::enabled(2)
     }
 }
@@ -283,8 +311,8 @@ impl<'a> PlainRecorder<'a> {
         elapsed: Elapsed,
         plan: &'a Plan,
         server_row: Option<usize>,
+        compact_rows: [bool; 2],
     ) -> Self {
-        let compact_rows = [rows::SET, rows::GET].map(|row| plain_row(stats, row).is_some());
         PlainRecorder {
             stats,
             elapsed,
@@ -309,6 +337,13 @@ impl<'a> PlainRecorder<'a> {
     pub(super) fn into_elapsed(self) -> Elapsed {
         self.elapsed
     }
+}
+
+/// Whether rows SET and GET of `stats` may be recorded the plain way (see
+/// `plain_row`), in the order of their row numbers: asked once a wake-up by the worker
+/// ([`ClientContext::compact_rows`]) rather than once a visit.
+pub fn compact_rows(stats: &mut [OpStats]) -> [bool; 2] {
+    [rows::SET, rows::GET].map(|row| plain_row(stats, row).is_some())
 }
 
 /// Row `row` of `stats` if the plain way may record in it: it keeps no service times or

@@ -28,7 +28,7 @@ impl Client {
         plan: &Plan,
         ctx: &mut ClientContext,
     ) -> Result<(), Failure> {
-        if self.records_plainly(plan, ctx) {
+        if self.records_plainly(ctx) {
             return self.take_plainly(i, received, plan, ctx);
         }
         let mut elapsed = Elapsed::new(received);
@@ -50,7 +50,8 @@ impl Client {
         let mut elapsed = Elapsed::new(received);
         loop {
             let server_row = self.server_rows.map(|first| first + i);
-            let mut recorder = PlainRecorder::new(&mut *ctx.stats, elapsed, plan, server_row);
+            let mut recorder =
+                PlainRecorder::new(&mut *ctx.stats, elapsed, plan, server_row, ctx.compact_rows);
             let found = self.conns[i].drain_plain(plan, &mut recorder)?;
             elapsed = recorder.into_elapsed();
             if !found {
