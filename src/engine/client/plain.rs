@@ -126,6 +126,7 @@ impl Client {
     /// at a time, then written and put in flight a chunk at a time (the same draws in the
     /// same order, the same bytes and entries as [`send_plain`](Self::send_plain) one by
     /// one).
+    #[inline(always)]
     fn send_plain_batch(
         &mut self,
         count: usize,

@@ -10,6 +10,7 @@ use crate::engine::connection::{Connection, Failure, MAX_KEPT_WRITE_BUFFER, SHRI
 impl Connection {
     /// Writes the buffer until it is empty or the socket is full. A ready connection is
     /// polled for writing only while bytes are left (`registry`: its poll's).
+    #[inline(always)]
     pub fn flush(&mut self, registry: &Registry) -> Result<(), Failure> {
         let Some(transport) = self.transport.as_mut() else {
             return Ok(());
