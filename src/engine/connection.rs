@@ -529,6 +529,7 @@ impl Connection {
 
     /// Makes room at the end of the read buffer: compacts, grows to the settled size,
     /// and grows for a large reply. Each read gets at least half the settled size.
+    #[inline(always)]
     fn make_read_space(&mut self) {
         let needed = self.codec.bytes_needed_hint();
         let min_space = self.read_size / 2;
@@ -537,6 +538,13 @@ impl Connection {
         if tail_room >= min_space && fits && self.rbuf.len() >= self.read_size {
             return;
         }
+        self.move_or_grow_read_buffer(needed, min_space);
+    }
+
+    /// [`make_read_space`](Self::make_read_space) when the room is short (out of line:
+    /// nearly every read has it).
+    #[inline(never)]
+    fn move_or_grow_read_buffer(&mut self, needed: usize, min_space: usize) {
         if self.rstart > 0 {
             self.rbuf.copy_within(self.rstart..self.rend, 0);
             self.rend -= self.rstart;

@@ -347,7 +347,7 @@ impl Client {
     }
 
     /// When the worker should next call [`Client::on_timer`], if at all.
-    #[inline]
+    #[inline(always)]
     pub fn next_timer(&self) -> Option<Instant> {
         if self.plain
             && self.hold.is_none()
@@ -355,13 +355,20 @@ impl Client {
             && self.retries.is_empty()
             && self.parked.is_empty()
         {
-            // The plain closed loop (asked after every event): no pace, lookup, retry or
-            // poll timer can be set, only its connections' phase timers.
+            // The plain closed loop (asked after every event, so in the worker's loop,
+            // not a call): no pace, lookup, retry or poll timer can be set, only its
+            // connections' phase timers.
             return match self.conns.as_slice() {
                 [conn] => conn.timer(),
                 conns => conns.iter().filter_map(Connection::timer).min(),
             };
         }
+        self.next_timer_general()
+    }
+
+    /// [`next_timer`](Self::next_timer) for every client but the plain closed loop's.
+    #[inline(never)]
+    fn next_timer_general(&self) -> Option<Instant> {
         let conn_timer = self.conns.iter().filter_map(Connection::timer).min();
         // Only when a request could go out at that time: a full pipeline waits for a
         // reply instead (a timer now would fire again and again).
