@@ -529,7 +529,7 @@ impl Connection {
 
     /// Makes room at the end of the read buffer: compacts, grows to the settled size,
     /// and grows for a large reply. Each read gets at least half the settled size.
-    #[inline(always)]
+    #[inline]
     fn make_read_space(&mut self) {
         let needed = self.codec.bytes_needed_hint();
         let min_space = self.read_size / 2;
