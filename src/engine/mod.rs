@@ -4,7 +4,8 @@
 //! ```text
 //! run(plan, observer)
 //!   runner   spawns one worker thread per -t, gathers their seconds (gather), stops
-//!   worker   one mio::Poll driving its clients; per-second stats to the runner;
+//!   worker   one mio::Poll driving its clients; per-second stats to the runner
+//!            (tally: what it records into the current second);
 //!            slots: its clients and the timers they asked for; busy_poll: polling
 //!            without waiting before it sleeps (--busy-poll)
 //!   client   what to send next, where, recording replies, redirects, reconnects
@@ -43,6 +44,7 @@ pub mod runner;
 pub mod schedule;
 pub mod setup;
 pub mod slots;
+pub mod tally;
 pub mod timer;
 pub mod tls;
 pub mod transport;

@@ -35,9 +35,7 @@ use rand::{Rng, SeedableRng};
 
 use crate::engine::budget::RequestBudget;
 use crate::engine::busy_poll::poll_spinning;
-use crate::engine::client::{
-    Client, ClientContext, Status, compact_rows, plain_templates, split_token,
-};
+use crate::engine::client::{Client, ClientContext, Status, compact_rows, split_token};
 use crate::engine::clock::Stamp;
 use crate::engine::cluster::Topology;
 use crate::engine::error_log::ErrorLog;
@@ -47,11 +45,11 @@ use crate::engine::progress::WorkerProgress;
 use crate::engine::resolver::Resolver;
 use crate::engine::schedule::Schedule;
 use crate::engine::slots::Slots;
+use crate::engine::tally::{Tally, Totals};
 use crate::engine::timer::{AHEAD, Alarm};
 use crate::engine::verify::VerifyJob;
-use crate::plan::{Pacing, Plan, StopAt};
-use crate::protocol::templates::Templates;
-use crate::stats::{ClientSeries, OpStats, ReplySizes, ScheduleStats};
+use crate::plan::{Plan, StopAt};
+use crate::stats::{ClientSeries, OpStats, ScheduleStats};
 use crate::workload::values::ValuePool;
 use crate::workload::verify::WrittenKeys;
 
@@ -135,86 +133,6 @@ pub struct Worker {
     pub error_reply: Arc<FirstErrorReply>,
     /// This worker's live totals, when the plan asks for progress.
     pub progress: Option<Arc<WorkerProgress>>,
-}
-
-/// This worker's totals since the run started, for [`WorkerProgress`]: the seconds
-/// already sent plus the current one.
-#[derive(Clone, Copy, Debug, Default)]
-struct Totals {
-    requests: u64,
-    latency_sum_us: u64,
-}
-
-impl Totals {
-    fn plus(self, stats: &[OpStats]) -> Totals {
-        stats.iter().fold(self, |t, s| Totals {
-            requests: t.requests + s.count,
-            latency_sum_us: t.latency_sum_us + s.latency_sum_us,
-        })
-    }
-}
-
-/// What the worker records into the current second, and the open-loop state and plain
-/// request templates its clients share.
-struct Tally {
-    stats: Vec<OpStats>,
-    /// Warm-up requests' figures, never read.
-    discard: Option<Vec<OpStats>>,
-    /// Open loop: how the schedule was kept this second.
-    health: Option<ScheduleStats>,
-    /// Open loop at a total rate: this worker's share of the schedule.
-    shared: Option<Schedule>,
-    /// The plain path's SET and GET templates (generated keys only).
-    templates: Option<Templates>,
-    /// The deadline has passed (see [`ClientContext::time_up`]).
-    time_up: bool,
-}
-
-impl Tally {
-    fn new(plan: &Plan, rows: usize, thread: usize, start: Instant) -> Tally {
-        let open = plan.load.pacing.is_open();
-        let fresh = || -> Vec<OpStats> {
-            (0..rows)
-                .map(|_| {
-                    let mut stats = if open {
-                        OpStats::open_loop()
-                    } else {
-                        OpStats::new()
-                    };
-                    if plan.outputs.reply_sizes {
-                        stats.reply_sizes = Some(Box::new(ReplySizes::new()));
-                    }
-                    stats
-                })
-                .collect()
-        };
-        Tally {
-            stats: fresh(),
-            discard: (!plan.load.warmup.is_zero()).then(fresh),
-            health: open.then(ScheduleStats::new),
-            shared: match plan.load.pacing {
-                Pacing::Total(rate) => Schedule::of_worker(rate, start, plan, thread),
-                _ => None,
-            },
-            templates: plain_templates(plan),
-            time_up: false,
-        }
-    }
-
-    /// Whether a position of the shared schedule is due by `now`.
-    fn due(&self, now: Instant) -> bool {
-        self.shared.as_ref().is_some_and(|s| s.peek() <= now)
-    }
-
-    /// Forgets what the warm-up recorded (connection errors, counts) as measuring starts.
-    fn start_measuring(&mut self) {
-        for row in &mut self.stats {
-            row.reset();
-        }
-        if let Some(health) = self.health.as_mut() {
-            health.reset();
-        }
-    }
 }
 
 impl Worker {
