@@ -298,6 +298,18 @@ fn a_command_runs_page_lists_its_commands() {
         !configuration.contains("<span class=\"k\">command"),
         "the commands listed again as settings:\n{configuration}"
     );
+    // The SET:GET ratio and key pattern were not used: not listed as if they were.
+    for unused in ["ratio", "key_pattern"] {
+        let setting = format!("<span class=\"k\">{unused}</span>");
+        assert!(
+            !configuration.contains(&setting),
+            "{unused} listed:\n{configuration}"
+        );
+    }
+    assert!(
+        configuration.contains("<span class=\"k\">key_prefix</span>"),
+        "{configuration:.3000}"
+    );
 
     let text = fs::read_to_string(&json).expect("the run's JSON");
     let older: Vec<&str> = text.lines().filter(|l| !l.contains("\"command")).collect();
@@ -314,6 +326,11 @@ fn a_command_runs_page_lists_its_commands() {
         "{page:.2000}"
     );
     assert!(!page.contains("<h3>Commands</h3>"));
+    // Without the command list the file reads as a SET/GET run's: its ratio is a setting.
+    assert!(
+        section(&page, "configuration").contains("<span class=\"k\">ratio</span>"),
+        "{page:.3000}"
+    );
 
     let page = report_page(&[&old, &json], &scratch.file("both.html"));
     let configuration = section(&page, "configuration");

@@ -42,8 +42,10 @@ pub fn list_each_setting_once(runs: &mut [Run]) {
 }
 
 /// A `--command` run's commands, from the configuration's `command`, `command-ratio` and
-/// `command-key-pattern` arrays (kvbench's, named as the flags), and the keys they came
-/// from (to list as commands, not again as settings). Nothing without a `command` list of
+/// `command-key-pattern` arrays (kvbench's, named as the flags), and the settings to leave
+/// out of the list of settings: the keys they came from (listed as commands, not again),
+/// and the SET:GET `ratio` and `key_pattern`, which such a run does not use (it sends no
+/// SET or GET of its own; each command has its own ratio and key pattern). Nothing without a `command` list of
 /// strings: a run of SET/GET, a file of memtier's or of an older kvbench, or a merge of
 /// files that disagree (its array of each file's list stays a setting). A ratio or key
 /// pattern list that does not pair with the commands stays a setting too.
@@ -73,6 +75,7 @@ pub fn commands(configuration: &[(String, Json)]) -> (Vec<CommandLine>, Vec<&'st
     let mut keys = vec!["command"];
     keys.extend(ratios.map(|_| "command-ratio"));
     keys.extend(patterns.map(|_| "command-key-pattern"));
+    keys.extend(["ratio", "key_pattern"]);
     (commands, keys)
 }
 
@@ -118,7 +121,16 @@ mod tests {
                 },
             ]
         );
-        assert_eq!(keys, ["command", "command-ratio", "command-key-pattern"]);
+        assert_eq!(
+            keys,
+            [
+                "command",
+                "command-ratio",
+                "command-key-pattern",
+                "ratio",
+                "key_pattern"
+            ]
+        );
     }
 
     fn run(config: &[(&str, &str)]) -> Run {
@@ -183,6 +195,6 @@ mod tests {
         ));
         assert_eq!(listed.len(), 2);
         assert_eq!(listed[0].ratio, None);
-        assert_eq!(keys, ["command"]);
+        assert_eq!(keys, ["command", "ratio", "key_pattern"]);
     }
 }
