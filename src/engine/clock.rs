@@ -181,7 +181,7 @@ mod tests {
     }
 
     #[test]
-    fn an_instant_shown_in_another_form_is_no_reading() {
+    fn the_debug_form_shows_an_instant_to_the_nanosecond() {
         let at = Instant::now();
         if let Some((secs, nanos)) = debug_reading(at) {
             assert!(secs > 0 && nanos < 1_000_000_000);

@@ -115,6 +115,18 @@ pub struct PlainEntry {
     pub row: u8,
 }
 
+impl PlainEntry {
+    /// What the decoder reads for its reply: a one-key read's, or a store's.
+    #[inline(always)]
+    pub fn expect(&self) -> Expect {
+        if usize::from(self.row) == rows::GET {
+            Expect::Get
+        } else {
+            Expect::Store
+        }
+    }
+}
+
 /// A request in flight lent to the reply loop.
 #[derive(Clone, Copy, Debug)]
 pub enum Lent<'a> {
@@ -128,8 +140,7 @@ impl Lent<'_> {
     #[inline(always)]
     pub fn expect(&self) -> Expect {
         match self {
-            Lent::Plain(entry) if usize::from(entry.row) == rows::GET => Expect::Get,
-            Lent::Plain(_) => Expect::Store,
+            Lent::Plain(entry) => entry.expect(),
             Lent::Full(pending) => pending.purpose.expect(),
         }
     }

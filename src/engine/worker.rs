@@ -352,11 +352,8 @@ impl Worker {
                 let Some(client) = slots.clients.get_mut(slot).and_then(Option::as_mut) else {
                     continue;
                 };
-                match client.handle_event(conn, event, first.take(), &self.plan, &mut ctx) {
-                    // The common case here, without a call.
-                    Status::Active => slots.arm(slot),
-                    status => self.settle(slots, slot, status)?,
-                }
+                let status = client.handle_event(conn, event, first.take(), &self.plan, &mut ctx);
+                self.settle(slots, slot, status)?;
             }
             tally.time_up = ctx.time_up;
         }
@@ -513,7 +510,10 @@ impl Worker {
         Ok(())
     }
 
-    /// Applies a client's status: re-arm its timer, retire it, or fail the thread.
+    /// Applies a client's status: re-arm its timer, retire it, or fail the thread. The
+    /// common case, a client going on, is inlined into its callers (the worker's loop
+    /// settles after every event); retiring is out of line.
+    #[inline(always)]
     fn settle(&self, slots: &mut Slots, slot: usize, status: Status) -> Result<(), String> {
         match status {
             Status::Active => {
@@ -521,24 +521,25 @@ impl Worker {
                 Ok(())
             }
             Status::Finished => {
-                if let Some(mut client) = slots.clients[slot].take() {
-                    client.close(self.poll.registry());
-                    if let Some(series) = client.take_series() {
-                        slots.series.push((slot, series));
-                    }
-                }
+                self.retire(slots, slot);
                 slots.armed[slot] = None;
                 slots.active -= 1;
                 Ok(())
             }
             Status::Failed(message) => {
-                if let Some(mut client) = slots.clients[slot].take() {
-                    client.close(self.poll.registry());
-                    if let Some(series) = client.take_series() {
-                        slots.series.push((slot, series));
-                    }
-                }
+                self.retire(slots, slot);
                 Err(message)
+            }
+        }
+    }
+
+    /// Closes the client in `slot` and keeps its per-client series.
+    #[inline(never)]
+    fn retire(&self, slots: &mut Slots, slot: usize) {
+        if let Some(mut client) = slots.clients[slot].take() {
+            client.close(self.poll.registry());
+            if let Some(series) = client.take_series() {
+                slots.series.push((slot, series));
             }
         }
     }

@@ -107,7 +107,15 @@ impl Client {
             && self.ops.is_plain()
             && !ctx.values.draws()
         {
-            return self.send_plain_batch(count as usize, templates, at, at_ns, ctx);
+            // The chunk array is filled in before its first use on every batch: a
+            // pipeline-1 visit's one request would pay for zeroing 32 (80 instructions,
+            // more than its draw).
+            let count = count as usize;
+            return if count <= SMALL_CHUNK {
+                self.send_plain_batch::<SMALL_CHUNK>(count, templates, at, at_ns, ctx)
+            } else {
+                self.send_plain_batch::<PLAIN_CHUNK>(count, templates, at, at_ns, ctx)
+            };
         }
         for _ in 0..count {
             let op = self.ops.next_op();
@@ -122,32 +130,11 @@ impl Client {
     }
 
     /// [`fill_plain`](Self::fill_plain)'s `count` requests when the generator's are all
-    /// plain SETs and GETs written from the templates and no value draws: drawn a chunk
-    /// at a time, then written and put in flight a chunk at a time (the same draws in the
-    /// same order, the same bytes and entries as [`send_plain`](Self::send_plain) one by
-    /// one).
+    /// plain SETs and GETs written from the templates and no value draws: drawn `N` at a
+    /// time, then written and put in flight `N` at a time (the same draws in the same
+    /// order, the same bytes and entries as [`send_plain`](Self::send_plain) one by one).
     #[inline(always)]
-    fn send_plain_batch(
-        &mut self,
-        count: usize,
-        templates: &Templates,
-        at: Instant,
-        at_ns: u64,
-        ctx: &ClientContext,
-    ) {
-        // The chunk array is filled in before its first use on every call: a pipeline-1
-        // visit's one request would pay for zeroing 32 (80 instructions, more than its
-        // draw).
-        if count <= SMALL_CHUNK {
-            self.send_plain_chunks::<SMALL_CHUNK>(count, templates, at, at_ns, ctx);
-        } else {
-            self.send_plain_chunks::<PLAIN_CHUNK>(count, templates, at, at_ns, ctx);
-        }
-    }
-
-    /// [`send_plain_batch`](Self::send_plain_batch) `N` requests at a time.
-    #[inline(always)]
-    fn send_plain_chunks<const N: usize>(
+    fn send_plain_batch<const N: usize>(
         &mut self,
         count: usize,
         templates: &Templates,

@@ -12,7 +12,6 @@ use crate::plan::Plan;
 use crate::protocol::{
     Codec, Decode, Expect, Reply, ReplyKind, binary_expect, memcache_binary, text_expect,
 };
-use crate::stats::rows;
 
 impl Connection {
     /// [`drain_answers`](Self::drain_answers) for the plain path: the same contract, the
@@ -215,12 +214,7 @@ where
         let Some(plain) = entry.plain() else {
             break;
         };
-        let expect = if usize::from(plain.row) == rows::GET {
-            Expect::Get
-        } else {
-            Expect::Store
-        };
-        let reply = match decode(&buf[start..], expect) {
+        let reply = match decode(&buf[start..], plain.expect()) {
             Decode::Complete(reply) => reply,
             Decode::Incomplete => {
                 stop = Some(Stop::Drained);
@@ -260,6 +254,7 @@ mod tests {
     use crate::engine::in_flight::{Purpose, Request};
     use crate::engine::in_flight_queue::PlainRequest;
     use crate::protocol::RespDecoder;
+    use crate::stats::rows;
     use std::time::Instant;
 
     /// Takes every reply but errors (as the plain recorder does), noting what it took.
