@@ -27,6 +27,7 @@ use mio::{Registry, Token};
 pub use crate::engine::failure::{Failure, describe};
 use crate::engine::in_flight::{Pending, Purpose, Redirects};
 use crate::engine::in_flight_queue::{InFlight, PlainRequest};
+use crate::engine::prefetch::lines;
 use crate::engine::setup::{SetupStep, check_setup_reply, encode_setup};
 use crate::engine::transport::Transport;
 use crate::plan::{Endpoint, Plan, SetupStyle};
@@ -108,62 +109,80 @@ pub struct Started {
     start: usize,
 }
 
+// As for a client (see `Client`): the hot fields in the fewest lines, kept there (the
+// first layout spread them over 9 of 16).
+const _: () = assert!(std::mem::align_of::<Connection>() == 64);
+const _: () = assert!(Connection::HOT_LINES <= 6);
+
 /// One socket and its buffers.
+///
+/// Laid out in declaration order (`repr(C)`), on a cache line of its own: what a plain
+/// visit reads and writes comes first, ending with the decoder (whose own hot fields
+/// lead it), so that a visit touches the first [`HOT_LINES`](Self::HOT_LINES) lines
+/// and the worker asks for just those ahead of it (see
+/// [`prefetch`](crate::engine::prefetch)); what set-up and errors use follows.
+#[repr(C, align(64))]
 pub struct Connection {
-    endpoint: Endpoint,
-    /// `host:port` or the socket path, for messages.
-    peer: String,
+    // A visit's fields.
     transport: Option<Transport>,
-    phase: Phase,
     /// Idle: when to start. Backoff: when to retry. Connecting/Handshaking: the deadline.
     phase_timer: Option<Instant>,
-    /// Failed attempts since the last successful connection.
-    attempts: u32,
+    /// Last time a reply arrived, or a request went out with nothing in flight: the
+    /// stall watchdog measures from here.
+    last_progress: Instant,
     sent_on_connection: u64,
-    setup: VecDeque<SetupStep>,
-    /// `SetupStyle::Prefix`: set-up commands written in front of the first request, and
-    /// their steps, queued then.
-    prefix: Vec<u8>,
-    prefix_steps: VecDeque<SetupStep>,
-    wbuf: Vec<u8>,
     wpos: usize,
-    rbuf: Vec<u8>,
     rstart: usize,
     rend: usize,
     /// The read buffer's settled size (see [`MAX_READ_BUFFER`]).
     read_size: usize,
+    wbuf: Vec<u8>,
+    rbuf: Vec<u8>,
+    setup: VecDeque<SetupStep>,
+    /// `SetupStyle::Prefix`: set-up commands written in front of the first request, and
+    /// their steps, queued then.
+    prefix: Vec<u8>,
+    inflight: InFlight,
+    /// The token the socket is registered under.
+    token: Token,
     /// Replies since the last one larger than half of `read_size`.
     small_replies: u32,
     /// Writes since the last one larger than [`MAX_KEPT_WRITE_BUFFER`].
     small_writes: u32,
-    codec: Codec,
     next_opaque: u32,
-    inflight: InFlight,
-    /// The reply [`Connection::next_answer`] decoded last, with its request: kept here
-    /// and lent out rather than returned (moving it through a `Result<Option<_>>`
-    /// cost more than decoding the reply did). Boxed when first needed: the plain
-    /// path's replies never come here, and ten thousand connections should not carry
-    /// it unused.
-    answer: Option<Box<Answer>>,
-    /// Last time a reply arrived, or a request went out with nothing in flight: the
-    /// stall watchdog measures from here.
-    last_progress: Instant,
+    phase: Phase,
     /// The server has sent bytes on this connection, on any of its sockets (it speaks, or
     /// spoke, the protocol: a reconnect does not make it a stranger).
     heard: bool,
     /// The server has sent bytes on this socket (since the last reset).
     answered: bool,
-    /// The token the socket is registered under.
-    token: Token,
     /// Whether the socket is polled for writing as well as reading: while connecting,
     /// and while the write buffer holds bytes the socket would not take. Otherwise a
     /// ready connection is polled for reading alone, as a server's ACK freeing room in
     /// the socket raises a wake-up of its own (memcached's do: one event in eight at
     /// pipeline 16).
     write_interest: bool,
+    codec: Codec,
+    // The rest: set-up, messages and the general path.
+    endpoint: Endpoint,
+    /// `host:port` or the socket path, for messages.
+    peer: String,
+    /// Failed attempts since the last successful connection.
+    attempts: u32,
+    prefix_steps: VecDeque<SetupStep>,
+    /// The reply [`Connection::next_answer`] decoded last, with its request: kept here
+    /// and lent out rather than returned (moving it through a `Result<Option<_>>`
+    /// cost more than decoding the reply did). Boxed when first needed: the plain
+    /// path's replies never come here, and ten thousand connections should not carry
+    /// it unused.
+    answer: Option<Box<Answer>>,
 }
 
 impl Connection {
+    /// Cache lines at the start of a connection that a plain visit reads and writes (see
+    /// [`prefetch`](crate::engine::prefetch)).
+    pub const HOT_LINES: usize = lines(std::mem::offset_of!(Connection, codec) + Codec::HOT_BYTES);
+
     /// A connection to `endpoint`, named `peer` in messages; idle until opened.
     pub fn new(endpoint: Endpoint, peer: String, plan: &Plan) -> Connection {
         Connection {

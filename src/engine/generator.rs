@@ -87,12 +87,22 @@ struct CommandOps {
 }
 
 /// Generates one client's operations: SET:GET sequence, WAITs, key patterns, sizes, TTLs.
+///
+/// Laid out in declaration order (`repr(C)`): what the plain closed loop's draws read
+/// comes first, [`HOT_BYTES`](Self::HOT_BYTES) of it, and a client places the generator
+/// at the end of its own hot fields (see [`Client`](crate::engine::client::Client)).
+#[repr(C)]
 pub struct OpGenerator {
+    // The plain draws' fields.
     sequence: RatioSequence,
     set_keys: KeyGenerator,
     get_keys: KeyGenerator,
     sizes: ValueSizer,
     rng: SmallRng,
+    /// Every request is a single-key SET (no TTL, no WAIT after it) or GET of the
+    /// SET:GET sequence: no probe, template, command list, multi-key GET, expiry or WAIT.
+    plain: bool,
+    // The rest.
     multi_key_get: u32,
     multi_keys: Vec<u64>,
     expiry_range: Option<(u32, u32)>,
@@ -103,9 +113,6 @@ pub struct OpGenerator {
     template: bool,
     /// Every request is the liveness probe.
     probe: bool,
-    /// Every request is a single-key SET (no TTL, no WAIT after it) or GET of the
-    /// SET:GET sequence: no probe, template, command list, multi-key GET, expiry or WAIT.
-    plain: bool,
     /// SETs since the last WAIT burst, and WAITs still owed in the current burst.
     sets_since_wait: u32,
     waits_due: u32,
@@ -154,6 +161,10 @@ pub fn client_seed(plan: &Plan, client_index: usize, run_seed: u64) -> u64 {
 }
 
 impl OpGenerator {
+    /// Bytes at the start of a generator that the plain draws read (its fields up to
+    /// [`plain`](Self::is_plain)'s end).
+    pub const HOT_BYTES: usize = std::mem::offset_of!(OpGenerator, multi_key_get);
+
     /// A generator for client `client_index` of `plan.total_clients()`. Key patterns
     /// that split the range between clients split it over every shard's clients.
     pub fn new(plan: &Plan, client_index: usize, seed: u64) -> Result<OpGenerator, String> {

@@ -11,9 +11,14 @@
 /// Bytes the processor moves into its caches at once.
 const LINE: usize = 64;
 
-/// Cache lines asked for a client or a connection: the most a caller asks for one
-/// thing (a `Connection` is about 16 lines; its hot fields are spread over it).
-pub const PREFETCH_LINES: usize = 16;
+/// The cache lines `bytes` from the start of a line take.
+pub const fn lines(bytes: usize) -> usize {
+    bytes.div_ceil(LINE)
+}
+
+/// Cache lines asked for the plain path's stats rows (SET and GET) before a visit
+/// reads: the most it records into.
+pub const ROW_LINES: usize = 16;
 
 /// Cache lines of the read buffer asked for before a read: a batch of 16 short replies.
 pub const REPLY_LINES: usize = 2;

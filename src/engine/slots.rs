@@ -9,7 +9,7 @@ use crate::engine::budget::RequestBudget;
 use mio::Token;
 
 use crate::engine::client::{Client, split_token};
-use crate::engine::prefetch::{PREFETCH_LINES, prefetch_slice};
+use crate::engine::prefetch::prefetch_slice;
 use crate::engine::schedule::Schedule;
 use crate::stats::{ClientSeries, ScheduleStats};
 
@@ -33,7 +33,7 @@ impl Slots {
     pub(super) fn prefetch_client(&self, token: Token) {
         let (slot, _) = split_token(token);
         if let Some(client) = self.clients.get(slot) {
-            prefetch_slice(std::slice::from_ref(client), PREFETCH_LINES);
+            prefetch_slice(std::slice::from_ref(client), Client::HOT_LINES);
         }
     }
 

@@ -214,7 +214,12 @@ fn common_reply(buf: &[u8]) -> Option<Reply> {
 /// `$1048576`, it records where the body must end and returns `Incomplete`
 /// without touching the buffer until it is that long; the body itself is
 /// never read, only the CRLF after it.
+///
+/// Laid out in declaration order (`repr(C)`): the nesting stack, which only aggregates
+/// use, goes last, so that a connection's decoding of flat replies reads the decoder's
+/// first line or two alone (see [`Connection`](crate::engine::connection::Connection)).
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct RespDecoder {
     /// First byte not yet validated: the start of the next header line, or the
     /// start of a body that `blob_end` is waiting for.
@@ -227,7 +232,6 @@ pub struct RespDecoder {
     blob_end: usize,
     /// For a verbatim body: where its format's `:` must be. 0 when not verbatim.
     verbatim_colon: usize,
-    stack: [Frame; MAX_DEPTH],
     /// Number of open aggregates in `stack`.
     depth: usize,
     /// Kind of the top-level element, once its header has been read.
@@ -235,10 +239,11 @@ pub struct RespDecoder {
     payload: (usize, usize),
     elements: u32,
     nil_elements: u32,
-    /// Nothing of a reply decoded yet: the state above is all at rest (cleared when a
+    /// Nothing of a reply decoded yet: the state here is all at rest (cleared when a
     /// call leaves a reply partly decoded, set again by [`reset`](Self::reset)), one
     /// flag for the fast path to test rather than three positions.
     resting: bool,
+    stack: [Frame; MAX_DEPTH],
     /// Bytes looked at while searching for CRLFs, to prove nothing is rescanned.
     #[cfg(test)]
     examined: usize,
@@ -251,6 +256,10 @@ impl Default for RespDecoder {
 }
 
 impl RespDecoder {
+    /// Bytes at the start of a decoder that decoding flat replies reads (all but the
+    /// nesting stack).
+    pub const HOT_BYTES: usize = std::mem::offset_of!(RespDecoder, stack);
+
     /// A decoder waiting for the first byte of a reply.
     pub fn new() -> Self {
         RespDecoder {

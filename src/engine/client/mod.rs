@@ -53,7 +53,7 @@ use crate::engine::clock::{Stamp, send_time_after_read};
 use crate::engine::cluster::{PrefixedSlots, Topology};
 use crate::engine::connection::{Connection, Failure, Phase};
 use crate::engine::generator::OpGenerator;
-use crate::engine::prefetch::{PREFETCH_LINES, prefetch_slice};
+use crate::engine::prefetch::{ROW_LINES, lines, prefetch_slice};
 use crate::engine::schedule::Schedule;
 use crate::plan::{self, BatchWrap, ClusterRouting, Plan, Reconnect, RequestStream, StopAt};
 use crate::protocol::KeyBatch;
@@ -99,52 +99,76 @@ pub enum Status {
     Failed(String),
 }
 
+// A client starts a line, so its hot fields take the fewest lines they can; a slot's
+// client is the client itself (its `Option` lives in a niche, not in front of it). A
+// field added in front of the hot ones, or a hot one grown, fails here: a visit would
+// wait for more memory (the first layout spread them over 14 of a client's 21 lines).
+const _: () = assert!(std::mem::align_of::<Client>() == 64);
+const _: () = assert!(size_of::<Option<Client>>() == size_of::<Client>());
+const _: () = assert!(Client::HOT_LINES <= 8);
+
 /// One benchmark client.
+///
+/// Laid out in declaration order (`repr(C)`), on a cache line of its own: the fields a
+/// plain closed-loop visit reads come first, ending with the generator (whose own hot
+/// fields lead it), so that a visit touches the first
+/// [`HOT_LINES`](Self::HOT_LINES) lines and the worker asks for just those ahead of
+/// it (see [`prefetch`](crate::engine::prefetch)); the other fields follow.
+#[repr(C, align(64))]
 pub struct Client {
-    slot: usize,
+    // The plain visit's fields.
     conns: Vec<Connection>,
-    /// Which connection a key goes to: one server, cluster slots, or a pool.
-    router: Router,
+    /// Requests still to generate; `None` for time-bound runs.
+    remaining: Option<u64>,
+    reconnect_interval: Option<u64>,
     /// A pool: the stats row of member 0 (members' rows follow the command rows).
     server_rows: Option<usize>,
-    /// Cluster mode: when the topology was last asked for again after a MOVED.
-    last_refresh: Option<Instant>,
+    pipeline: usize,
+    /// Replica visibility: tracked writes, polled over the last connection.
+    visibility: Option<Box<Visibility>>,
+    /// Connected early for a start time: no request goes out before it.
+    hold: Option<Instant>,
+    /// No new request before this (the last reply plus the think time).
+    resume_at: Option<Instant>,
+    /// Requests answered `-TRYAGAIN`, waiting out their back-off.
+    retries: Vec<Retry>,
     /// Cluster mode: redirections waiting for their target's name to be looked up.
     parked: Vec<Parked>,
-    /// Cluster mode, one master per client: that master's slots.
-    pinned: Option<Pinned>,
+    /// Requests to send again after a redirection.
+    resends: VecDeque<Resend>,
+    /// Which connection a key goes to: one server, cluster slots, or a pool.
+    router: Router,
+    /// A generated request waiting for its connection (not ready, or pipeline full).
+    held: Option<Held>,
+    /// The plain closed loop (see `plain`): decided once, when the client is made.
+    plain: bool,
+    /// Replies may be recorded the plain way as far as the client's own shape goes (see
+    /// [`records_plainly`](Self::records_plainly)): decided once, when it is made.
+    records_plain: bool,
+    /// [`plan::Refill::WholeBatch`]: the next requests go out only when none is in flight.
+    whole_batch: bool,
     /// `StopAt::Idle`: connect, send nothing, never finish.
     idle: bool,
+    ops: OpGenerator,
+    // The rest: other shapes of run, set-up and the general path.
+    slot: usize,
+    /// Cluster mode: when the topology was last asked for again after a MOVED.
+    last_refresh: Option<Instant>,
+    /// Cluster mode, one master per client: that master's slots.
+    pinned: Option<Pinned>,
     reconnect: Option<Reconnect>,
-    reconnect_interval: Option<u64>,
     connection_timeout: Option<Duration>,
     pacing: Pacing,
     /// Closed loop with a think time: how long to wait after each reply.
     think_time: Option<Duration>,
-    /// No new request before this (the last reply plus the think time).
-    resume_at: Option<Instant>,
-    ops: OpGenerator,
-    /// A generated request waiting for its connection (not ready, or pipeline full).
-    held: Option<Held>,
     /// A client routing by key: generated requests queued per connection for room.
     backlog: Backlog,
-    /// Requests to send again after a redirection.
-    resends: VecDeque<Resend>,
-    /// Requests answered `-TRYAGAIN`, waiting out their back-off.
-    retries: Vec<Retry>,
     key_buf: Vec<u8>,
     multi_keys: KeyBatch,
     command_keys: KeyBatch,
     scan: Option<ScanState>,
-    /// Requests still to generate; `None` for time-bound runs.
-    remaining: Option<u64>,
-    pipeline: usize,
-    /// [`plan::Refill::WholeBatch`]: the next requests go out only when none is in flight.
-    whole_batch: bool,
     /// This client's own per-second figures, when the plan asks for them.
     series: Option<Box<ClientSeries>>,
-    /// Replica visibility: tracked writes, polled over the last connection.
-    visibility: Option<Box<Visibility>>,
     /// The front end's request stream, when the plan's workload is one.
     stream: Option<Box<dyn RequestStream>>,
     /// The stream's command generated last (held or being sent).
@@ -157,22 +181,19 @@ pub struct Client {
     stream_copies: Option<Box<held::HeldCommands>>,
     /// The open or unanswered MULTI/EXEC batch.
     txn: Transaction,
-    /// Connected early for a start time: no request goes out before it.
-    hold: Option<Instant>,
     /// That start time, until the first connection is ready: one ready well after it
     /// (a slow handshake) is said, as its first requests go out late.
     start_time: Option<Instant>,
-    /// The plain closed loop (see `plain`): decided once, when the client is made.
-    plain: bool,
-    /// Replies may be recorded the plain way as far as the client's own shape goes (see
-    /// [`records_plainly`](Self::records_plainly)): decided once, when it is made.
-    records_plain: bool,
 }
 
 /// A connection ready this long after a start time it connected early for is said.
 const LATE_FOR_THE_START: Duration = Duration::from_millis(100);
 
 impl Client {
+    /// Cache lines at the start of a client that a plain visit reads and writes: its
+    /// hot fields and its generator's (see [`prefetch`](crate::engine::prefetch)).
+    pub const HOT_LINES: usize = lines(std::mem::offset_of!(Client, ops) + OpGenerator::HOT_BYTES);
+
     /// A client in worker slot `slot` (client `index` of all threads') that starts
     /// connecting at `start_at`; `requests` is its share of the requests; `topology` is
     /// the cluster's, in cluster mode.
@@ -445,8 +466,10 @@ impl Client {
             return Status::Active;
         }
         // The plain path's rows (SET, GET), asked for before the read (`engine::prefetch`).
-        prefetch_slice(&ctx.stats[..ctx.stats.len().min(2)], PREFETCH_LINES);
-        if matches!(self.pacing, Pacing::Own(_))
+        prefetch_slice(&ctx.stats[..ctx.stats.len().min(2)], ROW_LINES);
+        // (The plain closed loop has no schedule: its visit leaves `pacing`'s line alone.)
+        if !self.plain
+            && matches!(self.pacing, Pacing::Own(_))
             && !(0..self.work_conns()).any(|i| self.has_room(i))
             && let Pacing::Own(schedule) = &mut self.pacing
         {
@@ -476,7 +499,7 @@ impl Client {
     #[inline(always)]
     pub fn prefetch_connection(&self, conn: usize) {
         if let Some(conn) = self.conns.get(conn) {
-            prefetch_slice(std::slice::from_ref(conn), PREFETCH_LINES);
+            prefetch_slice(std::slice::from_ref(conn), Connection::HOT_LINES);
         }
     }
 
