@@ -139,8 +139,7 @@ pub struct Connection {
     wbuf: Vec<u8>,
     rbuf: Vec<u8>,
     setup: VecDeque<SetupStep>,
-    /// `SetupStyle::Prefix`: set-up commands written in front of the first request, and
-    /// their steps, queued then.
+    /// `SetupStyle::Prefix`: set-up commands written in front of the first request.
     prefix: Vec<u8>,
     inflight: InFlight,
     /// The token the socket is registered under.
@@ -169,6 +168,7 @@ pub struct Connection {
     peer: String,
     /// Failed attempts since the last successful connection.
     attempts: u32,
+    /// The steps of the set-up commands in `prefix`, queued when it is written.
     prefix_steps: VecDeque<SetupStep>,
     /// The reply [`Connection::next_answer`] decoded last, with its request: kept here
     /// and lent out rather than returned (moving it through a `Result<Option<_>>`

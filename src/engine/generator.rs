@@ -102,6 +102,10 @@ pub struct OpGenerator {
     /// Every request is a single-key SET (no TTL, no WAIT after it) or GET of the
     /// SET:GET sequence: no probe, template, command list, multi-key GET, expiry or WAIT.
     plain: bool,
+    /// Every request is the plan's template.
+    template: bool,
+    /// Every request is the liveness probe.
+    probe: bool,
     // The rest.
     multi_key_get: u32,
     multi_keys: Vec<u64>,
@@ -109,10 +113,6 @@ pub struct OpGenerator {
     wait: Option<WaitConfig>,
     wait_timeout: Option<Normal<f64>>,
     commands: Option<CommandOps>,
-    /// Every request is the plan's template.
-    template: bool,
-    /// Every request is the liveness probe.
-    probe: bool,
     /// SETs since the last WAIT burst, and WAITs still owed in the current burst.
     sets_since_wait: u32,
     waits_due: u32,
@@ -161,9 +161,9 @@ pub fn client_seed(plan: &Plan, client_index: usize, run_seed: u64) -> u64 {
 }
 
 impl OpGenerator {
-    /// Bytes at the start of a generator that the plain draws read (its fields up to
-    /// [`plain`](Self::is_plain)'s end).
-    pub const HOT_BYTES: usize = std::mem::offset_of!(OpGenerator, multi_key_get);
+    /// Bytes at the start of a generator that the plain draws read: its fields up to the
+    /// end of the last flag a visit asks (`probe`).
+    pub const HOT_BYTES: usize = std::mem::offset_of!(OpGenerator, probe) + size_of::<bool>();
 
     /// A generator for client `client_index` of `plan.total_clients()`. Key patterns
     /// that split the range between clients split it over every shard's clients.

@@ -151,6 +151,7 @@ impl Codec {
             std::mem::size_of::<TextDecoder>(),
             std::mem::size_of::<BinaryDecoder>(),
         ];
+        // A loop by hand: a constant's initialiser can call no iterator or `Ord::max`.
         let mut most = 0;
         let mut i = 0;
         while i < decoders.len() {

@@ -264,9 +264,11 @@ impl Client {
             return;
         };
         let template = &templated.template;
-        let tag = match (self.pinned.as_ref(), templated.slot_tags.as_deref()) {
-            (Some(pinned), Some(tags)) if !template.tag_positions().is_empty() => {
-                Some(pinned.tag(tags))
+        // The plan's tags first: without them (nearly every template) the client's
+        // pinned slots, outside its hot lines, are not read.
+        let tag = match templated.slot_tags.as_deref() {
+            Some(tags) if !template.tag_positions().is_empty() => {
+                self.pinned.as_ref().map(|pinned| pinned.tag(tags))
             }
             _ => None,
         };

@@ -103,17 +103,19 @@ pub enum Status {
 // client is the client itself (its `Option` lives in a niche, not in front of it). A
 // field added in front of the hot ones, or a hot one grown, fails here: a visit would
 // wait for more memory (the first layout spread them over 14 of a client's 21 lines).
-const _: () = assert!(std::mem::align_of::<Client>() == 64);
+const _: () = assert!(align_of::<Client>() == 64);
 const _: () = assert!(size_of::<Option<Client>>() == size_of::<Client>());
 const _: () = assert!(Client::HOT_LINES <= 8);
 
 /// One benchmark client.
 ///
 /// Laid out in declaration order (`repr(C)`), on a cache line of its own: the fields a
-/// plain closed-loop visit reads come first, ending with the generator (whose own hot
-/// fields lead it), so that a visit touches the first
-/// [`HOT_LINES`](Self::HOT_LINES) lines and the worker asks for just those ahead of
-/// it (see [`prefetch`](crate::engine::prefetch)); the other fields follow.
+/// plain closed-loop visit to one server (SETs and GETs from the templates) reads come
+/// first, ending with the generator (whose own hot fields lead it), so that such a visit
+/// touches the first [`HOT_LINES`](Self::HOT_LINES) lines and the worker asks for just
+/// those ahead of it (see [`prefetch`](crate::engine::prefetch)); the other fields
+/// follow. Other plain shapes read a few of those too: a request template's numbered
+/// draws, a router's backlog, a pool's key buffer.
 #[repr(C, align(64))]
 pub struct Client {
     // The plain visit's fields.
@@ -149,6 +151,9 @@ pub struct Client {
     whole_batch: bool,
     /// `StopAt::Idle`: connect, send nothing, never finish.
     idle: bool,
+    /// How a batch goes out (plain, or wrapped in MULTI/EXEC): asked per request for
+    /// room by a client routing by key.
+    wrap: BatchWrap,
     ops: OpGenerator,
     // The rest: other shapes of run, set-up and the general path.
     slot: usize,
@@ -175,14 +180,12 @@ pub struct Client {
     stream_cmd: Args,
     /// Whether that command ends its batch.
     stream_ends_batch: bool,
-    /// How a stream's batches go out.
-    wrap: BatchWrap,
     /// Cluster mode, a stream of plain batches: its commands in flight, for resends.
     stream_copies: Option<Box<held::HeldCommands>>,
     /// The open or unanswered MULTI/EXEC batch.
     txn: Transaction,
-    /// That start time, until the first connection is ready: one ready well after it
-    /// (a slow handshake) is said, as its first requests go out late.
+    /// The start time `hold` waits for, until the first connection is ready: one ready
+    /// well after it (a slow handshake) is said, as its first requests go out late.
     start_time: Option<Instant>,
 }
 
@@ -594,15 +597,17 @@ impl Client {
     }
 
     fn has_work(&self, budget: Option<&RequestBudget>) -> bool {
+        // The hot fields' questions first (a client of the shared budget asks on every
+        // visit, its own share spent): see `Client`'s layout.
         self.remaining != Some(0)
             || self.held.is_some()
-            || !self.backlog.is_empty()
+            || budget.is_some_and(RequestBudget::has_left)
             || !self.resends.is_empty()
             || !self.parked.is_empty()
             || !self.retries.is_empty()
             || self.visibility.as_ref().is_some_and(|v| v.is_waiting())
             || self.idle
-            || budget.is_some_and(RequestBudget::has_left)
+            || !self.backlog.is_empty()
     }
 
     /// Whether the client has nothing left to send and nothing in flight. A visibility
