@@ -111,7 +111,7 @@ pub struct Started {
 
 // As for a client (see `Client`): the hot fields in the fewest lines, kept there (the
 // first layout spread them over 9 of 16).
-const _: () = assert!(std::mem::align_of::<Connection>() == 64);
+const _: () = assert!(align_of::<Connection>() == 64);
 const _: () = assert!(Connection::HOT_LINES <= 6);
 
 /// One socket and its buffers.

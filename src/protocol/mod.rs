@@ -146,22 +146,13 @@ impl Codec {
     /// Bytes at the start of a codec that decoding flat replies reads: the tag, then the
     /// decoder's hot fields (a memcache decoder is small and wholly hot).
     pub const HOT_BYTES: usize = {
-        let decoders = [
-            RespDecoder::HOT_BYTES,
-            std::mem::size_of::<TextDecoder>(),
-            std::mem::size_of::<BinaryDecoder>(),
-        ];
-        // A loop by hand: a constant's initialiser can call no iterator or `Ord::max`.
-        let mut most = 0;
-        let mut i = 0;
-        while i < decoders.len() {
-            if decoders[i] > most {
-                most = decoders[i];
-            }
-            i += 1;
+        // `Ord::max` is not callable in a constant.
+        const fn larger(a: usize, b: usize) -> usize {
+            if a > b { a } else { b }
         }
+        let text_or_binary = larger(size_of::<TextDecoder>(), size_of::<BinaryDecoder>());
         // `repr(u8)`: the tag, then each variant's decoder at its alignment.
-        std::mem::align_of::<Codec>() + most
+        align_of::<Codec>() + larger(RespDecoder::HOT_BYTES, text_or_binary)
     };
 
     pub fn new(protocol: Protocol) -> Codec {

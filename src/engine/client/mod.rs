@@ -38,6 +38,7 @@ mod send;
 mod txn;
 mod visibility;
 mod waiting;
+mod wake;
 mod watchdog;
 
 use std::collections::VecDeque;
@@ -72,9 +73,6 @@ use visibility::Visibility;
 /// Most connections one client may hold (cluster masters, redirect targets): a worker
 /// token is `client slot × this + connection index`.
 pub const MAX_CONNECTIONS_PER_CLIENT: usize = 64;
-
-/// How often a client checks on a node name being looked up for a redirection.
-const LOOKUP_POLL: Duration = Duration::from_millis(5);
 
 /// The worker token of connection `conn` of the client in `slot`.
 pub fn token_of(slot: usize, conn: usize) -> Token {
@@ -368,60 +366,6 @@ impl Client {
     /// Whether a connection is up and carrying load (for "active clients").
     pub fn is_connected(&self) -> bool {
         self.conns.iter().any(Connection::is_ready)
-    }
-
-    /// When the worker should next call [`Client::on_timer`], if at all.
-    #[inline(always)]
-    pub fn next_timer(&self) -> Option<Instant> {
-        if self.plain
-            && self.hold.is_none()
-            && self.resume_at.is_none()
-            && self.retries.is_empty()
-            && self.parked.is_empty()
-        {
-            // The plain closed loop (asked after every event, so in the worker's loop,
-            // not a call): no pace, lookup, retry or poll timer can be set, only its
-            // connections' phase timers.
-            return match self.conns.as_slice() {
-                [conn] => conn.timer(),
-                conns => conns.iter().filter_map(Connection::timer).min(),
-            };
-        }
-        self.next_timer_general()
-    }
-
-    /// [`next_timer`](Self::next_timer) for every client but the plain closed loop's.
-    #[inline(never)]
-    fn next_timer_general(&self) -> Option<Instant> {
-        let conn_timer = self.conns.iter().filter_map(Connection::timer).min();
-        // Only when a request could go out at that time: a full pipeline waits for a
-        // reply instead (a timer now would fire again and again).
-        let room = !self.awaits_batch() && (0..self.work_conns()).any(|i| self.has_room(i));
-        let could_send = self.remaining != Some(0) && self.held.is_none() && room;
-        let pace_timer = match &self.pacing {
-            // Held for a start time: nothing is due before it.
-            Pacing::Own(schedule) if could_send && self.hold.is_none() => Some(schedule.peek()),
-            // A think time holds back a held request too: wake for it as for a new one.
-            Pacing::Closed if room => self.resume_at,
-            _ => None,
-        };
-        let lookup_timer = (!self.parked.is_empty()).then(|| Instant::now() + LOOKUP_POLL);
-        let retry_timer = self.retries.iter().map(|r| r.at).min();
-        let poll_timer = self
-            .visibility
-            .as_ref()
-            .and_then(|v| v.next_poll(self.conns[v.conn].is_ready()));
-        [
-            conn_timer,
-            pace_timer,
-            lookup_timer,
-            retry_timer,
-            poll_timer,
-            self.hold,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
     }
 
     /// Closes every connection for good (end of run or of this client).
