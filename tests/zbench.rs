@@ -381,6 +381,44 @@ fn rps_sends_each_pipeline_whole() {
 }
 
 #[test]
+fn a_short_batch_does_not_split_the_next_one_under_rps() {
+    // 20 queries per client at -pipeline 15: each client's batches are 15 and 5, and a
+    // thread's bursts of 15 positions fall out of step with them. A batch that took the
+    // last 10 positions of a burst once waited for the next burst (1.1 s here) for its
+    // other 5, its MULTI held open and its first 10 commands' latency counting the wait.
+    let server = RedisServer::start();
+    zbench(server.port, &["-mode", "load", "-r", "200"]);
+    server.config_resetstat();
+    let (out, _) = zbench(
+        server.port,
+        &[
+            "-mode",
+            "query",
+            "-rps",
+            "20",
+            "-n",
+            "60",
+            "-r",
+            "200",
+            "-c",
+            "3",
+            "-pipeline",
+            "15",
+            "-multi",
+        ],
+    );
+    let stats = server.commandstats();
+    assert_eq!(stats.get("zrangebylex"), Some(&60), "{stats:?}");
+    assert_eq!(
+        stats.get("exec"),
+        Some(&6),
+        "two batches a client: {stats:?}"
+    );
+    let p99 = out.latency[2];
+    assert!(p99 < 500.0, "p99 {p99} ms: a batch waited for a burst");
+}
+
+#[test]
 fn rps_holds_when_the_commands_do_not_split_evenly() {
     // -n 75 on 50 clients: 25 send 2 and 25 send 1, and on two worker threads every
     // client that sends 2 is on the first. A rate shared by clients ran that thread at

@@ -66,7 +66,7 @@ use backlog::Backlog;
 use pinned::Pinned;
 use route::Parked;
 use router::Router;
-use send::{Held, Pacing, Resend, Retry};
+use send::{Due, Held, Pacing, Resend, Retry};
 use txn::Transaction;
 use visibility::Visibility;
 
@@ -178,6 +178,9 @@ pub struct Client {
     stream_cmd: Args,
     /// Whether that command ends its batch.
     stream_ends_batch: bool,
+    /// Open loop, a stream's batch under way: the position its first command took, which
+    /// the rest of the batch goes out at (see `take_due`).
+    stream_batch_due: Option<Due>,
     /// Cluster mode, a stream of plain batches: its commands in flight, for resends.
     stream_copies: Option<Box<held::HeldCommands>>,
     /// The open or unanswered MULTI/EXEC batch.
@@ -324,6 +327,7 @@ impl Client {
             stream,
             stream_cmd: Args::new(),
             stream_ends_batch: false,
+            stream_batch_due: None,
             wrap: plan
                 .workload
                 .stream

@@ -245,6 +245,12 @@ impl Client {
                     if !budgeted && let Some(left) = self.remaining.as_mut() {
                         *left -= 1;
                     }
+                    if self.stream.is_some() && due.is_some() {
+                        self.stream_batch_due = match self.stream_ends_batch {
+                            true => None,
+                            false => self.stream_batch_due.or(due),
+                        };
+                    }
                     (op, due)
                 }
             };
@@ -361,6 +367,14 @@ impl Client {
         };
         // The first request that can go out starts the schedule (not the connects).
         schedule.start_at(now);
+        // The rest of a stream's batch goes out with its first command, at its time: a
+        // batch that took the last positions of one burst would otherwise wait for the
+        // next burst for the rest (with MULTI/EXEC, holding a transaction open), as when
+        // a client's last, shorter batch leaves a burst to the next client.
+        if let Some(first) = self.stream_batch_due {
+            schedule.take();
+            return Some(first);
+        }
         let (at, blocked) = schedule.take_due(now)?;
         Some(Due { at, blocked })
     }
