@@ -46,7 +46,7 @@ pub fn run_from_json(label: String, json: &JsonResult) -> Run {
         .iter()
         // Listed as commands, not again as settings.
         .filter(|(key, _)| !command_keys.contains(&key.as_str()))
-        .map(|(key, value)| (key.clone(), value_text(value)))
+        .map(|(key, value)| (key.clone(), setting_text(key, value)))
         .collect();
     let swept = json.rate_steps.is_some();
     if swept {
@@ -57,7 +57,11 @@ pub fn run_from_json(label: String, json: &JsonResult) -> Run {
     config.extend(run_information(json, swept));
 
     let sweep = json.rate_steps.as_ref().map(|steps| {
-        config.extend(sweep_facts(steps));
+        // The objective once: as the setting (`slo`) when the file has it.
+        let facts = sweep_facts(steps).into_iter().filter(|(key, value)| {
+            key != "SLO" || !config.iter().any(|(k, v)| k == "slo" && v == value)
+        });
+        config.extend(facts.collect::<Vec<_>>());
         rate_sweep(steps)
     });
     // A sweep's file is its curve: its steps are separate runs at different rates, and no
@@ -195,6 +199,37 @@ fn value_text(value: &Json) -> String {
     match value {
         Json::String(s) => s.clone(),
         other => other.to_literal(),
+    }
+}
+
+/// A setting as a person reads it: the values a merge gathered from its inputs (an array,
+/// arrays within it for a merge of merges) listed plainly, an unset one (`null`) as a
+/// dash, and `--start-at`'s epoch seconds as a UTC time.
+fn setting_text(key: &str, value: &Json) -> String {
+    fn listed(value: &Json, out: &mut Vec<String>) {
+        match value {
+            Json::Array(items) => items.iter().for_each(|item| listed(item, out)),
+            Json::Null => out.push("—".to_string()),
+            other => out.push(value_text(other)),
+        }
+    }
+    match value {
+        Json::Null => "—".to_string(),
+        Json::Array(_) => {
+            let mut items = Vec::new();
+            listed(value, &mut items);
+            items.join(", ")
+        }
+        other => match other.as_f64() {
+            Some(seconds) if key == "start_at" && seconds.is_finite() && seconds > 0.0 => {
+                let ms = (seconds * 1000.0).round() as u64;
+                match ms % 1000 {
+                    0 => utc_text(ms),
+                    frac => utc_text(ms).replace(" UTC", &format!(".{frac:03} UTC")),
+                }
+            }
+            _ => value_text(other),
+        },
     }
 }
 
@@ -475,9 +510,9 @@ mod tests {
         let rate = sets.per_second[0].ops_per_sec;
         assert!((rate - 400.0 / 0.017).abs() < 1.0, "{rate}");
         assert_eq!(sets.per_second[0].p50_ms, Some(0.095));
-        // Configuration in file order, strings unquoted, nulls as null, then the facts.
+        // Configuration in file order, strings unquoted, nulls as a dash, then the facts.
         assert_eq!(run.config[0], ("server".into(), "127.0.0.1".into()));
-        assert!(run.config.contains(&("unix socket".into(), "null".into())));
+        assert!(run.config.contains(&("unix socket".into(), "—".into())));
         assert!(run.config.contains(&("Threads".into(), "2".into())));
         assert!(
             run.config
@@ -596,6 +631,25 @@ mod tests {
             run.config
                 .contains(&("Highest Rate Held".into(), "none".into()))
         );
+    }
+
+    #[test]
+    fn settings_read_as_text_not_json() {
+        let merged = Json::Array(vec![
+            Json::Array(vec![Json::String("0/3".into()), Json::String("1/3".into())]),
+            Json::String("2/3".into()),
+        ]);
+        assert_eq!(setting_text("shard", &merged), "0/3, 1/3, 2/3");
+        assert_eq!(setting_text("authenticate", &Json::Null), "—");
+        assert_eq!(
+            setting_text("start_at", &Json::Float(1_796_350_241.101)),
+            "2026-12-04 02:10:41.101 UTC"
+        );
+        assert_eq!(
+            setting_text("start_at", &Json::Uint(1_796_350_241)),
+            "2026-12-04 02:10:41 UTC"
+        );
+        assert_eq!(setting_text("threads", &Json::Uint(4)), "4");
     }
 
     #[test]

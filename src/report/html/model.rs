@@ -68,7 +68,8 @@ pub struct CommandLine {
 /// How an open-loop run kept its schedule (kvbench's `"Schedule"`).
 #[derive(Clone, Debug, Default)]
 pub struct Schedule {
-    /// Requests per second aimed at (in all, or per connection with `--rate-limiting`).
+    /// Requests per second aimed at, in all (with `--rate-limiting` too, which sets it per
+    /// connection).
     pub target_per_sec: u64,
     pub per_connection: bool,
     /// `uniform` or `poisson`.

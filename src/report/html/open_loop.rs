@@ -45,12 +45,14 @@ pub fn render_open_loop(out: &mut String, runs: &[Run], labels: &[String]) {
     );
     for (i, run) in runs.iter().enumerate() {
         let Some(s) = &run.schedule else { continue };
+        // The target is the whole run's either way; `--rate-limiting` only set it per
+        // connection.
         let per = if s.per_connection {
-            " per connection"
+            " in all, set per connection"
         } else {
             ""
         };
-        let short = s.achieved_per_sec < 0.99 * s.target_per_sec as f64 && !s.per_connection;
+        let short = s.achieved_per_sec < 0.99 * s.target_per_sec as f64;
         let achieved_class = if short { " class=\"worse\"" } else { "" };
         let _ = writeln!(
             out,
@@ -218,5 +220,23 @@ mod tests {
         let mut out = String::new();
         render_open_loop(&mut out, &[run], &["a.json".to_string()]);
         assert!(out.contains("<td class=\"worse\">"), "{out}");
+    }
+
+    #[test]
+    fn a_rate_set_per_connection_reads_as_the_whole_runs() {
+        // `--rate-limiting=200` on four connections: the file's target is 800 in all.
+        let mut run = open_loop_run();
+        if let Some(s) = run.schedule.as_mut() {
+            s.target_per_sec = 800;
+            s.per_connection = true;
+            s.achieved_per_sec = 500.0;
+        }
+        let mut out = String::new();
+        render_open_loop(&mut out, &[run], &["a.json".to_string()]);
+        assert!(
+            out.contains("800/s in all, set per connection (uniform)"),
+            "{out}"
+        );
+        assert!(out.contains("<td class=\"worse\">"), "short of 800: {out}");
     }
 }

@@ -40,7 +40,8 @@ th, td { padding: 3px 10px; border-bottom: 1px solid #eee; text-align: right;
 th { background: #f4f6f8; font-weight: 600; border-bottom: 1px solid #ccc; }
 th:first-child, td.name, td.key { text-align: left; }
 td.run, th.run { text-align: left; }
-td.run { white-space: normal; overflow-wrap: anywhere; max-width: 18em; }
+td.run { white-space: normal; overflow-wrap: break-word; min-width: 6em; max-width: 18em; }
+table.schedule th { white-space: normal; max-width: 7.5em; vertical-align: bottom; }
 .wide { overflow-x: auto; }
 tbody.group { border-top: 2px solid #ccc; }
 tr.ratio td { color: #555; font-size: 13px; }
