@@ -339,6 +339,14 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
     } else {
         None
     };
+    if format == Some(Format::Standard) && flags.interval.is_some() && !flags.history && !flags.dist
+    {
+        // The live view's figures run from the start until Ctrl-C: no window to set.
+        return Err(Error::usage(
+            "-i sets a window, and --no-raw without --history or --dist has none (its \
+             figures run from the start until Ctrl-C); drop -i, or add --history; see --help",
+        ));
+    }
     Ok(Parsed::Run(Box::new(Options {
         conn: flags.conn,
         user: flags.user,
@@ -546,6 +554,7 @@ mod tests {
             (&["-P", "http"][..], "use redis, resp2"),
             (&["--mono"][..], "--dist"),
             (&["--mono", "--raw"][..], "--dist"),
+            (&["--no-raw", "-i", "0.5"][..], "has none"),
             (&["--dist", "--no-raw"][..], "cannot be used with"),
             (&["--dist", "--precision=us"][..], "no effect with --dist"),
             (&["--dist", "--history"][..], "cannot be used with"),

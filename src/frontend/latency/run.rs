@@ -37,6 +37,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 use super::flags::{Options, Parsed, SAMPLE_PERIOD_US, parse};
 use super::probe::{one_window_probes, probe_plan};
 use super::session::{Flow, Session};
+use super::windows::Mode;
 use crate::console::print_now;
 use crate::engine::{self, Outcome, RunObserver, StopSwitch};
 use crate::error::Error;
@@ -62,7 +63,15 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let stdout = std::io::stdout();
     let stdout_is_tty = stdout.is_terminal();
     let mut plan = probe_plan(&options, tx)?;
-    if let Some(probes) = one_window_probes(&options, &options.resolve(stdout_is_tty)) {
+    let resolved = options.resolve(stdout_is_tty);
+    if resolved.mode == Mode::Live && options.interval_us.is_some() {
+        // As redis-cli on a terminal, but said: -i there sets nothing.
+        eprintln!(
+            "warning: -i is ignored: on a terminal, without --history or --dist, the figures \
+             run from the start until Ctrl-C (--raw prints one window of -i seconds)"
+        );
+    }
+    if let Some(probes) = one_window_probes(&options, &resolved) {
         plan.load.stop = StopAt::RequestsPerClient(probes);
     }
     let plan = Arc::new(plan);

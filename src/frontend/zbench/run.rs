@@ -171,7 +171,10 @@ fn summary(spec: &ZbenchSpec, results: &Results, live: &Live, added: &Added) -> 
         issued,
         errors,
         latency_us: latency,
-        average_zcard: (!query && added_any).then(|| added.average().unwrap_or(0.0)),
+        // Sets still in flight when nothing was answered (Ctrl-C during a stall) are
+        // no figure of the run's: 0, beside its 0 commands.
+        average_zcard: (!query && added_any)
+            .then(|| added.average().filter(|_| issued > 0).unwrap_or(0.0)),
         reply_sizes: query.then_some(&live.reply_sizes),
     })
 }
