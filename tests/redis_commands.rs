@@ -401,11 +401,10 @@ fn keyless_command_ping() {
     let dir = TestDir::new("cmd-ping");
     let json_path = dir.file("run.json");
     let json_arg = format!("--json-out-file={}", json_path.display());
-    let run = kvbench_at(
+    kvbench_at(
         server.port,
         &[
             "--command=ping",
-            "--ratio=1:1",
             "-t",
             "1",
             "-c",
@@ -417,13 +416,6 @@ fn keyless_command_ping() {
         ],
     )
     .ok();
-    // --ratio does nothing here (memtier ignores it silently): a warning says so.
-    assert!(
-        run.stderr_text()
-            .contains("warning: --ratio has no effect with --command"),
-        "{}",
-        run.describe()
-    );
     assert_eq!(calls(&server, "ping"), 100);
     assert_eq!(server.dbsize(), 0);
     assert_eq!(count(&read_json(&json_path), "Pings"), 100);
@@ -1295,4 +1287,38 @@ fn credentials_never_leak() {
     .run();
     assert!(!out.status.success(), "{}", describe(&out));
     check("memcache_binary -a", &out, None);
+}
+
+/// memtier's checks of the SET/GET flags beside `--command`, in its words: refused before
+/// any connection, nothing sent.
+#[test]
+fn set_get_flags_beside_a_command_are_refused_as_memtier_does() {
+    let server = RedisServer::start();
+    server.config_resetstat();
+    for (extra, words) in [
+        (
+            &["--key-pattern=S:S"][..],
+            "key pattern is configured with --command-key-pattern option",
+        ),
+        (
+            &["--ratio=1:1"][..],
+            "ratio is configured with --command-ratio option",
+        ),
+        (
+            &["--command-key-pattern=P", "--command=get __key__"][..],
+            "parallel key-pattern must be configured to all commands",
+        ),
+    ] {
+        let mut args = vec!["--command=set __key__ v", "-n", "5", "--hide-histogram"];
+        args.extend_from_slice(extra);
+        let run = kvbench_at(server.port, &args).run();
+        assert_eq!(run.status.code(), Some(1), "{extra:?}: {}", run.describe());
+        let stderr = run.stderr_text();
+        assert!(
+            stderr.contains(words) && stderr.lines().count() == 1,
+            "{extra:?}: {stderr}"
+        );
+    }
+    assert_eq!(calls(&server, "set"), 0);
+    assert_eq!(calls(&server, "get"), 0);
 }

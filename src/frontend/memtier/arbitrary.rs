@@ -14,6 +14,7 @@ use crate::frontend::memtier::commands::{
 use crate::plan::Arbitrary;
 use crate::protocol::Protocol;
 use crate::workload::commands::MonitorInput;
+use crate::workload::keys::KeyPattern;
 
 /// Most report rows a `--command` workload may have.
 const MAX_ROWS: usize = 255;
@@ -59,11 +60,31 @@ pub fn from_cli(cli: &Cli, protocol: Protocol, pipeline: usize) -> Result<Option
     let monitor_pattern = parse_monitor_pattern(cli.monitor_pattern.as_deref()).map_err(usage)?;
     let by_line = parse_breakdown(cli.command_stats_breakdown.as_deref()).map_err(usage)?;
     let mut list = parse_commands(&cli.commands, by_line, monitor.as_deref()).map_err(usage)?;
-    if cli.ratio.is_some() && !list.is_empty() {
-        // memtier ignores it silently; the mix is the commands' own.
-        eprintln_safe!(
-            "warning: --ratio has no effect with --command: each command's --command-ratio sets the mix."
-        );
+    // memtier's checks, in its words: the SET/GET flags have --command twins, and the
+    // parallel pattern splits the key range between commands only if all take part.
+    if !list.is_empty() {
+        if cli.key_pattern.is_some() {
+            return Err(usage(
+                "when using arbitrary command, key pattern is configured with --command-key-pattern option."
+                    .to_string(),
+            ));
+        }
+        if cli.ratio.is_some() {
+            return Err(usage(
+                "when using arbitrary command, ratio is configured with --command-ratio option."
+                    .to_string(),
+            ));
+        }
+        let parallel = list
+            .commands
+            .iter()
+            .filter(|c| c.key_pattern == KeyPattern::Parallel)
+            .count();
+        if parallel > 0 && parallel < list.commands.len() {
+            return Err(usage(
+                "parallel key-pattern must be configured to all commands.".to_string(),
+            ));
+        }
     }
     let scan_max_iterations = if cli.scan_incremental_iteration {
         if pipeline != 1 {
