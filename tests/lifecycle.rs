@@ -263,3 +263,46 @@ fn memcached_sees_multi_key_gets_and_expiry() {
         assert!((90..=200).contains(&ttl), "{protocol}: TTL {ttl}");
     }
 }
+
+#[test]
+fn a_run_cut_short_of_several_is_shown_on_its_own() {
+    // -x 3 stopped in its second run: the first is the best, the worst and the average
+    // (of 1 run); the second, which is none of them, is still printed and written, with
+    // its Interrupted flag, without --print-all-runs.
+    let server = RedisServer::start();
+    let run = kvbench_at(
+        server.port,
+        &[
+            "-x",
+            "3",
+            "-t",
+            "1",
+            "-c",
+            "1",
+            "--test-time=2",
+            "--hide-histogram",
+        ],
+    )
+    .with_json()
+    .spawn();
+    run.wait_for_stderr("[RUN #2");
+    signal(run.pid(), libc::SIGINT);
+    let out = run.wait(Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(130), "{}", out.describe());
+    let stdout = out.stdout_text();
+    for title in [
+        "RUN #2 RESULTS",
+        "BEST RUN RESULTS",
+        "WORST RUN RESULTS",
+        "AGGREGATED AVERAGE RESULTS (1 runs)",
+    ] {
+        assert!(stdout.contains(title), "no {title}: {}", out.describe());
+    }
+    assert!(!stdout.contains("RUN #1 RESULTS"), "{}", out.describe());
+    let doc = out.json();
+    assert_eq!(doc["RUN #2 RESULTS"]["Runtime"]["Interrupted"], "true");
+    assert_eq!(
+        doc["BEST RUN RESULTS"]["Runtime"]["Interrupted"], "false",
+        "{doc}"
+    );
+}

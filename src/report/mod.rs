@@ -105,16 +105,17 @@ pub fn report_blocks(runs: &[Results], print_all_runs: bool) -> Vec<Cow<'_, Resu
         return runs.iter().map(Cow::Borrowed).collect();
     }
     let mut blocks: Vec<Cow<'_, Results>> = Vec::with_capacity(runs.len() + 3);
-    if print_all_runs {
-        blocks.extend(runs.iter().map(Cow::Borrowed));
-    }
+    let cut_short = |r: &Results| r.interrupted || r.stopped_by.is_some();
     // A run cut short (Ctrl-C, an error) is no candidate for best or worst and no part
     // of the average while whole runs exist: one partial second would win as the best.
-    let whole: Vec<Results> = runs
-        .iter()
-        .filter(|r| !r.interrupted && r.stopped_by.is_none())
-        .cloned()
-        .collect();
+    // It is shown on its own instead (with --print-all-runs or not), so that its figures
+    // and what stopped it are somewhere.
+    let whole: Vec<Results> = runs.iter().filter(|r| !cut_short(r)).cloned().collect();
+    if print_all_runs {
+        blocks.extend(runs.iter().map(Cow::Borrowed));
+    } else if !whole.is_empty() {
+        blocks.extend(runs.iter().filter(|r| cut_short(r)).map(Cow::Borrowed));
+    }
     let compared = if whole.is_empty() { runs } else { &whole[..] };
     let (best, worst, mut aggregate) = best_worst_aggregate(compared);
     // The aggregate still says the whole command was cut short.

@@ -390,21 +390,25 @@ mod tests {
             .unwrap();
         runs[fastest].interrupted = true;
         let blocks = report_blocks(&runs, false);
-        let best = &blocks[0];
+        // The run cut short is shown on its own, first, without --print-all-runs too.
+        assert_eq!(blocks.len(), 4);
+        assert_eq!(blocks[0].title, runs[fastest].title);
+        let best = &blocks[1];
         assert_ne!(
             total_ops_per_sec(best),
             total_ops_per_sec(&runs[fastest]),
             "the interrupted run was picked as the best"
         );
-        assert_eq!(blocks[2].title, "AGGREGATED AVERAGE RESULTS (2 runs)");
+        assert_eq!(blocks[3].title, "AGGREGATED AVERAGE RESULTS (2 runs)");
         assert!(
-            blocks[2].interrupted,
+            blocks[3].interrupted,
             "the aggregate says the command was cut short"
         );
-        // With every run cut short, they are all compared.
+        // With every run cut short, they are all compared (and none is shown apart).
         runs.iter_mut()
             .for_each(|r| r.stopped_by = Some("gone".into()));
         let blocks = report_blocks(&runs, false);
+        assert_eq!(blocks.len(), 3);
         assert_eq!(blocks[2].title, "AGGREGATED AVERAGE RESULTS (3 runs)");
     }
 
