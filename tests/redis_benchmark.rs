@@ -559,6 +559,27 @@ fn idle_mode_holds_connections_until_ctrl_c() {
 }
 
 #[test]
+fn idle_mode_says_the_server_went_away() {
+    // Idle connections never write: a server that closes them went away, and the line
+    // says so, with no hint to add --tls (which fits a port that drops what it was sent).
+    let mut server = RedisServer::start();
+    let before = server.connected_clients();
+    let idle = kv(server.port, &["-I", "-c", "3"]).spawn();
+    wait_until("3 idle connections", CONDITION_TIMEOUT, || {
+        server.connected_clients() >= before + 3
+    });
+    server.kill_now();
+    let run = idle.wait(KVBENCH_TIMEOUT);
+    assert_eq!(run.status.code(), Some(1), "{}", run.describe());
+    let stderr = run.stderr_text();
+    assert!(
+        stderr.contains("closed by server") && !stderr.contains("TLS"),
+        "{}",
+        run.describe()
+    );
+}
+
+#[test]
 fn idle_mode_past_maxclients_is_refused() {
     let server = RedisServer::start_with(&["--maxclients", "3"]);
     let mine = kv(server.port, &["-I", "-c", "6"])

@@ -96,6 +96,7 @@ impl Transport {
                     None => Ok(Transport::Tcp(PlainTcp {
                         stream,
                         replied: false,
+                        wrote: false,
                         names: plan.names,
                         protocol: plan.server.protocol,
                     })),
@@ -198,7 +199,10 @@ impl Transport {
     #[inline]
     pub fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Transport::Tcp(tcp) => raw_socket::send(tcp.stream.as_raw_fd(), buf),
+            Transport::Tcp(tcp) => {
+                tcp.wrote = true;
+                raw_socket::send(tcp.stream.as_raw_fd(), buf)
+            }
             Transport::Unix(stream) => stream.write(buf),
             Transport::Tls(tls) => tls.write(buf),
         }
@@ -232,6 +236,9 @@ fn tcp_connected(stream: &TcpStream) -> io::Result<bool> {
 pub struct PlainTcp {
     stream: TcpStream,
     replied: bool,
+    /// Whether anything was written: a connection closed before it sent a byte (an idle
+    /// one) was not dropped for what it said, and gets no hint.
+    wrote: bool,
     names: &'static FlagNames,
     protocol: Protocol,
 }
@@ -243,6 +250,9 @@ impl PlainTcp {
             return raw_socket::recv(self.stream.as_raw_fd(), buf);
         }
         match raw_socket::recv(self.stream.as_raw_fd(), buf) {
+            // Closed before anything was asked (an idle connection): the server went
+            // away, as it would after replies.
+            Ok(0) if !self.wrote => Ok(0),
             Ok(0) => Err(io::Error::new(
                 io::ErrorKind::ConnectionAborted,
                 format!(
@@ -262,13 +272,15 @@ impl PlainTcp {
                 self.replied = true;
                 Ok(n)
             }
-            Err(err) if err.kind() == io::ErrorKind::ConnectionReset => Err(io::Error::new(
-                io::ErrorKind::ConnectionReset,
-                format!(
-                    "connection reset by peer before any reply; {}",
-                    self.dropped_hint()
-                ),
-            )),
+            Err(err) if err.kind() == io::ErrorKind::ConnectionReset && self.wrote => {
+                Err(io::Error::new(
+                    io::ErrorKind::ConnectionReset,
+                    format!(
+                        "connection reset by peer before any reply; {}",
+                        self.dropped_hint()
+                    ),
+                ))
+            }
             Err(err) => Err(err),
         }
     }
