@@ -588,6 +588,10 @@ fn bad_values_are_refused_with_memtiers_words() {
             "key-minimum must be zero or greater.",
         ),
         (
+            &["--key-maximum=18446744073709551616"],
+            "key-maximum must be below 18446744073709551615.",
+        ),
+        (
             &["--key-pattern=R"],
             "key-pattern must be in the format of [S/R/G/P/Z]:[S/R/G/P/Z].",
         ),

@@ -311,7 +311,7 @@ fn a_refused_connection_is_one_line() {
     assert_eq!(run.status.code(), Some(1), "{}", run.describe());
     assert_eq!(
         run.stderr_text().trim(),
-        format!("Could not connect to Redis at 127.0.0.1:{port}: connection refused"),
+        format!("Could not connect to Redis at 127.0.0.1:{port}: Connection refused"),
         "{}",
         run.describe()
     );

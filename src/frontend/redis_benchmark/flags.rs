@@ -286,7 +286,15 @@ fn clap_error(e: &clap::Error) -> Error {
         Some(ContextValue::String(s)) => s.split_whitespace().next().unwrap_or(s).to_string(),
         _ => String::new(),
     };
+    let empty_value = matches!(
+        e.get(ContextKind::InvalidValue),
+        Some(ContextValue::String(v)) if v.is_empty()
+    );
     match e.kind() {
+        // Given, but empty (`-s ''`): not a missing argument.
+        ErrorKind::InvalidValue if !arg.is_empty() && empty_value => {
+            Error::usage(format!("{arg}: the value is empty (see --help)"))
+        }
         ErrorKind::UnknownArgument | ErrorKind::InvalidValue | ErrorKind::NoEquals
             if !arg.is_empty() =>
         {
@@ -596,7 +604,7 @@ fn validate(raw: RawFlags, matches: &ArgMatches) -> Result<BenchmarkSpec, Error>
             Ok(secs) if secs <= 86_400 => (secs > 0).then(|| Duration::from_secs(secs)),
             _ => {
                 return Err(usage(format!(
-                    "invalid value '{t}' for --reply-timeout: expected seconds (0 to 86400)"
+                    "invalid value '{t}' for --reply-timeout: expected whole seconds (0 to 86400)"
                 )));
             }
         },
@@ -944,6 +952,7 @@ mod tests {
             (&["-qn", "5"][..], "Invalid option \"-qn\""),
             (&["-n5"][..], "Invalid option \"-n5\""),
             (&["-I3"][..], "Invalid option \"-I3\""),
+            (&["-s", ""][..], "-s: the value is empty"),
             (&["--csv=1"][..], "Invalid option \"--csv=1\""),
             (&["-c", "abc"][..], "invalid value 'abc' for -c"),
             (

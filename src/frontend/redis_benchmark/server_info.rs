@@ -53,6 +53,11 @@ fn host_config(plan: &Plan, endpoint: &Endpoint) -> Result<Option<HostConfig>, S
         // the same way, so the run ends here rather than after a second wait.
         Err(QueryError::Unreachable { peer, why }) => {
             // One line, whatever the socket path holds (control characters escaped).
+            // The reason as strerror words it (`Connection refused`): redis-benchmark's.
+            let mut why = why;
+            if let Some(first) = why.get_mut(..1) {
+                first.make_ascii_uppercase();
+            }
             let line = Error::run(format!("Could not connect to Redis at {peer}: {why}"));
             return Err(line.to_string());
         }
