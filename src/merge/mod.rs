@@ -243,15 +243,32 @@ fn check_copies(jsons: &[(&str, &JsonResult)]) -> Result<(), Error> {
 /// counts are the given shards'), which is allowed (a pod that failed) but said.
 fn check_shards(jsons: &[(&str, &JsonResult)]) -> Result<Option<String>, Error> {
     let mut seen: Vec<(&str, &str, &str)> = Vec::new();
+    // An input that is no shard: a run of its own (several such are the usual merge of
+    // generators that each ran the whole workload).
+    let mut unsharded: Option<&str> = None;
     for (name, json) in jsons {
         let mut shards = Vec::new();
         for (key, value) in &json.configuration {
             if key == "shard" {
+                if !matches!(value, Json::String(_) | Json::Array(_) | Json::Null) {
+                    return Err(Error::usage(format!(
+                        "{name}: its shard ({}) is not I/N with I below N (what --shard writes)",
+                        value.to_literal()
+                    )));
+                }
                 shard_names(value, &mut shards);
             }
         }
+        if shards.is_empty() {
+            unsharded = unsharded.or(Some(name));
+        }
         let mut own: Vec<(&str, &str, &str)> = Vec::new();
         for shard in shards {
+            if !valid_shard(shard) {
+                return Err(Error::usage(format!(
+                    "{name}: its shard \"{shard}\" is not I/N with I below N (what --shard writes)"
+                )));
+            }
             let split = shard.split_once('/').map_or("", |(_, of)| of);
             if let Some((other, _, _)) = seen.iter().find(|(_, s, _)| *s == shard) {
                 return Err(Error::usage(format!(
@@ -266,6 +283,12 @@ fn check_shards(jsons: &[(&str, &JsonResult)]) -> Result<Option<String>, Error> 
             own.push((name, shard, split));
         }
         seen.extend(own);
+    }
+    if let (Some(own), Some((other, shard, _))) = (unsharded, seen.first()) {
+        // Allowed (the sum of what each sent), but rarely meant: said.
+        return Ok(Some(format!(
+            "note: {own} is no shard, {other} is shard {shard}: merged as given, the sum of what each sent, not one split's whole"
+        )));
     }
     Ok(missing_shards(jsons.len(), &seen))
 }
@@ -298,6 +321,19 @@ fn missing_shards(inputs: usize, seen: &[(&str, &str, &str)]) -> Option<String> 
         of as usize - missing.len(),
         missing.join(", ")
     ))
+}
+
+/// Whether `shard` is `I/N` as `--shard` writes it: decimal numbers, `I` below `N`.
+fn valid_shard(shard: &str) -> bool {
+    let number = |s: &str| {
+        Some(s)
+            .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|s| s.parse::<u64>().ok())
+    };
+    match shard.split_once('/') {
+        Some((i, n)) => matches!((number(i), number(n)), (Some(i), Some(n)) if i < n),
+        None => false,
+    }
 }
 
 /// Every shard a configuration's `"shard"` value names: a string, or (a merged file's)

@@ -612,7 +612,18 @@ fn a_split_merged_in_part_says_which_shards_are_missing() {
     // A merged file counts for the shards it holds.
     let ab = a.replacen("\"shard\": \"0/3\"", "\"shard\": [\"0/3\",\"1/3\"]", 1);
     assert!(merged(&[("ab.json", &ab), ("c.json", &c)]).notes.is_empty());
-    // A run of its own beside a shard: not one split, nothing to say.
+    // A run of its own beside a shard: merged, and said.
     let own = merged(&[("a.json", &a), ("x.json", DEFAULT_JSON)]);
-    assert!(own.notes.is_empty(), "{:?}", own.notes);
+    assert_eq!(
+        own.notes,
+        [
+            "note: x.json is no shard, a.json is shard 0/3: merged as given, the sum of what each sent, not one split's whole"
+        ]
+    );
+    // A shard that is no I/N below N is refused.
+    for bad in ["5/3", "a/3", "1/0", "3"] {
+        let text = shard(bad);
+        let err = merge_err(&[("a.json", &a), ("bad.json", &text)]);
+        assert!(err.contains("is not I/N with I below N"), "{bad}: {err}");
+    }
 }
