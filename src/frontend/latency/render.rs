@@ -128,6 +128,18 @@ impl Style {
                     self.percentile_value(stats, p, out);
                 }
             }
+            // A window with no sample (a stalled server) has no figures: null, where
+            // the text formats print zeros as redis-cli does.
+            Format::Json if count == 0 => {
+                out.push_str("{\"min\": null, \"max\": null, \"avg\": null, \"count\": 0");
+                if let Some(seconds) = seconds {
+                    let _ = write!(out, ", \"seconds\": {seconds:.2}");
+                }
+                for &p in &self.percentiles {
+                    let _ = write!(out, ", \"p{p}\": null");
+                }
+                out.push('}');
+            }
             Format::Json => {
                 let _ = write!(
                     out,
@@ -343,7 +355,7 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_window_prints_zeros_not_nan() {
+    fn an_empty_window_is_null_in_json_and_zeros_in_text_never_nan() {
         let stats = WindowStats::new();
         let mut s = style(Format::Json);
         s.percentiles = vec![99.0];
@@ -351,8 +363,14 @@ mod tests {
         s.figures(&stats, Some(15.0), &mut out);
         assert_eq!(
             out,
-            "{\"min\": 0, \"max\": 0, \"avg\": 0.00, \"count\": 0, \"seconds\": 15.00, \"p99\": 0.000}"
+            "{\"min\": null, \"max\": null, \"avg\": null, \"count\": 0, \"seconds\": 15.00, \"p99\": null}"
         );
+        let parsed: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+        assert!(parsed["avg"].is_null());
+        s.format = Format::Raw;
+        out.clear();
+        s.figures(&stats, Some(15.0), &mut out);
+        assert_eq!(out, "0 0 0.00 0 15.00 0.000");
     }
 
     #[test]
