@@ -64,6 +64,15 @@ pub fn command() -> clap::Command {
 
 /// Parses the tool's argv (the first item is the program name, ignored).
 pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
+    // `redis-cli -h HOST --intrinsic-latency 5`, translated word for word: -h beside
+    // other words is that host, not a request for help (which would exit 0 unrun).
+    if args.len() > 2 && args.iter().skip(1).any(|a| a == "-h") {
+        return Err(Error::usage(
+            "-h: intrinsic-latency measures the machine it runs on and takes no server \
+             (redis-cli ignores -h there); drop -h HOST, and run it on the server's host \
+             (the help is --help)",
+        ));
+    }
     let matches = match Flags::command().try_get_matches_from(args) {
         Ok(m) => m,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
@@ -159,6 +168,15 @@ mod tests {
             assert!(msg.contains(needle), "{args:?}: {msg}");
             assert!(!msg.contains('\n'), "{args:?}: {msg:?}");
         }
+    }
+
+    #[test]
+    fn a_host_given_with_h_is_refused_not_help() {
+        match parse_args(&["-h", "127.0.0.1", "5"]) {
+            Err(e) => assert!(e.to_string().contains("takes no server"), "{e}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(parse_args(&["-h"]), Ok(Parsed::Print(_))));
     }
 
     #[test]
