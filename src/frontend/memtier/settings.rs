@@ -199,19 +199,16 @@ impl Settings {
         // ---- keys ----
         let key_min = match cli.key_minimum.as_deref() {
             None => DEFAULT_KEY_MIN,
-            Some(raw) => raw.parse::<u64>().map_err(|_| {
-                match raw.bytes().all(|b| b.is_ascii_digit()) && !raw.is_empty() {
-                    true => usage(format!("key-minimum must be below {}.", u64::MAX)),
-                    false => usage("key-minimum must be zero or greater."),
-                }
+            Some(raw) => raw.parse::<u64>().map_err(|_| match past_u64(raw) {
+                true => usage(format!("key-minimum must be below {}.", u64::MAX)),
+                false => usage("key-minimum must be zero or greater."),
             })?,
         };
         let key_max = match cli.key_maximum.as_deref() {
             None => DEFAULT_KEY_MAX,
             Some(raw) => match raw.parse::<u64>() {
                 Ok(n) if n > 0 => n,
-                // All digits, but past u64: too large, not too small.
-                Err(_) if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) => {
+                Err(_) if past_u64(raw) => {
                     return Err(usage(format!("key-maximum must be below {}.", u64::MAX)));
                 }
                 _ => return Err(usage("key-maximum must be greater than zero.")),
@@ -681,4 +678,10 @@ fn parse_data_size(cli: &Cli) -> Result<DataSize> {
         )));
     }
     Ok(DataSize::Fixed(size as usize))
+}
+
+/// Whether `raw`, which did not parse as a u64, is all digits: a number too large for
+/// u64, not a negative or a word.
+fn past_u64(raw: &str) -> bool {
+    !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit())
 }
