@@ -199,7 +199,7 @@ impl Settings {
         // ---- keys ----
         let key_min = match cli.key_minimum.as_deref() {
             None => DEFAULT_KEY_MIN,
-            Some(raw) => raw.parse::<u64>().map_err(|_| match past_u64(raw) {
+            Some(raw) => raw.parse::<u64>().map_err(|_| match all_digits(raw) {
                 true => usage(format!("key-minimum must be below {}.", u64::MAX)),
                 false => usage("key-minimum must be zero or greater."),
             })?,
@@ -208,7 +208,7 @@ impl Settings {
             None => DEFAULT_KEY_MAX,
             Some(raw) => match raw.parse::<u64>() {
                 Ok(n) if n > 0 => n,
-                Err(_) if past_u64(raw) => {
+                Err(_) if all_digits(raw) => {
                     return Err(usage(format!("key-maximum must be below {}.", u64::MAX)));
                 }
                 _ => return Err(usage("key-maximum must be greater than zero.")),
@@ -532,8 +532,7 @@ fn parse_stop(requests: Option<&str>, test_time: Option<&str>) -> Result<StopAt>
 /// `A<sep>B` with two unsigned numbers (ratios `1:10`, ranges `4096-65536`).
 fn parse_pair(raw: &str, sep: char) -> Option<(u32, u32)> {
     let (a, b) = raw.split_once(sep)?;
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
-    if !digits(a) || !digits(b) {
+    if !all_digits(a) || !all_digits(b) {
         return None;
     }
     Some((a.parse().ok()?, b.parse().ok()?))
@@ -680,8 +679,8 @@ fn parse_data_size(cli: &Cli) -> Result<DataSize> {
     Ok(DataSize::Fixed(size as usize))
 }
 
-/// Whether `raw`, which did not parse as a u64, is all digits: a number too large for
-/// u64, not a negative or a word.
-fn past_u64(raw: &str) -> bool {
+/// Whether `raw` is a non-empty run of decimal digits (an unsigned number; one that did
+/// not parse as u64 is then too large, not a negative or a word).
+fn all_digits(raw: &str) -> bool {
     !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit())
 }
