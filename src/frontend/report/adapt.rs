@@ -213,23 +213,19 @@ fn setting_text(key: &str, value: &Json) -> String {
             other => out.push(value_text(other)),
         }
     }
-    match value {
-        Json::Null => "—".to_string(),
-        Json::Array(_) => {
+    match value.as_f64() {
+        Some(seconds) if key == "start_at" && seconds.is_finite() && seconds > 0.0 => {
+            let ms = (seconds * 1000.0).round() as u64;
+            match ms % 1000 {
+                0 => utc_text(ms),
+                frac => utc_text(ms).replace(" UTC", &format!(".{frac:03} UTC")),
+            }
+        }
+        _ => {
             let mut items = Vec::new();
             listed(value, &mut items);
             items.join(", ")
         }
-        other => match other.as_f64() {
-            Some(seconds) if key == "start_at" && seconds.is_finite() && seconds > 0.0 => {
-                let ms = (seconds * 1000.0).round() as u64;
-                match ms % 1000 {
-                    0 => utc_text(ms),
-                    frac => utc_text(ms).replace(" UTC", &format!(".{frac:03} UTC")),
-                }
-            }
-            _ => value_text(other),
-        },
     }
 }
 
