@@ -42,6 +42,7 @@ mod sweep;
 use std::path::Path;
 
 use crate::error::Error;
+use crate::plan::Shard;
 use crate::report::RunInfo;
 use crate::resultfile::ordered::Json;
 use crate::resultfile::{Content, IntervalLog, JsonResult, ResultFile, read_file};
@@ -264,7 +265,7 @@ fn check_shards(jsons: &[(&str, &JsonResult)]) -> Result<Option<String>, Error> 
         }
         let mut own: Vec<(&str, &str, &str)> = Vec::new();
         for shard in shards {
-            if !valid_shard(shard) {
+            if Shard::parse(shard).is_err() {
                 return Err(Error::usage(format!(
                     "{name}: its shard \"{shard}\" is not I/N with I below N (what --shard writes)"
                 )));
@@ -324,18 +325,6 @@ fn missing_shards(inputs: usize, seen: &[(&str, &str, &str)]) -> Option<String> 
 }
 
 /// Whether `shard` is `I/N` as `--shard` writes it: decimal numbers, `I` below `N`.
-fn valid_shard(shard: &str) -> bool {
-    let number = |s: &str| {
-        Some(s)
-            .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
-            .and_then(|s| s.parse::<u64>().ok())
-    };
-    match shard.split_once('/') {
-        Some((i, n)) => matches!((number(i), number(n)), (Some(i), Some(n)) if i < n),
-        None => false,
-    }
-}
-
 /// Every shard a configuration's `"shard"` value names: a string, or (a merged file's)
 /// a list of its inputs' values, nested for a merge of merges; `null` is an input that
 /// was no shard.

@@ -29,6 +29,19 @@ impl Default for Shard {
     }
 }
 
+/// Why a text is no shard's `I/N`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BadShard {
+    /// Not two runs of digits around one `/`.
+    NotIOverN,
+    /// N (or I) above [`MAX_SHARDS`].
+    TooMany,
+    /// N is 0.
+    NoShards,
+    /// I is N or more.
+    IndexNotBelowCount,
+}
+
 /// Spreads the bits of a shard number over a seed (the 64-bit golden ratio, as
 /// SplitMix64 steps): shard seeds lie far apart, so per-client seeds (`seed + client`)
 /// of different shards never meet.
@@ -37,6 +50,28 @@ const SEED_STEP: u64 = 0x9e37_79b9_7f4a_7c15;
 impl Shard {
     /// The whole workload in one process.
     pub const WHOLE: Shard = Shard { index: 0, count: 1 };
+
+    /// The shard that `I/N` names (shard I, from 0, of N), or why the text names none:
+    /// the one rule for `--shard` on a command line and a result file's `"shard"`.
+    pub fn parse(text: &str) -> Result<Shard, BadShard> {
+        let number = |s: &str| -> Result<u32, BadShard> {
+            if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(BadShard::NotIOverN);
+            }
+            s.parse::<u32>().map_err(|_| BadShard::TooMany)
+        };
+        let (index, count) = text.split_once('/').ok_or(BadShard::NotIOverN)?;
+        let (index, count) = (number(index)?, number(count)?);
+        if count == 0 {
+            Err(BadShard::NoShards)
+        } else if count > MAX_SHARDS {
+            Err(BadShard::TooMany)
+        } else if index >= count {
+            Err(BadShard::IndexNotBelowCount)
+        } else {
+            Ok(Shard { index, count })
+        }
+    }
 
     /// Whether the workload is split (more than one shard).
     pub fn is_split(&self) -> bool {
@@ -93,6 +128,25 @@ impl Shard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shard_text_is_i_over_n_with_i_below_n() {
+        assert_eq!(Shard::parse("2/3"), Ok(Shard { index: 2, count: 3 }));
+        assert_eq!(Shard::parse("0/1"), Ok(Shard::WHOLE));
+        for (text, why) in [
+            ("3/3", BadShard::IndexNotBelowCount),
+            ("0/0", BadShard::NoShards),
+            ("0/1000001", BadShard::TooMany),
+            ("0/99999999999", BadShard::TooMany),
+            ("1", BadShard::NotIOverN),
+            ("-1/3", BadShard::NotIOverN),
+            ("+1/3", BadShard::NotIOverN),
+            ("1/3/4", BadShard::NotIOverN),
+            ("/3", BadShard::NotIOverN),
+        ] {
+            assert_eq!(Shard::parse(text), Err(why), "{text}");
+        }
+    }
 
     #[test]
     fn shards_cover_a_range_exactly_once() {

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::date::{days_from_civil, days_in_month};
 use crate::error::{Error, Result};
-use crate::plan::shard::MAX_SHARDS;
+use crate::plan::shard::{BadShard, MAX_SHARDS};
 use crate::plan::{Pacing, RateSweep, Shard};
 
 /// How far ahead `--start-at` may lie: a mistyped date should not leave processes
@@ -16,40 +16,23 @@ pub const MAX_START_AHEAD: Duration = Duration::from_secs(86_400);
 
 /// `--shard=I/N`: shard I (from 0) of N.
 pub fn parse_shard(raw: &str) -> Result<Shard> {
-    let bad = || {
-        Error::usage(format!(
-            "--shard={raw}: expected I/N, this process's shard I counted from 0 of N shards (e.g. --shard=0/3)"
-        ))
-    };
-    let (i, n) = raw.split_once('/').ok_or_else(bad)?;
-    let number = |s: &str| -> Result<u32> {
-        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(bad());
-        }
-        s.parse::<u32>().map_err(|_| {
-            Error::usage(format!(
-                "--shard={raw}: at most {MAX_SHARDS} shards (shard numbers from 0)"
-            ))
+    Shard::parse(raw).map_err(|why| {
+        Error::usage(match why {
+            BadShard::NotIOverN => format!(
+                "--shard={raw}: expected I/N, this process's shard I counted from 0 of N shards (e.g. --shard=0/3)"
+            ),
+            BadShard::TooMany => format!("--shard={raw}: at most {MAX_SHARDS} shards"),
+            BadShard::NoShards => {
+                format!("--shard={raw}: the number of shards must be at least 1")
+            }
+            BadShard::IndexNotBelowCount => {
+                let last = raw.split_once('/').and_then(|(_, n)| n.parse::<u32>().ok()).unwrap_or(1) - 1;
+                format!(
+                    "--shard={raw}: the shard number must be below the number of shards (0 to {last}), counted from 0"
+                )
+            }
         })
-    };
-    let (index, count) = (number(i)?, number(n)?);
-    if count == 0 {
-        return Err(Error::usage(format!(
-            "--shard={raw}: the number of shards must be at least 1"
-        )));
-    }
-    if count > MAX_SHARDS {
-        return Err(Error::usage(format!(
-            "--shard={raw}: at most {MAX_SHARDS} shards"
-        )));
-    }
-    if index >= count {
-        return Err(Error::usage(format!(
-            "--shard={raw}: the shard number must be below the number of shards (0 to {}), counted from 0",
-            count - 1
-        )));
-    }
-    Ok(Shard { index, count })
+    })
 }
 
 /// This shard's pacing: a total rate (`--rate`, and each step of a `--rate-sweep`) is
