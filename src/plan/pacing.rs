@@ -5,6 +5,11 @@
 
 use std::time::Duration;
 
+/// The highest rate any front end's flag may ask for, requests per second: far beyond
+/// what one generator process sends, and a send period (10 ns) the scheduler still
+/// counts in whole nanoseconds.
+pub const MAX_RATE: u64 = 100_000_000;
+
 /// How send times are spread over a second.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Arrival {

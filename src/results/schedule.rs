@@ -83,35 +83,43 @@ impl Behind {
             ),
             Behind::Stalled { unsent, in_flight } => format!(
                 "the server stopped answering: every connection was full when the run ended, \
-                 {unsent} requests that fell due were never sent and {in_flight} were \
-                 unanswered (they are in no latency figure; see Unfinished)"
+                 {} that fell due {} never sent and {in_flight} {} \
+                 unanswered (they are in no latency figure; see Unfinished)",
+                requests(unsent),
+                were(unsent),
+                were(in_flight)
             ),
             Behind::Waited {
                 late_blocked,
                 lag_max_ms,
             } => format!(
-                "the server kept kvbench waiting: {late_blocked} requests went out late \
+                "the server kept kvbench waiting: {} went out late \
                  (up to {lag_max_ms:.3} ms) because every connection was waiting for replies, \
                  and all were answered in the end: the server paused or slowed for a while \
-                 (see the response times)"
+                 (see the response times)",
+                requests(late_blocked)
             ),
             Behind::ScheduleShort { due } => format!(
-                "not the server or kvbench: the {due} requests that fell due were sent and \
+                "not the server or kvbench: the {} that fell due {} sent and \
                  answered, the schedule asked for fewer (connecting and any ramp-up count in \
-                 the run's time, and Poisson arrivals vary)"
+                 the run's time, and Poisson arrivals vary)",
+                requests(due),
+                were(due)
             ),
             Behind::ConnectionsBusy {
                 slots,
                 service_floor_ms,
                 max_per_sec,
             } => format!(
-                "connections all busy: {slots} requests in flight at most (connections × \
+                "connections all busy: {} in flight at most (connections × \
                  pipeline) at a service time of {service_floor_ms:.3} ms carry about \
-                 {max_per_sec:.0} requests/s; add connections (-c, -t) or --pipeline"
+                 {max_per_sec:.0} requests/s; add connections (-c, -t) or --pipeline",
+                requests(slots)
             ),
             Behind::Generator { late, lag_p99_ms } => format!(
-                "the generator's own CPU: {late} requests went out late while connections \
-                 had room (send lag p99 {lag_p99_ms:.3} ms); add threads (-t) or lower the rate"
+                "the generator's own CPU: {} went out late while connections \
+                 had room (send lag p99 {lag_p99_ms:.3} ms); add threads (-t) or lower the rate",
+                requests(late)
             ),
         }
     }
@@ -197,6 +205,20 @@ impl ScheduleResult {
     }
 }
 
+/// `n` requests, in the singular for one.
+fn requests(n: u64) -> String {
+    if n == 1 {
+        "1 request".to_string()
+    } else {
+        format!("{n} requests")
+    }
+}
+
+/// The verb for `n` things.
+fn were(n: u64) -> &'static str {
+    if n == 1 { "was" } else { "were" }
+}
+
 fn percent(part: f64, whole: f64) -> f64 {
     if whole > 0.0 {
         part / whole * 100.0
@@ -217,29 +239,12 @@ fn diagnose(
     service: Option<&Histogram<u64>>,
     capacity: Capacity,
 ) -> Option<Behind> {
-    if achieved >= target * REACHED {
+    let due = health.sent + health.unsent_at_end;
+    // Nothing fell due (a run stopped in its warm-up): nothing to judge.
+    if achieved >= target * REACHED || due == 0 {
         return None;
     }
-    let due = health.sent + health.unsent_at_end;
-    if due == 0 || (health.unfinished() as f64) < due as f64 * (1.0 - REACHED) {
-        if (health.late_blocked as f64) >= health.sent as f64 * (1.0 - REACHED) && due > 0 {
-            return Some(Behind::Waited {
-                late_blocked: health.late_blocked,
-                lag_max_ms: ms(health.lag.max()),
-            });
-        }
-        return Some(Behind::ScheduleShort { due });
-    }
     let slots = capacity.connections.max(1) * capacity.pipeline.max(1);
-    // Requests left unsent behind connections all full waited for a connection too.
-    let full_at_end = health.in_flight_at_end >= slots;
-    let unsent_blocked = if full_at_end { health.unsent_at_end } else { 0 };
-    if health.late_generator() > health.late_blocked + unsent_blocked {
-        return Some(Behind::Generator {
-            late: health.late_generator(),
-            lag_p99_ms: ms(value_at_percentile_us(&health.lag, 99.0)),
-        });
-    }
     let (floor_us, p50_us) = match service {
         Some(h) if !h.is_empty() => (
             value_at_percentile_us(h, SERVICE_FLOOR_PERCENTILE).max(1),
@@ -249,12 +254,36 @@ fn diagnose(
     };
     // Little's law: with every slot busy, requests per second = slots / service time.
     let max_per_sec = slots as f64 * 1e6 / floor_us as f64;
+    let connections_busy = Behind::ConnectionsBusy {
+        slots,
+        service_floor_ms: ms(floor_us),
+        max_per_sec,
+    };
+    if (health.unfinished() as f64) < due as f64 * (1.0 - REACHED) {
+        if (health.late_blocked as f64) >= health.sent as f64 * (1.0 - REACHED) {
+            // A run bounded by a count answers everything in the end, whatever held it
+            // back: connections too few for the target wait the whole run, not a while.
+            if max_per_sec < target {
+                return Some(connections_busy);
+            }
+            return Some(Behind::Waited {
+                late_blocked: health.late_blocked,
+                lag_max_ms: ms(health.lag.max()),
+            });
+        }
+        return Some(Behind::ScheduleShort { due });
+    }
+    // Requests left unsent behind connections all full waited for a connection too.
+    let full_at_end = health.in_flight_at_end >= slots;
+    let unsent_blocked = if full_at_end { health.unsent_at_end } else { 0 };
+    if health.late_generator() > health.late_blocked + unsent_blocked {
+        return Some(Behind::Generator {
+            late: health.late_generator(),
+            lag_p99_ms: ms(value_at_percentile_us(&health.lag, 99.0)),
+        });
+    }
     if max_per_sec < target {
-        Some(Behind::ConnectionsBusy {
-            slots,
-            service_floor_ms: ms(floor_us),
-            max_per_sec,
-        })
+        Some(connections_busy)
     } else if full_at_end && health.unsent_at_end > health.late_blocked {
         Some(Behind::Stalled {
             unsent: health.unsent_at_end,
@@ -448,6 +477,42 @@ mod tests {
                 .reason()
                 .starts_with("the server kept kvbench waiting: 500 requests went out late")
         );
+    }
+
+    #[test]
+    fn a_count_run_on_too_few_connections_is_their_limit_not_a_pause() {
+        // `-c 1 -n 60000 --rate=1000000`: every request answered in the end, almost every
+        // one late for want of the one connection, at a service time of 20 µs: one
+        // connection carries 50 000 requests/s, the target is twenty times that.
+        let mut h = ScheduleStats::new();
+        for i in 0..60_000 {
+            h.record_send(10 + i, true);
+        }
+        let one = Capacity {
+            connections: 1,
+            pipeline: 1,
+        };
+        let served = service(&[(20, 60_000)]);
+        let r = ScheduleResult::new(1_000_000, "uniform", false, 47_000.0, h, Some(&served), one);
+        let Some(Behind::ConnectionsBusy { slots, .. }) = r.behind else {
+            panic!("{:?}", r.behind);
+        };
+        assert_eq!(slots, 1);
+        assert!(
+            r.behind
+                .unwrap()
+                .reason()
+                .starts_with("connections all busy: 1 request in flight at most"),
+            "{}",
+            r.behind.unwrap().reason()
+        );
+    }
+
+    #[test]
+    fn nothing_due_is_nothing_to_judge() {
+        // Stopped in the warm-up: no request fell due in the measured run.
+        let r = ScheduleResult::new(1000, "uniform", false, 0.0, ScheduleStats::new(), None, CAP);
+        assert_eq!(r.behind, None);
     }
 
     #[test]

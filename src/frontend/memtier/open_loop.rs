@@ -7,10 +7,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::error::{Error, Result};
 use crate::frontend::memtier::cli::Cli;
 use crate::frontend::memtier::shape::MAX_FLAG_SECS;
+use crate::plan::pacing::MAX_RATE;
 use crate::plan::{Arrival, Pacing, Rate, RateSweep, Slo};
 
-/// The highest rate a flag may ask for, requests per second.
-pub const MAX_RATE: u64 = 100_000_000;
 /// The most steps a sweep may have.
 pub const MAX_SWEEP_STEPS: u64 = 1000;
 /// Seeds Poisson arrivals unless `--randomize` asks for the clock: the same flags send
@@ -31,15 +30,23 @@ fn usage(msg: impl Into<String>) -> Error {
 
 /// A rate flag: a whole number of requests per second, 1 to [`MAX_RATE`].
 fn rate(raw: &str, flag: &str) -> Result<u64> {
-    match raw.trim().parse::<u64>() {
+    let text = raw.trim();
+    match text.parse::<u64>() {
         Ok(n) if (1..=MAX_RATE).contains(&n) => Ok(n),
-        Ok(n) if n > MAX_RATE => Err(usage(format!(
-            "{flag} must be at most {MAX_RATE} requests per second, got {n}."
+        _ if past_max_rate(text) => Err(usage(format!(
+            "{flag} must be at most {MAX_RATE} requests per second, got {text}."
         ))),
         _ => Err(usage(format!(
             "{flag} must be a number of requests per second (at least 1), got '{raw}'."
         ))),
     }
+}
+
+/// Digits that name a rate above [`MAX_RATE`], however many (past `u64` too).
+fn past_max_rate(text: &str) -> bool {
+    !text.is_empty()
+        && text.bytes().all(|b| b.is_ascii_digit())
+        && text.parse::<u64>().map_or(true, |n| n > MAX_RATE)
 }
 
 fn seconds(raw: &str, flag: &str) -> Result<u64> {
@@ -67,9 +74,12 @@ fn sweep_rates(raw: &str) -> Result<(u64, u64, u64)> {
         return Err(bad());
     };
     // A number past the largest rate says so; anything else is the format's fault.
-    let rate_or = |text: &str, flag: &str| match text.trim().parse::<u64>() {
-        Ok(n) if n > MAX_RATE => rate(text, flag),
-        _ => rate(text, flag).map_err(|_| bad()),
+    let rate_or = |text: &str, flag: &str| {
+        if past_max_rate(text.trim()) {
+            rate(text, flag)
+        } else {
+            rate(text, flag).map_err(|_| bad())
+        }
     };
     let start = rate_or(start, "--rate-sweep START")?;
     let end = rate_or(end, "--rate-sweep END")?;
@@ -314,6 +324,10 @@ mod tests {
             ),
             (&["--rate=fast"], "--rate must be a number"),
             (&["--rate=200000000"], "--rate must be at most"),
+            (
+                &["--rate=99999999999999999999"],
+                "--rate must be at most 100000000 requests per second, got 99999999999999999999.",
+            ),
             (&["--rate-limiting=x"], "--rate-limiting must be a number"),
             (
                 &["--rate=5", "--rate-limiting=5"],

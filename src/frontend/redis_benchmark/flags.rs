@@ -28,6 +28,7 @@ use super::uri::{UriParts, parse_uri};
 use crate::error::Error;
 use crate::frontend::common::busy_poll::parse_busy_poll;
 use crate::frontend::common::open_files;
+use crate::plan::pacing::MAX_RATE;
 use crate::protocol::Credentials;
 
 /// Most requests in flight per connection (`-P`), as kvbench's memtier front end allows.
@@ -590,7 +591,14 @@ fn validate(raw: RawFlags, matches: &ArgMatches) -> Result<BenchmarkSpec, Error>
 
     // kvbench's additions.
     let rps = match &raw.rps {
-        Some(r) => Some(positive(r, "--rps", "the request rate")?),
+        Some(r) => match positive(r, "--rps", "the request rate")? {
+            rate if rate > MAX_RATE => {
+                return Err(usage(format!(
+                    "--rps {r}: the request rate must be at most {MAX_RATE} per second"
+                )));
+            }
+            rate => Some(rate),
+        },
         None => None,
     };
     let busy_poll = match &raw.busy_poll {
@@ -992,6 +1000,10 @@ mod tests {
             (&["-u", "http://h"][..], "Invalid URI scheme"),
             (&["--seed", "x"][..], "--seed"),
             (&["--rps", "0"][..], "--rps 0"),
+            (
+                &["--rps", "100000001"][..],
+                "--rps 100000001: the request rate must be at most 100000000 per second",
+            ),
             (&["--warmup", "-1"][..], "--warmup"),
             (&["--hdr-file-prefix", ""][..], "--hdr-file-prefix is empty"),
             (&["-I", "--rps", "10"][..], "--rps cannot be used with -I"),

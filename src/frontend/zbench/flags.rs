@@ -15,6 +15,7 @@ use super::connection::{self, ConnSpec};
 use super::goflag::{Translated, clap_error, int, string, switch, translate, uint, usage_text};
 use crate::error::Error;
 use crate::frontend::common::busy_poll::parse_busy_poll;
+use crate::plan::pacing::MAX_RATE;
 
 /// What the command line asks for.
 #[derive(Clone, Debug, PartialEq)]
@@ -365,6 +366,11 @@ fn validate(m: &ArgMatches) -> Result<ZbenchSpec, Error> {
         r if r < 0 => {
             return Err(Error::usage(format!("-rps {r} must not be negative")));
         }
+        r if r.unsigned_abs() > MAX_RATE => {
+            return Err(Error::usage(format!(
+                "-rps {r} must be at most {MAX_RATE} commands per second"
+            )));
+        }
         r => Some(r.unsigned_abs()),
     };
     let password = Some(text("a")).filter(|p| !p.is_empty());
@@ -714,6 +720,10 @@ mod tests {
             (&["-mode", "load", "-p", "0"], "not a port"),
             (&["-mode", "load", "-p", "65536"], "not a port"),
             (&["-mode", "load", "-rps", "-1"], "negative"),
+            (
+                &["-mode", "load", "-rps", "100000001"],
+                "-rps 100000001 must be at most 100000000",
+            ),
             (
                 &["-mode", "query", "-query", "zscan"],
                 "invalid -query \"zscan\"",
