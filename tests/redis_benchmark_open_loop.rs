@@ -201,3 +201,54 @@ fn closed_loop_warmup_is_sent_but_not_counted() {
         run.describe()
     );
 }
+
+/// An `--rps` run's files say it was open loop, as the memtier front end's and zbench's
+/// do: `"rps"` and `"warmup"` in the configuration, a `"Schedule"`, service times beside
+/// the response times (JSON, and `.txt` with `.hgrm` for each), so `kvbench merge`
+/// refuses to add it to a closed-loop run's file (it took the two for the same kind).
+#[test]
+fn an_rps_runs_files_record_the_open_loop() {
+    let server = RedisServer::start();
+    let dir = TestDir::new("rb-rps-files");
+    let (open, closed) = (dir.file_arg("open.json"), dir.file_arg("closed.json"));
+    let prefix = dir.file_arg("rb");
+    let common = ["-t", "set,get", "-n", "1000", "-c", "5", "-q"];
+    kv(server.port, &common)
+        .args(&["--rps", "2000", "--warmup", "0.5"])
+        .args(&["--json-out-file", &open, "--hdr-file-prefix", &prefix])
+        .ok();
+    kv(server.port, &common)
+        .args(&["--json-out-file", &closed])
+        .ok();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&open).unwrap()).unwrap();
+    assert_eq!(json["configuration"]["rps"], 2000, "{json}");
+    assert_eq!(json["configuration"]["warmup"], 0.5, "{json}");
+    let schedule = &json["ALL STATS"]["Schedule"];
+    assert_eq!(schedule["Target Rate"], 2000, "{schedule}");
+    assert_eq!(schedule["Sent"], 2000, "{schedule}");
+    assert!(json["ALL STATS"]["Totals"]["Service Latency"].is_object());
+    for name in ["FULL_RUN_1", "SET_latency_command_run_1"] {
+        for end in [".txt", ".hgrm", "_service.txt", "_service.hgrm"] {
+            let path = format!("{prefix}_{name}{end}");
+            assert!(Path::new(&path).is_file(), "no {path}");
+        }
+    }
+    let closed_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&closed).unwrap()).unwrap();
+    assert_eq!(closed_json["configuration"]["rps"], serde_json::Value::Null);
+    assert!(closed_json["ALL STATS"].get("Schedule").is_none());
+    let merged = dir.file_arg("merged.json");
+    let refused = kvbench(&["merge", &open, &closed, "--json-out-file", &merged]).run();
+    assert_eq!(refused.status.code(), Some(1), "{}", refused.describe());
+    assert!(
+        refused
+            .stderr_text()
+            .contains("a closed-loop run cannot be merged with"),
+        "{}",
+        refused.describe()
+    );
+    // Both runs' measured SETs, and the warm-up's on top.
+    let sets = server.commandstats().get("set").copied().unwrap_or(0);
+    assert!(sets > 2000, "{sets}");
+}

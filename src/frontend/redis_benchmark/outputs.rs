@@ -8,8 +8,8 @@ use std::time::Duration;
 use super::flags::BenchmarkSpec;
 use crate::error::Error;
 use crate::report::{self, Destinations, Limit, Rendering, RunInfo};
-use crate::results::{Results, Row, build_row};
-use crate::stats::{OpStats, RowName};
+use crate::results::{Results, Row, ScheduleResult, build_row};
+use crate::stats::{OpStats, RowName, ServiceTimes};
 
 /// Percentiles the JSON reports for every row and second.
 const PERCENTILES: [f64; 3] = [50.0, 99.0, 99.9];
@@ -84,7 +84,16 @@ impl Collected {
             rows: out,
             servers: Vec::new(),
             visibility: None,
-            schedule: None,
+            // Under --rps every test kept a schedule at the same target: their health
+            // added up, as the memtier front end's `-x` runs' (merge and report tell an
+            // open-loop file by it).
+            schedule: ScheduleResult::aggregate(
+                &self
+                    .tests
+                    .iter()
+                    .filter_map(|t| t.schedule.as_ref())
+                    .collect::<Vec<_>>(),
+            ),
         })
     }
 }
@@ -105,6 +114,12 @@ fn stats_of(row: &Row, duration: Duration) -> OpStats {
     stats.latency_sum_us = (row.accumulated_latency_ms * 1000.0).round() as u64;
     // Both histograms have kvbench's bounds.
     let _ = stats.latency.add(&row.histogram);
+    stats.service = row.service.as_deref().map(|service| {
+        Box::new(ServiceTimes {
+            sum_us: (service.accumulated_latency_ms * 1000.0).round() as u64,
+            histogram: service.histogram.clone(),
+        })
+    });
     stats
 }
 
@@ -213,6 +228,15 @@ fn configuration(spec: &BenchmarkSpec) -> Vec<(&'static str, String)> {
         ("tls", spec.tls.is_some().to_string()),
         ("tests", tests),
         ("command", command_words(spec)),
+        (
+            "rps",
+            spec.rps.map_or("null".to_string(), |r| r.to_string()),
+        ),
+        (
+            "warmup",
+            spec.warmup
+                .map_or("0".to_string(), |w| format!("{}", w.as_secs_f64())),
+        ),
     ]
 }
 
