@@ -306,3 +306,60 @@ fn a_run_cut_short_of_several_is_shown_on_its_own() {
         "{doc}"
     );
 }
+
+/// Ctrl-C while kvbench waits on its set-up exchange (cluster discovery, or
+/// redis-benchmark's CONFIG query) with a stalled server: an interrupted invocation,
+/// status 130 and `"Interrupted": "true"` in its JSON, not a failure whose file says
+/// "Stopped by error: ... interrupted".
+#[test]
+fn ctrl_c_during_set_up_is_an_interruption_not_an_error() {
+    let server = RedisServer::start();
+    let port = server.port.to_string();
+    let dir = common::TestDir::new("setup-sigint");
+    server.signal(libc::SIGSTOP);
+    for (what, args) in [
+        (
+            "cluster discovery",
+            vec!["-s", "127.0.0.1", "-p", &port, "--cluster-mode", "-n", "10"],
+        ),
+        (
+            "redis-benchmark's CONFIG query",
+            vec![
+                "redis-benchmark",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "-n",
+                "10",
+            ],
+        ),
+    ] {
+        let json = dir.file_arg("run.json");
+        let _ = std::fs::remove_file(&json);
+        let run = common::kvbench(&args)
+            .args(&["--json-out-file", &json])
+            .spawn();
+        // The question is in the stopped server's receive queue: kvbench waits on it.
+        wait_until(what, CONDITION_TIMEOUT, || {
+            unread_by_server(server.port).iter().any(|&n| n > 0)
+        });
+        signal(run.pid(), libc::SIGINT);
+        let out = run.wait(CONDITION_TIMEOUT);
+        assert_eq!(out.status.code(), Some(130), "{what}: {}", out.describe());
+        let text = std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let doc: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+        let runtime = &doc["ALL STATS"]["Runtime"];
+        assert_eq!(runtime["Interrupted"], "true", "{what}: {runtime}");
+        assert!(
+            runtime.get("Stopped by error").is_none(),
+            "{what}: {runtime}"
+        );
+        assert!(
+            !out.stderr_text().contains("error"),
+            "{what}: {}",
+            out.describe()
+        );
+    }
+    server.signal(libc::SIGCONT);
+}

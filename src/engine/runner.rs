@@ -123,7 +123,17 @@ pub fn run(plan: &Arc<Plan>, observer: &mut dyn RunObserver) -> Outcome {
         Ok(prepared) => prepared,
         Err(message) => {
             let mut outcome = Outcome::new();
-            outcome.error = Some(Error::run(message));
+            // Ctrl-C during discovery ends it at once (its wait fails as "interrupted"):
+            // that is an interrupted run with nothing measured, not a failed one.
+            outcome.signal = signals::received();
+            if outcome.signal.is_some() {
+                outcome.runs.push(Results {
+                    interrupted: true,
+                    ..Results::empty(String::new(), None)
+                });
+            } else {
+                outcome.error = Some(Error::run(message));
+            }
             return outcome;
         }
     };

@@ -61,6 +61,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let probe = rb_plan::test_plan(&spec, &server, 1, None, None, false);
     let mut prepared = match engine::prepare(&probe) {
         Ok(prepared) => prepared,
+        Err(_) if let Some(status) = interrupted_before_tests(&spec) => return Ok(status),
         Err(e) => {
             let err = Error::run(match spec.cluster {
                 true => format!("Failed to fetch cluster configuration: {e}"),
@@ -80,6 +81,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     }
     let server_info = match server_info::read_server_info(&probe, &masters) {
         Ok(info) => info,
+        Err(_) if let Some(status) = interrupted_before_tests(&spec) => return Ok(status),
         Err(refused) => {
             // The files first: their "Writing ..." lines go before the error, which ends
             // the output.
@@ -187,12 +189,13 @@ impl Runner<'_> {
         let keep = self.spec.json_out_file.is_some() || self.spec.hdr_file_prefix.is_some();
         if keep && (outcome.error.is_some() || outcome.signal.is_some()) {
             // A test an error or Ctrl-C cut short: what it measured goes into the files too;
-            // so does a first test that measured nothing (an unreachable server), so the
-            // files are written, saying why, and none keeps an older invocation's figures.
+            // so does a first test that measured nothing (an unreachable server, Ctrl-C
+            // before a reply), so the files are written, saying why, and none keeps an
+            // older invocation's figures.
             if let Some(results) = outcome
                 .runs
                 .pop()
-                .filter(|r| r.answered() || (collected.is_empty() && outcome.error.is_some()))
+                .filter(|r| r.answered() || collected.is_empty())
             {
                 collected.push(results);
             }
@@ -256,6 +259,22 @@ impl Runner<'_> {
         }
         Ok(outcome)
     }
+}
+
+/// Ctrl-C (or SIGTERM) ended the set-up before any test (its waits fail as
+/// "interrupted"): the files say the invocation was interrupted, not that it failed, and
+/// the status is 128 + the signal; `None` when no signal came.
+fn interrupted_before_tests(spec: &BenchmarkSpec) -> Option<u8> {
+    let signal = signals::received()?;
+    let mut collected = Collected::default();
+    collected.push(Results {
+        interrupted: true,
+        ..Results::empty("ALL STATS".to_string(), None)
+    });
+    if let Err(write_err) = outputs::write(spec, &collected) {
+        eprintln_safe!("error: {write_err}");
+    }
+    Some(signals::exit_code(signal) as u8)
 }
 
 /// No test could begin (`why`): the output files asked for are written all the same,

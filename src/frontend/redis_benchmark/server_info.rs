@@ -12,6 +12,7 @@ use crate::engine::query::{QueryError, query, query_with_auth};
 use crate::error::Error;
 use crate::plan::{Endpoint, Plan};
 use crate::protocol::resp_value::{Value, value};
+use crate::signals;
 
 /// The configuration of the server (or of each master), warning on stderr, in
 /// redis-benchmark's words, about any that could not be read. `Err` is redis-benchmark's
@@ -61,6 +62,8 @@ fn host_config(plan: &Plan, endpoint: &Endpoint) -> Result<Option<HostConfig>, S
             let line = Error::run(format!("Could not connect to Redis at {peer}: {why}"));
             return Err(line.to_string());
         }
+        // Ctrl-C ended the wait: no warning about the CONFIG, the caller stops.
+        Err(QueryError::Failed(why)) if signals::received().is_some() => return Err(why),
         Err(QueryError::Failed(_)) => return Ok(None),
     };
     if let Some(text) = auth_reply.as_deref().and_then(error_text) {
