@@ -532,6 +532,21 @@ fn an_error_reply_stops_the_run_as_redis_benchmark_does() {
         "Error from server: WRONGTYPE Operation against a key holding the wrong kind of value\n";
     assert_eq!(mine.stderr_text(), line);
     assert_eq!(String::from_utf8_lossy(&theirs.stderr), line);
+    // The JSON file names the error that ended the run.
+    let dir = TestDir::new("rb-error-reply");
+    let json = dir.file_arg("stopped.json");
+    let filed = kv(server.port, &["--json-out-file", &json])
+        .args(&args)
+        .run();
+    assert_eq!(filed.status.code(), Some(1), "{}", filed.describe());
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let stopped = doc["ALL STATS"]["Runtime"]["Stopped by error"].as_str();
+    assert!(
+        stopped.is_some_and(|s| s.contains("WRONGTYPE")),
+        "{}",
+        doc["ALL STATS"]["Runtime"]
+    );
 }
 
 #[test]

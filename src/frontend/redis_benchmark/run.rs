@@ -199,6 +199,11 @@ impl Runner<'_> {
             {
                 collected.push(results);
             }
+            // The files name what ended the invocation, an error reply's stop included
+            // (it exits as redis-benchmark does, with its own line, not as a failure).
+            if let Some(err) = &outcome.error {
+                collected.stopped_by = Some(err.to_string());
+            }
         }
         let mut outcome = self.check(outcome)?;
         let Some(results) = outcome.runs.pop() else {
