@@ -95,6 +95,24 @@ fn tls_runs_execute_what_redis_benchmark_executes() {
     assert!(run.status.success(), "{}", run.describe());
 }
 
+/// A certificate issued for another name (`kvbench.test`), or with its name in the CN
+/// only (as Redis's own test certificates), is taken at 127.0.0.1 by both tools: the
+/// chain is verified, not the host name.
+#[test]
+fn a_certificate_for_another_name_connects_as_with_redis_benchmark() {
+    let pki = TestPki::generate();
+    for cert in ["named", "nosan"] {
+        let server = RedisServer::start_tls(&pki, cert, &[]);
+        let args = args_for(&server, &tls_args(&pki), &["-t", "set", "-n", "100", "-q"]);
+        server.config_resetstat();
+        let out = mine(&args);
+        assert_eq!(out.status.code(), Some(0), "{cert}: {}", out.describe());
+        assert_eq!(server.commandstats().get("set"), Some(&100), "{cert}");
+        let real = theirs(&args);
+        assert_eq!(real.status.code(), Some(0), "{cert}: {}", describe(&real));
+    }
+}
+
 #[test]
 fn an_unknown_ca_fails_unless_insecure() {
     let pki = TestPki::generate();

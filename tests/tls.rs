@@ -304,25 +304,19 @@ fn without_cacert_the_system_roots_do_not_know_the_test_ca() {
     }
 }
 
+/// The chain is verified, not the host name, as memtier's and redis-benchmark's OpenSSL
+/// set-up verifies: a certificate for another name, and one with its name in the CN only
+/// (Redis's own test certificates), connect at 127.0.0.1 as they do with those tools,
+/// while one from an unknown CA still fails (see `unknown_ca_*`).
 #[test]
-fn wrong_host_name_hints_at_sni_which_fixes_it() {
+fn the_chain_is_verified_not_the_host_name_as_memtier_does() {
     let pki = TestPki::generate();
-    // This certificate names only kvbench.test, not 127.0.0.1.
-    let server = RedisServer::start_tls(&pki, "named", &["--tls-auth-clients", "no"]);
-    let out = common::kvbench_at(server.port, &["--hide-histogram"])
-        .args(&concat(&[load_args(1), tls_args(&pki)]))
-        .run();
-    assert_failure(
-        &out,
-        &[
-            "not valid for '127.0.0.1'",
-            "kvbench.test",
-            "--sni",
-            "--tls-skip-verify",
-        ],
-    );
-    let with_sni = concat(&[tls_args(&pki), strings(&["--sni", "kvbench.test"])]);
-    redis_load_matches(&server, &with_sni, 1);
+    for cert in ["named", "nosan"] {
+        let server = RedisServer::start_tls(&pki, cert, &["--tls-auth-clients", "no"]);
+        redis_load_matches(&server, &tls_args(&pki), 1);
+        let with_sni = concat(&[tls_args(&pki), strings(&["--sni", "kvbench.test"])]);
+        redis_load_matches(&server, &with_sni, 1);
+    }
 }
 
 #[test]

@@ -30,6 +30,10 @@ basicConstraints = critical,CA:FALSE
 keyUsage = critical,digitalSignature,keyEncipherment
 extendedKeyUsage = serverAuth
 subjectAltName = DNS:kvbench.test
+[nosan]
+basicConstraints = critical,CA:FALSE
+keyUsage = critical,digitalSignature,keyEncipherment
+extendedKeyUsage = serverAuth
 [client]
 basicConstraints = critical,CA:FALSE
 keyUsage = critical,digitalSignature
@@ -53,6 +57,8 @@ impl TestPki {
         pki.self_signed_ca("other-ca", "kvbench-other-ca");
         pki.issue("server", "localhost", "server", &["-days", "2"]);
         pki.issue("named", "kvbench.test", "named", &["-days", "2"]);
+        // As Redis's own test certificates are: a name in the CN only, no subjectAltName.
+        pki.issue("nosan", "Server-only", "nosan", &["-days", "2"]);
         pki.issue("client", "kvbench-client", "client", &["-days", "2"]);
         // A certificate whose notAfter is already past. `-days -1` works with the OpenSSL
         // 3.0 of Debian 12; newer releases take explicit dates instead.
@@ -100,6 +106,7 @@ impl TestPki {
 
     /// `DIR/name` as a string, for command lines. Files: `ca.pem`, `other-ca.pem`,
     /// `server.pem`/`.key` (localhost, 127.0.0.1), `named.pem`/`.key` (kvbench.test only),
+    /// `nosan.pem`/`.key` (`CN=Server-only`, no subjectAltName),
     /// `client.pem`/`.key`, `client-v1.pem`/`.key` (X.509 v1), `expired.pem`/`.key`,
     /// `client-encrypted.key`.
     pub fn file(&self, name: &str) -> String {
