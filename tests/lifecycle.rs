@@ -363,3 +363,32 @@ fn ctrl_c_during_set_up_is_an_interruption_not_an_error() {
     }
     server.signal(libc::SIGCONT);
 }
+
+/// A server with a password, asked without `-a`: cluster discovery and `HELLO 3` say to
+/// use `-a`, where they blamed the mode ("is it a cluster node?") or the protocol
+/// ("servers older than Redis 6").
+#[test]
+fn a_missing_password_is_named_in_discovery_and_hello() {
+    let server = RedisServer::start_with(&["--requirepass", "secret"]);
+    for (args, wanted) in [
+        (
+            &["--cluster-mode", "-n", "10"][..],
+            format!(
+                "server 127.0.0.1:{} requires authentication: use -a",
+                server.port
+            ),
+        ),
+        (
+            &["-P", "resp3", "-n", "10"][..],
+            "HELLO 3 failed: NOAUTH".to_string(),
+        ),
+    ] {
+        let out = kvbench_at(server.port, args).run();
+        assert_eq!(out.status.code(), Some(1), "{}", out.describe());
+        let stderr = out.stderr_text();
+        assert!(stderr.contains(&wanted), "{}", out.describe());
+        assert!(stderr.contains("use -a"), "{}", out.describe());
+        assert!(!stderr.contains("older than Redis 6"), "{}", out.describe());
+        assert!(!stderr.contains("cluster node?"), "{}", out.describe());
+    }
+}

@@ -862,3 +862,29 @@ fn tls_options_show_in_the_configuration() {
     assert!(uri.plan.server.tls.is_some());
     assert_eq!(uri.port, 6390);
 }
+
+/// Cluster discovery's TLS refusals say what to change, as an ordinary connection's do:
+/// a missing client certificate (TLS 1.3 refuses it after the client's side of the
+/// handshake is done, at the first read), and a plaintext client on a TLS port.
+#[test]
+fn cluster_discovery_says_what_to_change_when_refused() {
+    let pki = TestPki::generate();
+    let server = RedisServer::start_tls(&pki, "server", &[]);
+    let no_cert = strings(&["--tls", "--cacert", &pki.file("ca.pem")]);
+    for (tls, needles) in [
+        (
+            no_cert,
+            &[
+                "TLS handshake with",
+                "requires a client certificate",
+                "--cert and --key",
+            ][..],
+        ),
+        (Vec::new(), &["if this port expects TLS, add --tls"][..]),
+    ] {
+        let out = common::kvbench_at(server.port, &["--cluster-mode", "-n", "10"])
+            .args(&tls)
+            .run();
+        assert_failure(&out, needles);
+    }
+}

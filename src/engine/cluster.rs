@@ -14,6 +14,8 @@ use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::Duration;
 
+use rustls::Error as TlsError;
+
 use crate::engine::deadline_stream::DeadlineStream;
 use crate::engine::failure::describe;
 use crate::engine::tls;
@@ -324,11 +326,31 @@ fn ask_slots(
                 discovery_timeout(plan).as_secs_f64(),
                 plan.names.connection_timeout
             ),
-            _ => format!("no answer to CLUSTER SLOTS from {peer}: {}", describe(&e)),
+            // TLS 1.3 finishes the client's handshake before the server has judged its
+            // certificate: a refusal comes as an alert on this first read.
+            _ => match &plan.server.tls {
+                Some(tls) if e.get_ref().is_some_and(|inner| inner.is::<TlsError>()) => format!(
+                    "TLS handshake with {peer} failed: {}",
+                    tls::blocking_handshake_problem(tls, plan.names, &e, discovery_timeout(plan))
+                ),
+                None if e.kind() == io::ErrorKind::ConnectionReset && buf.is_empty() => format!(
+                    "no answer to CLUSTER SLOTS from {peer}: {}; if this port expects TLS, add {}",
+                    describe(&e),
+                    plan.names.tls
+                ),
+                _ => format!("no answer to CLUSTER SLOTS from {peer}: {}", describe(&e)),
+            },
         })?;
         if n == 0 {
+            let hint = match (&plan.server.tls, buf.is_empty()) {
+                (None, true) => format!(
+                    " before any reply; if this port expects TLS, add {}",
+                    plan.names.tls
+                ),
+                _ => String::new(),
+            };
             return Err(format!(
-                "{peer} closed the connection during cluster discovery"
+                "{peer} closed the connection during cluster discovery{hint}"
             ));
         }
         buf.extend_from_slice(&chunk[..n]);
@@ -358,6 +380,10 @@ fn ask_slots(
         ));
     }
     match reply_at(replies - 1) {
+        Some(Value::Error(e)) if e.starts_with(b"NOAUTH") => Err(format!(
+            "server {peer} requires authentication: use {}",
+            plan.names.authenticate
+        )),
         Some(Value::Error(e)) => Err(format!(
             "CLUSTER SLOTS failed on {peer}: {} (is it a cluster node? drop {} otherwise)",
             String::from_utf8_lossy(e),

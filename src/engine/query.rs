@@ -97,7 +97,7 @@ pub fn query_with_auth(
         Endpoint::Unix(path) => {
             let stream = UnixStream::connect(path).map_err(connect_failed)?;
             let mut stream = DeadlineStream::new(stream, QUERY_TIMEOUT);
-            exchange(&mut stream, &request, replies, &peer).map_err(QueryError::Failed)?
+            exchange(&mut stream, &request, replies, &peer, plan)?
         }
         Endpoint::Tcp { addr, .. } => {
             let stream = TcpStream::connect_timeout(addr, QUERY_TIMEOUT).map_err(connect_failed)?;
@@ -121,11 +121,9 @@ pub fn query_with_auth(
                     }
                     stream.restart();
                     let mut stream = rustls::StreamOwned::new(session, stream);
-                    exchange(&mut stream, &request, replies, &peer).map_err(QueryError::Failed)?
+                    exchange(&mut stream, &request, replies, &peer, plan)?
                 }
-                None => {
-                    exchange(&mut stream, &request, replies, &peer).map_err(QueryError::Failed)?
-                }
+                None => exchange(&mut stream, &request, replies, &peer, plan)?,
             }
         }
     };
@@ -135,16 +133,40 @@ pub fn query_with_auth(
 }
 
 /// Writes `request` and reads until `replies` whole replies have arrived; returns each.
+/// A server that refused the connection before answering anything (a TLS alert, which
+/// TLS 1.3 sends after the client's side of the handshake is done; a plaintext
+/// connection reset or closed at once, as a TLS port does) is
+/// [`QueryError::Unreachable`], with what to change.
 fn exchange(
     stream: &mut (impl Read + Write),
     request: &[u8],
     replies: usize,
     peer: &str,
-) -> Result<Vec<Vec<u8>>, String> {
-    stream
-        .write_all(request)
-        .and_then(|()| stream.flush())
-        .map_err(|e| format!("cannot send to {peer}: {e}"))?;
+    plan: &Plan,
+) -> Result<Vec<Vec<u8>>, QueryError> {
+    let failed = QueryError::Failed;
+    let unreachable = |why: String| QueryError::Unreachable {
+        peer: peer.to_string(),
+        why,
+    };
+    let refused = |e: &std::io::Error| match &plan.server.tls {
+        Some(tls) if e.get_ref().is_some_and(|inner| inner.is::<rustls::Error>()) => Some(format!(
+            "TLS handshake failed: {}",
+            tls::blocking_handshake_problem(tls, plan.names, e, QUERY_TIMEOUT)
+        )),
+        None if e.kind() == std::io::ErrorKind::ConnectionReset => Some(format!(
+            "{}; if this port expects TLS, add {}",
+            describe(e),
+            plan.names.tls
+        )),
+        _ => None,
+    };
+    if let Err(e) = stream.write_all(request).and_then(|()| stream.flush()) {
+        return Err(refused(&e).map_or_else(
+            || failed(format!("cannot send to {peer}: {e}")),
+            unreachable,
+        ));
+    }
     let mut buf = Vec::with_capacity(4096);
     let mut chunk = [0u8; 4096];
     let mut decoder = RespDecoder::new();
@@ -158,13 +180,28 @@ fn exchange(
                 continue;
             }
             Decode::Incomplete => {}
-            Decode::Invalid(why) => return Err(format!("invalid reply from {peer}: {why}")),
+            Decode::Invalid(why) => {
+                return Err(failed(format!("invalid reply from {peer}: {why}")));
+            }
         }
-        let n = stream
-            .read(&mut chunk)
-            .map_err(|e| format!("no answer from {peer}: {e}"))?;
+        let n = match stream.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e) => {
+                return Err(match refused(&e) {
+                    Some(why) if buf.is_empty() => unreachable(why),
+                    _ => failed(format!("no answer from {peer}: {e}")),
+                });
+            }
+        };
         if n == 0 {
-            return Err(format!("{peer} closed the connection"));
+            return Err(if buf.is_empty() && plan.server.tls.is_none() {
+                unreachable(format!(
+                    "the server closed the connection before any reply; if this port expects TLS, add {}",
+                    plan.names.tls
+                ))
+            } else {
+                failed(format!("{peer} closed the connection"))
+            });
         }
         buf.extend_from_slice(&chunk[..n]);
     }

@@ -92,6 +92,11 @@ pub fn check_setup_reply(
             format!("authentication{who} failed: {text}")
         }
         SetupStep::Tracking => format!("CLIENT TRACKING on failed: {text}"),
+        // HELLO without AUTH on a server with a password: the protocol is not at fault.
+        SetupStep::Hello(version) if text.starts_with("NOAUTH") => format!(
+            "HELLO {version} failed: {text} (use {})",
+            plan.names.authenticate
+        ),
         SetupStep::Hello(version) => {
             format!("HELLO {version} failed: {text} (servers older than Redis 6 need -P redis)")
         }
