@@ -93,6 +93,18 @@ fn tls_runs_execute_what_redis_benchmark_executes() {
     ])
     .run();
     assert!(run.status.success(), "{}", run.describe());
+
+    // An empty --cacertdir beside --cacert takes nothing away, as with redis-benchmark.
+    let empty = TestDir::new("rb-cacertdir-empty");
+    let mut tls = tls_args(&pki);
+    tls.extend([
+        "--cacertdir".to_string(),
+        empty.path().to_string_lossy().into_owned(),
+    ]);
+    let args = args_for(&server, &tls, &["-t", "ping_mbulk", "-n", "100", "-q"]);
+    let run = mine(&args);
+    assert!(run.status.success(), "{}", run.describe());
+    assert!(theirs(&args).status.success());
 }
 
 /// A certificate issued for another name (`kvbench.test`), or with its name in the CN

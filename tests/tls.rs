@@ -888,3 +888,84 @@ fn cluster_discovery_says_what_to_change_when_refused() {
         assert_failure(&out, needles);
     }
 }
+
+/// A damaged `--cert` file (its outer signature algorithm no longer the one it was
+/// signed with) is named in words, without rustls's Debug text or the X.509 v3 advice
+/// that fits only a version 1 certificate.
+#[test]
+fn a_damaged_client_certificate_is_named_in_words() {
+    let pki = TestPki::generate();
+    let pem = std::fs::read_to_string(pki.path("client.pem")).unwrap();
+    let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+    let mut der = base64_decode(&body);
+    // ecdsa-with-SHA256, last met in the outer signatureAlgorithm: now ...SHA384.
+    let oid = [0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x02];
+    let at = der
+        .windows(oid.len())
+        .rposition(|w| w == oid)
+        .expect("the ECDSA OID");
+    der[at + oid.len() - 1] = 0x03;
+    let damaged = pki.path("damaged.pem");
+    let text = base64_encode(&der);
+    let lines: Vec<&str> = text
+        .as_bytes()
+        .chunks(64)
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect();
+    let pem = format!(
+        "-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n",
+        lines.join("\n")
+    );
+    std::fs::write(&damaged, pem).unwrap();
+    let server = RedisServer::start_tls(&pki, "server", &[]);
+    let out = common::kvbench_at(server.port, &["-n", "10"])
+        .args(&strings(&[
+            "--tls",
+            "--cacert",
+            &pki.file("ca.pem"),
+            "--cert",
+            &damaged.to_string_lossy(),
+            "--key",
+            &pki.file("client.key"),
+        ]))
+        .run();
+    let line = assert_failure(
+        &out,
+        &["--cert file", "does not read as a valid X.509 certificate"],
+    );
+    assert!(!line.contains("Other("), "{line}");
+    assert!(!line.contains("v3"), "{line}");
+}
+
+const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0);
+    for c in text.bytes().filter(|&c| c != b'=') {
+        let v = BASE64.iter().position(|&b| b == c).expect("base64") as u32;
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    out
+}
+
+fn base64_encode(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().fold(0u32, |n, &b| (n << 8) | u32::from(b)) << (8 * (3 - chunk.len()));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(BASE64[(n >> (18 - 6 * i)) as usize & 63] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}

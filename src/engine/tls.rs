@@ -156,12 +156,16 @@ fn explain_alert(settings: &TlsSettings, flags: &FlagNames, alert: AlertDescript
             "the server requires a client certificate (it sent alert {alert:?}); pass {cert} \
              and {key}"
         ),
+        // OpenSSL servers send this for a client certificate past its notAfter (or not
+        // yet valid): its CA is trusted, its dates are what to fix.
+        (AlertDescription::CertificateExpired, Some(file)) => format!(
+            "the server rejected the client certificate in {file} as expired or not yet              valid (alert CertificateExpired); renew it, or check this machine's clock"
+        ),
         (
             AlertDescription::CertificateRequired
             | AlertDescription::BadCertificate
             | AlertDescription::UnknownCA
             | AlertDescription::CertificateUnknown
-            | AlertDescription::CertificateExpired
             | AlertDescription::UnsupportedCertificate
             | AlertDescription::AccessDenied
             | AlertDescription::DecryptError,

@@ -371,14 +371,22 @@ fn load_identity(
             // rustls names the problem only in its Debug form
             // (`Other(OtherError(UnsupportedCertVersion))`): say the common one in words.
             let problem = format!("{problem:?}");
-            let what = match problem.contains("UnsupportedCertVersion") {
-                true => "it is not an X.509 v3 certificate".to_string(),
-                false => problem,
-            };
+            if problem.contains("UnsupportedCertVersion") {
+                return format!(
+                    "cannot use the certificate in --cert file '{cert_path}': it is not an \
+                     X.509 v3 certificate (rustls takes X.509 v3 certificates: issue it with \
+                     v3 extensions, e.g. openssl x509 -req ... -extfile v3.ext)"
+                );
+            }
+            // The innermost name of the Debug form (`SignatureAlgorithmMismatch`).
+            let inner = problem
+                .trim_end_matches(')')
+                .rsplit('(')
+                .next()
+                .unwrap_or("");
             format!(
-                "cannot use the certificate in --cert file '{cert_path}': {what} (rustls \
-                 takes X.509 v3 certificates: issue it with v3 extensions, e.g. openssl x509 \
-                 -req ... -extfile v3.ext)"
+                "cannot use the certificate in --cert file '{cert_path}': it does not read as \
+                 a valid X.509 certificate ({inner}); is the file damaged?"
             )
         }
         other => format!(
@@ -401,7 +409,9 @@ fn root_store(cacert: Option<&str>, cacertdir: Option<&str>) -> Result<RootCertS
     }
     if let Some(dir) = cacertdir {
         let added = add_cert_dir(&mut roots, dir)?;
-        if added == 0 {
+        // Beside --cacert an empty directory takes nothing away (OpenSSL, and so
+        // redis-benchmark, uses both); alone it would leave nothing to trust.
+        if added == 0 && cacert.is_none() {
             return Err(format!(
                 "no usable CA certificate in --cacertdir directory '{dir}' (no file holds a PEM certificate)"
             ));
