@@ -100,13 +100,13 @@ pub struct ConnectionArgs {
 
     /// Enable SSL/TLS transport security (rustls:
     /// TLSv1.2 and TLSv1.3). The server's certificate
-    /// is checked against --cacert (default: the
-    /// system CA bundle) and the host name (or --sni).
+    /// chain is checked against --cacert (default: the
+    /// system CA bundle), not its name, as memtier does.
     #[arg(long, help_heading = HEADING, verbatim_doc_comment)]
     pub tls: bool,
 
     /// Use specified client certificate for TLS
-    /// (PEM, chain allowed; needs --key)
+    /// (PEM, X.509 v3 only, chain allowed; needs --key)
     #[arg(long, value_name = "FILE", allow_hyphen_values = true, help_heading = HEADING,
           verbatim_doc_comment)]
     pub cert: Option<String>,
@@ -125,7 +125,7 @@ pub struct ConnectionArgs {
     pub cacert: Option<String>,
 
     /// Skip verification of server certificate
-    /// (issuer, dates and name)
+    /// (issuer and dates)
     #[arg(long, help_heading = HEADING, verbatim_doc_comment)]
     pub tls_skip_verify: bool,
 
@@ -137,8 +137,8 @@ pub struct ConnectionArgs {
           verbatim_doc_comment)]
     pub tls_protocols: Option<String>,
 
-    /// Add an SNI header; also the name the server's
-    /// certificate must carry (default: the host)
+    /// Add an SNI header (default: the host); the
+    /// certificate's names are not checked
     #[arg(long, value_name = "STRING", allow_hyphen_values = true, help_heading = HEADING,
           verbatim_doc_comment)]
     pub sni: Option<String>,

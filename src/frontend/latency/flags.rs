@@ -53,7 +53,9 @@ pub const SAMPLE_PERIOD_US: u64 = 10_000;
                   Figures are whole milliseconds unless --precision=us (min rounded down, \
                   max up; avg is the exact mean). As redis-cli, the probe waits 10 ms after \
                   each reply; --open-loop sends on a fixed 10 ms schedule instead and times \
-                  each request from when it was due."
+                  each request from when it was due.\n\
+                  Without -a the password is read from KVBENCH_AUTH, else from redis-cli's \
+                  REDISCLI_AUTH (taken whole, colons included, as redis-cli takes it)."
 )]
 struct Flags {
     /// Server, socket, credentials, URI and TLS, as the other front ends spell them.
@@ -68,14 +70,12 @@ struct Flags {
     #[arg(short = 'n', value_name = "DB", allow_hyphen_values = true, value_parser = parse_db)]
     db: Option<u32>,
 
-    /// redis-cli's --latency, accepted so its command lines carry over: `kvbench latency`
-    /// is that mode already.
-    #[arg(long, hide = true)]
+    /// redis-cli's --latency, accepted and ignored: kvbench latency is that mode already.
+    #[arg(long)]
     latency: bool,
 
-    /// redis-cli's --no-auth-warning, accepted so its command lines carry over: kvbench
-    /// never warns about a password on the command line.
-    #[arg(long, hide = true)]
+    /// redis-cli's --no-auth-warning, accepted and ignored: kvbench never warns about -a.
+    #[arg(long)]
     no_auth_warning: bool,
 
     /// Send a probe every 10 ms on a fixed schedule and time each from when it was due,

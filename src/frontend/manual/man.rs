@@ -5,14 +5,16 @@
 //! .TH KVBENCH 1                       title
 //! NAME, SYNOPSIS, DESCRIPTION         kvbench as a whole, the list of tools (written here)
 //! one .SH per tool                    its synopsis, description and flags: clap_mangen's
-//!                                     sections of the tool's clap command, as subsections
+//!                                     sections of the tool's clap command, as subsections,
+//!                                     each flag's aliases added as --help shows them; or
+//!                                     the tool's own help text (redis-benchmark, zbench)
 //! ```
 
 use std::ffi::OsString;
 use std::io::Write;
 
 use clap::error::ErrorKind;
-use clap::{CommandFactory, FromArgMatches, Parser};
+use clap::{Arg, Command, CommandFactory, FromArgMatches, Id, Parser};
 use clap_mangen::Man;
 
 use super::{Tool, tools};
@@ -109,6 +111,47 @@ fn title() -> String {
     )
 }
 
+/// The note clap's `--help` puts after an argument's help for its visible aliases
+/// (`[alias: --pass]`, `[aliases: -s, --server]`), or `None` for an argument without any.
+fn alias_note(arg: &Arg) -> Option<String> {
+    let shorts = arg.get_visible_short_aliases().unwrap_or_default();
+    let longs = arg.get_visible_aliases().unwrap_or_default();
+    let names: Vec<String> = shorts
+        .iter()
+        .map(|c| format!("-{c}"))
+        .chain(longs.iter().map(|l| format!("--{l}")))
+        .collect();
+    match names.len() {
+        0 => None,
+        1 => Some(format!("[alias: {}]", names[0])),
+        _ => Some(format!("[aliases: {}]", names.join(", "))),
+    }
+}
+
+/// `cmd` with each argument's alias note added to its help texts: clap_mangen leaves
+/// aliases out, and a spelling that `--help` lists (`kvbench -s HOST`, `kvbench latency
+/// --latency-history`) must be in the manual too.
+fn with_aliases(cmd: Command) -> Command {
+    let notes: Vec<(Id, String)> = cmd
+        .get_arguments()
+        .filter_map(|a| alias_note(a).map(|note| (a.get_id().clone(), note)))
+        .collect();
+    notes.into_iter().fold(cmd, |cmd, (id, note)| {
+        cmd.mut_arg(id, |arg| {
+            let short = arg.get_help().map(|h| format!("{h} {note}"));
+            let long = arg.get_long_help().map(|h| format!("{h} {note}"));
+            let arg = match short {
+                Some(help) => arg.help(help),
+                None => arg.help(note.clone()),
+            };
+            match long {
+                Some(help) => arg.long_help(help),
+                None => arg,
+            }
+        })
+    })
+}
+
 fn tool_section(out: &mut String, tool: &Tool) -> Result<(), Error> {
     out.push_str(&format!(
         ".SH \"KVBENCH {}\"\n",
@@ -121,7 +164,7 @@ fn tool_section(out: &mut String, tool: &Tool) -> Result<(), Error> {
             escape(tool.name)
         ));
     }
-    let man = Man::new(tool.command.clone());
+    let man = Man::new(with_aliases(tool.command.clone()));
     out.push_str(&subsections(&man, Man::render_synopsis_section)?);
     out.push_str(&subsections(&man, Man::render_description_section)?);
     match &tool.help_text {
@@ -246,6 +289,22 @@ mod tests {
         }
         // redis-benchmark's own help layout, literally.
         assert!(page.contains("Usage: kvbench redis\\-benchmark"), "rb help");
+        // zbench's Go-style flags, as its --help spells them, never clap's `--a`.
+        assert!(
+            page.contains("Usage of kvbench zbench:\n  \\-a string"),
+            "zbench help"
+        );
+        assert!(!page.contains("\\fB\\-\\-a\\fR"), "zbench flag spelt --a");
+        // Aliases, as --help lists them: memtier's -s and redis-cli's spellings.
+        for alias in [
+            "[aliases: \\-s, \\-\\-server]",
+            "[alias: \\-\\-latency\\-history]",
+            "[alias: \\-\\-latency\\-dist]",
+            "[alias: \\-\\-pass]",
+            "[alias: \\-s]",
+        ] {
+            assert!(page.contains(alias), "{alias}");
+        }
         assert!(
             !page.contains("\n.SH OPTIONS"),
             "a tool's .SH left unnested"

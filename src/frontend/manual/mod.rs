@@ -33,8 +33,8 @@ pub struct Tool {
     pub summary: &'static str,
     /// Its clap command, named `NAME`, its binary `kvbench NAME`.
     pub command: Command,
-    /// Its own help text, for a tool whose clap flags carry no help of their own
-    /// (redis-benchmark prints redis-benchmark's layout): the manual shows it as written.
+    /// Its own help text, for a tool whose --help is not clap's (redis-benchmark prints
+    /// redis-benchmark's layout, zbench Go's): the manual shows it as written.
     pub help_text: Option<String>,
 }
 
@@ -80,6 +80,18 @@ pub fn tools() -> Vec<Tool> {
         .about(rb.summary)
         .override_usage("kvbench redis-benchmark [OPTIONS] [COMMAND ARGS...]");
     rb.help_text = Some(redis_benchmark::help::help_text("kvbench redis-benchmark"));
+    let mut zb = tool(
+        "zbench",
+        "redis-zbench-go's sorted-set load and queries; flags are Go-style: -name value, \
+         -name=value or --name",
+        zbench::flags::command(),
+    );
+    // clap knows its flags by their long names, which clap_mangen would print as `--a`,
+    // `--c`: the manual shows the Go-style usage `kvbench zbench --help` prints instead.
+    zb.command = zb
+        .command
+        .override_usage("kvbench zbench [-name value | -name=value | --name value ...]");
+    zb.help_text = Some(zbench::goflag::usage_text(&zbench::flags::command()));
     vec![
         tool(
             "memtier_benchmark",
@@ -97,12 +109,7 @@ pub fn tools() -> Vec<Tool> {
             latency::flags::command(),
         ),
         rb,
-        tool(
-            "zbench",
-            "redis-zbench-go's sorted-set load and queries; flags are Go-style: -name value, \
-             -name=value or --name",
-            zbench::flags::command(),
-        ),
+        zb,
         tool(
             "merge",
             "several result files (the shards of one workload) into one exact result",

@@ -36,14 +36,15 @@ const H_KVBENCH: &str = "kvbench Options";
     about = "A memcache/redis NoSQL traffic generator and performance benchmarking tool \
              (memtier_benchmark-compatible).",
     override_usage = "kvbench [options]",
-    // The binary's other tools (src/frontend/mod.rs's FRONT_ENDS; a test checks that each
-    // is named here), for a user who only knows `kvbench --help`.
+    // The binary's tools (src/frontend/mod.rs's FRONT_ENDS; a test checks that each is
+    // named here), for a user who only knows `kvbench --help`.
     after_help = "Other tools in this binary, each with its own --help: kvbench redis-benchmark \
                   (redis-benchmark's command line), kvbench latency (redis-cli --latency), \
                   kvbench intrinsic-latency (redis-cli --intrinsic-latency), kvbench zbench \
                   (redis-zbench-go), kvbench merge (several shards' results into one), kvbench \
                   report (result files as one HTML page), kvbench completions (shell \
-                  completion scripts), kvbench man (the manual page).",
+                  completion scripts), kvbench man (the manual page). This command line is \
+                  also kvbench memtier_benchmark, by its tool word.",
     disable_help_flag = true,
     disable_version_flag = true,
     args_override_self = true,

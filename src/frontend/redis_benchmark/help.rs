@@ -81,7 +81,8 @@ Options:
                     If neither cacert nor cacertdir are specified, the default
                     system-wide trusted root certs configuration will apply.
  --insecure         Allow insecure TLS connection by skipping cert validation.
- --cert <file>      Client certificate to authenticate with.
+ --cert <file>      Client certificate to authenticate with
+                    (PEM, X.509 v3 only).
  --key <file>       Private key file to authenticate with.
  --tls-ciphers <list> Sets the list of preferred ciphers (TLSv1.2 and below)
                     in order of preference from highest to lowest separated by colon (\":\").

@@ -55,7 +55,7 @@ pub fn add_args(cmd: Command) -> Command {
         .arg(string(
             "sni",
             "",
-            "kvbench: server name to send and verify in TLS.",
+            "kvbench: server name to send in TLS (SNI); the certificate chain is verified, not its names.",
         ))
         .arg(switch(
             "tls-skip-verify",
