@@ -1060,3 +1060,19 @@ fn shipped_workloads_load_and_validate() {
         }
     }
 }
+
+/// KVBENCH_AUTH set to nothing (an empty secret in a pipeline) is named, where the
+/// refusal read as if `-a ''` had been typed.
+#[test]
+fn an_empty_kvbench_auth_is_named() {
+    let mut cmd = common::kvbench_command();
+    cmd.args(["-s", "127.0.0.1", "-p", "1", "-n", "1"])
+        .env("KVBENCH_AUTH", "");
+    let out = common::run_with_timeout(cmd, common::KVBENCH_TIMEOUT);
+    assert_eq!(out.status.code(), Some(1), "{}", common::describe(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: authenticate needs a password or user:password: KVBENCH_AUTH is set but \
+         empty (unset it, or give the password).\n"
+    );
+}

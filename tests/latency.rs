@@ -440,6 +440,8 @@ fn errors_are_one_line_and_exit_1() {
         err.contains("NOAUTH") || err.contains("authentication"),
         "{err}"
     );
+    // What to change, beside the server's words.
+    assert!(err.contains("use -a"), "{err}");
     // The right password probes.
     let run = kvbench(&["latency", "-p", &port, "-a", "secret", "-i", "0.2"])
         .timeout(TIMEOUT)

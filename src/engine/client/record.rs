@@ -326,8 +326,13 @@ fn record_answer(
         ReplyKind::Error => {
             if plan.load.error_replies == ErrorReplies::Stop {
                 ctx.error_reply.keep(peer, text);
+                // The refusal in the server's words, and what to change.
+                let hint = match auth_refusal(text, peer, plan) {
+                    Some(_) => format!(" (use {})", plan.names.authenticate),
+                    None => String::new(),
+                };
                 return Err(Failure::Fatal(format!(
-                    "server {peer} replied with an error: {}",
+                    "server {peer} replied with an error: {}{hint}",
                     String::from_utf8_lossy(text)
                 )));
             }

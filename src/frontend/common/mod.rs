@@ -320,6 +320,13 @@ pub fn parse_port(raw: &str) -> Option<u16> {
 /// hold colons; an empty user (`:password`) means the default user.
 pub fn parse_credentials(raw: &str) -> Result<Credentials> {
     if raw.is_empty() {
+        // KVBENCH_AUTH set to nothing reaches here as an empty -a: name the variable.
+        if std::env::var_os(AUTH_ENV).is_some_and(|v| v.is_empty()) {
+            return Err(usage(format!(
+                "authenticate needs a password or user:password: {AUTH_ENV} is set but empty \
+                 (unset it, or give the password)."
+            )));
+        }
         return Err(usage("authenticate needs a password or user:password."));
     }
     Ok(match raw.split_once(':') {
