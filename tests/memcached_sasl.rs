@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Memcached, Run, describe, kvbench_at};
+use common::{Memcached, Run, TestPki, describe, kvbench_at};
 
 /// A memcached that requires SASL, with one user `bench` / `s3cret`.
 fn sasl_server() -> Memcached {
@@ -88,6 +88,43 @@ fn text_protocol_against_sasl_names_the_binary_protocol() {
         assert!(!stderr.contains("s3cret"), "the password leaked: {stderr}");
     }
     // (The server's own counters cannot be read here: it answers no text `stats`.)
+}
+
+/// The same over TLS: the hang-up read as the end of the stream, and the error named
+/// only "connection closed by server".
+#[test]
+fn text_protocol_against_sasl_over_tls_names_the_binary_protocol() {
+    let pki = TestPki::generate();
+    let server = Memcached::start_sasl_tls(&pki, "bench", "s3cret");
+    let ca = pki.file("ca.pem");
+    let args = [
+        "-P",
+        "memcache_text",
+        "-t",
+        "1",
+        "-c",
+        "1",
+        "-n",
+        "10",
+        "--tls",
+        "--cacert",
+        &ca,
+    ];
+    let out = kvbench_at(server.port, &args).run();
+    assert!(!out.status.success(), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let last = stderr.lines().last().unwrap_or("");
+    assert!(
+        last.contains("closed the connection before any reply")
+            && last.contains("requires SASL (memcached -S)")
+            && last.contains("(-P memcache_binary) with -a USER:PASSWORD"),
+        "{stderr}"
+    );
+    // Binary with the credentials loads over the same TLS port.
+    let ok = kvbench_at(server.port, &args[2..])
+        .args(&["-P", "memcache_binary", "-a", "bench:s3cret"])
+        .run();
+    assert!(ok.status.success(), "{}", describe(&ok));
 }
 
 // ---------------------------------------------------------------------------------------

@@ -90,7 +90,13 @@ impl Transport {
                             Some(_) => None,
                             None => Some(TLS_HANDSHAKE_TIMEOUT),
                         };
-                        let tls = TlsStream::new(stream, settings.clone(), plan.names, guard)?;
+                        let tls = TlsStream::new(
+                            stream,
+                            settings.clone(),
+                            plan.names,
+                            guard,
+                            plan.server.protocol,
+                        )?;
                         Ok(Transport::Tls(Box::new(tls)))
                     }
                     None => Ok(Transport::Tcp(PlainTcp {
@@ -325,6 +331,11 @@ pub struct TlsStream {
     /// Bytes at the front of the caller's next `write` that rustls has already encrypted
     /// (0 or 1); see the module docs.
     owed: usize,
+    /// The protocol spoken, for the hint when the server hangs up before any reply.
+    protocol: Protocol,
+    /// Plaintext was written: a connection closed before that was not dropped for what
+    /// it said.
+    wrote: bool,
 }
 
 impl TlsStream {
@@ -333,6 +344,7 @@ impl TlsStream {
         settings: Arc<TlsSettings>,
         names: &'static FlagNames,
         guard: Option<Duration>,
+        protocol: Protocol,
     ) -> io::Result<TlsStream> {
         let conn =
             ClientConnection::new(settings.client_config.clone(), settings.server_name.clone())
@@ -355,6 +367,8 @@ impl TlsStream {
             first_byte: None,
             got_plaintext: false,
             owed: 0,
+            protocol,
+            wrote: false,
         })
     }
 
@@ -428,7 +442,7 @@ impl TlsStream {
         loop {
             match self.conn.reader().read(&mut buf[filled..]) {
                 // close_notify: the end of the stream, once what came before it is returned.
-                Ok(0) => return Ok(filled),
+                Ok(0) => return self.ended(filled),
                 Ok(n) => {
                     filled += n;
                     self.got_plaintext = true;
@@ -439,7 +453,9 @@ impl TlsStream {
                 }
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => {}
                 // The TCP stream ended without close_notify: to the caller, the end.
-                Err(err) if err.kind() == io::ErrorKind::UnexpectedEof => return Ok(filled),
+                Err(err) if err.kind() == io::ErrorKind::UnexpectedEof => {
+                    return self.ended(filled);
+                }
                 Err(err) => return Err(err),
             }
             if self.rx_start < self.rx_end {
@@ -467,6 +483,28 @@ impl TlsStream {
         }
     }
 
+    /// The stream ended after `filled` bytes of this read. A memcached with SASL (`-S`)
+    /// hangs up at a text request's first line, over TLS as over TCP: said with what to
+    /// change, as the plain transport says it.
+    #[cold]
+    fn ended(&self, filled: usize) -> io::Result<usize> {
+        if filled == 0
+            && !self.got_plaintext
+            && self.wrote
+            && self.protocol == Protocol::MemcacheText
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                format!(
+                    "the server closed the connection before any reply; if the server requires \
+                     SASL (memcached -S), use the binary protocol (-P memcache_binary) with {}",
+                    self.names.authenticate
+                ),
+            ));
+        }
+        Ok(filled)
+    }
+
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         // Records queued earlier go first; only a socket that takes them all takes more.
         self.push()?;
@@ -478,6 +516,7 @@ impl TlsStream {
             self.conn.writer().write(fresh)?
         };
         let done = settled + taken;
+        self.wrote |= done > 0;
         match self.push() {
             Ok(()) => Ok(done),
             Err(err) if err.kind() == io::ErrorKind::WouldBlock => {

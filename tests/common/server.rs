@@ -383,6 +383,23 @@ impl Memcached {
         Self::launch(args, &Mode::Plain)
     }
 
+    /// `memcached -S -Z`: SASL required, over TLS with the test PKI's `server`
+    /// certificate (no plaintext listener: the harness sends it nothing).
+    pub fn start_sasl_tls(pki: &TestPki, user: &str, password: &str) -> Self {
+        let ssl = format!(
+            "ssl_chain_cert={},ssl_key={}",
+            pki.file("server.pem"),
+            pki.file("server.key")
+        );
+        Self::launch(
+            &["-Z", "-o", &ssl],
+            &Mode::Sasl {
+                user: user.to_string(),
+                password: password.to_string(),
+            },
+        )
+    }
+
     /// `memcached -Z`: TLS on `port` with the test PKI's `server` certificate;
     /// `extra_ssl` is appended to the `-o` list, e.g. `"ssl_verify_mode=2,ssl_ca_cert=..."`.
     pub fn start_tls(pki: &TestPki, extra_ssl: &str) -> Self {
