@@ -278,3 +278,46 @@ fn multi_key_get_in_cluster_mode_needs_a_hash_tag() {
     assert_eq!(run.status.code(), Some(1), "{}", describe(&run.out));
     assert!(String::from_utf8_lossy(&run.out.stderr).contains("hash tag"));
 }
+
+/// A migration left half done: a request whose every try gets `-TRYAGAIN` is, after the
+/// last, an error reply counted as any other (in `Count`, its latency from the first
+/// send), where it went uncounted ("every one of the 22 replies was an error" counted
+/// the SETs against the MGETs' errors, and a GET-only run read "answered nothing").
+#[test]
+fn a_request_that_exhausts_its_tryagain_tries_is_counted_as_an_error_reply() {
+    let cluster = RedisCluster::start();
+    let m = half_migrate(&cluster);
+    let port = cluster.nodes[m.src].port.to_string();
+    let mut args = mget_args(&port);
+    for (flag, value) in [("-n", "3"), ("-c", "1")] {
+        let at = args.iter().position(|a| a == flag).expect("the flag") + 1;
+        args[at] = value.to_string();
+    }
+    let run = kvbench(&[]).args(&args).with_json().run();
+    let json = run.json();
+    let gets = &json["ALL STATS"]["Gets"];
+    assert_eq!(
+        gets["Count"].as_u64(),
+        Some(3),
+        "{gets}\n{}",
+        run.describe()
+    );
+    let stderr = run.stderr_text();
+    // MGETs whose four keys all stayed on the owner are answered (1 in 16); the others
+    // end in -TRYAGAIN, reported as the server's error reply.
+    if !run.status.success() {
+        assert!(
+            stderr.contains("every one of the 3 replies was an error"),
+            "{}",
+            run.describe()
+        );
+    }
+    if stderr.contains("error") {
+        assert!(
+            stderr.contains("replied with an error: TRYAGAIN"),
+            "{}",
+            run.describe()
+        );
+    }
+    assert!(!stderr.contains("answered nothing"), "{}", run.describe());
+}

@@ -7,7 +7,7 @@ use std::time::Instant;
 use crate::debug_log;
 use crate::engine::client::counts::{Elapsed, hits_and_misses};
 use crate::engine::client::plain::PlainRecorder;
-use crate::engine::client::{Client, ClientContext, held};
+use crate::engine::client::{Client, ClientContext, held, route};
 use crate::engine::clock::Stamp;
 use crate::engine::cluster::{self, Redirect};
 use crate::engine::connection::{Answer, Failure};
@@ -246,8 +246,14 @@ fn record_answer(
             Some(Redirect::TryAgain) => stats.tryagain += 1,
             None => {}
         }
-        // A request that will be resent is recorded once, when its real answer comes.
+        // A request that will be resent is recorded once, when its real answer comes. One
+        // whose last try got -TRYAGAIN again is answered: an error reply, recorded as any
+        // other (counted, its latency from the first send, and under `ErrorReplies::Stop`
+        // the run's end), where it went uncounted.
+        let exhausted = matches!(redirect, Some(Redirect::TryAgain))
+            && (request.tries >= route::TRYAGAIN_TRIES || matches!(request.op, Op::Probe));
         if redirect.is_some()
+            && !exhausted
             && (matches!(
                 request.op,
                 Op::Set { .. }

@@ -23,7 +23,7 @@ const TRYAGAIN_FIRST: Duration = Duration::from_millis(2);
 /// The longest pause between tries.
 const TRYAGAIN_MAX: Duration = Duration::from_millis(100);
 /// Tries before a request answered `-TRYAGAIN` counts as an error (about 6 s in all).
-const TRYAGAIN_TRIES: u8 = 64;
+pub(super) const TRYAGAIN_TRIES: u8 = 64;
 
 /// A redirected request waiting for its target's name to be looked up.
 #[derive(Clone, Debug)]
