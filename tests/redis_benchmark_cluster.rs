@@ -86,6 +86,10 @@ fn cluster_runs_land_every_request_on_its_master() {
         assert_eq!(r["MOVED/sec"].as_f64(), Some(0.0), "{row}: {r}");
         assert_eq!(r["ASK/sec"].as_f64(), Some(0.0), "{row}: {r}");
     }
+    // The threads that ran: one per master, as the text's `threads: 3` says.
+    let info = &doc["run information"];
+    assert_eq!(info["Threads"], 3, "{info}");
+    assert_eq!(info["Connections per thread"], 2, "{info}");
     cluster.reset();
     let theirs = stdout_of("redis-benchmark", &seed_args(&cluster, &args));
     assert_eq!(
@@ -413,4 +417,22 @@ fn a_command_without_a_tag_ends_at_its_first_redirection() {
         "{}",
         common::describe(&real)
     );
+}
+
+/// `--cluster` with nothing listening at the seed: redis-benchmark's own line and
+/// status, byte for byte (it read `error: Failed to fetch cluster configuration: cannot
+/// connect to ...`).
+#[test]
+fn an_unreachable_seed_is_redis_benchmarks_could_not_connect() {
+    let port = common::closed_port().to_string();
+    let args = ["--cluster", "-h", "127.0.0.1", "-p", &port, "-n", "10"];
+    let mine = kvbench(&["redis-benchmark"]).args(&args).run();
+    let mut cmd = Command::new("redis-benchmark");
+    cmd.args(args);
+    let theirs = common::run_with_timeout(cmd, common::KVBENCH_TIMEOUT);
+    assert_eq!(mine.status.code(), Some(1), "{}", mine.describe());
+    assert_eq!(theirs.status.code(), Some(1));
+    let line = format!("Could not connect to Redis at 127.0.0.1:{port}: Connection refused\n");
+    assert_eq!(mine.stderr_text(), line);
+    assert_eq!(String::from_utf8_lossy(&theirs.stderr), line);
 }

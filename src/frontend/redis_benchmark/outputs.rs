@@ -124,8 +124,9 @@ fn stats_of(row: &Row, duration: Duration) -> OpStats {
 }
 
 /// Writes the JSON file and HDR files `spec` asks for, if any, with the notices memtier's
-/// reports print on stderr.
-pub fn write(spec: &BenchmarkSpec, collected: &Collected) -> Result<(), Error> {
+/// reports print on stderr; `threads` is how many worker threads ran (with `--cluster`,
+/// one per master unless `--threads` says otherwise).
+pub fn write(spec: &BenchmarkSpec, collected: &Collected, threads: usize) -> Result<(), Error> {
     if spec.json_out_file.is_none() && spec.hdr_file_prefix.is_none() {
         return Ok(());
     }
@@ -136,8 +137,8 @@ pub fn write(spec: &BenchmarkSpec, collected: &Collected) -> Result<(), Error> {
     let shown: Vec<(&str, String)> = configuration.iter().map(|(k, v)| (*k, v.clone())).collect();
     let rendering = Rendering {
         info: RunInfo {
-            threads: spec.threads.max(1) as usize,
-            connections_per_thread: (spec.clients as usize).div_ceil(spec.threads.max(1) as usize),
+            threads: threads.max(1),
+            connections_per_thread: (spec.clients as usize).div_ceil(threads.max(1)),
             limit: Limit::RequestsPerClient(spec.requests.div_ceil(u64::from(spec.clients))),
             ramp: None,
         },

@@ -62,6 +62,13 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let mut prepared = match engine::prepare(&probe) {
         Ok(prepared) => prepared,
         Err(_) if let Some(status) = interrupted_before_tests(&spec) => return Ok(status),
+        // The seed node unreachable: redis-benchmark's own line, as without --cluster.
+        Err(ref e) if let Some((peer, why)) = unreachable_seed(e) => {
+            let line = format!("Could not connect to Redis at {peer}: {why}");
+            write_no_tests(&spec, &line);
+            eprintln_safe!("{line}");
+            return Ok(1);
+        }
         Err(e) => {
             let err = Error::run(match spec.cluster {
                 true => format!("Failed to fetch cluster configuration: {e}"),
@@ -116,7 +123,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     }
     let mut collected = Collected::default();
     let status = run.passes(&mut collected);
-    let written = outputs::write(&spec, &collected);
+    let written = outputs::write(&spec, &collected, threads as usize);
     let status = status?;
     written?;
     Ok(status)
@@ -266,6 +273,20 @@ impl Runner<'_> {
     }
 }
 
+/// The seed node and the reason from discovery's "cannot connect to PEER: why", the
+/// reason capitalised as strerror words it (`Connection refused`).
+fn unreachable_seed(message: &str) -> Option<(String, String)> {
+    let (peer, why) = message
+        .strip_prefix("cannot connect to ")?
+        .split_once(": ")?;
+    let peer = peer.to_string();
+    let mut why = why.to_string();
+    if let Some(first) = why.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
+    Some((peer, why))
+}
+
 /// Ctrl-C (or SIGTERM) ended the set-up before any test (its waits fail as
 /// "interrupted"): the files say the invocation was interrupted, not that it failed, and
 /// the status is 128 + the signal; `None` when no signal came.
@@ -276,7 +297,7 @@ fn interrupted_before_tests(spec: &BenchmarkSpec) -> Option<u8> {
         interrupted: true,
         ..Results::empty("ALL STATS".to_string(), None)
     });
-    if let Err(write_err) = outputs::write(spec, &collected) {
+    if let Err(write_err) = outputs::write(spec, &collected, spec.threads.max(1) as usize) {
         eprintln_safe!("error: {write_err}");
     }
     Some(signals::exit_code(signal) as u8)
@@ -288,7 +309,7 @@ fn write_no_tests(spec: &BenchmarkSpec, why: &str) {
     let mut collected = Collected::default();
     collected.push(Results::empty("ALL STATS".to_string(), None));
     collected.stopped_by = Some(why.to_string());
-    if let Err(write_err) = outputs::write(spec, &collected) {
+    if let Err(write_err) = outputs::write(spec, &collected, spec.threads.max(1) as usize) {
         eprintln_safe!("error: {write_err}");
     }
 }

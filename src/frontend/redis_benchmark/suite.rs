@@ -398,7 +398,8 @@ impl PayloadGenerator {
 
 /// For every cluster slot, the 3 bytes that put a key holding `{` + them + `}` in that
 /// slot: the shortest printable hash tag for the slot, padded with `}` (the hash tag ends
-/// at the first `}`), as redis-benchmark's table does.
+/// at the first `}`). redis-benchmark keeps a fixed table of alphanumeric tags of its
+/// own instead: each key lands in the same slot, under another name.
 #[derive(Clone, Debug)]
 pub struct SlotTags {
     tags: Vec<[u8; 3]>,
