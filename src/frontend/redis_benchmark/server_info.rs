@@ -146,6 +146,9 @@ pub fn order_masters<'a>(plan: &Plan, prepared: &'a mut Prepared) -> Vec<Master<
             })
         })
         .unwrap_or_default();
+    for node in slotless_masters(&nodes_text) {
+        eprintln_safe!("WARNING: Master node {node} has no slots, skipping...");
+    }
     let mut listed: Vec<(Option<NodeLine>, usize)> = prepared
         .masters()
         .iter()
@@ -172,7 +175,9 @@ struct NodeLine {
 }
 
 /// The line `CLUSTER NODES` gives the node at `host:port`
-/// (`<id> <ip:port@cport[,hostname]> <flags> ...`).
+/// (`<id> <ip:port@cport[,hostname]> <flags> ...`): `host` is its address, or the
+/// hostname it announces (what `CLUSTER SLOTS` gives under
+/// `cluster-preferred-endpoint-type hostname`).
 fn node_line(nodes: &str, host: &str, port: u16) -> Option<NodeLine> {
     let wanted = format!("{host}:{port}");
     nodes.lines().enumerate().find_map(|(index, line)| {
@@ -180,11 +185,31 @@ fn node_line(nodes: &str, host: &str, port: u16) -> Option<NodeLine> {
         let id = fields.next()?;
         let addr = fields.next()?;
         let ip_port = addr.split(['@', ',']).next()?;
-        (ip_port == wanted).then(|| NodeLine {
+        let announced = addr.split_once(',').map(|(_, name)| name);
+        let by_name = announced.is_some_and(|name| {
+            ip_port
+                .rsplit_once(':')
+                .is_some_and(|(_, p)| format!("{name}:{p}") == wanted)
+        });
+        (ip_port == wanted || by_name).then(|| NodeLine {
             index,
             id: id.to_string(),
         })
     })
+}
+
+/// The masters `CLUSTER NODES` lists without a slot (`ip:port`): no client is given
+/// one, and redis-benchmark says so.
+fn slotless_masters(nodes: &str) -> Vec<&str> {
+    nodes
+        .lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let master = fields.get(2)?.split(',').any(|flag| flag == "master");
+            let ip_port = fields.get(1)?.split(['@', ',']).next()?;
+            (master && fields.len() <= 8).then_some(ip_port)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -214,5 +239,18 @@ mod tests {
         let b596 = node_line(nodes, "127.0.0.1", 17103).expect("b596's line");
         assert_eq!((b596.index, b596.id.as_str()), (0, "b596"));
         assert!(node_line(nodes, "127.0.0.1", 1).is_none());
+        // By the hostname it announces, as CLUSTER SLOTS names it then.
+        let by_name = node_line(nodes, "host.example", 17102).expect("c1d2 by its hostname");
+        assert_eq!(by_name.id, "c1d2");
+        assert!(node_line(nodes, "host.example", 17103).is_none());
+    }
+
+    #[test]
+    fn masters_without_slots_are_named() {
+        let nodes = "b596 127.0.0.1:17103@27103 myself,master - 0 0 1 connected 0-16383
+                     c1d2 127.0.0.1:17102@27102 master - 0 0 2 connected
+                     e3f4 127.0.0.1:17104@27104 slave b596 0 0 1 connected
+";
+        assert_eq!(slotless_masters(nodes), ["127.0.0.1:17102"]);
     }
 }
