@@ -176,3 +176,22 @@ fn text_protocol_authenticates_and_never_leaves_the_password_in_a_cache() {
     // The harness asks: the item the credentials made is expired, never served.
     assert_eq!(open.get("kvbench-auth"), None);
 }
+
+/// Credentials for a memcached without SASL: the refusal names the server and says the
+/// server does not use SASL (it read only "failed: Unknown command").
+#[test]
+fn credentials_for_a_memcached_without_sasl_say_so() {
+    let open = Memcached::start();
+    let out = kvbench_at(open.port, &["-P", "memcache_binary", "-n", "10"])
+        .args(&["-a", "bench:s3cret"])
+        .run();
+    assert!(!out.status.success(), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "authentication as user 'bench' failed on 127.0.0.1:{}: Unknown command (the server does not use SASL",
+            open.port
+        )),
+        "{stderr}"
+    );
+}

@@ -591,7 +591,8 @@ impl Connection {
             }
             if let Some(step) = self.setup.pop_front() {
                 let text = reply.text(&self.rbuf[start..self.rstart]);
-                check_setup_reply(step, reply.kind, text, plan).map_err(Failure::Fatal)?;
+                check_setup_reply(step, reply.kind, text, plan, &self.peer)
+                    .map_err(Failure::Fatal)?;
                 if self.setup.is_empty() {
                     self.become_ready();
                 }

@@ -76,6 +76,7 @@ pub fn check_setup_reply(
     kind: ReplyKind,
     text: &[u8],
     plan: &Plan,
+    peer: &str,
 ) -> Result<(), String> {
     if kind != ReplyKind::Error {
         return Ok(());
@@ -89,7 +90,17 @@ pub fn check_setup_reply(
                 .as_ref()
                 .and_then(|c| c.user.clone())
                 .map_or_else(String::new, |user| format!(" as user '{user}'"));
-            format!("authentication{who} failed: {text}")
+            // A memcached without -S knows no SASL commands.
+            let hint = if plan.server.protocol == Protocol::MemcacheBinary
+                && text == "Unknown command"
+            {
+                " (the server does not use SASL, a memcached without -S: run without credentials)"
+                    .to_string()
+            } else {
+                String::new()
+            };
+            // Which server refused: a pool's members may hold different users.
+            format!("authentication{who} failed on {peer}: {text}{hint}")
         }
         SetupStep::Tracking => format!("CLIENT TRACKING on failed: {text}"),
         // HELLO without AUTH on a server with a password: the protocol is not at fault.
