@@ -20,6 +20,7 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{ArgMatches, ColorChoice, CommandFactory, FromArgMatches, Parser};
 
 use super::help::{help_text, version_text};
+use super::numbers::{integer, positive, rps_value};
 use super::render::OutputMode;
 use super::suite::{MAX_KEYSPACE, TestSelection, known_names};
 use super::tls_flags::TlsFlags;
@@ -28,7 +29,6 @@ use super::uri::{UriParts, parse_uri};
 use crate::error::Error;
 use crate::frontend::common::busy_poll::parse_busy_poll;
 use crate::frontend::common::open_files;
-use crate::plan::pacing::MAX_RATE;
 use crate::protocol::Credentials;
 
 /// Most requests in flight per connection (`-P`), as kvbench's memtier front end allows.
@@ -318,28 +318,6 @@ fn usage(msg: impl Into<String>) -> Error {
     Error::usage(msg)
 }
 
-/// An integer flag value; redis-benchmark reads these with `atoi`, kvbench refuses what
-/// is not a number.
-fn integer(raw: &str, flag: &str) -> Result<i64, Error> {
-    raw.trim().parse::<i64>().map_err(|err| {
-        let why = match err.kind() {
-            std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => {
-                "an integer too large to use"
-            }
-            _ => "expected an integer",
-        };
-        usage(format!("invalid value '{raw}' for {flag}: {why}"))
-    })
-}
-
-fn positive(raw: &str, flag: &str, what: &str) -> Result<u64, Error> {
-    let n = integer(raw, flag)?;
-    if n < 1 {
-        return Err(usage(format!("{flag} {raw}: {what} must be at least 1")));
-    }
-    Ok(n as u64)
-}
-
 /// The position of a flag's last occurrence, to let the later of `-u` and a separate
 /// flag win, as redis-benchmark's left-to-right parsing does.
 fn position(matches: &ArgMatches, id: &str) -> Option<usize> {
@@ -590,17 +568,7 @@ fn validate(raw: RawFlags, matches: &ArgMatches) -> Result<BenchmarkSpec, Error>
     };
 
     // kvbench's additions.
-    let rps = match &raw.rps {
-        Some(r) => match positive(r, "--rps", "the request rate")? {
-            rate if rate > MAX_RATE => {
-                return Err(usage(format!(
-                    "--rps {r}: the request rate must be at most {MAX_RATE} per second"
-                )));
-            }
-            rate => Some(rate),
-        },
-        None => None,
-    };
+    let rps = raw.rps.as_deref().map(rps_value).transpose()?;
     let busy_poll = match &raw.busy_poll {
         Some(b) => parse_busy_poll(b, "--busy-poll").map_err(usage)?,
         None => None,

@@ -14,6 +14,7 @@
 //! | [`run`] | `main`: the servers asked, the tests run one by one, output, exit status |
 //! | [`flags`] | every redis-benchmark flag (and kvbench's additions) into a [`flags::BenchmarkSpec`] |
 //! | [`uri`] | the `-u redis://` / `rediss://` URI |
+//! | `numbers` | integer flag values, at least 1, and `--rps`'s rate |
 //! | [`help`] | the `--help` and `--version` texts |
 //! | [`suite`] | the default suite, `-t`, arbitrary commands, placeholders and cluster slot tags |
 //! | [`plan`] | the spec and a test into the engine's plan (server part, load, template) |
@@ -27,6 +28,7 @@ pub mod flags;
 pub mod help;
 pub mod latency;
 pub mod live;
+mod numbers;
 pub mod outputs;
 pub mod plan;
 pub mod render;
