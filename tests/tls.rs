@@ -2,7 +2,7 @@
 //! `memcached -Z`, with certificates the test makes with `openssl` at run time.
 //!
 //! What the servers counted must match what was asked, at pipeline 1 and 16; every way a
-//! TLS connection can fail for a reason the user can fix (unknown CA, wrong name, expired
+//! TLS connection can fail for a reason the user can fix (unknown CA, expired
 //! certificate, missing client certificate, TLS version, plaintext on the other end, bad
 //! PEM files) must be one `error:` line that says what to change, and a non-zero exit.
 
@@ -935,6 +935,29 @@ fn a_damaged_client_certificate_is_named_in_words() {
     );
     assert!(!line.contains("Other("), "{line}");
     assert!(!line.contains("v3"), "{line}");
+}
+
+/// An expired client certificate: the server's CertificateExpired alert is said as such,
+/// with what to do (it read "check that the server trusts its CA").
+#[test]
+fn an_expired_client_certificate_says_to_renew_it() {
+    let pki = TestPki::generate();
+    let server = RedisServer::start_tls(&pki, "server", &[]);
+    let out = common::kvbench_at(server.port, &["-n", "10"])
+        .args(&strings(&[
+            "--tls",
+            "--cacert",
+            &pki.file("ca.pem"),
+            "--cert",
+            &pki.file("client-expired.pem"),
+            "--key",
+            &pki.file("client-expired.key"),
+        ]))
+        .run();
+    assert_failure(
+        &out,
+        &["client-expired.pem as expired or not yet valid (alert CertificateExpired); renew it"],
+    );
 }
 
 const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -280,8 +280,7 @@ fn multi_key_get_in_cluster_mode_needs_a_hash_tag() {
 }
 
 /// A migration left half done: a request whose every try gets `-TRYAGAIN` is, after the
-/// last, an error reply counted as any other (in `Count`, its latency from the first
-/// send), where it went uncounted ("every one of the 22 replies was an error" counted
+/// last, an error reply counted as any other (in `Count`), where it went uncounted ("every one of the 22 replies was an error" counted
 /// the SETs against the MGETs' errors, and a GET-only run read "answered nothing").
 #[test]
 fn a_request_that_exhausts_its_tryagain_tries_is_counted_as_an_error_reply() {

@@ -133,10 +133,12 @@ pub fn query_with_auth(
 }
 
 /// Writes `request` and reads until `replies` whole replies have arrived; returns each.
-/// A server that refused the connection before answering anything (a TLS alert, which
-/// TLS 1.3 sends after the client's side of the handshake is done; a plaintext
-/// connection reset or closed at once, as a TLS port does) is
-/// [`QueryError::Unreachable`], with what to change.
+/// A TLS server that refused the connection before answering anything (an alert, which
+/// TLS 1.3 sends after the client's side of the handshake is done) is
+/// [`QueryError::Unreachable`], with what to change. A plaintext connection reset or
+/// closed at once stays a failed query: a proxy may close on a command it lacks (as
+/// redis-benchmark, the caller warns and goes on), and the run's own connections say
+/// whether the port wanted TLS.
 fn exchange(
     stream: &mut (impl Read + Write),
     request: &[u8],
@@ -153,11 +155,6 @@ fn exchange(
         Some(tls) if e.get_ref().is_some_and(|inner| inner.is::<rustls::Error>()) => Some(format!(
             "TLS handshake failed: {}",
             tls::blocking_handshake_problem(tls, plan.names, e, QUERY_TIMEOUT)
-        )),
-        None if e.kind() == std::io::ErrorKind::ConnectionReset => Some(format!(
-            "{}; if this port expects TLS, add {}",
-            describe(e),
-            plan.names.tls
         )),
         _ => None,
     };
@@ -194,14 +191,7 @@ fn exchange(
             }
         };
         if n == 0 {
-            return Err(if buf.is_empty() && plan.server.tls.is_none() {
-                unreachable(format!(
-                    "the server closed the connection before any reply; if this port expects TLS, add {}",
-                    plan.names.tls
-                ))
-            } else {
-                failed(format!("{peer} closed the connection"))
-            });
+            return Err(failed(format!("{peer} closed the connection")));
         }
         buf.extend_from_slice(&chunk[..n]);
     }

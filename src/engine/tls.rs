@@ -4,7 +4,7 @@
 use std::io;
 use std::time::Duration;
 
-use rustls::pki_types::{ServerName, UnixTime};
+use rustls::pki_types::UnixTime;
 use rustls::{AlertDescription, CertificateError, Error as TlsError, PeerIncompatible};
 
 use crate::date::civil_from_days;
@@ -68,7 +68,7 @@ pub fn explain(settings: &TlsSettings, flags: &FlagNames, err: &TlsError) -> Str
 
 fn explain_cert(settings: &TlsSettings, flags: &FlagNames, problem: &CertificateError) -> String {
     let skip = format!("use {}", flags.tls_skip_verify);
-    let (cacert, sni) = (flags.cacert, flags.sni);
+    let cacert = flags.cacert;
     match problem {
         CertificateError::UnknownIssuer => match &settings.cacert_file {
             Some(file) => format!(
@@ -77,33 +77,6 @@ fn explain_cert(settings: &TlsSettings, flags: &FlagNames, problem: &Certificate
             ),
             None => format!("unknown issuer; pass the server's CA with {cacert} or {skip}"),
         },
-        CertificateError::NotValidForName => format!(
-            "the certificate is not valid for '{}'; set the expected name with {sni} or {skip}",
-            name_text(&settings.server_name)
-        ),
-        CertificateError::NotValidForNameContext {
-            expected,
-            presented,
-        } => {
-            let names = if presented.is_empty() {
-                "no names".to_string()
-            } else {
-                presented
-                    .iter()
-                    .map(|p| presented_name(p))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            let how = if settings.sni_given {
-                format!("correct {sni}")
-            } else {
-                format!("set the expected name with {sni}")
-            };
-            format!(
-                "the certificate is not valid for '{}' (it names {names}); {how} or {skip}",
-                name_text(expected)
-            )
-        }
         CertificateError::Expired => {
             format!("the server's certificate has expired; renew it or {skip}")
         }
@@ -129,8 +102,7 @@ fn explain_cert(settings: &TlsSettings, flags: &FlagNames, problem: &Certificate
         other => match format!("{other:?}") {
             text if text.contains("UnsupportedCertVersion") => format!(
                 "the server's certificate is X.509 version 1, not 3 (as `openssl x509 -req` \
-                 without -extfile makes it); reissue it with extensions (subjectAltName) or \
-                 {skip}"
+                 without -extfile makes it); reissue it with v3 extensions or {skip}"
             ),
             text => format!("{text}; {skip}"),
         },
@@ -159,7 +131,7 @@ fn explain_alert(settings: &TlsSettings, flags: &FlagNames, alert: AlertDescript
         // OpenSSL servers send this for a client certificate past its notAfter (or not
         // yet valid): its CA is trusted, its dates are what to fix.
         (AlertDescription::CertificateExpired, Some(file)) => format!(
-            "the server rejected the client certificate in {file} as expired or not yet              valid (alert CertificateExpired); renew it, or check this machine's clock"
+            "the server rejected the client certificate in {file} as expired or not yet valid (alert CertificateExpired); renew it, or check this machine's clock"
         ),
         (
             AlertDescription::CertificateRequired
@@ -204,26 +176,6 @@ fn explain_incompatible(
             settings.versions_text, flags.tls_protocols
         ),
         other => format!("the server is not compatible: {other:?}"),
-    }
-}
-
-/// rustls shows certificate names as `DnsName("host")` / `IpAddress(1.2.3.4)`; users
-/// want `host` / `1.2.3.4`.
-fn presented_name(raw: &str) -> &str {
-    raw.strip_prefix("DnsName(\"")
-        .and_then(|r| r.strip_suffix("\")"))
-        .or_else(|| {
-            raw.strip_prefix("IpAddress(")
-                .and_then(|r| r.strip_suffix(')'))
-        })
-        .unwrap_or(raw)
-}
-
-fn name_text(name: &ServerName<'_>) -> String {
-    match name {
-        ServerName::DnsName(dns) => dns.as_ref().to_string(),
-        ServerName::IpAddress(ip) => std::net::IpAddr::from(*ip).to_string(),
-        other => format!("{other:?}"),
     }
 }
 

@@ -236,6 +236,16 @@ fn tcp_connected(stream: &TcpStream) -> io::Result<bool> {
     }
 }
 
+/// What to change when a memcached hangs up on a text request: with SASL (`-S`) it
+/// speaks only the binary protocol, and closes a text connection at its first command.
+fn sasl_hint(names: &FlagNames) -> String {
+    format!(
+        "if the server requires SASL (memcached -S), use the binary protocol \
+         (-P memcache_binary) with {}",
+        names.authenticate
+    )
+}
+
 /// Plain TCP. Remembers whether the server ever sent a byte, so a connection a TLS port
 /// drops at once (it cannot parse plaintext) is reported with the hint to add TLS (and,
 /// for memcache text, to speak binary: a SASL-only memcached drops text at once too).
@@ -297,11 +307,7 @@ impl PlainTcp {
         match self.protocol {
             // memcached -S (SASL) speaks only the binary protocol and closes a text
             // connection at its first command.
-            Protocol::MemcacheText => format!(
-                "if the server requires SASL (memcached -S), use the binary protocol \
-                 (-P memcache_binary) with {}; {tls}",
-                self.names.authenticate
-            ),
+            Protocol::MemcacheText => format!("{}; {tls}", sasl_hint(self.names)),
             _ => tls,
         }
     }
@@ -496,9 +502,8 @@ impl TlsStream {
             return Err(io::Error::new(
                 io::ErrorKind::ConnectionAborted,
                 format!(
-                    "the server closed the connection before any reply; if the server requires \
-                     SASL (memcached -S), use the binary protocol (-P memcache_binary) with {}",
-                    self.names.authenticate
+                    "the server closed the connection before any reply; {}",
+                    sasl_hint(self.names)
                 ),
             ));
         }

@@ -324,7 +324,6 @@ fn missing_shards(inputs: usize, seen: &[(&str, &str, &str)]) -> Option<String> 
     ))
 }
 
-/// Whether `shard` is `I/N` as `--shard` writes it: decimal numbers, `I` below `N`.
 /// Every shard a configuration's `"shard"` value names: a string, or (a merged file's)
 /// a list of its inputs' values, nested for a merge of merges; `null` is an input that
 /// was no shard.

@@ -34,12 +34,14 @@ impl Default for Shard {
 pub enum BadShard {
     /// Not two runs of digits around one `/`.
     NotIOverN,
-    /// N (or I) above [`MAX_SHARDS`].
+    /// N above [`MAX_SHARDS`].
     TooMany,
+    /// I or N past what a shard number holds (`u32`).
+    NumberTooLarge,
     /// N is 0.
     NoShards,
-    /// I is N or more.
-    IndexNotBelowCount,
+    /// I is N (`count`) or more.
+    IndexNotBelowCount { count: u32 },
 }
 
 /// Spreads the bits of a shard number over a seed (the 64-bit golden ratio, as
@@ -58,7 +60,7 @@ impl Shard {
             if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(BadShard::NotIOverN);
             }
-            s.parse::<u32>().map_err(|_| BadShard::TooMany)
+            s.parse::<u32>().map_err(|_| BadShard::NumberTooLarge)
         };
         let (index, count) = text.split_once('/').ok_or(BadShard::NotIOverN)?;
         let (index, count) = (number(index)?, number(count)?);
@@ -67,7 +69,7 @@ impl Shard {
         } else if count > MAX_SHARDS {
             Err(BadShard::TooMany)
         } else if index >= count {
-            Err(BadShard::IndexNotBelowCount)
+            Err(BadShard::IndexNotBelowCount { count })
         } else {
             Ok(Shard { index, count })
         }
@@ -134,10 +136,10 @@ mod tests {
         assert_eq!(Shard::parse("2/3"), Ok(Shard { index: 2, count: 3 }));
         assert_eq!(Shard::parse("0/1"), Ok(Shard::WHOLE));
         for (text, why) in [
-            ("3/3", BadShard::IndexNotBelowCount),
+            ("3/3", BadShard::IndexNotBelowCount { count: 3 }),
             ("0/0", BadShard::NoShards),
             ("0/1000001", BadShard::TooMany),
-            ("0/99999999999", BadShard::TooMany),
+            ("0/99999999999", BadShard::NumberTooLarge),
             ("1", BadShard::NotIOverN),
             ("-1/3", BadShard::NotIOverN),
             ("+1/3", BadShard::NotIOverN),

@@ -16,14 +16,14 @@ pub struct TlsSettings {
     /// The ready rustls configuration (roots or the skip-verify verifier, client
     /// certificate, protocol versions).
     pub client_config: Arc<ClientConfig>,
-    /// The name sent as SNI and checked against the server's certificate: `--sni` or the host.
+    /// The name sent as SNI: `--sni` or the host (the certificate's chain is verified, not
+    /// its names, as memtier's and redis-benchmark's OpenSSL set-up does).
     pub server_name: ServerName<'static>,
     /// The protocol versions offered, for messages (`TLSv1.2 only`, `TLSv1.2 and TLSv1.3`).
     pub versions_text: String,
     /// What the user passed, for messages.
     pub cert_file: Option<String>,
     pub cacert_file: Option<String>,
-    pub sni_given: bool,
     /// Set once any server asked this client for a certificate, so a handshake the server
     /// then rejects can be explained as "the server requires a client certificate".
     pub identity: Arc<ClientIdentity>,

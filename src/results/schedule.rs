@@ -3,10 +3,12 @@
 //! why, judged from the evidence the run recorded.
 //!
 //! ```text
-//! achieved < 99 % of target?
+//! achieved < 99 % of target, and something fell due (else no reason)?
 //!   under 1 % of what fell due unfinished (never sent, or unanswered at the end):
-//!     1 % or more of the sends late for want of a connection -> Waited (the server
-//!                                                     paused, then caught up)
+//!     1 % or more of the sends late for want of a connection:
+//!       connections x pipeline / service floor (p5) < target -> ConnectionsBusy
+//!       otherwise                                  -> Waited (the server paused, then
+//!                                                     caught up)
 //!     otherwise                                    -> ScheduleShort (the run's edges,
 //!                                                     ramp-up, Poisson draws)
 //!   late for want of the generator > late for want of a connection (counting what was

@@ -75,6 +75,25 @@ impl TestPki {
                 ],
             );
         }
+        // A client certificate past its notAfter, for the server's CertificateExpired.
+        if !pki.try_issue(
+            "client-expired",
+            "kvbench-client",
+            "client",
+            &["-days", "-1"],
+        ) {
+            pki.issue(
+                "client-expired",
+                "kvbench-client",
+                "client",
+                &[
+                    "-not_before",
+                    "20200101000000Z",
+                    "-not_after",
+                    "20200102000000Z",
+                ],
+            );
+        }
         // A client certificate without extensions: OpenSSL makes it X.509 v1, which
         // rustls does not take (the "--cert file" refusal).
         pki.issue_v1("client-v1", "kvbench-client-v1");
@@ -108,6 +127,7 @@ impl TestPki {
     /// `server.pem`/`.key` (localhost, 127.0.0.1), `named.pem`/`.key` (kvbench.test only),
     /// `nosan.pem`/`.key` (`CN=Server-only`, no subjectAltName),
     /// `client.pem`/`.key`, `client-v1.pem`/`.key` (X.509 v1), `expired.pem`/`.key`,
+    /// `client-expired.pem`/`.key`,
     /// `client-encrypted.key`.
     pub fn file(&self, name: &str) -> String {
         self.path(name).to_string_lossy().into_owned()

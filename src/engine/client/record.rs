@@ -248,8 +248,8 @@ fn record_answer(
         }
         // A request that will be resent is recorded once, when its real answer comes. One
         // whose last try got -TRYAGAIN again is answered: an error reply, recorded as any
-        // other (counted, its latency from the first send, and under `ErrorReplies::Stop`
-        // the run's end), where it went uncounted.
+        // other (counted, with the last try's latency, or in open loop from when it was
+        // due; under `ErrorReplies::Stop` the run's end), where it went uncounted.
         let exhausted = matches!(redirect, Some(Redirect::TryAgain))
             && (request.tries >= route::TRYAGAIN_TRIES || matches!(request.op, Op::Probe));
         if redirect.is_some()
@@ -333,9 +333,9 @@ fn record_answer(
             if plan.load.error_replies == ErrorReplies::Stop {
                 ctx.error_reply.keep(peer, text);
                 // The refusal in the server's words, and what to change.
-                let hint = match auth_refusal(text, peer, plan) {
-                    Some(_) => format!(" (use {})", plan.names.authenticate),
-                    None => String::new(),
+                let hint = match is_auth_refusal(text) {
+                    true => format!(" (use {})", plan.names.authenticate),
+                    false => String::new(),
                 };
                 return Err(Failure::Fatal(format!(
                     "server {peer} replied with an error: {}{hint}",
@@ -378,14 +378,18 @@ fn record_answer(
     Ok(None)
 }
 
+/// Whether error reply `text` says the connection is not authenticated.
+fn is_auth_refusal(text: &[u8]) -> bool {
+    text.starts_with(b"NOAUTH")
+        || text.ends_with(b"unauthenticated")
+        || text.starts_with(b"Auth failure")
+}
+
 /// The run's failure when error reply `text` says the connection is not authenticated
 /// (Redis `NOAUTH`, memcached -Y `unauthenticated`, memcached SASL `Auth failure.`):
 /// no request on it can succeed, so every reply would be the same refusal.
 pub(super) fn auth_refusal(text: &[u8], peer: &str, plan: &Plan) -> Option<Failure> {
-    (text.starts_with(b"NOAUTH")
-        || text.ends_with(b"unauthenticated")
-        || text.starts_with(b"Auth failure"))
-    .then(|| {
+    is_auth_refusal(text).then(|| {
         Failure::Fatal(format!(
             "server {peer} requires authentication: use {}",
             plan.names.authenticate

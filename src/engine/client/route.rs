@@ -22,7 +22,8 @@ use super::send::{Resend, Retry};
 const TRYAGAIN_FIRST: Duration = Duration::from_millis(2);
 /// The longest pause between tries.
 const TRYAGAIN_MAX: Duration = Duration::from_millis(100);
-/// Tries before a request answered `-TRYAGAIN` counts as an error (about 6 s in all).
+/// Retries of a request answered `-TRYAGAIN` (about 6 s in all); after them the next
+/// `-TRYAGAIN` is its answer, an error reply (`record.rs`).
 pub(super) const TRYAGAIN_TRIES: u8 = 64;
 
 /// A redirected request waiting for its target's name to be looked up.
@@ -147,8 +148,9 @@ impl Client {
     }
 
     /// `-TRYAGAIN` (a multi-key request during a slot migration): the request is sent
-    /// again after a back-off that doubles with each try, routed by its key then; after
-    /// [`TRYAGAIN_TRIES`] it counts as an error. Never a success, never dropped.
+    /// again after a back-off that doubles with each try, routed by its key then. Never a
+    /// success, never dropped: `record.rs` answers one whose [`TRYAGAIN_TRIES`] retries
+    /// are spent (or that it cannot send again) as an error reply before it comes here.
     fn retry_later(
         &mut self,
         request: Request,
@@ -159,6 +161,7 @@ impl Client {
             request.op,
             Op::Set { .. } | Op::Get { .. } | Op::Verify { .. } | Op::MultiGet | Op::Template
         ) || held::resendable_stream(request.op);
+        // A guard only: `record.rs` keeps such a request from coming here.
         if !resendable || request.tries >= TRYAGAIN_TRIES {
             self.release_copy(request.op);
             let row = usize::from(request.row);

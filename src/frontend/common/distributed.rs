@@ -22,15 +22,16 @@ pub fn parse_shard(raw: &str) -> Result<Shard> {
                 "--shard={raw}: expected I/N, this process's shard I counted from 0 of N shards (e.g. --shard=0/3)"
             ),
             BadShard::TooMany => format!("--shard={raw}: at most {MAX_SHARDS} shards"),
+            BadShard::NumberTooLarge => {
+                format!("--shard={raw}: at most {MAX_SHARDS} shards (shard numbers from 0)")
+            }
             BadShard::NoShards => {
                 format!("--shard={raw}: the number of shards must be at least 1")
             }
-            BadShard::IndexNotBelowCount => {
-                let last = raw.split_once('/').and_then(|(_, n)| n.parse::<u32>().ok()).unwrap_or(1) - 1;
-                format!(
-                    "--shard={raw}: the shard number must be below the number of shards (0 to {last}), counted from 0"
-                )
-            }
+            BadShard::IndexNotBelowCount { count } => format!(
+                "--shard={raw}: the shard number must be below the number of shards (0 to {}), counted from 0",
+                count - 1
+            ),
         })
     })
 }

@@ -106,7 +106,6 @@ pub fn build(flags: &TlsFlags) -> Result<TlsSettings, String> {
         versions_text,
         cert_file: flags.cert.map(str::to_string),
         cacert_file: flags.cacert.map(str::to_string),
-        sni_given: flags.sni.is_some(),
         identity,
     })
 }

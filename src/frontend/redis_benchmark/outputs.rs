@@ -109,6 +109,7 @@ fn stats_of(row: &Row, duration: Duration) -> OpStats {
     stats.connection_errors = row.connection_errors;
     stats.moved = count_of(row.moved_per_sec);
     stats.ask = count_of(row.ask_per_sec);
+    stats.tryagain = row.tryagain;
     stats.bytes_rx = count_of(row.kb_rx_per_sec * 1024.0);
     stats.bytes_tx = count_of(row.kb_tx_per_sec * 1024.0);
     stats.latency_sum_us = (row.accumulated_latency_ms * 1000.0).round() as u64;

@@ -61,15 +61,17 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let probe = rb_plan::test_plan(&spec, &server, 1, None, None, false);
     let mut prepared = match engine::prepare(&probe) {
         Ok(prepared) => prepared,
-        Err(_) if let Some(status) = interrupted_before_tests(&spec) => return Ok(status),
-        // The seed node unreachable: redis-benchmark's own line, as without --cluster.
-        Err(ref e) if let Some((peer, why)) = unreachable_seed(e) => {
-            let line = format!("Could not connect to Redis at {peer}: {why}");
-            write_no_tests(&spec, &line);
-            eprintln_safe!("{line}");
-            return Ok(1);
-        }
         Err(e) => {
+            if signals::received().is_some() {
+                return Ok(write_interrupted(&spec));
+            }
+            // The seed node unreachable: redis-benchmark's own line, as without --cluster.
+            if let Some((peer, why)) = unreachable_seed(&e) {
+                let line = format!("Could not connect to Redis at {peer}: {why}");
+                write_no_tests(&spec, &line);
+                eprintln_safe!("{line}");
+                return Ok(1);
+            }
             let err = Error::run(match spec.cluster {
                 true => format!("Failed to fetch cluster configuration: {e}"),
                 false => e,
@@ -88,7 +90,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     }
     let server_info = match server_info::read_server_info(&probe, &masters) {
         Ok(info) => info,
-        Err(_) if let Some(status) = interrupted_before_tests(&spec) => return Ok(status),
+        Err(_) if signals::received().is_some() => return Ok(write_interrupted(&spec)),
         Err(refused) => {
             // The files first: their "Writing ..." lines go before the error, which ends
             // the output.
@@ -288,10 +290,10 @@ fn unreachable_seed(message: &str) -> Option<(String, String)> {
 }
 
 /// Ctrl-C (or SIGTERM) ended the set-up before any test (its waits fail as
-/// "interrupted"): the files say the invocation was interrupted, not that it failed, and
-/// the status is 128 + the signal; `None` when no signal came.
-fn interrupted_before_tests(spec: &BenchmarkSpec) -> Option<u8> {
-    let signal = signals::received()?;
+/// "interrupted"): the files say the invocation was interrupted, not that it failed;
+/// returns the status, 128 + the signal.
+fn write_interrupted(spec: &BenchmarkSpec) -> u8 {
+    let signal = signals::received().unwrap_or(libc::SIGINT);
     let mut collected = Collected::default();
     collected.push(Results {
         interrupted: true,
@@ -300,7 +302,7 @@ fn interrupted_before_tests(spec: &BenchmarkSpec) -> Option<u8> {
     if let Err(write_err) = outputs::write(spec, &collected, spec.threads.max(1) as usize) {
         eprintln_safe!("error: {write_err}");
     }
-    Some(signals::exit_code(signal) as u8)
+    signals::exit_code(signal) as u8
 }
 
 /// No test could begin (`why`): the output files asked for are written all the same,

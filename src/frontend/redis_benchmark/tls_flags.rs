@@ -36,7 +36,7 @@ pub(super) struct TlsFlags {
 /// `--tls` (or `rediss://`) and its options.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TlsSpec {
-    /// `--sni`: the name sent and checked instead of the host.
+    /// `--sni`: the name sent (SNI) instead of the host.
     pub sni: Option<String>,
     /// `--cacert`.
     pub cacert: Option<PathBuf>,
