@@ -44,6 +44,8 @@ fn rate(raw: &str, flag: &str) -> Result<u64> {
 
 /// Digits that name a rate above [`MAX_RATE`], however many (past `u64` too).
 fn past_max_rate(text: &str) -> bool {
+    // A leading `+` is a number too, as the rate's own parse takes it.
+    let text = text.strip_prefix('+').unwrap_or(text);
     !text.is_empty()
         && text.bytes().all(|b| b.is_ascii_digit())
         && text.parse::<u64>().map_or(true, |n| n > MAX_RATE)
@@ -324,6 +326,7 @@ mod tests {
             ),
             (&["--rate=fast"], "--rate must be a number"),
             (&["--rate=200000000"], "--rate must be at most"),
+            (&["--rate=+200000000"], "--rate must be at most"),
             (
                 &["--rate=99999999999999999999"],
                 "--rate must be at most 100000000 requests per second, got 99999999999999999999.",
