@@ -618,3 +618,43 @@ fn merge_checks_every_output_before_writing_any() {
     assert_eq!(stderr.matches(&created).count(), 1, "{stderr}");
     assert!(ok_json.exists());
 }
+
+/// An `-x 2` file with its runs beside one with only its aggregate (no `--print-all-runs`,
+/// so no seconds): the merged rows have no per-second series rather than the first
+/// file's seconds alone, which added up to half the merged count.
+#[test]
+fn a_merge_with_an_input_without_seconds_has_no_series() {
+    let server = RedisServer::start();
+    let dir = TestDir::new("merge-no-seconds");
+    let load = [
+        "-x",
+        "2",
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "-n",
+        "250",
+        "--hide-histogram",
+    ];
+    let (runs, aggregate) = (dir.file("runs.json"), dir.file("aggregate.json"));
+    kvbench_at(server.port, &load)
+        .args(&[
+            "--print-all-runs",
+            &format!("--json-out-file={}", runs.display()),
+        ])
+        .ok();
+    kvbench_at(server.port, &load)
+        .args(&[&format!("--json-out-file={}", aggregate.display())])
+        .ok();
+    let merged = merge_files(&[runs, aggregate], &MergeOptions::default()).expect("merged");
+    let path = dir.file("merged.json");
+    write_merged_json(&merged, &path);
+    let totals = &read_json(&path)["ALL STATS"]["Totals"];
+    assert_eq!(totals["Count"], 2000, "{totals}");
+    let seconds = totals["Time-Serie"].as_object().map_or(0, |s| s.len());
+    assert_eq!(seconds, 0, "{totals}");
+    // Two runs of 2 × 250 requests each, twice.
+    let stats = server.commandstats();
+    assert_eq!(stats["set"] + stats["get"], 2000);
+}

@@ -362,8 +362,12 @@ pub fn merge_row(
             }
         }
     }
+    // An input with requests but no seconds (an `-x N` file's aggregate, which has no
+    // series of its own): a series of the others' seconds alone would not add up to the
+    // row's count, so the merged row has none rather than a misleading one.
+    let unseen = pieces.iter().any(|p| p.count > 0 && p.seconds.is_empty());
     let mut series = Vec::with_capacity(by_second.len());
-    for (i, seconds) in by_second.iter().enumerate() {
+    for (i, seconds) in by_second.iter().enumerate().filter(|_| !unseen) {
         let start = window.start_epoch_ms + i as u64 * 1000;
         let end = (start + 1000).min(window.finish_epoch_ms.max(start));
         series.push(merge_second(seconds, layout, start, end, percentiles)?);
