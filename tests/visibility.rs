@@ -294,3 +294,40 @@ fn one_visibility_endpoint_per_run() {
     );
     assert!(run.stdout_text().is_empty(), "{}", run.describe());
 }
+
+/// A replica asleep longer than `--visibility-timeout`: the writes it shows only after
+/// the timeout are timeouts, and no lag passes the timeout (a poll sent in time and
+/// answered late counted as "seen" at twice the timeout).
+#[test]
+fn no_lag_passes_the_timeout() {
+    let (primary, replica) = pair();
+    let port = primary.port.to_string();
+    let from = replica.addr();
+    let bg = kvbench(&args(
+        &port,
+        &from,
+        &[
+            "--test-time=4",
+            "-c",
+            "2",
+            "--visibility-ratio=20",
+            "--visibility-timeout=300",
+        ],
+    ))
+    .with_json()
+    .spawn();
+    wait_until("load reaches the primary", Duration::from_secs(20), || {
+        primary.commandstats().get("set").copied().unwrap_or(0) > 500
+    });
+    let started = Instant::now();
+    replica.cli(&["DEBUG", "SLEEP", "0.7"]);
+    assert!(started.elapsed() >= Duration::from_millis(600));
+    let run = bg.wait(Duration::from_secs(60));
+    assert!(run.status.success(), "{}", describe(&run.out));
+    let json = run.json();
+    let vis = visibility(&json);
+    assert!(vis["Timeouts"].as_u64().unwrap_or(0) > 0, "{vis}");
+    let max = vis["Lag"]["Max Latency"].as_f64().expect("Max Latency");
+    // The histogram rounds a value up by at most one part in a thousand.
+    assert!(max <= 300.5, "max {max} ms past the 300 ms timeout: {vis}");
+}

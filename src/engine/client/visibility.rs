@@ -255,7 +255,8 @@ impl Visibility {
             | slot
     }
 
-    /// Records a tracked write seen at `at` (or timed out), if it was measured.
+    /// Records a tracked write seen at `at` within the timeout (else a timeout), if it was
+    /// measured.
     fn settle(
         &mut self,
         slot: u32,
@@ -265,12 +266,12 @@ impl Visibility {
     ) {
         let measured = t.acked >= ctx.measure_from;
         if measured && let Some(stats) = ctx.stats.get_mut(self.row) {
-            match seen_at {
-                Some(at) => {
-                    let lag = at.saturating_duration_since(t.acked);
-                    stats.record(lag.as_micros() as u64, 0, 0);
-                }
-                None => stats.errors += 1,
+            // Seen only after the timeout (the poll that showed it was answered late,
+            // the other endpoint stalled): not visible within it, so a timeout, and no
+            // lag beyond the timeout the user set.
+            match seen_at.map(|at| at.saturating_duration_since(t.acked)) {
+                Some(lag) if lag <= self.timeout => stats.record(lag.as_micros() as u64, 0, 0),
+                _ => stats.errors += 1,
             }
         }
         self.release(slot);
