@@ -1076,3 +1076,22 @@ fn an_empty_kvbench_auth_is_named() {
          empty (unset it, or give the password).\n"
     );
 }
+
+/// Values too small for `--visibility-from`'s stamp name the flag that set them.
+#[test]
+fn visibility_names_the_size_flag_given() {
+    for (size, flag) in [
+        ("--data-size=8", "raise --data-size."),
+        (
+            "--data-size-range=8-100",
+            "raise --data-size-range's minimum.",
+        ),
+        (
+            "--data-size-list=8:1,100:1",
+            "raise --data-size-list's smallest size.",
+        ),
+    ] {
+        let msg = refusal(&["--visibility-from=127.0.0.1:6380", size]);
+        assert!(msg.ends_with(flag), "{size}: {msg}");
+    }
+}

@@ -389,14 +389,17 @@ fn check_visibility(plan: &Plan) -> Result<()> {
     if plan.workload.arbitrary.is_some() {
         return refuse("--command (it tracks kvbench's own SETs)");
     }
-    let smallest = match &plan.workload.data_size {
-        DataSize::Fixed(n) => *n,
-        DataSize::Range { min, .. } => *min,
-        DataSize::List(sizes) => sizes.iter().map(|(n, _)| *n).min().unwrap_or(0),
+    let (smallest, flag) = match &plan.workload.data_size {
+        DataSize::Fixed(n) => (*n, "--data-size"),
+        DataSize::Range { min, .. } => (*min, "--data-size-range's minimum"),
+        DataSize::List(sizes) => (
+            sizes.iter().map(|(n, _)| *n).min().unwrap_or(0),
+            "--data-size-list's smallest size",
+        ),
     };
     if smallest < crate::plan::visibility::STAMP_LEN {
         return Err(usage(format!(
-            "--visibility-from needs values of at least {} bytes (they carry a stamp): raise --data-size.",
+            "--visibility-from needs values of at least {} bytes (they carry a stamp): raise {flag}.",
             crate::plan::visibility::STAMP_LEN
         )));
     }
