@@ -22,6 +22,7 @@
 //! | configuration | `configuration` (but the commands), then the run's facts (block, start, duration, run information, SLO) |
 
 use crate::date::civil_from_days;
+use crate::plan::Shard;
 use crate::report::html::{RateSweep, Row, Run, Schedule, SecondPoint, SweepStep, Visibility};
 use crate::resultfile::ordered::Json;
 use crate::resultfile::{
@@ -62,7 +63,7 @@ pub fn run_from_json(label: String, json: &JsonResult) -> Run {
             key != "SLO" || !config.iter().any(|(k, v)| k == "slo" && v == value)
         });
         config.extend(facts.collect::<Vec<_>>());
-        rate_sweep(steps)
+        rate_sweep(steps, split_shard(json))
     });
     // A sweep's file is its curve: its steps are separate runs at different rates, and no
     // one of them stands for the file in a table.
@@ -334,8 +335,18 @@ fn sweep_facts(steps: &RateSteps) -> Vec<(String, String)> {
     facts
 }
 
-fn rate_sweep(steps: &RateSteps) -> RateSweep {
+/// `I/N` when the file is one shard of a split run (`--shard=I/N`, N above 1).
+fn split_shard(json: &JsonResult) -> Option<String> {
+    let (_, value) = json.configuration.iter().find(|(key, _)| key == "shard")?;
+    let text = value.as_str()?;
+    Shard::parse(text)
+        .is_ok_and(|shard| shard.is_split())
+        .then(|| text.to_string())
+}
+
+fn rate_sweep(steps: &RateSteps, shard: Option<String>) -> RateSweep {
     RateSweep {
+        shard,
         steps: steps
             .steps
             .iter()

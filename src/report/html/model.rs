@@ -159,6 +159,9 @@ pub struct RateSweep {
     pub highest_rate_held: Option<u64>,
     /// The steps the sweep planned; it stops at the first that breaks the objective.
     pub planned_steps: Option<u64>,
+    /// `I/N` when the file is one shard of a sweep split over N processes: its targets
+    /// and rates are that shard's share of the whole.
+    pub shard: Option<String>,
 }
 
 /// One step of a [`RateSweep`]: what was asked, what was achieved, at what latency.

@@ -323,6 +323,13 @@ fn sweep_verdict(sweep: &RateSweep) -> Option<String> {
     if let Some(planned) = sweep.planned_steps.filter(|&p| p > ran) {
         let _ = write!(verdict, " (stopped after {ran} of {planned} planned steps)");
     }
+    if let Some(shard) = &sweep.shard {
+        let _ = write!(
+            verdict,
+            ": this shard's share (shard {shard}); kvbench merge of the shards' files gives \
+             the whole curve"
+        );
+    }
     Some(verdict)
 }
 
@@ -533,6 +540,7 @@ mod tests {
             slo: Some("p99:2".to_string()),
             highest_rate_held: Some(1000),
             planned_steps: Some(3),
+            shard: None,
         });
         let html = render_page(&Report {
             title: String::new(),
@@ -592,6 +600,23 @@ mod tests {
         });
         assert!(!html.contains("Hits/sec"));
         assert!(html.contains("same (2) ÷ same"));
+    }
+
+    #[test]
+    fn a_shards_sweep_says_its_rates_are_the_shards_share() {
+        let sweep = RateSweep {
+            slo: Some("p99:5".to_string()),
+            highest_rate_held: Some(600),
+            shard: Some("0/2".to_string()),
+            ..RateSweep::default()
+        };
+        assert_eq!(
+            sweep_verdict(&sweep).as_deref(),
+            Some(
+                "Highest rate that held p99 <= 5 ms: 600 requests/s: this shard's share \
+                 (shard 0/2); kvbench merge of the shards' files gives the whole curve"
+            )
+        );
     }
 
     #[test]
