@@ -64,6 +64,17 @@ fn no_credentials_names_the_fix() {
     assert!(!stderr.contains("-a PASSWORD"), "{stderr}");
 }
 
+/// The last line of `stderr` says the server hung up and to speak binary with `-a`.
+fn assert_names_the_binary_protocol(stderr: &str) {
+    let last = stderr.lines().last().unwrap_or("");
+    assert!(
+        last.contains("closed the connection before any reply")
+            && last.contains("requires SASL (memcached -S)")
+            && last.contains("(-P memcache_binary) with -a USER:PASSWORD"),
+        "{stderr}"
+    );
+}
+
 /// A memcache_text client against a SASL-only memcached: memcached closes a text
 /// connection at its first command, and the error says to speak binary with credentials
 /// (it named only TLS before), with or without `-a`.
@@ -78,13 +89,7 @@ fn text_protocol_against_sasl_names_the_binary_protocol() {
         let out = kvbench_at(server.port, &args).run();
         assert!(!out.status.success(), "{}", describe(&out));
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let last = stderr.lines().last().unwrap_or("");
-        assert!(
-            last.contains("closed the connection before any reply")
-                && last.contains("requires SASL (memcached -S)")
-                && last.contains("(-P memcache_binary) with -a USER:PASSWORD"),
-            "{stderr}"
-        );
+        assert_names_the_binary_protocol(&stderr);
         assert!(!stderr.contains("s3cret"), "the password leaked: {stderr}");
     }
     // (The server's own counters cannot be read here: it answers no text `stats`.)
@@ -113,13 +118,7 @@ fn text_protocol_against_sasl_over_tls_names_the_binary_protocol() {
     let out = kvbench_at(server.port, &args).run();
     assert!(!out.status.success(), "{}", describe(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let last = stderr.lines().last().unwrap_or("");
-    assert!(
-        last.contains("closed the connection before any reply")
-            && last.contains("requires SASL (memcached -S)")
-            && last.contains("(-P memcache_binary) with -a USER:PASSWORD"),
-        "{stderr}"
-    );
+    assert_names_the_binary_protocol(&stderr);
     // Binary with the credentials loads over the same TLS port.
     let ok = kvbench_at(server.port, &args[2..])
         .args(&["-P", "memcache_binary", "-a", "bench:s3cret"])

@@ -79,21 +79,16 @@ pub fn build(flags: &TlsFlags) -> Result<TlsSettings, String> {
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&versions)
         .map_err(|e| format!("cannot set up TLS: {e}"))?;
-    let builder = if flags.skip_verify {
-        builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(SkipVerify {
-                algorithms: provider.signature_verification_algorithms,
-            }))
-    } else {
-        let roots = Arc::new(root_store(flags.cacert, flags.cacertdir)?);
-        builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(ChainOnly {
-                roots,
-                algorithms: provider.signature_verification_algorithms,
-            }))
+    let roots = match flags.skip_verify {
+        true => None,
+        false => Some(Arc::new(root_store(flags.cacert, flags.cacertdir)?)),
     };
+    let builder = builder
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(Verifier {
+            roots,
+            algorithms: provider.signature_verification_algorithms,
+        }));
     let mut client_config = builder.with_client_cert_resolver(identity.clone());
     // Every connection makes a full handshake, as memtier's do: results compare, and
     // servers that mishandle resumption still work (memcached 1.6 with client
@@ -110,19 +105,37 @@ pub fn build(flags: &TlsFlags) -> Result<TlsSettings, String> {
     })
 }
 
-/// The verification memtier's and redis-benchmark's OpenSSL set-up makes: the chain up
-/// to a trusted CA, each certificate's dates and signatures, and the handshake's
-/// signatures, but not the host name (OpenSSL checks a name only when asked to, and
-/// neither tool asks). So Redis's own test certificates (`CN=Server-only`, no
-/// subjectAltName) and a certificate issued for a name other than the address dialled
-/// connect as they do with those tools; `--sni` is the name sent.
+/// How the server's certificate is verified. With `roots`: as memtier's and
+/// redis-benchmark's OpenSSL set-up verifies it, the chain up to a trusted CA, each
+/// certificate's dates and signatures, and the handshake's signatures, but not the host
+/// name (OpenSSL checks a name only when asked to, and neither tool asks). So Redis's own
+/// test certificates (`CN=Server-only`, no subjectAltName) and a certificate issued for a
+/// name other than the address dialled connect as they do with those tools; `--sni` is
+/// the name sent. Without (`--tls-skip-verify`): any chain and any name, but the
+/// handshake signatures are still checked where the certificate can be read, so the
+/// connection is at least bound to the key the server showed.
 #[derive(Debug)]
-struct ChainOnly {
-    roots: Arc<RootCertStore>,
+struct Verifier {
+    roots: Option<Arc<RootCertStore>>,
     algorithms: WebPkiSupportedAlgorithms,
 }
 
-impl ServerCertVerifier for ChainOnly {
+impl Verifier {
+    /// A handshake signature's check: as it came with a verified chain; under
+    /// `--tls-skip-verify`, one whose certificate cannot be read passes (see
+    /// [`unreadable_taken`]).
+    fn signature(
+        &self,
+        checked: Result<HandshakeSignatureValid, TlsError>,
+    ) -> Result<HandshakeSignatureValid, TlsError> {
+        match self.roots {
+            Some(_) => checked,
+            None => unreadable_taken(checked),
+        }
+    }
+}
+
+impl ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -131,14 +144,16 @@ impl ServerCertVerifier for ChainOnly {
         _ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, TlsError> {
-        let cert = ParsedCertificate::try_from(end_entity)?;
-        verify_server_cert_signed_by_trust_anchor(
-            &cert,
-            &self.roots,
-            intermediates,
-            now,
-            self.algorithms.all,
-        )?;
+        if let Some(roots) = &self.roots {
+            let cert = ParsedCertificate::try_from(end_entity)?;
+            verify_server_cert_signed_by_trust_anchor(
+                &cert,
+                roots,
+                intermediates,
+                now,
+                self.algorithms.all,
+            )?;
+        }
         Ok(ServerCertVerified::assertion())
     }
 
@@ -148,50 +163,7 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, TlsError> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, TlsError> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.algorithms.supported_schemes()
-    }
-}
-
-/// `--tls-skip-verify`: accepts any certificate chain and any name, but still checks the
-/// handshake signatures where the certificate can be read, so the connection is at least
-/// bound to the key the server showed.
-#[derive(Debug)]
-struct SkipVerify {
-    algorithms: WebPkiSupportedAlgorithms,
-}
-
-impl ServerCertVerifier for SkipVerify {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, TlsError> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, TlsError> {
-        unreadable_taken(rustls::crypto::verify_tls12_signature(
+        self.signature(rustls::crypto::verify_tls12_signature(
             message,
             cert,
             dss,
@@ -205,7 +177,7 @@ impl ServerCertVerifier for SkipVerify {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, TlsError> {
-        unreadable_taken(rustls::crypto::verify_tls13_signature(
+        self.signature(rustls::crypto::verify_tls13_signature(
             message,
             cert,
             dss,
