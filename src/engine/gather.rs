@@ -2,6 +2,7 @@
 //! thread has reported it, hands it to the observer, and builds the run's [`Results`].
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -186,7 +187,7 @@ impl<'a> Gatherer<'a> {
                     if let Some(up) = self.connected.get_mut(thread) {
                         *up = connected;
                     }
-                    self.merge_snapshot(second, &stats);
+                    self.merge_snapshot(second, stats);
                     self.merge_health(health.as_ref());
                     if let Some(next) = self.next_second[thread].as_mut() {
                         *next = (*next).max(second + 1);
@@ -210,7 +211,7 @@ impl<'a> Gatherer<'a> {
                     stats,
                     health,
                 }) => {
-                    self.merge_snapshot(second, &stats);
+                    self.merge_snapshot(second, stats);
                     self.merge_health(health.as_ref());
                     self.next_second[thread] = None;
                     if let Some(up) = self.connected.get_mut(thread) {
@@ -227,14 +228,19 @@ impl<'a> Gatherer<'a> {
         first_error
     }
 
-    /// Adds one thread's stats of `second` to what is pending for that second.
-    fn merge_snapshot(&mut self, second: u32, stats: &[OpStats]) {
-        let merged = self
-            .pending
-            .entry(second)
-            .or_insert_with(|| stats.iter().map(|_| OpStats::new()).collect());
-        for (into, from) in merged.iter_mut().zip(stats) {
-            into.merge(from);
+    /// Adds one thread's stats of `second` to what is pending for that second. The first
+    /// thread's are kept as they came: merging them into fresh stats would allocate and
+    /// copy every row's histogram (some 190 KB each) once a second for nothing.
+    fn merge_snapshot(&mut self, second: u32, stats: Vec<OpStats>) {
+        match self.pending.entry(second) {
+            Entry::Vacant(slot) => {
+                slot.insert(stats);
+            }
+            Entry::Occupied(mut slot) => {
+                for (into, from) in slot.get_mut().iter_mut().zip(&stats) {
+                    into.merge(from);
+                }
+            }
         }
     }
 

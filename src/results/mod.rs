@@ -5,6 +5,7 @@
 //! [`best_worst_aggregate`] builds BEST, WORST and AGGREGATED AVERAGE from several.
 //! Reports (`report::{table,json,hdr}`) read only these.
 
+pub mod histograms;
 pub mod schedule;
 pub mod sweep;
 #[cfg(test)]
@@ -12,12 +13,13 @@ pub(crate) mod test_support;
 
 use std::time::Duration;
 
-use base64::Engine;
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 
 use crate::stats::{OpStats, RowName, ServiceTimes};
 
+pub use histograms::{
+    compress_histogram, decode_histogram, latency_at_percentile_ms, value_at_percentile_us,
+};
 pub use schedule::{Behind, Capacity, ScheduleResult};
 pub use sweep::{SweepReport, SweepStep};
 
@@ -193,65 +195,6 @@ impl Results {
 /// Title of the block that averages `run_count` runs.
 pub fn aggregate_title(run_count: usize) -> String {
     format!("AGGREGATED AVERAGE RESULTS ({run_count} runs)")
-}
-
-/// Encodes a histogram as memtier's JSON and `.hgrm` files carry it: HdrHistogram V2 +
-/// DEFLATE, then standard base64 with padding (`HISTF...`).
-///
-/// Returns an empty string in the one case the encoder refuses (a bucket count above
-/// `i64::MAX`), so a report is never lost to an unencodable histogram.
-pub fn compress_histogram(h: &Histogram<u64>) -> String {
-    let mut bytes = Vec::new();
-    match V2DeflateSerializer::new().serialize(h, &mut bytes) {
-        Ok(_) => base64::engine::general_purpose::STANDARD.encode(&bytes),
-        Err(_) => String::new(),
-    }
-}
-
-/// Decodes a compressed histogram, the inverse of [`compress_histogram`] (`HISTF...`, or
-/// any V2 / V2+DEFLATE encoding in standard base64). `Err` reads after "the histogram": `is not valid base64 (...)`.
-pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text.trim())
-        .map_err(|e| format!("is not valid base64 ({e})"))?;
-    Deserializer::new()
-        .deserialize(&mut &bytes[..])
-        .map_err(|e| format!("does not decode as an HdrHistogram ({e})"))
-}
-
-/// Latency at percentile `p` (0-100), in milliseconds; 0 for an empty histogram.
-///
-/// Uses memtier's (HdrHistogram C's) rank, `round(p/100 * count)`, not the Rust crate's
-/// `ceil`: with 800 samples p99.9 is the 799th value, as memtier's tables show it.
-/// `p` is clamped to 0-100; NaN reads as 100.
-pub fn latency_at_percentile_ms(h: &Histogram<u64>, p: f64) -> f64 {
-    value_at_percentile_us(h, p) as f64 / 1000.0
-}
-
-/// [`latency_at_percentile_ms`] in the histogram's own unit (microseconds).
-pub fn value_at_percentile_us(h: &Histogram<u64>, p: f64) -> u64 {
-    let total = h.len();
-    if total == 0 {
-        return 0;
-    }
-    let p = if p.is_finite() {
-        p.clamp(0.0, 100.0)
-    } else {
-        100.0
-    };
-    if p == 0.0 {
-        return h.min();
-    }
-    let rank = ((p / 100.0) * total as f64 + 0.5) as u64;
-    let rank = rank.clamp(1, total);
-    let mut seen = 0u64;
-    for v in h.iter_recorded() {
-        seen += v.count_at_value();
-        if seen >= rank {
-            return v.value_iterated_to();
-        }
-    }
-    h.max()
 }
 
 /// Per-second rate of `amount` over `secs`; 0 (never NaN or infinite) for a zero duration.
