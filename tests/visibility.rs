@@ -2,7 +2,8 @@
 //! reported for every tracked write, racing writes of a few keys from many clients give no
 //! false timeouts, the lag grows when the replica is paused (`DEBUG SLEEP` on it), and a replica that stopped replicating (`REPLICAOF NO ONE`) yields timeouts for
 //! every tracked write, not a hang; one that stops answering (SIGSTOP) gives timeouts,
-//! not a "no reply" error.
+//! not a "no reply" error. The wait for the last tracked writes after the load is not
+//! the load's: Ops/sec, the duration and the seconds read as without the flag.
 
 mod common;
 
@@ -330,4 +331,104 @@ fn no_lag_passes_the_timeout() {
     let max = vis["Lag"]["Max Latency"].as_f64().expect("Max Latency");
     // The histogram rounds a value up by at most one part in a thousand.
     assert!(max <= 300.5, "max {max} ms past the 300 ms timeout: {vis}");
+}
+
+/// `"Total duration"` of ALL STATS, in ms.
+fn duration_ms(json: &Value) -> u64 {
+    json["ALL STATS"]["Runtime"]["Total duration"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("Runtime in {}", json["ALL STATS"]["Runtime"]))
+}
+
+/// A replica that stopped replicating: a `-n` run waits after its load for the tracked
+/// writes (every one a timeout), but that wait is not the load's time. Before, the run's
+/// duration ran to the end of the wait, so 800 SETs done in milliseconds read as 800
+/// over more than `--visibility-timeout`, and the seconds went on empty. A timed run
+/// waits too, so that its last tracked writes are counted (they were dropped), and
+/// ends its time at its deadline.
+#[test]
+fn the_wait_for_a_stalled_replica_is_not_the_loads_time() {
+    let (primary, replica) = pair();
+    assert_eq!(replica.cli(&["REPLICAOF", "NO", "ONE"]), "OK");
+    let port = primary.port.to_string();
+    let from = replica.addr();
+    let started = Instant::now();
+    let json = kvbench(&args(
+        &port,
+        &from,
+        &[
+            "-n",
+            "400",
+            "-c",
+            "2",
+            "--visibility-ratio=10",
+            "--visibility-timeout=3000",
+        ],
+    ))
+    .timeout(Duration::from_secs(60))
+    .with_json()
+    .ok()
+    .json();
+    let elapsed = started.elapsed();
+    let all = &json["ALL STATS"];
+    let vis = visibility(&json);
+    // The wait happened and settled every tracked write: 2 clients x 400 SETs, 1 in 10.
+    assert_eq!(vis["Timeouts"].as_u64(), Some(80), "{vis}");
+    assert_eq!(vis["Lag"]["Count"].as_u64(), Some(0), "{vis}");
+    assert!(elapsed >= Duration::from_millis(3000), "{elapsed:?}");
+    // The load's figures end with the load: milliseconds of it, not the 3 s wait.
+    let duration = duration_ms(&json);
+    assert!(
+        duration < 1500 && Duration::from_millis(duration + 1500) < elapsed,
+        "duration {duration} ms of a run that took {elapsed:?}: {}",
+        all["Runtime"]
+    );
+    let count = all["Totals"]["Count"].as_u64().expect("Count");
+    assert_eq!(count, 800);
+    let ops = all["Totals"]["Ops/sec"].as_f64().expect("Ops/sec");
+    assert!(
+        ops > count as f64 / 1.5,
+        "Ops/sec {ops} for {count} SETs in {duration} ms"
+    );
+    let seconds = all["Totals"]["Time-Serie"]
+        .as_object()
+        .map_or(0, |s| s.len());
+    assert!(
+        seconds <= 2,
+        "{} seconds: {}",
+        seconds,
+        all["Totals"]["Time-Serie"]
+    );
+
+    // A timed run: its time is its --test-time, and every tracked write it recorded is
+    // settled (one client, one request in flight: the writes recorded are the ones
+    // acknowledged, one in 10 of them tracked).
+    primary.config_resetstat();
+    let json = kvbench(&args(
+        &port,
+        &from,
+        &[
+            "--test-time=2",
+            "-c",
+            "1",
+            "--visibility-ratio=10",
+            "--visibility-timeout=1000",
+        ],
+    ))
+    .timeout(Duration::from_secs(60))
+    .with_json()
+    .ok()
+    .json();
+    let vis = visibility(&json);
+    let sets = json["ALL STATS"]["Sets"]["Count"].as_u64().expect("Count");
+    let settled = vis["Timeouts"].as_u64().unwrap_or(0)
+        + vis["Untracked"].as_u64().unwrap_or(0)
+        + vis["Lag"]["Count"].as_u64().unwrap_or(0);
+    assert_eq!(settled, sets / 10, "{sets} SETs: {vis}");
+    assert!(vis["Timeouts"].as_u64().unwrap_or(0) > 0, "{vis}");
+    let duration = duration_ms(&json);
+    assert!(
+        (2000..2500).contains(&duration),
+        "duration {duration} ms of a 2 s run"
+    );
 }

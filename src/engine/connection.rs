@@ -267,6 +267,14 @@ impl Connection {
         self.inflight.len()
     }
 
+    /// Whether a request other than a replica-visibility poll is in flight: polls may
+    /// outlast the load on the primary's connection (a tracked write's check there).
+    pub fn work_in_flight(&self) -> bool {
+        self.inflight
+            .iter()
+            .any(|p| !matches!(p.purpose, Purpose::Visibility(_)))
+    }
+
     /// Whether the write buffer holds bytes not yet written.
     pub fn has_output(&self) -> bool {
         !self.wbuf.is_empty()

@@ -33,8 +33,10 @@ pub struct Gatherer<'a> {
     names: Vec<RowName>,
     /// Snapshots not yet complete for all threads, by second.
     pending: BTreeMap<u32, Vec<OpStats>>,
-    /// Per thread: the next second it will report; `None` once it finished.
+    /// Per thread: the next second it will report; `None` once its load is over.
     next_second: Vec<Option<u32>>,
+    /// Threads not finished yet (after their load, a wait for tracked writes).
+    running: usize,
     /// Per thread: its clients with a connection up at the end of its last reported
     /// second (0 once it finished and closed them).
     connected: Vec<u32>,
@@ -48,6 +50,11 @@ pub struct Gatherer<'a> {
     server_series: Vec<Vec<IntervalSummary>>,
     /// `--visibility-from`: the lag row's figures over the run and per second.
     visibility: Option<(OpStats, Vec<IntervalSummary>)>,
+    /// `--visibility-from`: the lag row's figures of the last second summarized, with
+    /// its start and end (epoch ms), and what the waits for tracked writes after the
+    /// load settled: [`finish`](Self::finish) adds these to that second.
+    last_lag_second: Option<(OpStats, u64, u64)>,
+    settled_lag: OpStats,
     /// Connection errors no command is to blame for (the workers' last stats slot):
     /// counted in Totals only.
     unattributed: OpStats,
@@ -55,6 +62,8 @@ pub struct Gatherer<'a> {
     health: Option<ScheduleStats>,
     series: Vec<Vec<IntervalSummary>>,
     totals_series: Vec<IntervalSummary>,
+    /// When the load ended (the last thread's): the run's time ends there, not after a
+    /// wait for tracked writes.
     finish: Option<Instant>,
     interrupted: bool,
     /// The observer gets the merged seconds (not during the verification pass).
@@ -89,6 +98,8 @@ impl<'a> Gatherer<'a> {
                 .visibility
                 .as_ref()
                 .map(|_| (OpStats::new(), Vec::new())),
+            last_lag_second: None,
+            settled_lag: OpStats::new(),
             unattributed: OpStats::new(),
             servers,
             plan,
@@ -101,6 +112,7 @@ impl<'a> Gatherer<'a> {
             names,
             pending: BTreeMap::new(),
             next_second: vec![Some(0); threads],
+            running: threads,
             connected: vec![0; threads],
             done_seconds: 0,
             totals_series: Vec::new(),
@@ -149,7 +161,8 @@ impl<'a> Gatherer<'a> {
             .min(SIGNAL_POLL)
     }
 
-    /// Receives until every worker finished; returns the first failure message.
+    /// Receives until every worker finished (its load, then its wait for tracked writes);
+    /// returns the first failure message.
     pub fn collect(
         &mut self,
         rx: &Receiver<WorkerMsg>,
@@ -165,7 +178,7 @@ impl<'a> Gatherer<'a> {
             }
         };
         let mut stop_asked = false;
-        while self.next_second.iter().any(Option::is_some) {
+        while self.running > 0 {
             if signals::received().is_some() && !self.interrupted {
                 self.interrupted = true;
                 observer.interrupted(self.run_number, self.run_start.elapsed());
@@ -204,7 +217,7 @@ impl<'a> Gatherer<'a> {
                         stop_all(stop);
                     }
                 }
-                Ok(WorkerMsg::Finished {
+                Ok(WorkerMsg::LoadDone {
                     thread,
                     at,
                     second,
@@ -219,6 +232,12 @@ impl<'a> Gatherer<'a> {
                     }
                     self.finish = Some(self.finish.map_or(at, |f| f.max(at)));
                     self.summarize_ready(false, observer);
+                }
+                Ok(WorkerMsg::Finished { settled, .. }) => {
+                    self.running = self.running.saturating_sub(1);
+                    if let Some(lag) = self.lag_slot(&settled) {
+                        self.settled_lag.merge(lag);
+                    }
                 }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
@@ -325,6 +344,7 @@ impl<'a> Gatherer<'a> {
         if let (Some((total, series)), Some(vis)) = (self.visibility.as_mut(), vis_stats.first()) {
             series.push(summarize_interval(vis, start, end, percentiles));
             total.merge(vis);
+            self.last_lag_second = Some((vis.clone(), start, end));
         }
         for (server, server_stats) in server_stats.iter().enumerate() {
             if server < self.servers.len() {
@@ -343,6 +363,15 @@ impl<'a> Gatherer<'a> {
         if self.live {
             self.report_second(second, stats, &second_total, observer);
         }
+    }
+
+    /// The lag row's slot of a worker's stats (after the command rows and a pool's; the
+    /// last slot is Totals' alone), as [`add_second`](Self::add_second) splits them.
+    fn lag_slot<'s>(&self, stats: &'s [OpStats]) -> Option<&'s OpStats> {
+        self.visibility.as_ref()?;
+        let extra = stats.get(self.names.len()..)?;
+        let (_, rest) = extra.split_last()?;
+        rest.get(self.servers.len())
     }
 
     /// Hands the merged second to the observer, with the run so far.
@@ -380,9 +409,31 @@ impl<'a> Gatherer<'a> {
         });
     }
 
+    /// Adds what the waits for tracked writes after the load settled to the lag's row:
+    /// to its figures over the run and to its last second (writes acknowledged in the
+    /// load's last moments, or left waiting by a stalled replica), so that the seconds
+    /// still add up to the run and end with the load.
+    fn add_settled_lag(&mut self) {
+        let settled = std::mem::take(&mut self.settled_lag);
+        let Some((total, series)) = self.visibility.as_mut() else {
+            return;
+        };
+        if settled.count == 0 && settled.errors == 0 && settled.misses == 0 {
+            return;
+        }
+        total.merge(&settled);
+        if let (Some((mut last, start, end)), Some(summary)) =
+            (self.last_lag_second.take(), series.last_mut())
+        {
+            last.merge(&settled);
+            *summary = summarize_interval(&last, start, end, &self.plan.outputs.percentiles);
+        }
+    }
+
     /// The run's results: one row per command, then Totals. The title is the front
     /// end's to give.
-    pub fn finish(self) -> Results {
+    pub fn finish(mut self) -> Results {
+        self.add_settled_lag();
         let finish = self.finish.unwrap_or_else(Instant::now);
         let duration = finish.saturating_duration_since(self.run_start);
         let mut all = OpStats::new();

@@ -115,6 +115,13 @@ impl Slots {
         }
     }
 
+    /// Whether every client still running is done with its load (see
+    /// [`Client::load_done`]). Cheap while the load runs: the first client with work
+    /// left ends the search.
+    pub(super) fn load_done(&self, budget: Option<&RequestBudget>) -> bool {
+        self.clients.iter().flatten().all(|c| c.load_done(budget))
+    }
+
     pub(super) fn next_timer(&self) -> Option<Instant> {
         self.timers.peek().map(|Reverse((at, _))| *at)
     }

@@ -41,6 +41,8 @@ pub(super) struct Tally {
     pub(super) templates: Option<Templates>,
     /// The deadline has passed (see [`ClientContext::time_up`]).
     pub(super) time_up: bool,
+    /// The load is over; tracked writes are waited for (see [`ClientContext::settling`]).
+    pub(super) settling: bool,
 }
 
 impl Tally {
@@ -71,6 +73,7 @@ impl Tally {
             },
             templates: plain_templates(plan),
             time_up: false,
+            settling: false,
         }
     }
 

@@ -53,6 +53,8 @@ use crate::stats::{ClientSeries, OpStats, ScheduleStats};
 use crate::workload::values::ValuePool;
 use crate::workload::verify::WrittenKeys;
 
+mod visibility_wait;
+
 /// The token of the runner's waker; client tokens are their index.
 pub const WAKE_TOKEN: Token = Token(usize::MAX);
 /// The token of the worker's open-loop timer.
@@ -77,14 +79,23 @@ pub enum WorkerMsg {
         thread: usize,
         series: Vec<(usize, ClientSeries)>,
     },
-    /// The thread is done: the stats of its last (partial) second, and when it ended.
-    /// In open loop the health counts what the run left unfinished.
-    Finished {
+    /// The thread's load is over (its last request answered, its deadline, a stop or a
+    /// failure): the stats of its last (partial) second, and when the load ended, which
+    /// is where the run's time ends. In open loop the health counts what the run left
+    /// unfinished.
+    LoadDone {
         thread: usize,
         at: Instant,
         second: u32,
         stats: Vec<OpStats>,
         health: Option<ScheduleStats>,
+    },
+    /// The thread is done, after `LoadDone`: what the wait for `--visibility-from`'s
+    /// tracked writes after the load settled (their rows as in a snapshot; empty
+    /// without a wait).
+    Finished {
+        thread: usize,
+        settled: Vec<OpStats>,
     },
 }
 
@@ -136,28 +147,64 @@ pub struct Worker {
 }
 
 impl Worker {
-    /// Runs the thread's clients to completion, deadline or stop; always ends with `Finished`.
+    /// Runs the thread's clients to completion, deadline or stop; always ends with
+    /// `LoadDone`, then `Finished`.
     pub fn run(mut self) {
         // A pool's members each have a row after the command rows.
         let rows = self.rows + self.plan.extra_rows();
         let mut tally = Tally::new(&self.plan, rows, self.thread, self.run_start);
         let mut second: u32 = 0;
         let mut connected = 0;
-        if let Err(message) = self.drive(&mut tally, &mut second, &mut connected) {
+        let mut load_done = false;
+        let result = self.drive(&mut tally, &mut second, &mut connected, &mut load_done);
+        if !load_done {
+            self.send_load_done(&mut tally, second);
+        }
+        if let Err(message) = result {
             let _ = self.tx.send(WorkerMsg::Failed {
                 thread: self.thread,
                 message,
             });
         }
+        // What the wait for tracked writes recorded since `LoadDone`.
+        let settled = match tally.settling {
+            true => {
+                for row in tally.stats.iter_mut() {
+                    row.flush_latencies();
+                }
+                tally.stats
+            }
+            false => Vec::new(),
+        };
+        let _ = self.tx.send(WorkerMsg::Finished {
+            thread: self.thread,
+            settled,
+        });
+    }
+
+    /// The load is over: hands the runner its last (partial) second and the open-loop
+    /// health, and when it ended; what the thread records from here is the wait for
+    /// tracked writes' alone.
+    fn send_load_done(&self, tally: &mut Tally, second: u32) {
+        let at = Instant::now();
         for row in tally.stats.iter_mut() {
             row.flush_latencies();
         }
-        let _ = self.tx.send(WorkerMsg::Finished {
+        let stats = tally.stats.to_vec();
+        for row in tally.stats.iter_mut() {
+            row.reset();
+        }
+        let health = tally.health.as_mut().map(|health| {
+            let copy = health.clone();
+            health.reset();
+            copy
+        });
+        let _ = self.tx.send(WorkerMsg::LoadDone {
             thread: self.thread,
-            at: Instant::now(),
+            at,
             second,
-            stats: tally.stats,
-            health: tally.health,
+            stats,
+            health,
         });
     }
 
@@ -185,17 +232,29 @@ impl Worker {
     }
 
     /// Builds the clients, runs the event loop, then counts what open loop left
-    /// unfinished, closes every connection and hands the runner the `--client-stats`
-    /// figures, however the loop ended.
+    /// unfinished and says the load is over (`load_done` set once it did); waits for
+    /// `--visibility-from`'s tracked writes still waiting (after the load and apart from
+    /// it: the run's time, its rates and its seconds end with the load), then closes
+    /// every connection and hands the runner the `--client-stats` figures, however the
+    /// loop ended.
     fn drive(
         &mut self,
         tally: &mut Tally,
         second: &mut u32,
         connected: &mut u32,
+        load_done: &mut bool,
     ) -> Result<(), String> {
         let mut slots = self.make_clients()?;
-        let result = self.event_loop(&mut slots, tally, second, connected);
+        let mut errors = ErrorLog::default();
+        let result = self.event_loop(&mut slots, tally, &mut errors, second, connected);
         self.count_unfinished(&mut slots, tally);
+        self.send_load_done(tally, *second);
+        *load_done = true;
+        // A stop (Ctrl-C) or a failure ends the run at once.
+        let result = result.and_then(|()| match self.stop.load(Ordering::Relaxed) {
+            true => Ok(()),
+            false => self.wait_for_visibility(&mut slots, tally, &mut errors, *second),
+        });
         self.finish(&mut slots, connected);
         if !slots.series.is_empty() {
             let _ = self.tx.send(WorkerMsg::ClientSeries {
@@ -206,15 +265,20 @@ impl Worker {
         result
     }
 
+    /// Runs the load until every client is done with it (see [`Client::load_done`]),
+    /// the deadline, a stop or a failure.
     fn event_loop(
         &mut self,
         slots: &mut Slots,
         tally: &mut Tally,
+        errors: &mut ErrorLog,
         second: &mut u32,
         connected: &mut u32,
     ) -> Result<(), String> {
         let mut events = Events::with_capacity(1024);
-        let mut errors = ErrorLog::default();
+        // With `--visibility-from` a client done with its load may still wait for tracked
+        // writes: the load is over when every client is done with it.
+        let tracking = self.plan.server.visibility.is_some();
         let mut alarm = Alarm::new(&self.poll, TIMER_TOKEN, self.plan.load.pacing.is_open());
         // The client a due position of the shared schedule is offered to first.
         let mut cursor = 0;
@@ -248,7 +312,7 @@ impl Worker {
             }
             if !measuring && now >= next_warmup_check {
                 next_warmup_check += Duration::from_secs(1);
-                self.check_stalls(now, *second, slots, tally, &mut errors)?;
+                self.check_stalls(now, *second, slots, tally, errors)?;
             }
             if let (Some(progress), Some(every), Some(at)) =
                 (&self.progress, progress_every, next_progress.as_mut())
@@ -272,7 +336,7 @@ impl Worker {
                 ticked = true;
             }
             if ticked {
-                self.check_stalls(now, *second, slots, tally, &mut errors)?;
+                self.check_stalls(now, *second, slots, tally, errors)?;
             }
             if slots.active == 0 || self.stop.load(Ordering::Relaxed) {
                 return Ok(());
@@ -280,8 +344,11 @@ impl Worker {
             if tally.time_up || self.deadline.is_some_and(|d| now >= d) {
                 return Ok(());
             }
-            self.fire_timers(now, *second, slots, tally, &mut errors)?;
-            self.dispatch(now, *second, slots, tally, &mut errors, &mut cursor)?;
+            if tracking && slots.load_done(self.budget.as_deref()) {
+                return Ok(());
+            }
+            self.fire_timers(now, *second, slots, tally, errors)?;
+            self.dispatch(now, *second, slots, tally, errors, &mut cursor)?;
             self.settle_spent(slots)?;
             if slots.active == 0 {
                 // The last client settled just now (one with nothing to send finishes as
@@ -342,7 +409,7 @@ impl Worker {
             // One context for the wake-up's events (made once, not per event: its time_up
             // set by a read past the deadline holds for the rest of them, which send
             // nothing).
-            let mut ctx = self.context(tally, &mut errors, *second);
+            let mut ctx = self.context(tally, errors, *second);
             for event in events.iter() {
                 ahead.step(slots);
                 if event.token() == WAKE_TOKEN || event.token() == TIMER_TOKEN {
@@ -445,6 +512,7 @@ impl Worker {
             templates: tally.templates.as_ref(),
             deadline: self.deadline,
             time_up: tally.time_up,
+            settling: tally.settling,
             compact_rows,
         }
     }

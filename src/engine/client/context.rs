@@ -1,6 +1,7 @@
 //! What a client may touch of its worker's while it handles one event or timer: the
 //! current second's stats, the run's shared pieces (value pool, templates, budget,
-//! verification), and the flags the visit reports back (`time_up`).
+//! verification), the flag the visit reports back (`time_up`) and the one it is told
+//! (`settling`).
 
 use std::time::Instant;
 
@@ -54,6 +55,11 @@ pub struct ClientContext<'a> {
     /// after it: a stall held the process off the CPU across it): replies are still
     /// recorded, but no request goes out.
     pub time_up: bool,
+    /// The load is over and the worker waits for the tracked writes of
+    /// `--visibility-from` still waiting (`time_up` is set too): replica-visibility polls
+    /// still go out, and a reply to a request of the workload still in flight (sent
+    /// before a deadline) is not recorded, as it would not be without the wait.
+    pub settling: bool,
     /// Whether `stats`' SET and GET rows may be recorded the plain way (see
     /// [`compact_rows`](super::compact_rows)): fixed for the run, asked once per context.
     pub compact_rows: [bool; 2],

@@ -37,6 +37,7 @@ mod router;
 mod send;
 mod txn;
 mod visibility;
+pub use visibility::longest_visibility_wait;
 mod waiting;
 mod wake;
 mod watchdog;
@@ -524,7 +525,8 @@ impl Client {
         ctx: &mut ClientContext,
     ) -> Status {
         self.fill(read_at, plan, ctx);
-        if self.visibility.is_some() && !ctx.time_up {
+        // After the load (`ctx.settling`) the polls go on though nothing else goes out.
+        if self.visibility.is_some() && (!ctx.time_up || ctx.settling) {
             self.poll_visibility(plan, ctx);
         }
         for i in 0..self.conns.len() {
@@ -545,6 +547,12 @@ impl Client {
     }
 
     fn has_work(&self, budget: Option<&RequestBudget>) -> bool {
+        self.has_load_work(budget) || self.visibility.as_ref().is_some_and(|v| v.is_waiting())
+    }
+
+    /// Whether the workload has anything left to send (tracked writes waiting for the
+    /// other endpoint are not the workload's).
+    fn has_load_work(&self, budget: Option<&RequestBudget>) -> bool {
         // The hot fields' questions first (a client of the shared budget asks on every
         // visit, its own share spent): see `Client`'s layout.
         self.remaining != Some(0)
@@ -553,9 +561,19 @@ impl Client {
             || !self.resends.is_empty()
             || !self.parked.is_empty()
             || !self.retries.is_empty()
-            || self.visibility.as_ref().is_some_and(|v| v.is_waiting())
             || self.idle
             || !self.backlog.is_empty()
+    }
+
+    /// Whether the client's load is over: nothing of the workload left to send or in
+    /// flight. Replica-visibility polls may still be, on the other endpoint's connection
+    /// or on the primary's: the worker waits for them after the load, apart from it (see
+    /// `engine::worker::visibility_wait`).
+    pub fn load_done(&self, budget: Option<&RequestBudget>) -> bool {
+        !self.has_load_work(budget)
+            && self.conns[..self.work_conns()]
+                .iter()
+                .all(|c| c.is_idle() || !c.work_in_flight())
     }
 
     /// Whether the client has nothing left to send and nothing in flight. A visibility

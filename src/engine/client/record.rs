@@ -73,6 +73,11 @@ impl Client {
         // The answer stays in its connection and is read there; the rare kinds that
         // need the whole client take a copy.
         let request = match self.conns[i].answer().pending.purpose {
+            // After the load: a workload reply that came too late for it (sent before a
+            // deadline) is not the load's, nor is its write tracked.
+            Purpose::Work(_) | Purpose::Asking | Purpose::Multi | Purpose::Exec if ctx.settling => {
+                return Ok(());
+            }
             Purpose::Work(request) if request.queued => {
                 let answer = *self.conns[i].answer();
                 return self.queued_reply(&answer, request.row, plan, ctx);

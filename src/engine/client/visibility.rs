@@ -223,6 +223,16 @@ impl Visibility {
         self.free.len() < self.slots.len()
     }
 
+    /// Gives up every tracked write still waiting (a timeout each): the worker's wait
+    /// after the load ran out.
+    fn give_up(&mut self, ctx: &mut ClientContext) {
+        for slot in 0..self.slots.len() as u32 {
+            if let Some(t) = self.slots[slot as usize] {
+                self.settle(slot, &t, None, ctx);
+            }
+        }
+    }
+
     /// When the next poll (or the giving up of a lost one) is due, if one waits. While
     /// the other endpoint is not ready (connecting, or down and reconnecting) no poll can
     /// go out: a waiting write is next looked at when its timeout is up.
@@ -375,7 +385,36 @@ impl Visibility {
     }
 }
 
+/// How long a tracked write acknowledged now may wait at most before it is settled
+/// (seen, or a timeout: its poll given up as lost at the latest).
+pub fn longest_visibility_wait(probe: &VisibilityProbe) -> Duration {
+    probe.timeout + LOST_AFTER
+}
+
 impl Client {
+    /// Whether no tracked write waits any more (or the client tracks none).
+    pub fn visibility_settled(&self) -> bool {
+        self.visibility.as_ref().is_none_or(|v| !v.is_waiting())
+    }
+
+    /// After the load: when the client next wants [`on_timer`](Client::on_timer) for
+    /// its tracked writes (a poll, the giving up of a lost one, a connection to
+    /// reopen); the workload's own timers (pace, think time) no longer count.
+    pub fn visibility_timer(&self) -> Option<Instant> {
+        let vis = self.visibility.as_ref()?;
+        let poll = vis.next_poll(self.conns[vis.conn].is_ready());
+        let conns = self.conns.iter().filter_map(|c| c.timer());
+        poll.into_iter().chain(conns).min()
+    }
+
+    /// Gives up the tracked writes still waiting, as timeouts: the worker's wait after
+    /// the load ran past [`longest_visibility_wait`].
+    pub fn give_up_visibility(&mut self, ctx: &mut ClientContext) {
+        if let Some(vis) = self.visibility.as_mut() {
+            vis.give_up(ctx);
+        }
+    }
+
     /// Sends every poll that is due: GETs of tracked writes' keys on the other endpoint,
     /// and of undecided ones on the primary.
     pub(super) fn poll_visibility(&mut self, plan: &Plan, ctx: &mut ClientContext) {
