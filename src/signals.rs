@@ -1,4 +1,6 @@
-//! Ctrl-C and SIGTERM become a flag the runner polls, so a stopped run still writes its results.
+//! Ctrl-C, SIGTERM and SIGHUP become a flag the runner polls, so a stopped run still writes
+//! its results. SIGHUP is among them because a dropped ssh or tmux session sends it: its
+//! default action would kill the run and lose everything measured.
 
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -10,9 +12,9 @@ extern "C" fn on_signal(signal: libc::c_int) {
     RECEIVED.store(signal, Ordering::SeqCst);
 }
 
-/// Routes SIGINT and SIGTERM to [`received`] instead of killing the process.
+/// Routes SIGINT, SIGTERM and SIGHUP to [`received`] instead of killing the process.
 pub fn install() {
-    for signal in [libc::SIGINT, libc::SIGTERM] {
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: `on_signal` only stores to an atomic, which is async-signal-safe;
         // the sigaction struct is fully initialised before use.
         unsafe {

@@ -1,5 +1,5 @@
 //! Behaviours the other suites leave implicit, each against a real server: plain
-//! `-P redis` sends no HELLO, SIGTERM stops a run with valid results, no request goes
+//! `-P redis` sends no HELLO, SIGTERM and SIGHUP stop a run with valid results, no request goes
 //! out after `--test-time` (nor does a connection open) even when the client was held
 //! off the CPU across its end,
 //! reconnect attempts are bounded, and memcached sees multi-key gets and expiry times
@@ -52,6 +52,35 @@ fn sigterm_stops_the_run_and_writes_valid_results() {
     let stderr = out.stderr_text();
     assert!(
         stderr.contains("[RUN #1] Terminated (SIGTERM) after"),
+        "{}",
+        out.describe()
+    );
+}
+
+/// A dropped ssh or tmux session sends SIGHUP: the run must end as a SIGTERM does, with
+/// its results written (SIGHUP's default action killed it with no JSON at all).
+#[test]
+fn sighup_stops_the_run_and_writes_valid_results() {
+    let server = RedisServer::start();
+    let run = kvbench_at(
+        server.port,
+        &["-t", "2", "-c", "10", "--test-time=30", "--hide-histogram"],
+    )
+    .with_json()
+    .spawn();
+    run.wait_for_stderr("Launching threads");
+    wait_until("requests on the server", CONDITION_TIMEOUT, || {
+        server.calls() > 100
+    });
+    signal(run.pid(), libc::SIGHUP);
+    let out = run.wait(Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(129), "{}", out.describe());
+    let doc = out.json();
+    assert_eq!(doc["ALL STATS"]["Runtime"]["Interrupted"], "true");
+    assert!(doc["ALL STATS"]["Totals"]["Count"].as_u64().unwrap() > 0);
+    assert!(
+        out.stderr_text()
+            .contains("[RUN #1] Hung up (SIGHUP) after"),
         "{}",
         out.describe()
     );

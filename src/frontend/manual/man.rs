@@ -219,8 +219,8 @@ pub fn page() -> Result<String, Error> {
     }
     out.push_str(
         ".SH \"EXIT STATUS\"\n0 success; 1 a bad flag, an unreachable server, a connection \
-         lost mid\\-run, a garbage reply or a file that cannot be read or written; 130 and 143 \
-         stopped by SIGINT and SIGTERM (results so far written).\n",
+         lost mid\\-run, a garbage reply or a file that cannot be read or written; 130, 143 and \
+         129 stopped by SIGINT, SIGTERM and SIGHUP (results so far written).\n",
     );
     Ok(ascii_only(&out))
 }

@@ -56,9 +56,11 @@ impl RunObserver for Live {
     }
 
     fn interrupted(&mut self, run: u32, after: Duration) {
-        // memtier's words for Ctrl-C; a SIGTERM (a supervisor, `timeout`) is named as such.
+        // memtier's words for Ctrl-C; a SIGTERM (a supervisor, `timeout`) or a SIGHUP (a
+        // dropped session) is named as such.
         let by = match crate::signals::received() {
             Some(libc::SIGTERM) => "Terminated (SIGTERM)",
+            Some(libc::SIGHUP) => "Hung up (SIGHUP)",
             _ => "Interrupted by user (Ctrl+C)",
         };
         eprintln_safe!(
