@@ -10,13 +10,13 @@
 //! ```
 
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::Duration;
 
 use rustls::Error as TlsError;
 
-use crate::engine::deadline_stream::DeadlineStream;
+use crate::engine::deadline_stream::{self, DeadlineStream};
 use crate::engine::failure::describe;
 use crate::engine::tls;
 use crate::plan::{Endpoint, Plan};
@@ -259,7 +259,7 @@ pub fn discover(plan: &Plan) -> Result<Topology, String> {
     };
     let peer = format!("{host}:{}", addr.port());
     let timeout = discovery_timeout(plan);
-    let stream = TcpStream::connect_timeout(addr, timeout)
+    let stream = deadline_stream::connect(addr, timeout)
         .map_err(|e| format!("cannot connect to {peer}: {}", describe(&e)))?;
     let _ = stream.set_nodelay(true);
     // The handshake, then the CLUSTER SLOTS exchange, each within the timeout as a whole.

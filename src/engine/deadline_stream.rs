@@ -7,13 +7,73 @@
 //! deadline, an interrupted call is retried within it (unless a stop signal came: Ctrl-C
 //! ends the exchange at once), and once it has passed a call fails as a timeout would
 //! (`WouldBlock`, what a socket timeout returns).
+//!
+//! [`connect`] is the connect before such an exchange: `TcpStream::connect_timeout`
+//! retries its poll(2) after a signal with the rest of the timeout, so Ctrl-C during a
+//! connect that a silent port never completes waited the whole 5 s.
 
 use std::io::{self, Read, Write};
-use std::net::TcpStream;
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
 use crate::signals;
+
+/// How often a pending [`connect`] looks for a stop signal: one that lands between the
+/// check and the poll(2) would otherwise not cut the wait short.
+const SIGNAL_CHECK: Duration = Duration::from_millis(50);
+
+/// A blocking TCP connection to `addr` within `timeout` (`TcpStream::connect_timeout`'s
+/// errors), ended at once, as `interrupted`, by a stop signal.
+pub fn connect(addr: &SocketAddr, timeout: Duration) -> io::Result<TcpStream> {
+    let deadline = Instant::now() + timeout;
+    // mio's connect is non-blocking: the wait is ours to slice.
+    let stream = mio::net::TcpStream::connect(*addr)?;
+    loop {
+        if signals::received().is_some() {
+            return Err(io::Error::other("interrupted"));
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "connection timed out",
+            ));
+        }
+        let mut pollfd = libc::pollfd {
+            fd: stream.as_raw_fd(),
+            events: libc::POLLOUT,
+            revents: 0,
+        };
+        let wait = left.min(SIGNAL_CHECK).as_millis().max(1) as libc::c_int;
+        // SAFETY: one valid pollfd, owned by this frame, for the length of the call.
+        let ready = unsafe { libc::poll(&mut pollfd, 1, wait) };
+        if ready < 0 {
+            let err = io::Error::last_os_error();
+            if err.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(err);
+        }
+        if ready == 0 {
+            continue;
+        }
+        // Writable: connected, or failed with the error SO_ERROR holds.
+        if let Some(err) = stream.take_error()? {
+            return Err(err);
+        }
+        match stream.peer_addr() {
+            Ok(_) => break,
+            Err(err) if err.kind() == io::ErrorKind::NotConnected => continue,
+            Err(err) => return Err(err),
+        }
+    }
+    // SAFETY: the descriptor comes out of `stream`, which gives up its ownership.
+    let stream = unsafe { TcpStream::from_raw_fd(stream.into_raw_fd()) };
+    stream.set_nonblocking(false)?;
+    Ok(stream)
+}
 
 /// A socket whose read and write timeouts can be set (TCP or Unix).
 pub trait TimedSocket: Read + Write {
@@ -113,6 +173,20 @@ impl<S: TimedSocket> Write for DeadlineStream<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn connect_reaches_a_listener_and_reports_a_closed_port() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("address");
+        let mut stream = connect(&addr, Duration::from_secs(5)).expect("connect");
+        let (mut theirs, _) = listener.accept().expect("accept");
+        stream.write_all(b"x").expect("write");
+        let mut got = [0u8; 1];
+        theirs.read_exact(&mut got).expect("read");
+        drop(listener);
+        let err = connect(&addr, Duration::from_secs(5)).expect_err("closed port");
+        assert_eq!(err.kind(), io::ErrorKind::ConnectionRefused, "{err}");
+    }
 
     #[test]
     fn a_silent_peer_times_out_at_the_deadline() {

@@ -10,12 +10,11 @@
 //! ```
 
 use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::engine::deadline_stream::DeadlineStream;
+use crate::engine::deadline_stream::{self, DeadlineStream};
 use crate::engine::failure::describe;
 use crate::engine::tls;
 use crate::plan::{Endpoint, Plan};
@@ -100,7 +99,7 @@ pub fn query_with_auth(
             exchange(&mut stream, &request, replies, &peer, plan)?
         }
         Endpoint::Tcp { addr, .. } => {
-            let stream = TcpStream::connect_timeout(addr, QUERY_TIMEOUT).map_err(connect_failed)?;
+            let stream = deadline_stream::connect(addr, QUERY_TIMEOUT).map_err(connect_failed)?;
             let _ = stream.set_nodelay(true);
             let mut stream = DeadlineStream::new(stream, QUERY_TIMEOUT);
             match &plan.server.tls {

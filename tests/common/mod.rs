@@ -2,8 +2,9 @@
 //! three-master Redis Cluster of them ([`cluster`]), a fake Redis
 //! that records requests ([`recorder`]), a test PKI ([`pki`]), python hdrh as an
 //! independent histogram reader ([`python`]), the built `kvbench` run
-//! with a hard timeout ([`run`]), headless Chromium ([`browser`]), and the small tools
-//! tests share (scratch directories, JSON reading, waiting for a condition).
+//! with a hard timeout ([`run`]), headless Chromium ([`browser`]), a port whose connects
+//! never complete ([`SynDroppingPort`]), and the small tools tests share (scratch
+//! directories, JSON reading, waiting for a condition).
 //!
 //! Every server is started on 127.0.0.1 only, on a port the OS handed out, in its own
 //! temporary directory; `Drop` kills it by its PID and removes the directory, so a
@@ -82,6 +83,57 @@ pub fn closed_port() -> u16 {
         }
     }
     panic!("closed_port: every free port tried was accepting connections");
+}
+
+/// A port on 127.0.0.1 whose connects never complete, as behind a full listen backlog or
+/// a firewall dropping SYNs: a listener with a backlog of 0 that never accepts, its queue
+/// filled by connections of its own. Keep the value alive for as long as the port is used.
+pub struct SynDroppingPort {
+    pub port: u16,
+    _listener: TcpListener,
+    _filling: Vec<TcpStream>,
+}
+
+impl SynDroppingPort {
+    pub fn start() -> SynDroppingPort {
+        use std::os::fd::AsRawFd;
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        // SAFETY: listen(2) on a socket this test owns; again on a listening socket it
+        // only sets the backlog.
+        assert_eq!(
+            unsafe { libc::listen(listener.as_raw_fd(), 0) },
+            0,
+            "listen"
+        );
+        let addr = listener.local_addr().expect("bound address");
+        let mut filling = Vec::new();
+        // Connects complete while the accept queue has room; the first that does not
+        // shows it is full (a probe's timeout, not a wait for something to happen).
+        for _ in 0..16 {
+            match TcpStream::connect_timeout(&addr, Duration::from_millis(300)) {
+                Ok(stream) => filling.push(stream),
+                Err(_) => {
+                    return SynDroppingPort {
+                        port: addr.port(),
+                        _listener: listener,
+                        _filling: filling,
+                    };
+                }
+            }
+        }
+        panic!("SynDroppingPort: 16 connects completed on a listener with a backlog of 0");
+    }
+
+    /// Whether a process has a connect to this port pending (a socket in SYN_SENT, state
+    /// 02 in `/proc/net/tcp`).
+    pub fn has_pending_connect(&self) -> bool {
+        let table = fs::read_to_string("/proc/net/tcp").expect("read /proc/net/tcp");
+        let remote = format!(":{:04X}", self.port);
+        table.lines().skip(1).any(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            fields.len() > 3 && fields[2].ends_with(&remote) && fields[3] == "02"
+        })
+    }
 }
 
 /// Polls `condition` every 20 ms until it holds; panics naming `what` after `timeout`.
