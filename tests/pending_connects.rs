@@ -53,3 +53,44 @@ fn ctrl_c_ends_redis_benchmark_during_a_pending_connect() {
     );
     assert_eq!(out.json()["ALL STATS"]["Runtime"]["Interrupted"], "true");
 }
+
+/// A memtier-style run whose one connect never completes: the progress line counts no
+/// connection, stderr says after 10 s that it is still connecting, and the run's error
+/// says nothing was established (not that a server accepted and answered nothing).
+#[test]
+fn a_connect_that_never_completes_is_named_as_such() {
+    let port = SynDroppingPort::start();
+    let port_arg = port.port.to_string();
+    let run = kvbench(&[
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port_arg,
+        "-t",
+        "1",
+        "-c",
+        "1",
+        "--test-time=12",
+        "--hide-histogram",
+    ])
+    .spawn();
+    run.wait_for_stderr("still connecting after 10 s");
+    let out = run.wait(Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(1), "{}", out.describe());
+    let stderr = out.stderr_text();
+    assert!(
+        stderr.contains(&format!(
+            "warning: 1 connection(s) of thread 0 to 127.0.0.1:{port_arg} still connecting \
+             after 10 s"
+        )) && stderr.contains("--connection-timeout sets a limit"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("no connection was ever established (the connects were still pending)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("accepted connections"), "{stderr}");
+    // Every progress line counts the pending connect as no connection.
+    assert!(stderr.contains(" 1 threads  0 conns:"), "{stderr}");
+    assert!(!stderr.contains(" 1 conns:"), "{stderr}");
+}

@@ -20,6 +20,7 @@
 
 use std::collections::VecDeque;
 use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use mio::{Registry, Token};
@@ -168,6 +169,8 @@ pub struct Connection {
     peer: String,
     /// Failed attempts since the last successful connection.
     attempts: u32,
+    /// When the socket's connect began (what "still connecting after 10 s" measures).
+    opened_at: Instant,
     /// The steps of the set-up commands in `prefix`, queued when it is written.
     prefix_steps: VecDeque<SetupStep>,
     /// The reply [`Connection::next_answer`] decoded last, with its request: kept here
@@ -176,6 +179,15 @@ pub struct Connection {
     /// path's replies never come here, and ten thousand connections should not carry
     /// it unused.
     answer: Option<Box<Answer>>,
+}
+
+/// Connects completed in this process, ever: a run that ends with no reply tells a
+/// server that accepted and said nothing from one it never accepted by whether this grew.
+static ESTABLISHED: AtomicU64 = AtomicU64::new(0);
+
+/// How many connects have completed in this process (see [`ESTABLISHED`]).
+pub fn established_count() -> u64 {
+    ESTABLISHED.load(Ordering::Relaxed)
 }
 
 impl Connection {
@@ -192,6 +204,7 @@ impl Connection {
             phase: Phase::Idle,
             phase_timer: None,
             attempts: 0,
+            opened_at: Instant::now(),
             sent_on_connection: 0,
             setup: VecDeque::new(),
             prefix: Vec::new(),
@@ -334,8 +347,15 @@ impl Connection {
         self.token = token;
         self.write_interest = true;
         self.phase = Phase::Connecting;
-        self.phase_timer = timeout.map(|t| Instant::now() + t);
+        self.opened_at = Instant::now();
+        self.phase_timer = timeout.map(|t| self.opened_at + t);
         Ok(())
+    }
+
+    /// Whether the socket's connect has been pending for longer than `limit` (a server
+    /// whose listen backlog is full, or a firewall dropping the SYNs, never completes it).
+    pub fn connecting_longer_than(&self, now: Instant, limit: Duration) -> bool {
+        self.phase == Phase::Connecting && now.saturating_duration_since(self.opened_at) > limit
     }
 
     /// Closes the socket; the connection can be opened again.
@@ -393,7 +413,10 @@ impl Connection {
                 describe(&err)
             ))),
             Ok(false) => Ok(false),
-            Ok(true) => Ok(self.start_setup(plan)),
+            Ok(true) => {
+                ESTABLISHED.fetch_add(1, Ordering::Relaxed);
+                Ok(self.start_setup(plan))
+            }
         }
     }
 

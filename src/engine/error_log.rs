@@ -10,6 +10,9 @@ pub struct ErrorLog {
     suppressed: u64,
     /// [`warn_once`](Self::warn_once) has printed its line.
     warned: bool,
+    /// [`warn_connecting_once`](Self::warn_connecting_once) has printed its line (a
+    /// flag of its own: a silent server's warning must not hide it, nor it that one).
+    warned_connecting: bool,
 }
 
 impl ErrorLog {
@@ -18,6 +21,14 @@ impl ErrorLog {
     pub fn warn_once(&mut self, what: std::fmt::Arguments) {
         if !self.warned {
             self.warned = true;
+            eprintln_safe!("\n{what}");
+        }
+    }
+
+    /// Prints `what`, about connects still pending, the first time only.
+    pub fn warn_connecting_once(&mut self, what: std::fmt::Arguments) {
+        if !self.warned_connecting {
+            self.warned_connecting = true;
             eprintln_safe!("\n{what}");
         }
     }

@@ -17,6 +17,7 @@ use mio::{Poll, Waker};
 
 use crate::engine::budget::RequestBudget;
 use crate::engine::cluster::{self, Node, Topology};
+use crate::engine::connection;
 use crate::engine::error_reply::FirstErrorReply;
 use crate::engine::gather::Gatherer;
 use crate::engine::generator::client_seed;
@@ -196,6 +197,7 @@ pub fn run_prepared(
     let error_reply = Arc::new(FirstErrorReply::default());
     if !plan.workload.dataset.verify_only {
         for (run_number, (run_plan, step_rate)) in (1..).zip(steps) {
+            let established_before = connection::established_count();
             let (results, mut error) = run_once(
                 &run_plan,
                 run_number,
@@ -211,6 +213,11 @@ pub fn run_prepared(
                 let why = if failed > 0 {
                     // Refused or lost every time (--reconnect-on-error kept trying).
                     format!("its connections failed {failed} times (the reasons are above)")
+                } else if connection::established_count() == established_before {
+                    // A full listen backlog or a firewall dropping SYNs: the connects
+                    // never completed, so nothing was accepted to answer.
+                    "no connection was ever established (the connects were still pending)"
+                        .to_string()
                 } else {
                     "the server accepted connections but answered nothing".to_string()
                 };

@@ -368,6 +368,11 @@ impl Client {
         self.series.take().map(|series| *series)
     }
 
+    /// This client's connections (one, or one per cluster node).
+    pub fn connections(&self) -> &[Connection] {
+        &self.conns
+    }
+
     /// Whether a connection is up and carrying load (for "active clients").
     pub fn is_connected(&self) -> bool {
         self.conns.iter().any(Connection::is_ready)

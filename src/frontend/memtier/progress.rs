@@ -15,7 +15,7 @@ pub struct Progress {
     pub elapsed_secs: u64,
     /// Worker threads still running.
     pub threads: usize,
-    /// Connections in all.
+    /// Connections up (established and set up), all threads.
     pub connections: usize,
     /// Requests completed so far.
     pub ops: u64,
@@ -38,7 +38,9 @@ impl Progress {
             percent: s.percent,
             elapsed_secs: s.elapsed.as_secs(),
             threads: s.threads_running,
-            connections: s.connections,
+            // Established connections only: a connect a silent port never completes
+            // is not a connection carrying load.
+            connections: s.connected,
             ops: s.so_far.count,
             ops_per_sec: s.last.count as f64,
             avg_ops_per_sec: s.so_far.count as f64 / elapsed_secs,
