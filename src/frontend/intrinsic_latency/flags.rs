@@ -100,7 +100,8 @@ fn parse_seconds(raw: &str) -> Result<Duration, String> {
         .trim()
         .parse()
         .map_err(|_| "not a number of seconds".to_string())?;
-    if !seconds.is_finite() || seconds <= 0.0 {
+    // Infinity (`inf`, `1e400`) is past the day below and is refused as such.
+    if seconds.is_nan() || seconds <= 0.0 {
         return Err("the test must run for more than 0 seconds".to_string());
     }
     if seconds < MIN_SECONDS {
@@ -156,7 +157,10 @@ mod tests {
             (&["-3"][..], "more than 0 seconds"),
             (&["1e-12"][..], "at least a millisecond"),
             (&["0.0009"][..], "at least a millisecond"),
-            (&["inf"][..], "more than 0 seconds"),
+            (&["inf"][..], "at most a day (86400 seconds)"),
+            (&["1e400"][..], "at most a day (86400 seconds)"),
+            (&["-inf"][..], "more than 0 seconds"),
+            (&["nan"][..], "more than 0 seconds"),
             (&["100000"][..], "at most a day"),
             (&["1", "2"][..], "unexpected argument"),
             (&["--cpu", "x", "1"][..], "--cpu"),

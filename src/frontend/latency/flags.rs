@@ -380,7 +380,8 @@ fn parse_interval(raw: &str) -> Result<u64, String> {
         .trim()
         .parse()
         .map_err(|_| "not a number of seconds".to_string())?;
-    if !seconds.is_finite() || seconds <= 0.0 {
+    // Infinity (`inf`, `1e999`) is past the day below and is refused as such.
+    if seconds.is_nan() || seconds <= 0.0 {
         return Err("the window must be longer than 0 seconds".to_string());
     }
     let us = (seconds * 1e6).round();
@@ -547,6 +548,9 @@ mod tests {
             (&["-i", "-1"][..], "longer than 0"),
             (&["-i", "nan"][..], "longer than 0"),
             (&["-i", "100000"][..], "at most a day"),
+            (&["-i", "inf"][..], "at most a day (86400 seconds)"),
+            (&["-i", "1e999"][..], "at most a day (86400 seconds)"),
+            (&["-i", "-inf"][..], "longer than 0"),
             (&["--percentiles=50,abc"][..], "'abc' is not a percentile"),
             (&["--percentiles=0"][..], "above 0 and at most 100"),
             (&["--percentiles=101"][..], "above 0 and at most 100"),
