@@ -11,10 +11,14 @@ mod common;
 
 use std::path::Path;
 use std::process::Output;
+use std::time::Duration;
 
 use serde_json::Value;
 
-use common::{Memcached, RedisServer, Run, TestDir, describe, kvbench_at, read_json};
+use common::{
+    CONDITION_TIMEOUT, Memcached, RedisServer, Run, TestDir, describe, kvbench_at, read_json,
+    wait_until,
+};
 
 const TEXT: &str = "memcache_text";
 const BINARY: &str = "memcache_binary";
@@ -588,4 +592,54 @@ fn dataset_flags_with_arbitrary_commands_are_refused() {
     }
     assert_eq!(server.dbsize(), 0);
     assert!(!server.commandstats().contains_key("set"));
+}
+
+/// Ctrl-C during the verification pass: the report says the pass was interrupted and
+/// after how many keys, where it used to say "Data verification completed" (memtier's
+/// line, kept for a pass that did complete).
+#[test]
+fn ctrl_c_during_verification_says_it_was_interrupted() {
+    let server = RedisServer::start();
+    // An empty server: every key is missing, and five million take far longer to check
+    // than the test waits.
+    let run = kvbench_at(
+        server.port,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "1",
+            "--key-pattern=P:P",
+            "--key-maximum=5000000",
+            "--verify-only",
+            "--hide-histogram",
+        ],
+    )
+    .spawn();
+    wait_until("verification GETs", CONDITION_TIMEOUT, || {
+        server.commandstats().get("get").copied().unwrap_or(0) > 1000
+    });
+    // SAFETY: kill(2) on the PID of a child this test spawned and has not reaped.
+    unsafe { libc::kill(run.pid() as libc::pid_t, libc::SIGINT) };
+    let out = run.wait(Duration::from_secs(60));
+    // Exit 1, not 130: the keys checked were missing, and a failed verification is an
+    // error whether or not the pass was cut short.
+    assert_eq!(out.status.code(), Some(1), "{}", out.describe());
+    assert!(
+        out.stderr_text().contains("Interrupted by user (Ctrl+C)"),
+        "{}",
+        out.describe()
+    );
+    let text = out.stdout_text();
+    assert!(!text.contains("Data verification completed"), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Data verification interrupted after "))
+        .unwrap_or_else(|| panic!("no interrupted line: {}", out.describe()));
+    let keys: u64 = line
+        .trim_start_matches("Data verification interrupted after ")
+        .trim_end_matches(" keys:")
+        .parse()
+        .unwrap_or_else(|_| panic!("{line:?}"));
+    assert!((1000..5_000_000).contains(&keys), "{line}");
 }

@@ -261,7 +261,10 @@ pub fn run_prepared(
         );
         outcome.signal = signals::received();
         outcome.error = error.map(Error::run);
-        outcome.verification = Some(job.report());
+        let mut report = job.report();
+        // The benchmark runs returned early on a signal: one seen now came during the pass.
+        report.interrupted = outcome.signal.is_some();
+        outcome.verification = Some(report);
     }
     outcome
 }

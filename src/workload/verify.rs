@@ -338,6 +338,8 @@ pub struct VerifyReport {
     /// Up to [`MAX_FIRST_FAILURES`] failures, oldest first, each `<key>: <what>` with the
     /// key's bytes escaped (`memtier-17: missing`, `k\x00: value differs`).
     pub first_failures: Vec<String>,
+    /// A stop signal cut the pass short: the counts are of the keys checked before it.
+    pub interrupted: bool,
 }
 
 impl VerifyReport {
@@ -382,6 +384,7 @@ impl VerifyReport {
         self.mismatches += other.mismatches;
         self.missing += other.missing;
         self.errors += other.errors;
+        self.interrupted |= other.interrupted;
         let room = MAX_FIRST_FAILURES.saturating_sub(self.first_failures.len());
         self.first_failures
             .extend(other.first_failures.iter().take(room).cloned());
@@ -397,10 +400,15 @@ impl VerifyReport {
         self.mismatches + self.missing + self.errors
     }
 
-    /// memtier's closing lines for the text report (after [`VERIFY_BANNER`]).
+    /// memtier's closing lines for the text report (after [`VERIFY_BANNER`]); a pass a
+    /// stop signal cut short says so in the first line rather than claim it completed.
     pub fn render_text(&self) -> String {
+        let head = match self.interrupted {
+            true => format!("Data verification interrupted after {} keys:", self.checked),
+            false => "Data verification completed:".to_string(),
+        };
         format!(
-            "Data verification completed:\n{:<10} keys verified successfuly.\n{:<10} keys failed.\n",
+            "{head}\n{:<10} keys verified successfuly.\n{:<10} keys failed.\n",
             self.verified(),
             self.failed()
         )
@@ -855,6 +863,13 @@ mod tests {
         assert_eq!(
             r.render_text(),
             "Data verification completed:\n\
+             998        keys verified successfuly.\n\
+             2          keys failed.\n"
+        );
+        r.interrupted = true;
+        assert_eq!(
+            r.render_text(),
+            "Data verification interrupted after 1000 keys:\n\
              998        keys verified successfuly.\n\
              2          keys failed.\n"
         );
