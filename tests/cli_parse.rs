@@ -807,6 +807,16 @@ fn uri_sets_host_port_credentials_and_db() {
         ("::1", 6381, Some(0))
     );
 
+    // -s takes the bracketed form the URI and --servers take.
+    let c = config(&["-s", "[::1]", "-p", "6382"]);
+    assert_eq!((c.host.as_str(), c.port), ("::1", 6382));
+    match c.endpoint {
+        Endpoint::Tcp { addr, .. } => {
+            assert_eq!(addr, "[::1]:6382".parse::<SocketAddr>().expect("addr"))
+        }
+        other => panic!("expected TCP, got {other:?}"),
+    }
+
     // The URI wins over -h/-p/-a/--select-db.
     let c = config(&[
         "-h",

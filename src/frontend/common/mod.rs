@@ -283,7 +283,7 @@ impl Target {
                     .uri
                     .host
                     .clone()
-                    .or_else(|| args.host.last().cloned())
+                    .or_else(|| args.host.last().map(|h| unbracket(h).to_string()))
                     .unwrap_or_else(|| DEFAULT_HOST.to_string());
                 let port = self.uri.port.or(self.flag_port).unwrap_or(DEFAULT_PORT);
                 let addr = resolve(&host, port, self.family)?;
@@ -339,6 +339,14 @@ pub fn parse_credentials(raw: &str) -> Result<Credentials> {
             password: raw.to_string(),
         },
     })
+}
+
+/// `-s [::1]` as `::1`: the bracketed form `--servers` and `-u redis://[::1]:P` take is
+/// accepted here too (brackets are no part of the address the resolver is given).
+fn unbracket(host: &str) -> &str {
+    host.strip_prefix('[')
+        .and_then(|inner| inner.strip_suffix(']'))
+        .unwrap_or(host)
 }
 
 /// Resolves `host` once, keeping the first address of the family asked for.

@@ -49,10 +49,19 @@ fn parse_member(raw: &str, default_port: u16) -> Result<(String, u16, Option<u32
                 },
             }
         }
-        None => match raw.split_once(':') {
-            Some((host, rest)) => (host, Some(rest)),
-            None => (raw, None),
-        },
+        None => {
+            // `::1:7401` split at its first ':' has no host: say what would work.
+            let colons = raw.matches(':').count();
+            if colons > 2 || raw.parse::<std::net::Ipv6Addr>().is_ok() || raw.starts_with("::") {
+                return Err(bad(
+                    "write an IPv6 address in brackets: [::1], [::1]:PORT or [::1]:PORT:WEIGHT",
+                ));
+            }
+            match raw.split_once(':') {
+                Some((host, rest)) => (host, Some(rest)),
+                None => (raw, None),
+            }
+        }
     };
     if host.is_empty() {
         return Err(bad("no host"));
@@ -201,7 +210,10 @@ mod tests {
             ("a:x", "port"),
             ("a:80:0", "weight"),
             ("a:80:w", "weight"),
-            ("::1:80", "no host"),
+            ("::1:80", "write an IPv6 address in brackets"),
+            ("::1", "write an IPv6 address in brackets"),
+            ("fe80::1", "write an IPv6 address in brackets"),
+            ("fe80::1:80:2", "write an IPv6 address in brackets"),
             ("fe80::1:80", "brackets"),
             ("[::1", "closing"),
         ] {
