@@ -106,7 +106,7 @@ fn write_in_place(path: &Path, bytes: &[u8]) -> io::Result<()> {
 fn replace(file: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = temporary_beside(file)?;
     let written = (|| {
-        let mut out = fs::File::create(&tmp)?;
+        let mut out = fs::File::create(&tmp).map_err(|e| in_directory(file, e))?;
         out.write_all(bytes)?;
         out.sync_all()?;
         fs::rename(&tmp, file)
@@ -143,8 +143,37 @@ pub fn check_writable(path: &Path) -> io::Result<()> {
         // A file of that name is no one's to touch; the directory holds files, and the
         // write itself will say if it cannot replace it.
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(e),
+        Err(e) => Err(in_directory(&file, e)),
     }
+}
+
+/// The temporary beside `file` could not be created (`err`): when the directory refuses
+/// it, says so, naming the directory, since the file itself may well be writable (a
+/// JSON file the user may write, in a directory they may not).
+fn in_directory(file: &Path, err: io::Error) -> io::Error {
+    let refused = matches!(
+        err.raw_os_error(),
+        Some(libc::EACCES | libc::EPERM | libc::EROFS)
+    );
+    let Some(dir) = file.parent().filter(|_| refused) else {
+        return err;
+    };
+    let dir = match dir.as_os_str().is_empty() {
+        true => Path::new("."),
+        false => dir,
+    };
+    let text = err.to_string();
+    let why = text
+        .find(" (os error")
+        .map_or(text.as_str(), |cut| &text[..cut]);
+    io::Error::new(
+        err.kind(),
+        format!(
+            "cannot create a file in the directory {} (the file is replaced through a \
+             temporary file beside it): {why}",
+            dir.display()
+        ),
+    )
 }
 
 /// `access(path, W_OK)`: whether this process may open `path` for writing.
@@ -179,6 +208,29 @@ mod tests {
     use super::*;
     use std::io::Read;
     use std::os::unix::fs::symlink;
+
+    #[test]
+    fn a_refusing_directory_is_named() {
+        let denied = io::Error::from_raw_os_error(libc::EACCES);
+        let err = in_directory(Path::new("/results/run.json"), denied);
+        assert_eq!(err.kind(), io::ErrorKind::PermissionDenied);
+        assert_eq!(
+            err.to_string(),
+            "cannot create a file in the directory /results (the file is replaced through a \
+             temporary file beside it): Permission denied"
+        );
+        let here = in_directory(
+            Path::new("run.json"),
+            io::Error::from_raw_os_error(libc::EROFS),
+        );
+        assert!(here.to_string().contains("directory . ("), "{here}");
+        // Other failures keep their own words (a missing directory is not the same thing).
+        let missing = in_directory(
+            Path::new("/nope/run.json"),
+            io::Error::from_raw_os_error(libc::ENOENT),
+        );
+        assert_eq!(missing.raw_os_error(), Some(libc::ENOENT));
+    }
 
     /// A fresh directory for one test, removed at the end.
     struct Dir(PathBuf);
