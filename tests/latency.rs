@@ -280,6 +280,38 @@ fn ctrl_c_before_the_first_reply_still_writes_the_hdr_file() {
     assert!(text.contains("Total count    =            0"), "{text}");
 }
 
+/// `--json` interrupted before the first reply prints its window all the same, empty, as
+/// docs/latency.md gives a window with no sample: a valid document, not nothing.
+#[test]
+fn ctrl_c_before_the_first_reply_prints_an_empty_json_window() {
+    let server = RedisServer::start();
+    let port = server.port.to_string();
+    let bg = kvbench(&[
+        "latency",
+        "-P",
+        "memcache_binary",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--json",
+    ])
+    .spawn();
+    wait_until("kvbench connected", CONDITION_TIMEOUT, || {
+        server.connected_clients() >= 2
+    });
+    interrupt(bg.pid());
+    let run = bg.wait(TIMEOUT);
+    assert_eq!(run.status.code(), Some(130), "{}", run.describe());
+    let out = run.stdout_text();
+    let doc: serde_json::Value =
+        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {}", run.describe()));
+    for key in ["min", "max", "avg"] {
+        assert!(doc[key].is_null(), "{key}: {out}");
+    }
+    assert_eq!(doc["count"], 0, "{out}");
+}
+
 #[test]
 fn a_300_ms_server_stall_shows_in_max() {
     let server = RedisServer::start_with(&["--enable-debug-command", "yes"]);

@@ -151,7 +151,11 @@ impl Windows {
         if self.mode == Mode::Live {
             return Print::EndLine;
         }
-        if self.stats.count() == 0 {
+        // A one-shot window is owed even empty (Ctrl-C before the first reply): its
+        // figures then print as a window with no sample does (`null` in JSON), so the
+        // output is never missing and a zero is never mistaken for a measurement. A
+        // history's partial empty window adds nothing to the lines already printed.
+        if self.stats.count() == 0 && self.mode != Mode::Once {
             return Print::Nothing;
         }
         self.close(now_us)
@@ -248,13 +252,17 @@ mod tests {
     }
 
     #[test]
-    fn once_interrupted_prints_what_it_has_or_nothing() {
+    fn once_interrupted_prints_what_it_has_even_empty() {
         let mut w = Windows::new(Mode::Once, SEC, 0);
         w.sample(10 * MS, 150);
         assert_eq!(figures(&w.interrupt(20 * MS)), Some((1, 150, 150)));
         let mut empty = Windows::new(Mode::Once, SEC, 0);
-        assert!(matches!(empty.interrupt(20 * MS), Print::Nothing));
+        match empty.interrupt(20 * MS) {
+            Print::Once(stats) => assert_eq!(stats.count(), 0),
+            _ => panic!("the empty window is printed"),
+        }
         assert!(empty.is_done());
+        assert!(matches!(empty.interrupt(30 * MS), Print::Nothing));
     }
 
     #[test]
