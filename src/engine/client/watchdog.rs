@@ -1,9 +1,11 @@
 //! The stall watchdog: once a second the worker asks each client whether a connection's
 //! requests have gone without a reply for longer than `--reply-timeout`; such a
 //! connection has failed (reconnected, or the run ends, as for any connection failure).
-//! Without a reply timeout, a connection whose server has never answered is named once
-//! after [`SILENT_SERVER`]: a server of another protocol (memcache_binary sent to a Redis
-//! port waits for a line end that never comes) would otherwise hang the run in silence.
+//! Before that (or without a reply timeout), a connection whose requests got no reply for
+//! [`SILENT_SERVER`] is named once (per worker): a server of another protocol
+//! (memcache_binary sent to a Redis port waits for a line end that never comes) or a
+//! stalled one (a stopped process, a frozen host) would otherwise leave the run waiting
+//! in silence, its progress rows at zero.
 
 use std::time::{Duration, Instant};
 
@@ -12,7 +14,7 @@ use crate::engine::connection::Phase;
 use crate::engine::failure::Failure;
 use crate::plan::Plan;
 
-/// How long a connection may wait for its server's first reply before the run says so.
+/// How long a connection's requests may wait with no reply before the run says so.
 const SILENT_SERVER: Duration = Duration::from_secs(10);
 
 impl Client {
@@ -55,9 +57,9 @@ impl Client {
         Status::Active
     }
 
-    /// Says once (per worker) that a connection's server has not answered its first
-    /// requests in [`SILENT_SERVER`], and how long the run waits on (`timeout`, the
-    /// reply timeout; `None`: for ever).
+    /// Says once (per worker) that a connection's requests got no reply in
+    /// [`SILENT_SERVER`], and how long the run waits on (`timeout`, the reply timeout;
+    /// `None`: for ever).
     fn name_a_silent_server(
         &self,
         now: Instant,
@@ -69,7 +71,6 @@ impl Client {
         let silent = self.conns.iter().enumerate().find(|(i, conn)| {
             matches!(conn.phase(), Phase::Ready | Phase::Handshaking)
                 && probe != Some(*i)
-                && !conn.heard()
                 && conn.is_stalled(now, SILENT_SERVER)
         });
         if let Some((_, conn)) = silent {
@@ -80,12 +81,19 @@ impl Client {
                 (None, true) => format!(" ({flag} gives up)"),
                 (None, false) => String::new(),
             };
+            // One that answered before has stalled; one that never did may not speak the
+            // protocol at all.
+            let why = match conn.heard() {
+                true => "the server stopped answering".to_string(),
+                false => format!(
+                    "the server never answered or does not speak {}",
+                    plan.server.protocol.name()
+                ),
+            };
             ctx.errors.warn_once(format_args!(
-                "warning: no reply from {} in {} s: the server never answered or does not \
-                 speak {}; still waiting{give_up}",
+                "warning: no reply from {} in {} s: {why}; still waiting{give_up}",
                 conn.peer(),
                 SILENT_SERVER.as_secs(),
-                plan.server.protocol.name()
             ));
         }
     }

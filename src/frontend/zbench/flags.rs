@@ -65,6 +65,9 @@ pub struct ZbenchSpec {
     pub json_out_file: Option<PathBuf>,
     /// `-busy-poll`: how long a worker polls without waiting before it sleeps.
     pub busy_poll: Option<Duration>,
+    /// `-reply-timeout` (kvbench's): how long requests may wait with no reply before the
+    /// run fails; `None` (`-reply-timeout 0`) waits for ever, as redis-zbench-go does.
+    pub reply_timeout: Option<Duration>,
     /// kvbench's connection additions: ACL user, database, TLS.
     pub conn: ConnSpec,
     /// Flags given that this run cannot use (the other mode's, a URI's overridden ones),
@@ -158,6 +161,8 @@ const MAX_ZADD_BYTES: u64 = 1 << 30;
 pub const MAX_CLIENTS: u32 = 100_000;
 /// Most commands per batch, as kvbench's other front ends bound their pipelines.
 pub const MAX_PIPELINE: u32 = 65_536;
+/// Most seconds `-reply-timeout` takes (a day), as the other front ends' `--reply-timeout`.
+const MAX_REPLY_TIMEOUT_SECS: u64 = 86_400;
 
 /// Text printed for `-v`.
 pub fn version_text() -> String {
@@ -233,6 +238,13 @@ pub fn command() -> Command {
             "Query type. One of [zrangebylex,zrevrangebylex,zrange-byscore,zrange-byscore-rev].",
         ))
         .arg(uint("r", "1000000", "keyspace length."))
+        // redis-zbench-go waits for ever on a server that stops answering; kvbench ends
+        // the run instead, by default after the memtier front end's 60 s.
+        .arg(uint(
+            "reply-timeout",
+            "60",
+            "kvbench: seconds requests may wait with no reply before the run fails (0: wait for ever).",
+        ))
         .arg(uint("r-start", "0", "keyspace start."))
         .arg(int("random-seed", "12345", "random seed to be used."))
         .arg(int(
@@ -420,6 +432,15 @@ fn validate(m: &ArgMatches) -> Result<ZbenchSpec, Error> {
         ));
     }
     let busy_poll = parse_busy_poll(&text("busy-poll"), "-busy-poll").map_err(Error::usage)?;
+    let reply_timeout = match uint("reply-timeout") {
+        0 => None,
+        secs if secs <= MAX_REPLY_TIMEOUT_SECS => Some(Duration::from_secs(secs)),
+        secs => {
+            return Err(Error::usage(format!(
+                "-reply-timeout {secs}: at most {MAX_REPLY_TIMEOUT_SECS} seconds (0 waits for ever)"
+            )));
+        }
+    };
 
     let applied = connection::validate(m, text("h"), port, password)?;
     warnings.extend(applied.warnings);
@@ -442,6 +463,7 @@ fn validate(m: &ArgMatches) -> Result<ZbenchSpec, Error> {
         debug,
         json_out_file,
         busy_poll,
+        reply_timeout,
         conn: applied.conn,
         warnings,
     })
@@ -797,6 +819,33 @@ mod tests {
         assert_eq!(
             debug("1000").warnings,
             ["warning: -debug 1000: the levels are 0 to 2; using 2"]
+        );
+    }
+
+    #[test]
+    fn reply_timeout_is_kvbench_s_sixty_seconds_unless_given() {
+        let timeout = |args: &[&str]| spec(&[&["-mode", "query"][..], args].concat()).reply_timeout;
+        assert_eq!(timeout(&[]), Some(Duration::from_secs(60)));
+        assert_eq!(
+            timeout(&["-reply-timeout", "5"]),
+            Some(Duration::from_secs(5))
+        );
+        assert_eq!(
+            timeout(&["--reply-timeout=86400"]),
+            Some(Duration::from_secs(86_400))
+        );
+        // 0 waits for ever, as redis-zbench-go does.
+        assert_eq!(timeout(&["-reply-timeout", "0"]), None);
+        assert_eq!(
+            refusal(&["-mode", "load", "-reply-timeout", "86401"]),
+            "-reply-timeout 86401: at most 86400 seconds (0 waits for ever)"
+        );
+        assert!(refusal(&["-mode", "load", "-reply-timeout", "-1"]).contains("-reply-timeout"));
+        let help = printed(&["-help"]);
+        assert!(
+            help.contains("\n  -reply-timeout uint\n    \tkvbench: seconds requests may wait")
+                && help.contains("(0: wait for ever). (default 60)\n"),
+            "{help}"
         );
     }
 

@@ -7,6 +7,7 @@
 //! -h -p -a (--user, -u, TLS)      -> Server (cluster routing by key with -oss-cluster)
 //! -c -pipeline -rps               -> Load (c clients over the threads, StopAt::Stream,
 //!                                    Pacing::Total for -rps)
+//! -reply-timeout                  -> LoadShape::reply_timeout (the stall watchdog)
 //! -mode -query -r ... -multi      -> Workload::stream (ZbenchStreams), BatchWrap
 //! ```
 
@@ -41,7 +42,7 @@ pub static ZB_NAMES: FlagNames = FlagNames {
     tls_skip_verify: "-tls-skip-verify",
     tls_protocols: "-tls",
     connection_timeout: "the connect timeout",
-    reply_timeout: "the reply timeout",
+    reply_timeout: "-reply-timeout",
     authenticate: "-a PASSWORD (with -user USER for an ACL user)",
     cluster_mode: "-oss-cluster",
 };
@@ -113,7 +114,10 @@ pub fn plan(spec: &ZbenchSpec, server: Server, added: Arc<Added>) -> Plan {
             pipeline: spec.pipeline as usize,
             run_count: 1,
             stop: StopAt::Stream(total_commands(spec)),
-            shape: LoadShape::default(),
+            shape: LoadShape {
+                reply_timeout: spec.reply_timeout,
+                ..LoadShape::default()
+            },
             pacing,
             warmup: Duration::ZERO,
             sweep: None,

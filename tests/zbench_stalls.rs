@@ -1,0 +1,94 @@
+//! `kvbench zbench` where redis-zbench-go hangs: a redis-server stopped (SIGSTOP) under
+//! a run. The stall is named on stderr and `-reply-timeout` ends the run, so `-n`
+//! bounds it.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{CONDITION_TIMEOUT, RedisServer, TestDir, kvbench, wait_until};
+
+/// Longest a stalled run may take: its 12 s reply timeout on a loaded 2-core machine.
+const STALLED_RUN_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The `warning: no reply ...` lines of `stderr`.
+fn stall_warnings(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| l.starts_with("warning: no reply from"))
+        .collect()
+}
+
+/// A server stopped in the middle of a query run that `-n` would keep going for an hour:
+/// a warning after 10 s, then the run ends at
+/// `-reply-timeout` with status 1, the summary of what was measured, and the error in
+/// the JSON file, where redis-zbench-go (and kvbench before) printed zero-rate rows for
+/// ever.
+#[test]
+fn a_stalled_server_is_named_and_ends_the_run() {
+    let server = RedisServer::start();
+    let port = server.port.to_string();
+    kvbench(&[
+        "zbench", "-p", &port, "-mode", "load", "-r", "1000", "-c", "4",
+    ])
+    .ok();
+    let dir = TestDir::new("zbench-stall");
+    let json = dir.file_arg("run.json");
+    let run = kvbench(&[
+        "zbench",
+        "-p",
+        &port,
+        "-mode",
+        "query",
+        "-n",
+        "100000000",
+        "-r",
+        "1000",
+        "-c",
+        "10",
+        "-reply-timeout",
+        "12",
+        "-json-out-file",
+        &json,
+    ])
+    .spawn();
+    wait_until("queries on the server", CONDITION_TIMEOUT, || {
+        server
+            .commandstats()
+            .get("zrangebylex")
+            .copied()
+            .unwrap_or(0)
+            > 1000
+    });
+    server.signal(libc::SIGSTOP);
+    let out = run.wait(STALLED_RUN_TIMEOUT);
+    // The server must run again to be stopped cleanly.
+    server.signal(libc::SIGCONT);
+    assert_eq!(out.status.code(), Some(1), "{}", out.describe());
+    let stderr = out.stderr_text();
+    let warning = format!(
+        "warning: no reply from 127.0.0.1:{port} in 10 s: the server stopped answering; \
+         still waiting until 12 s (-reply-timeout)"
+    );
+    let warnings = stall_warnings(&stderr);
+    assert!(
+        !warnings.is_empty() && warnings.iter().all(|w| *w == warning),
+        "{stderr}"
+    );
+    let error = format!(
+        "error: no reply from 127.0.0.1:{port} in 12 s: the server stopped answering \
+         (-reply-timeout)"
+    );
+    assert_eq!(stderr.lines().last(), Some(error.as_str()), "{stderr}");
+    // What was measured before the stall is still shown, and the file says why it ended.
+    assert!(
+        out.stdout_text().contains("Total Issued commands"),
+        "{}",
+        out.describe()
+    );
+    let doc = common::read_json(&dir.file("run.json"));
+    let stopped = doc["ALL STATS"]["Runtime"]["Stopped by error"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(stopped.starts_with("no reply from"), "{doc}");
+}
