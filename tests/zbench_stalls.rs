@@ -1,6 +1,6 @@
 //! `kvbench zbench` where redis-zbench-go hangs: a redis-server stopped (SIGSTOP) under
-//! a run. The stall is named on stderr and `-reply-timeout` ends the run, so `-n`
-//! bounds it.
+//! a run, or before it. The stall is named once on stderr and `-reply-timeout` ends the
+//! run, so `-n` bounds it.
 
 mod common;
 
@@ -20,12 +20,12 @@ fn stall_warnings(stderr: &str) -> Vec<&str> {
 }
 
 /// A server stopped in the middle of a query run that `-n` would keep going for an hour:
-/// a warning after 10 s, then the run ends at
+/// one warning after 10 s (not one per worker or client), then the run ends at
 /// `-reply-timeout` with status 1, the summary of what was measured, and the error in
 /// the JSON file, where redis-zbench-go (and kvbench before) printed zero-rate rows for
 /// ever.
 #[test]
-fn a_stalled_server_is_named_and_ends_the_run() {
+fn a_stalled_server_is_named_once_and_ends_the_run() {
     let server = RedisServer::start();
     let port = server.port.to_string();
     kvbench(&[
@@ -66,13 +66,13 @@ fn a_stalled_server_is_named_and_ends_the_run() {
     server.signal(libc::SIGCONT);
     assert_eq!(out.status.code(), Some(1), "{}", out.describe());
     let stderr = out.stderr_text();
-    let warning = format!(
-        "warning: no reply from 127.0.0.1:{port} in 10 s: the server stopped answering; \
-         still waiting until 12 s (-reply-timeout)"
-    );
     let warnings = stall_warnings(&stderr);
-    assert!(
-        !warnings.is_empty() && warnings.iter().all(|w| *w == warning),
+    assert_eq!(
+        warnings,
+        [format!(
+            "warning: no reply from 127.0.0.1:{port} in 10 s: the server stopped answering; \
+             still waiting until 12 s (-reply-timeout)"
+        )],
         "{stderr}"
     );
     let error = format!(
@@ -91,4 +91,52 @@ fn a_stalled_server_is_named_and_ends_the_run() {
         .as_str()
         .unwrap_or_default();
     assert!(stopped.starts_with("no reply from"), "{doc}");
+}
+
+/// A server stopped before the run never answers any client: the "never answered"
+/// warning comes once for the run, not once per client (each after a blank line), and
+/// the reply timeout ends the run.
+#[test]
+fn a_server_that_never_answers_is_named_once() {
+    let server = RedisServer::start();
+    let port = server.port.to_string();
+    server.signal(libc::SIGSTOP);
+    let out = kvbench(&[
+        "zbench",
+        "-p",
+        &port,
+        "-mode",
+        "query",
+        "-n",
+        "1000",
+        "-r",
+        "1000",
+        "-c",
+        "10",
+        "-reply-timeout",
+        "12",
+    ])
+    .timeout(STALLED_RUN_TIMEOUT)
+    .run();
+    server.signal(libc::SIGCONT);
+    assert_eq!(out.status.code(), Some(1), "{}", out.describe());
+    let stderr = out.stderr_text();
+    assert_eq!(
+        stall_warnings(&stderr),
+        [format!(
+            "warning: no reply from 127.0.0.1:{port} in 10 s: the server never answered or \
+             does not speak redis; still waiting until 12 s (-reply-timeout)"
+        )],
+        "{stderr}"
+    );
+    // One line break before the warning (it ends the progress row a terminal shows),
+    // and no blank lines, which one warning per client used to leave between them.
+    assert!(stderr.starts_with("\nwarning: "), "{stderr:?}");
+    assert!(!stderr.contains("\n\n"), "{stderr:?}");
+    assert!(
+        stderr
+            .trim_end()
+            .ends_with("the server never answered or does not speak redis (-reply-timeout)"),
+        "{stderr}"
+    );
 }

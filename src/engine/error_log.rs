@@ -1,6 +1,10 @@
 //! Server error replies and reconnects on stderr, at most one line a second per worker,
-//! so a flood of errors neither floods the terminal nor slows the worker.
+//! so a flood of errors neither floods the terminal nor slows the worker; and the run's
+//! one warning about a server that does not answer, shared by every worker, since a
+//! stalled server stalls them all at once.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// One worker's rate-limited error lines.
@@ -8,19 +12,27 @@ use std::time::{Duration, Instant};
 pub struct ErrorLog {
     last_print: Option<Instant>,
     suppressed: u64,
-    /// [`warn_once`](Self::warn_once) has printed its line.
-    warned: bool,
+    /// [`warn_once`](Self::warn_once) has printed its line, in any worker of the run.
+    warned: Arc<AtomicBool>,
     /// [`warn_connecting_once`](Self::warn_connecting_once) has printed its line (a
     /// flag of its own: a silent server's warning must not hide it, nor it that one).
     warned_connecting: bool,
 }
 
 impl ErrorLog {
-    /// Prints `what` the first time only (a condition every client of the worker meets
-    /// at once, said once).
+    /// A worker's log whose [`warn_once`](Self::warn_once) line is said once among
+    /// all the logs given the same `warned`.
+    pub fn new(warned: Arc<AtomicBool>) -> Self {
+        Self {
+            warned,
+            ..Self::default()
+        }
+    }
+
+    /// Prints `what` the first time only, in this worker or any other sharing its flag (a
+    /// condition every client of the run meets at once, said once).
     pub fn warn_once(&mut self, what: std::fmt::Arguments) {
-        if !self.warned {
-            self.warned = true;
+        if !self.warned.swap(true, Ordering::Relaxed) {
             eprintln_safe!("\n{what}");
         }
     }

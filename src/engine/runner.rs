@@ -393,6 +393,7 @@ fn run_once(
     let mut wakers = Vec::with_capacity(plan.load.threads);
     let mut handles = Vec::with_capacity(plan.load.threads);
     let mut spawn_error = None;
+    let stall_warned = Arc::new(AtomicBool::new(false));
     for thread in 0..plan.load.threads {
         let poll = match Poll::new() {
             Ok(poll) => poll,
@@ -439,6 +440,7 @@ fn run_once(
             budget: budget.clone(),
             error_reply: Arc::clone(error_reply),
             progress: progress.get(thread).cloned(),
+            stall_warned: Arc::clone(&stall_warned),
         };
         let spawned = thread::Builder::new()
             .name(format!("kvbench-worker-{thread}"))

@@ -148,6 +148,9 @@ pub struct Worker {
     pub error_reply: Arc<FirstErrorReply>,
     /// This worker's live totals, when the plan asks for progress.
     pub progress: Option<Arc<WorkerProgress>>,
+    /// Whether a worker of the run has warned of a server not answering: one line for
+    /// the run, not one per worker.
+    pub stall_warned: Arc<AtomicBool>,
 }
 
 impl Worker {
@@ -249,7 +252,7 @@ impl Worker {
         load_done: &mut bool,
     ) -> Result<(), String> {
         let mut slots = self.make_clients()?;
-        let mut errors = ErrorLog::default();
+        let mut errors = ErrorLog::new(Arc::clone(&self.stall_warned));
         let result = self.event_loop(&mut slots, tally, &mut errors, second, connected);
         self.count_unfinished(&mut slots, tally);
         self.send_load_done(tally, *second);

@@ -2,7 +2,7 @@
 //! requests have gone without a reply for longer than `--reply-timeout`; such a
 //! connection has failed (reconnected, or the run ends, as for any connection failure).
 //! Before that (or without a reply timeout), a connection whose requests got no reply for
-//! [`SILENT_SERVER`] is named once (per worker): a server of another protocol
+//! [`SILENT_SERVER`] is named once for the whole run: a server of another protocol
 //! (memcache_binary sent to a Redis port waits for a line end that never comes) or a
 //! stalled one (a stopped process, a frozen host) would otherwise leave the run waiting
 //! in silence, its progress rows at zero.
@@ -57,7 +57,7 @@ impl Client {
         Status::Active
     }
 
-    /// Says once (per worker) that a connection's requests got no reply in
+    /// Says once (for the run) that a connection's requests got no reply in
     /// [`SILENT_SERVER`], and how long the run waits on (`timeout`, the reply timeout;
     /// `None`: for ever).
     fn name_a_silent_server(
