@@ -1,12 +1,15 @@
-//! `kvbench zbench` where redis-zbench-go hangs: a redis-server stopped (SIGSTOP) under
-//! a run, or before it. The stall is named once on stderr and `-reply-timeout` ends the
-//! run, so `-n` bounds it.
+//! `kvbench zbench` where redis-zbench-go hangs or fails: a redis-server stopped
+//! (SIGSTOP) under a run, before a run, and a run under a low open-file limit. The
+//! stall is named once on stderr and `-reply-timeout` ends the run, so `-n` bounds it;
+//! the soft open-file limit is raised to fit `-c`, and a hard limit too low is refused
+//! before the first connection.
 
 mod common;
 
+use std::process::Command;
 use std::time::Duration;
 
-use common::{CONDITION_TIMEOUT, RedisServer, TestDir, kvbench, wait_until};
+use common::{CONDITION_TIMEOUT, RedisServer, TestDir, kvbench, kvbench_command, wait_until};
 
 /// Longest a stalled run may take: its 12 s reply timeout on a loaded 2-core machine.
 const STALLED_RUN_TIMEOUT: Duration = Duration::from_secs(120);
@@ -139,4 +142,72 @@ fn a_server_that_never_answers_is_named_once() {
             .ends_with("the server never answered or does not speak redis (-reply-timeout)"),
         "{stderr}"
     );
+}
+
+/// `kvbench zbench ARGS...` under `sh` with the open-file limits `ulimits` sets first
+/// (`ulimit -Sn 256`, say).
+fn under_ulimit(ulimits: &str, args: &[&str]) -> Command {
+    let bin = kvbench_command().get_program().to_os_string();
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!("{ulimits}; exec \"$0\" zbench \"$@\""))
+        .arg(bin)
+        .args(args);
+    cmd
+}
+
+/// The hard open-file limit of this process (its children inherit it).
+fn hard_open_files() -> u64 {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct it is given, which lives for the call.
+    assert_eq!(
+        unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) },
+        0
+    );
+    limit.rlim_max
+}
+
+/// 500 clients under a soft limit of 256 open files: kvbench raises the soft limit (as
+/// Go does for redis-zbench-go) and the load completes, where it failed with "too many
+/// open files"; under a hard limit of 256 the run is refused before any connection.
+#[test]
+fn the_open_file_limit_is_raised_to_fit_or_refused_up_front() {
+    let server = RedisServer::start();
+    let port = server.port.to_string();
+    let args = ["-p", &port, "-mode", "load", "-r", "1000", "-c", "500"];
+    if hard_open_files() < 1024 {
+        eprintln!("skipped: the hard open-file limit is below 1024");
+        return;
+    }
+    let out = common::run_with_timeout(
+        under_ulimit("ulimit -Sn 256", &args),
+        common::KVBENCH_TIMEOUT,
+    );
+    assert!(out.status.success(), "{}", common::describe(&out));
+    assert_eq!(server.dbsize(), 1000);
+    server.flushall();
+    server.config_resetstat();
+
+    let out = common::run_with_timeout(
+        under_ulimit("ulimit -Sn 256; ulimit -Hn 256", &args),
+        common::KVBENCH_TIMEOUT,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", common::describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("error: -c 500 needs ")
+            && stderr.contains(
+                " open files (one per connection), above this system's limit of 256 \
+                 (ulimit -Hn)"
+            )
+            && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    // Refused before the header and before any command.
+    assert!(out.stdout.is_empty(), "{}", common::describe(&out));
+    assert_eq!(server.dbsize(), 0);
+    assert_eq!(server.commandstats().get("zadd"), None);
 }

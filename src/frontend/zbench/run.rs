@@ -3,7 +3,7 @@
 //! redis-zbench-go's layout, and kvbench's JSON with `-json-out-file`.
 //!
 //! ```text
-//! flags -> spec -> plan (server resolved) -> header
+//! flags -> spec -> open files (the soft limit raised, or refused) -> plan -> header
 //! engine::run(plan, Live) -> one progress row a second (Ctrl-C: "received Ctrl-c")
 //! results -> summary (+ Average zcard | reply histogram) -> -json-out-file
 //! ```
@@ -21,6 +21,7 @@ use super::render::{self, Progress, ReplySizes, Summary, Tick};
 use crate::console::print_now;
 use crate::engine::{self, RunObserver, Second};
 use crate::error::Error;
+use crate::frontend::common::open_files;
 use crate::frontend::utf8_args;
 use crate::report::{self, Limit, RunInfo};
 use crate::results::Results;
@@ -40,6 +41,19 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         eprintln_safe!("{warning}");
     }
     crate::debug::set_level(spec.debug);
+    // Each client is a connection, each connection an open file (two under TLS, for the
+    // handshake's timer): the soft limit is raised to fit, or the run is refused now,
+    // before any socket, not failed half-connected. With -oss-cluster a client holds one
+    // per master, known only once the run asks; the engine says if the files run out then.
+    let per_connection = if spec.conn.tls.is_some() { 2 } else { 1 };
+    open_files::ensure(
+        open_files::needed(
+            u64::from(spec.clients),
+            zb_plan::threads(spec.clients) as u64,
+            per_connection,
+        ),
+        &format!("-c {}", spec.clients),
+    )?;
     let credentials = connection::credentials(spec.password.as_deref(), &spec.conn);
     let tls = connection::tls_settings(&spec.conn, &spec.host)?;
     let server = zb_plan::server(&spec, credentials, tls)?;
