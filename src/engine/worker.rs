@@ -38,7 +38,6 @@ use crate::engine::busy_poll::poll_spinning;
 use crate::engine::client::{Client, ClientContext, Status, compact_rows, split_token};
 use crate::engine::clock::Stamp;
 use crate::engine::cluster::Topology;
-use crate::engine::connection::Connection;
 use crate::engine::error_log::ErrorLog;
 use crate::engine::error_reply::FirstErrorReply;
 use crate::engine::generator::OpGenerator;
@@ -54,13 +53,12 @@ use crate::stats::{ClientSeries, OpStats, ScheduleStats};
 use crate::workload::values::ValuePool;
 use crate::workload::verify::WrittenKeys;
 
+mod seconds;
+mod stalls;
 mod visibility_wait;
 
 /// The token of the runner's waker; client tokens are their index.
 pub const WAKE_TOKEN: Token = Token(usize::MAX);
-/// How long connects may stay pending before the run says so (as long as a silent
-/// server is given before it is named).
-const STILL_CONNECTING: Duration = Duration::from_secs(10);
 /// The token of the worker's open-loop timer.
 pub const TIMER_TOKEN: Token = Token(usize::MAX - 1);
 
@@ -186,32 +184,6 @@ impl Worker {
         let _ = self.tx.send(WorkerMsg::Finished {
             thread: self.thread,
             settled,
-        });
-    }
-
-    /// The load is over: hands the runner its last (partial) second and the open-loop
-    /// health, and when it ended; what the thread records from here is the wait for
-    /// tracked writes' alone.
-    fn send_load_done(&self, tally: &mut Tally, second: u32) {
-        let at = Instant::now();
-        for row in tally.stats.iter_mut() {
-            row.flush_latencies();
-        }
-        let stats = tally.stats.to_vec();
-        for row in tally.stats.iter_mut() {
-            row.reset();
-        }
-        let health = tally.health.as_mut().map(|health| {
-            let copy = health.clone();
-            health.reset();
-            copy
-        });
-        let _ = self.tx.send(WorkerMsg::LoadDone {
-            thread: self.thread,
-            at,
-            second,
-            stats,
-            health,
         });
     }
 
@@ -524,61 +496,6 @@ impl Worker {
         }
     }
 
-    /// Once a second: fails connections whose server stopped answering, and names
-    /// connects still pending.
-    fn check_stalls(
-        &self,
-        now: Instant,
-        second: u32,
-        slots: &mut Slots,
-        tally: &mut Tally,
-        errors: &mut ErrorLog,
-    ) -> Result<(), String> {
-        for slot in 0..slots.clients.len() {
-            let Some(client) = slots.clients[slot].as_mut() else {
-                continue;
-            };
-            let mut ctx = self.context(tally, errors, second);
-            let status = client.check_stalled(now, &self.plan, &mut ctx);
-            self.settle(slots, slot, status)?;
-        }
-        self.name_pending_connects(now, slots, errors);
-        Ok(())
-    }
-
-    /// Says once that connects are still pending after [`STILL_CONNECTING`]: without
-    /// `--connection-timeout` the kernel retries the SYN for about two minutes (a full
-    /// listen backlog, a firewall dropping SYNs), and the run would wait in silence.
-    fn name_pending_connects(&self, now: Instant, slots: &Slots, errors: &mut ErrorLog) {
-        let pending: Vec<&Connection> = slots
-            .clients
-            .iter()
-            .flatten()
-            .flat_map(|client| client.connections())
-            .filter(|conn| conn.connecting_longer_than(now, STILL_CONNECTING))
-            .collect();
-        let Some(first) = pending.first() else {
-            return;
-        };
-        let flag = self.plan.names.connection_timeout;
-        let give_up = match self.plan.load.shape.connection_timeout {
-            Some(t) => format!("until {} s ({flag})", t.as_secs()),
-            None if flag.starts_with('-') => {
-                format!("while the kernel retries (about 2 minutes; {flag} sets a limit)")
-            }
-            None => "while the kernel retries (about 2 minutes)".to_string(),
-        };
-        errors.warn_connecting_once(format_args!(
-            "warning: {} connection(s) of thread {} to {} still connecting after {} s: the \
-             server has not accepted them (a full listen backlog, or SYNs dropped); still \
-             waiting {give_up}",
-            pending.len(),
-            self.thread,
-            first.peer(),
-            STILL_CONNECTING.as_secs()
-        ));
-    }
-
     /// Calls every client whose timer is due.
     fn fire_timers(
         &self,
@@ -712,28 +629,5 @@ impl Worker {
             slots.arm(slot);
         }
         Ok(slots)
-    }
-
-    /// Hands the current second's stats to the runner and starts a fresh second.
-    fn send_snapshot(&self, tally: &mut Tally, second: u32, connected: u32) {
-        for row in tally.stats.iter_mut() {
-            row.flush_latencies();
-        }
-        let snapshot = tally.stats.to_vec();
-        for row in tally.stats.iter_mut() {
-            row.reset();
-        }
-        let health = tally.health.as_mut().map(|health| {
-            let copy = health.clone();
-            health.reset();
-            copy
-        });
-        let _ = self.tx.send(WorkerMsg::Snapshot {
-            thread: self.thread,
-            second,
-            stats: snapshot,
-            health,
-            connected,
-        });
     }
 }
