@@ -1,5 +1,6 @@
 //! Outputs of a real run end to end, against a real redis-server each test starts:
 //! `--client-stats` per-client CSV files (their counts add up to what the server ran),
+//! the live progress line on stderr (memtier's counts, its end and blank line),
 //! StatsD gauges and Graphite events received by sockets the test binds, `-D -D` debug
 //! lines, HDR files for every run of `-x 2`, and output files that cannot be written
 //! (refused before the run).
@@ -216,6 +217,100 @@ fn client_stats_files_of_arbitrary_commands_count_each_command() {
             "{command}: an empty block in {text}"
         );
     }
+}
+
+/// The client-stats notice comes after the progress line's end (its `\r\n\n`), as
+/// memtier prints it, not over the line.
+#[test]
+fn the_client_stats_notice_follows_the_progress_line() {
+    let server = RedisServer::start();
+    let dir = TestDir::new("client-stats-notice");
+    let prefix = format!("--client-stats={}", dir.file_arg("cs"));
+    let run = kvbench_at(server.port, &["--hide-histogram", "-t", "1", "-c", "1"])
+        .args(&["-n", "50", &prefix])
+        .ok();
+    let stderr = run.stderr_text();
+    assert!(
+        stderr.contains(" msec latency\r\n\n[RUN 1] Writing client stats files...\n"),
+        "{stderr:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// The live progress line
+
+/// The progress updates of run `run` in `stderr`: the `\r`-ended lines after its
+/// `Launching threads now...`, up to the `\r\n\n` that ends them.
+fn progress_updates(stderr: &str, run: u32) -> Vec<&str> {
+    let launched = format!("[RUN #{run}] Launching threads now...\n");
+    let from = stderr
+        .find(&launched)
+        .unwrap_or_else(|| panic!("no {launched:?} in {stderr:?}"))
+        + launched.len();
+    let len = stderr[from..]
+        .find("\r\n\n")
+        .unwrap_or_else(|| panic!("run {run}'s progress does not end in \\r\\n\\n: {stderr:?}"));
+    let updates: Vec<&str> = stderr[from..from + len].split('\r').collect();
+    for update in &updates {
+        assert!(
+            update.starts_with(&format!("[RUN #{run} ")) && update.ends_with(" msec latency"),
+            "{update:?} in {stderr:?}"
+        );
+    }
+    updates
+}
+
+/// The progress line as memtier writes it (reference `timed.stderr`, `default.stderr`):
+/// `conns` is the clients of one thread (`-c`), the last update of each run says
+/// `0 threads` (they are done; a timed run's last second is reported once they are), and
+/// `\r\n\n` ends it (a blank line under it), before the next run starts.
+#[test]
+fn progress_line_counts_as_memtier_and_ends_with_a_blank_line() {
+    let server = RedisServer::start();
+    let timed = kvbench_at(server.port, &["--hide-histogram", "-t", "2", "-c", "3"])
+        .args(&["--test-time=2"])
+        .ok();
+    let stderr = timed.stderr_text();
+    let updates = progress_updates(&stderr, 1);
+    let last = updates.last().unwrap();
+    assert!(
+        last.starts_with("[RUN #1 100%,") && last.contains("]  0 threads  3 conns: "),
+        "{last:?}"
+    );
+    // Both threads run until the deadline; the seconds reported once they stopped (the
+    // last timed one, and a tail with replies that came as they stopped) say 0.
+    let running: Vec<bool> = updates
+        .iter()
+        .map(|u| {
+            assert!(
+                u.contains("]  2 threads  3 conns: ") || u.contains("]  0 threads  3 conns: "),
+                "{u:?}"
+            );
+            u.contains("]  2 threads ")
+        })
+        .collect();
+    assert!(
+        running.windows(2).all(|w| w[0] || !w[1]),
+        "threads came back: {updates:?}"
+    );
+
+    let counted = kvbench_at(server.port, &["--hide-histogram", "-t", "2", "-c", "3"])
+        .args(&["-n", "200", "-x", "2"])
+        .ok();
+    let stderr = counted.stderr_text();
+    for run in [1, 2] {
+        let updates = progress_updates(&stderr, run);
+        let last = updates.last().unwrap();
+        assert!(
+            last.starts_with(&format!("[RUN #{run} 100%,"))
+                && last.contains("]  0 threads  3 conns:        1200 ops,"),
+            "{last:?}"
+        );
+    }
+    assert!(
+        stderr.contains(" msec latency\r\n\n[RUN #2] Preparing benchmark client...\n"),
+        "{stderr:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------

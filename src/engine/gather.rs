@@ -279,7 +279,10 @@ impl<'a> Gatherer<'a> {
                 .map_or(self.done_seconds, |s| s + 1)
         } else {
             match self.next_second.iter().flatten().min() {
-                Some(&limit) => limit,
+                // The last second of a timed run waits for the threads to finish (they
+                // do at its end, milliseconds after reporting it), so the observers hear
+                // it as the run's end: memtier's last progress line says `0 threads`.
+                Some(&limit) => limit.min(self.last_timed_second().unwrap_or(limit)),
                 None => self
                     .pending
                     .keys()
@@ -301,6 +304,17 @@ impl<'a> Gatherer<'a> {
             }
             self.add_second(second, &stats, observer);
             self.done_seconds += 1;
+        }
+    }
+
+    /// A `--test-time` run's last second (the one its deadline ends), 0-based.
+    fn last_timed_second(&self) -> Option<u32> {
+        match self.plan.load.stop {
+            StopAt::Time(limit) if !limit.is_zero() => {
+                let ms = limit.as_millis().saturating_sub(1) / 1000;
+                Some(u32::try_from(ms).unwrap_or(u32::MAX))
+            }
+            _ => None,
         }
     }
 

@@ -15,6 +15,8 @@ pub struct Live {
     /// A `--command` run's command rows (their histogram names), for the per-client
     /// files' arbitrary-command layout; `None` for SET/GET/WAIT.
     arbitrary: Option<Vec<String>>,
+    /// `-c`, from the run's start: the progress line's `conns`.
+    clients_per_thread: usize,
 }
 
 impl Live {
@@ -24,6 +26,7 @@ impl Live {
         Live {
             client_stats,
             arbitrary,
+            clients_per_thread: 0,
         }
     }
 }
@@ -36,6 +39,7 @@ impl RunObserver for Live {
 
     fn run_started(&mut self, start: &RunStart) -> Result<(), String> {
         let run = start.run;
+        self.clients_per_thread = start.clients_per_thread;
         if let Some(rate) = start.target_rate {
             eprintln_safe!("[RUN #{run}] Open loop at {rate} requests/s in all...");
         }
@@ -49,7 +53,7 @@ impl RunObserver for Live {
     }
 
     fn second(&mut self, second: &Second<'_>) {
-        let line = progress_line(&Progress::from_second(second));
+        let line = progress_line(&Progress::from_second(second, self.clients_per_thread));
         let mut stderr = std::io::stderr().lock();
         let _ = write!(stderr, "{line}\r");
         let _ = stderr.flush();
@@ -70,7 +74,11 @@ impl RunObserver for Live {
     }
 
     fn run_finished(&mut self, end: &mut RunEnd) -> Result<(), String> {
-        let written = match &self.client_stats {
+        // memtier ends the progress line with `\n\n` (a blank line under it) once its
+        // threads are done, before anything else of the run is said (its client-stats
+        // notice included, which would otherwise overwrite the line on a terminal).
+        eprint_safe!("\n\n");
+        match &self.client_stats {
             Some(prefix) => client_stats::write_files(
                 prefix,
                 end.run,
@@ -79,9 +87,6 @@ impl RunObserver for Live {
             )
             .map_err(|e| e.to_string()),
             None => Ok(()),
-        };
-        // Ends the progress line.
-        eprintln_safe!();
-        written
+        }
     }
 }

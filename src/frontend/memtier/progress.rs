@@ -15,7 +15,8 @@ pub struct Progress {
     pub elapsed_secs: u64,
     /// Worker threads still running.
     pub threads: usize,
-    /// Connections up (established and set up), all threads.
+    /// Connections per thread (`-c`): memtier's `conns` is its `clients` setting, not
+    /// the total over the threads (`-t 2 -c 2` shows `2 conns`).
     pub connections: usize,
     /// Requests completed so far.
     pub ops: u64,
@@ -30,17 +31,15 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// The figures of one merged second of a run.
-    pub fn from_second(s: &Second<'_>) -> Progress {
+    /// The figures of one merged second of a run of `clients_per_thread` clients a thread.
+    pub fn from_second(s: &Second<'_>, clients_per_thread: usize) -> Progress {
         let elapsed_secs = s.elapsed.as_secs_f64().max(1e-9);
         Progress {
             run_number: s.run,
             percent: s.percent,
             elapsed_secs: s.elapsed.as_secs(),
             threads: s.threads_running,
-            // Established connections only: a connect a silent port never completes
-            // is not a connection carrying load.
-            connections: s.connected,
+            connections: clients_per_thread,
             ops: s.so_far.count,
             ops_per_sec: s.last.count as f64,
             avg_ops_per_sec: s.so_far.count as f64 / elapsed_secs,
@@ -101,6 +100,8 @@ fn bandwidth(bytes: f64) -> String {
 mod tests {
     use super::*;
     use crate::results::test_support::TIMED_STDERR;
+    use crate::stats::OpStats;
+    use std::time::Duration;
 
     fn sample_line(i: usize) -> &'static str {
         TIMED_STDERR
@@ -145,6 +146,35 @@ mod tests {
         assert_eq!(
             progress_line(&second),
             "[RUN #1 67%,   2 secs]  1 threads  1 conns:       17465 ops,    8344 (avg:    8730) ops/sec, 353.93KB/sec (avg: 370.32KB/sec),  0.12 (avg:  0.11) msec latency"
+        );
+    }
+
+    /// memtier's `conns` is `-c` (clients per thread): `default.stderr`, a run of `-t 2
+    /// -c 2`, ends on `0 threads  2 conns`, not the 4 connections of both threads.
+    #[test]
+    fn conns_are_the_clients_of_one_thread() {
+        let mut last = OpStats::new();
+        last.record(90, 40, 20);
+        let rows = [last.clone()];
+        let second = Second {
+            run: 1,
+            index: 0,
+            elapsed: Duration::from_millis(17),
+            percent: 100.0,
+            threads_running: 0,
+            connections: 4,
+            connected: 0,
+            rows: &rows,
+            last: &last,
+            so_far: &last,
+        };
+        let p = Progress::from_second(&second, 2);
+        assert_eq!((p.threads, p.connections, p.ops), (0, 2, 1));
+        assert!(
+            progress_line(&p)
+                .starts_with("[RUN #1 100%,   0 secs]  0 threads  2 conns:           1 ops,"),
+            "{}",
+            progress_line(&p)
         );
     }
 
