@@ -903,6 +903,11 @@ fn data_size_shapes() {
             .print_percentiles,
         vec![90.0, 99.99]
     );
+    // memtier keeps a repeat in its list (a table column each); the JSON's keys name it
+    // once. Given twice, the last list wins.
+    let c = config(&["--print-percentiles=10", "--print-percentiles=50,50,99,50"]);
+    assert_eq!(c.output.percentile_columns, vec![50.0, 50.0, 99.0, 50.0]);
+    assert_eq!(c.output.print_percentiles, vec![50.0, 99.0]);
 }
 
 // ---------------------------------------------------------------- --config files

@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use common::{RedisServer, describe, kvbench, kvbench_at, read_json};
+use common::{RedisServer, TestDir, describe, kvbench, kvbench_at, read_json};
 use hdrhistogram::serialization::Deserializer;
 
 #[test]
@@ -277,6 +277,65 @@ fn table_has_memtier_layout() {
             "no {row} row in {stdout}"
         );
     }
+}
+
+/// `--print-percentiles` as memtier takes it: given twice, the last list wins (getopt
+/// keeps one value); a value repeated in the list is a column each in the table, as
+/// memtier's table prints them, and one JSON key (memtier writes the same key twice).
+#[test]
+fn print_percentiles_last_list_wins_and_repeats_are_columns() {
+    let server = RedisServer::start();
+    let dir = TestDir::new("percentile-columns");
+    let json_path = dir.file("run.json");
+    let out = kvbench_at(
+        server.port,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "1",
+            "-n",
+            "100",
+            "--hide-histogram",
+            "--print-percentiles",
+            "50,99",
+            "--print-percentiles",
+            "99.9,50,99.9",
+        ],
+    )
+    .args(&[format!("--json-out-file={}", json_path.display())])
+    .ok();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let header = stdout
+        .lines()
+        .find(|l| l.starts_with("Type "))
+        .unwrap_or_else(|| panic!("no header in {stdout}"));
+    assert!(
+        header.contains(
+            "    Avg. Latency   p99.9 Latency     p50 Latency   p99.9 Latency       KB/sec "
+        ),
+        "{header}"
+    );
+    assert!(!header.contains("p99 Latency"), "{header}");
+    // Each repeated column shows its percentile's figure.
+    let totals: Vec<&str> = stdout
+        .lines()
+        .find(|l| l.starts_with("Totals "))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(totals.len(), 9, "{totals:?}");
+    assert_eq!(totals[5], totals[7], "{totals:?}");
+    // The text itself, as a parser keeps one of two equal keys: Totals' (the last row)
+    // "Percentile Latencies" names each percentile once, in the list's order.
+    let text = std::fs::read_to_string(&json_path).unwrap();
+    let from = text.rfind("\"Percentile Latencies\"").unwrap();
+    let to = from + text[from..].find("\"Histogram log format\"").unwrap();
+    let keys: Vec<&str> = text[from..to]
+        .split('"')
+        .filter(|k| k.starts_with('p') && k.contains('.'))
+        .collect();
+    assert_eq!(keys, ["p99.90", "p50.00"], "{}", &text[from..to]);
 }
 
 #[test]

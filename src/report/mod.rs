@@ -56,8 +56,11 @@ pub struct RunInfo {
 #[derive(Clone, Copy, Debug)]
 pub struct Rendering<'a> {
     pub info: RunInfo,
-    /// Percentiles for the table and JSON, e.g. `[50.0, 99.0, 99.9]`.
+    /// Percentiles for the JSON, e.g. `[50.0, 99.0, 99.9]`, each once.
     pub percentiles: &'a [f64],
+    /// The text table's percentile columns: `percentiles`, or memtier's list as given
+    /// with its repeats (one column each, as memtier's table prints them).
+    pub columns: &'a [f64],
     /// No latency distribution in the text report, no histogram arrays in the JSON.
     pub hide_histogram: bool,
     /// With several runs, each run's block too (not only BEST/WORST/AGGREGATED).
@@ -163,7 +166,7 @@ pub fn write_reports(
         table::render_report(
             &info,
             &block_refs,
-            rendering.percentiles,
+            rendering.columns,
             rendering.hide_histogram,
         )
     };

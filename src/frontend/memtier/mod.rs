@@ -136,6 +136,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         let rendering = Rendering {
             info: run_info(&plan),
             percentiles: &out.print_percentiles,
+            columns: &out.percentile_columns,
             hide_histogram: out.hide_histogram,
             print_all_runs: out.print_all_runs,
             configuration: &shown,

@@ -25,8 +25,12 @@ pub struct OutputConfig {
     pub hdr_log: Option<PathBuf>,
     pub show_config: bool,
     pub hide_histogram: bool,
-    /// Percentiles for the table, JSON and time series, e.g. `[50.0, 99.0, 99.9]`.
+    /// Percentiles for the JSON, time series and live sinks, e.g. `[50.0, 99.0, 99.9]`:
+    /// each once (a repeat would write one JSON key twice).
     pub print_percentiles: Vec<f64>,
+    /// The text table's percentile columns: `--print-percentiles` as given, a repeat
+    /// kept (`50,50,99` prints two `p50 Latency` columns, as memtier's table does).
+    pub percentile_columns: Vec<f64>,
     pub print_all_runs: bool,
     /// `--statsd-host` and its companions; `None` when no StatsD host is given.
     pub statsd: Option<StatsdConfig>,
@@ -63,6 +67,7 @@ pub fn parse_outputs(cli: &Cli) -> Result<OutputConfig> {
             }
         }
     }
+    let percentile_columns = percentile_list(cli.print_percentiles.as_deref())?;
     Ok(OutputConfig {
         out_file,
         json_out_file,
@@ -71,7 +76,8 @@ pub fn parse_outputs(cli: &Cli) -> Result<OutputConfig> {
         hdr_log,
         show_config: cli.show_config,
         hide_histogram: cli.hide_histogram,
-        print_percentiles: parse_percentiles(cli.print_percentiles.as_deref())?,
+        print_percentiles: percentiles::distinct(&percentile_columns),
+        percentile_columns,
         print_all_runs: cli.print_all_runs,
         statsd: parse_statsd(cli)?,
         prometheus: cli.prometheus.settings()?,
@@ -80,10 +86,12 @@ pub fn parse_outputs(cli: &Cli) -> Result<OutputConfig> {
     })
 }
 
-fn parse_percentiles(raw: Option<&str>) -> Result<Vec<f64>> {
+/// `--print-percentiles` as given (the last one given: getopt keeps one value), else
+/// memtier's default.
+fn percentile_list(raw: Option<&str>) -> Result<Vec<f64>> {
     raw.map_or(
         Ok(DEFAULT_PERCENTILES.to_vec()),
-        percentiles::parse_percentiles,
+        percentiles::parse_percentile_list,
     )
 }
 

@@ -82,6 +82,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let rendering = Rendering {
         info: merged.run_info,
         percentiles: &merged.percentiles,
+        columns: &merged.percentiles,
         hide_histogram: flags.hide_histogram || merged.hide_histogram,
         print_all_runs: false,
         configuration: &shown,

@@ -144,6 +144,7 @@ pub fn write(spec: &BenchmarkSpec, collected: &Collected, threads: usize) -> Res
             ramp: None,
         },
         percentiles: &PERCENTILES,
+        columns: &PERCENTILES,
         hide_histogram: false,
         print_all_runs: false,
         configuration: &shown,
