@@ -318,18 +318,86 @@ fn shown_reflects_the_options() {
     assert_eq!(shown(&c, "data_size"), "0");
 }
 
+/// memtier 2.2's `config_print` for `-p 7001 --json-out-file=run.json` (its format
+/// string, in order: its text differs from its JSON in `out_file`'s place, `yes`/`no`,
+/// `MIN-MAX` ranges, `(null)` for what is unset, no `key_zipf_exp`, and `json-out-file`).
+const MEMTIER_SHOW_CONFIG: [&str; 53] = [
+    "server = localhost",
+    "port = 7001",
+    "uri = ",
+    "unix socket = (null)",
+    "address family = Unspecified",
+    "protocol = redis",
+    "tls = no",
+    "cert = (null)",
+    "key = (null)",
+    "cacert = (null)",
+    "tls_skip_verify = no",
+    "sni = (null)",
+    "out_file = (null)",
+    "client_stats = (null)",
+    "run_count = 1",
+    "debug = 0",
+    "requests = 10000",
+    "rate_limit = 0",
+    "clients = 50",
+    "threads = 4",
+    "test_time = 0",
+    "ratio = 1:10",
+    "pipeline = 1",
+    "data_size = 32",
+    "data_offset = 0",
+    "random_data = no",
+    "data_size_range = 0-0",
+    "data_size_list = ",
+    "data_size_pattern = R",
+    "expiry_range = 0-0",
+    "data_import = (null)",
+    "data_verify = no",
+    "verify_only = no",
+    "generate_keys = no",
+    "key_prefix = memtier-",
+    "key_minimum = 0",
+    "key_maximum = 10000000",
+    "key_pattern = R:R",
+    "key_stddev = 0.000000",
+    "key_median = 0.000000",
+    "reconnect_interval = 0",
+    "connection_timeout = 0",
+    "thread_conn_start_min_jitter_micros = 0",
+    "thread_conn_start_max_jitter_micros = 0",
+    "multi_key_get = 0",
+    "authenticate = ",
+    "select-db = 0",
+    "no-expiry = no",
+    "wait-ratio = 0:0",
+    "num-slaves = 0-0",
+    "wait-timeout = 0-0",
+    "json-out-file = run.json",
+    "print-all-runs = no",
+];
+
 #[test]
-fn show_config_renders_one_plain_line_per_option() {
-    let c = config(&["-p", "7001", "--key-prefix=k\"p"]);
-    let text = render_show_config(&c.shown);
-    let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), c.shown.len());
-    assert_eq!(lines[0], "server = localhost");
-    assert_eq!(lines[1], "port = 7001");
-    assert!(lines.contains(&"key_minimum = 0"));
-    assert!(lines.contains(&"key_prefix = k\"p"));
-    assert!(lines.contains(&"unix socket = null"));
-    assert!(lines.contains(&"tls = false"));
+fn show_config_prints_memtiers_lines() {
+    let c = config(&["-p", "7001", "--json-out-file=run.json"]);
+    let json = c.output.json_out_file.as_deref();
+    let text = render_show_config(&c.shown, json);
+    assert_eq!(
+        text.lines().collect::<Vec<_>>(),
+        MEMTIER_SHOW_CONFIG,
+        "{text}"
+    );
+    assert!(text.ends_with("print-all-runs = no\n"), "{text}");
+    let c = config(&["--key-prefix=k\"p", "-o", "run.txt", "--expiry-range=5-9"]);
+    let text = render_show_config(&c.shown, None);
+    for line in [
+        "key_prefix = k\"p",
+        "out_file = run.txt",
+        "expiry_range = 5-9",
+        "json-out-file = (null)",
+    ] {
+        assert!(text.lines().any(|l| l == line), "no {line:?} in\n{text}");
+    }
 }
 
 // ---------------------------------------------------------------- flag syntax
@@ -849,10 +917,10 @@ fn passwords_are_masked_everywhere_they_are_shown() {
     );
     assert_eq!(shown(&c, "authenticate"), "\"bob:***\"");
     let c = config(&["-u", "redis://bob:hunter2@localhost:6379"]);
-    for text in [render_show_config(&c.shown), format!("{:?}", c.shown)] {
+    for text in [render_show_config(&c.shown, None), format!("{:?}", c.shown)] {
         assert!(!text.contains("hunter2"), "password leaked: {text}");
     }
-    assert!(render_show_config(&c.shown).contains("uri = redis://bob:***@localhost:6379\n"));
+    assert!(render_show_config(&c.shown, None).contains("uri = redis://bob:***@localhost:6379\n"));
 }
 
 #[test]

@@ -338,6 +338,43 @@ fn print_percentiles_last_list_wins_and_repeats_are_columns() {
     assert_eq!(keys, ["p99.90", "p50.00"], "{}", &text[from..to]);
 }
 
+/// `--show-config` as memtier prints it: the values on stdout (before the report), its
+/// two banners around them on stderr, before the run starts.
+#[test]
+fn show_config_prints_between_memtiers_banners() {
+    let server = RedisServer::start();
+    let out = kvbench_at(
+        server.port,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "1",
+            "-n",
+            "10",
+            "--hide-histogram",
+            "--show-config",
+        ],
+    )
+    .ok();
+    let stdout = out.stdout_text();
+    let expected_start = format!("server = 127.0.0.1\nport = {}\nuri = \n", server.port);
+    assert!(stdout.starts_with(&expected_start), "{stdout}");
+    assert!(
+        stdout.contains("\njson-out-file = (null)\nprint-all-runs = no\n1         Threads\n"),
+        "{stdout}"
+    );
+    let stderr = out.stderr_text();
+    assert!(
+        stderr.starts_with(
+            "============== Configuration values: ==============\n\
+             ===================================================\n\
+             [RUN #1] Preparing benchmark client...\n"
+        ),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn test_time_bounds_the_run() {
     let server = RedisServer::start();

@@ -841,22 +841,22 @@ fn tls_options_show_in_the_configuration() {
         "127.0.0.1",
     ]);
     assert!(c.plan.server.tls.is_some());
-    let text = render_show_config(&c.shown);
+    let text = render_show_config(&c.shown, None);
     for line in [
-        "tls = true",
-        "tls_skip_verify = true",
+        "tls = yes",
+        "tls_skip_verify = yes",
         "sni = cache.example",
-        "cert = null",
-        "cacert = null",
+        "cert = (null)",
+        "cacert = (null)",
     ] {
         assert!(text.lines().any(|l| l == line), "no {line:?} in\n{text}");
     }
     let plain = config(&["-s", "127.0.0.1"]);
     assert!(plain.plan.server.tls.is_none());
     assert!(
-        render_show_config(&plain.shown)
+        render_show_config(&plain.shown, None)
             .lines()
-            .any(|l| l == "tls = false")
+            .any(|l| l == "tls = no")
     );
     let uri = config(&["-u", "rediss://127.0.0.1:6390", "--tls-skip-verify"]);
     assert!(uri.plan.server.tls.is_some());

@@ -57,7 +57,10 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     crate::debug::set_level(out.debug);
     check_outputs(&out)?;
     if out.show_config {
-        print_now(&render_show_config(&shown));
+        // memtier's banners go to stderr, the values between them to stdout.
+        eprintln_safe!("============== Configuration values: ==============");
+        print_now(&render_show_config(&shown, out.json_out_file.as_deref()));
+        eprintln_safe!("===================================================");
     }
     if let Some(at) = plan.load.start_at {
         let ahead = at

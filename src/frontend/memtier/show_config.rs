@@ -1,7 +1,7 @@
 //! memtier's "configuration": every option with its effective value, in memtier's order
 //! and spelling, for the JSON "configuration" object and `--show-config`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::frontend::common::Family;
 use crate::frontend::common::distributed::epoch_seconds_text;
@@ -339,20 +339,125 @@ fn open_loop_options(plan: &Plan) -> Vec<(&'static str, String)> {
     shown
 }
 
-/// The `--show-config` text: one `name = value` line per option of `Settings::shown`,
-/// strings without their JSON quotes and escapes.
-pub fn render_show_config(shown: &[(&str, String)]) -> String {
+/// Options memtier's `config_print` writes as `yes`/`no` (the JSON's `"true"`/`"false"`).
+const YES_NO: [&str; 8] = [
+    "tls",
+    "tls_skip_verify",
+    "random_data",
+    "data_verify",
+    "verify_only",
+    "generate_keys",
+    "no-expiry",
+    "print-all-runs",
+];
+
+/// Ranges `config_print` writes as `MIN-MAX` where the JSON has `MIN:MAX`.
+const DASHED_RANGES: [&str; 3] = ["data_size_range", "expiry_range", "num-slaves"];
+
+/// The `--show-config` text, as memtier's `config_print` writes it (memtier 2.2, the
+/// version whose JSON `shown` copies): one `name = value` line per option of
+/// `Settings::shown`, strings without their JSON quotes and escapes, in the text's own
+/// spellings where they are not the JSON's: `yes`/`no` for switches, `MIN-MAX` ranges,
+/// `(null)` for an unset path or name (glibc's `%s` of a null pointer), `out_file` after
+/// the TLS lines, no `key_zipf_exp` line, and `json-out-file` (`json_out_file`) before
+/// `print-all-runs`. kvbench's own options follow, as in the JSON.
+pub fn render_show_config(shown: &[(&str, String)], json_out_file: Option<&Path>) -> String {
+    let value_of = |name: &str| shown.iter().find(|(n, _)| *n == name).map(|(_, v)| v);
     let mut out = String::new();
-    for (name, value) in shown {
-        let text = if value.starts_with('"') {
-            serde_json::from_str::<String>(value).unwrap_or_else(|_| value.clone())
-        } else {
-            value.trim().to_string()
-        };
+    let mut line = |name: &str, value: &str| {
         out.push_str(name);
         out.push_str(" = ");
-        out.push_str(&text);
+        out.push_str(&text_value(name, value));
         out.push('\n');
+    };
+    for (name, value) in shown {
+        match *name {
+            // memtier's text has no line for it (its JSON has).
+            "key_zipf_exp" => {}
+            // After the TLS lines (below); where the JSON has it when they are missing.
+            "out_file" if value_of("sni").is_some() => {}
+            "sni" => {
+                line(name, value);
+                if let Some(out_file) = value_of("out_file") {
+                    line("out_file", out_file);
+                }
+            }
+            "print-all-runs" => {
+                let json = json_out_file
+                    .map_or_else(|| "null".to_string(), |p| json_str(&p.to_string_lossy()));
+                line("json-out-file", &json);
+                line(name, value);
+            }
+            _ => line(name, value),
+        }
     }
     out
+}
+
+/// One value of the JSON list as `config_print` prints it.
+fn text_value(name: &str, value: &str) -> String {
+    if value == "null" {
+        return "(null)".to_string();
+    }
+    let text = if value.starts_with('"') {
+        serde_json::from_str::<String>(value).unwrap_or_else(|_| value.to_string())
+    } else {
+        value.trim().to_string()
+    };
+    if YES_NO.contains(&name) {
+        match text.as_str() {
+            "true" => return "yes".to_string(),
+            "false" => return "no".to_string(),
+            _ => {}
+        }
+    }
+    if DASHED_RANGES.contains(&name) {
+        return text.replacen(':', "-", 1);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_take_the_texts_spellings() {
+        assert_eq!(text_value("unix socket", "null"), "(null)");
+        assert_eq!(text_value("tls", "\"false\""), "no");
+        assert_eq!(text_value("print-all-runs", "\"true\""), "yes");
+        // Only switches: a key prefix that reads "true" stays as given.
+        assert_eq!(text_value("key_prefix", "\"true\""), "true");
+        assert_eq!(text_value("data_size_range", "\"32:64\""), "32-64");
+        assert_eq!(text_value("num-slaves", "\"0:0\""), "0-0");
+        assert_eq!(text_value("wait-ratio", "\"1:2\""), "1:2");
+        assert_eq!(text_value("key_minimum", "          0"), "0");
+        assert_eq!(text_value("key_prefix", "\"k\\\"p\""), "k\"p");
+    }
+
+    #[test]
+    fn out_file_follows_the_tls_lines_and_json_out_file_comes_last() {
+        let shown: Vec<(&str, String)> = [
+            ("server", "\"localhost\""),
+            ("out_file", "\"run.txt\""),
+            ("tls", "\"false\""),
+            ("sni", "null"),
+            ("client_stats", "null"),
+            ("key_median", "0.000000"),
+            ("key_zipf_exp", "0.000000"),
+            ("reconnect_interval", "0"),
+            ("print-all-runs", "\"false\""),
+            ("shard", "\"0/2\""),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k, v.to_string()))
+        .collect();
+        assert_eq!(
+            render_show_config(&shown, Some(Path::new("run.json"))),
+            "server = localhost\ntls = no\nsni = (null)\nout_file = run.txt\n\
+             client_stats = (null)\nkey_median = 0.000000\nreconnect_interval = 0\n\
+             json-out-file = run.json\nprint-all-runs = no\nshard = 0/2\n"
+        );
+        assert!(render_show_config(&shown, None).contains("\njson-out-file = (null)\n"));
+    }
 }
