@@ -1,6 +1,7 @@
 //! `kvbench report` end to end: real kvbench runs against a real redis-server rendered and
 //! looked at in headless Chromium; memtier_benchmark's own JSON; merged results; a rate
-//! sweep's curve; one-line errors that leave the output untouched; `-o -`.
+//! sweep's curve; a merge of files of different run counts (`-x 3`, `-x 2`), noted by
+//! `kvbench merge` and on the page; one-line errors that leave the output untouched; `-o -`.
 //!
 //! The browser test is skipped, with a printed reason, only where no `chromium` is
 //! installed. Set `KVBENCH_KEEP_REPORT=1` to keep the page and its screenshot.
@@ -240,6 +241,72 @@ fn merged_results_report_the_sum_of_their_shards() {
     assert!(page.contains("<td>2,400</td>"), "merged count");
     assert!(page.contains("<td>1,200</td>"), "shard count");
     assert!(page.contains("merged_from"));
+}
+
+/// `-x 3` and `-x 2` files merged: `kvbench merge` notes that the inputs stand for
+/// different numbers of runs and what the merged figures then are, its file records each
+/// input's `run_count`, and the report of it names each file's runs above the table.
+#[test]
+fn a_merge_of_different_run_counts_says_so() {
+    let server = RedisServer::start();
+    let scratch = TestDir::new("report-run-counts");
+    let (x3, x2) = (scratch.file("x3.json"), scratch.file("x2.json"));
+    for (runs, path) in [("3", &x3), ("2", &x2)] {
+        kvbench_at(
+            server.port,
+            &[
+                "-t",
+                "1",
+                "-c",
+                "2",
+                "-n",
+                "100",
+                "-x",
+                runs,
+                "--hide-histogram",
+                &format!("--json-out-file={}", path.display()),
+            ],
+        )
+        .ok();
+    }
+    let merged_path = scratch.file("merged.json");
+    let merge = kvbench(&[
+        "merge",
+        &x3.display().to_string(),
+        &x2.display().to_string(),
+        &format!("--json-out-file={}", merged_path.display()),
+    ])
+    .ok();
+    let note = format!(
+        "note: inputs of different run counts ({}: 3 runs, {}: 2 runs): the merged counts and \
+         latencies are all 5 runs' requests, the merged rates the sum of each input's mean run\n",
+        x3.display(),
+        x2.display()
+    );
+    let stderr = merge.stderr_text();
+    assert!(stderr.contains(&note), "{stderr}");
+    // Every run's requests: five runs of 2 clients x 100, as the server counted them.
+    let stats = server.commandstats();
+    let calls = stats.get("set").copied().unwrap_or(0) + stats.get("get").copied().unwrap_or(0);
+    assert_eq!(calls, 5 * 2 * 100);
+    assert_eq!(totals_count(&merged_path), calls);
+    assert_eq!(
+        read_json(&merged_path)["configuration"]["run_count"],
+        serde_json::json!([3, 2])
+    );
+
+    let page = report_ok(
+        &[&merged_path.display().to_string()],
+        &scratch.file("r.html"),
+    );
+    let expected = format!(
+        "<strong>Files of different run counts merged ({}: 3 runs, {}: 2 runs), \
+         aggregated:</strong>",
+        x3.display(),
+        x2.display()
+    );
+    assert!(page.contains(&expected), "no {expected:?} in the page");
+    assert!(page.contains("the sum of each file's mean run"));
 }
 
 /// A rate sweep's `"Rate Steps"` (the open-loop sweep's JSON) draws the curve and its table.

@@ -15,7 +15,7 @@ use super::combine::{
     Layout, Rates, RowPiece, SecondPiece, ServiceSecond, Window, merge_row, nearest_second,
     saturating_sum,
 };
-use super::inputs::{WholeRun, check_alike, whole_run};
+use super::inputs::{WholeRun, check_alike, run_counts_note, whole_run};
 use super::schedule::merge_schedule;
 
 /// Which rows of a block a piece comes from.
@@ -276,7 +276,7 @@ pub fn merge(
         results,
         steps: Vec::new(),
         sweep: None,
-        notes: Vec::new(),
+        notes: run_counts_note(&runs).into_iter().collect(),
     })
 }
 

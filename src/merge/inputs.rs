@@ -2,7 +2,7 @@
 //! the check that the files describe the same workload.
 
 use crate::error::Error;
-use crate::resultfile::{Block, BlockKind, JsonResult, Runtime};
+use crate::resultfile::{Block, BlockKind, JsonResult, RunCount, Runtime};
 
 /// What one file contributes: its whole-run rows and the blocks whose seconds feed the
 /// per-second series.
@@ -87,6 +87,41 @@ pub(super) fn whole_run<'a>(name: &'a str, file: &'a JsonResult) -> Result<Whole
             blocks.len()
         ))),
     }
+}
+
+/// The note for inputs that stand for different numbers of runs (`-x 3` beside `-x 2`,
+/// or beside a single run): each input counts as its runs' aggregate, its counts summed
+/// over its runs and its rates its mean run, so the merged counts and latencies are every
+/// input's runs together while its rates add one mean run of each. Inputs that agree (all
+/// single runs, or all `-x N`) need no note: their merged file's `run_count` says N.
+pub(super) fn run_counts_note(runs: &[WholeRun]) -> Option<String> {
+    let counts: Vec<RunCount> = runs.iter().map(|r| r.file.runs_behind(r.block)).collect();
+    let agreed = counts
+        .iter()
+        .all(|c| matches!(c, RunCount::Runs(_)) && c == &counts[0]);
+    if agreed {
+        return None;
+    }
+    let each: Vec<String> = runs
+        .iter()
+        .zip(&counts)
+        .map(|(run, count)| {
+            let runs = match count {
+                RunCount::Runs(n) => RunCount::runs_text(*n),
+                RunCount::PerInput(inputs) => {
+                    let parts: Vec<String> = inputs.iter().map(|(_, n)| n.to_string()).collect();
+                    format!("{} runs", parts.join("+"))
+                }
+            };
+            format!("{}: {runs}", run.name)
+        })
+        .collect();
+    let total: u64 = counts.iter().map(RunCount::total).sum();
+    Some(format!(
+        "note: inputs of different run counts ({}): the merged counts and latencies are all \
+         {total} runs' requests, the merged rates the sum of each input's mean run",
+        each.join(", ")
+    ))
 }
 
 /// `redis` for the RESP protocols, `memcache` for memcached's: results of one family

@@ -9,7 +9,8 @@
 //! - **Inputs.** All JSON results (kvbench's or memtier_benchmark's) or all interval logs.
 //!   Each JSON file contributes its whole run: `ALL STATS`, or for `-x N` files the
 //!   AGGREGATED block (its seconds from the `RUN #i` blocks). The files must have the same
-//!   command rows and one protocol family (RESP or memcached).
+//!   command rows and one protocol family (RESP or memcached). Files of different run
+//!   counts (`-x 3` beside `-x 2`) are merged with a note saying what the figures then are.
 //! - **Counts** (requests, connection errors, bytes per second) are summed.
 //! - **Rates** (Ops/sec, Hits/sec, Misses/sec, MOVED/sec, ASK/sec, Connection Errors/sec,
 //!   KB/sec) are the sum of the inputs' rates, each input's count over its own duration.

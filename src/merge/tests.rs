@@ -195,6 +195,15 @@ fn memtier_default_with_runs3_aggregate() {
         .find(|(k, _)| k == "requests")
         .unwrap();
     assert_eq!(requests.1, "[200,100]");
+    // One run beside an -x 3 aggregate: the figures mix them, and a note says how.
+    assert_eq!(
+        m.notes,
+        [
+            "note: inputs of different run counts (default.json: 1 run, runs3.json: 3 runs): \
+          the merged counts and latencies are all 4 runs' requests, the merged rates the sum \
+          of each input's mean run"
+        ]
+    );
 }
 
 #[test]
@@ -215,7 +224,10 @@ fn kvbench_files_merge_with_their_series() {
     assert!(s.percentiles_ms.is_empty());
     assert_eq!(m.run_info.limit, Limit::Seconds(3));
 
+    // Inputs that agree need no note: two single runs, or -x 3 files alone.
+    assert!(m.notes.is_empty(), "{:?}", m.notes);
     let runs = merged(&[("runs3.json", KV_RUNS3)]);
+    assert!(runs.notes.is_empty(), "{:?}", runs.notes);
     let src = json_of("runs3.json", KV_RUNS3);
     let agg = block(&src, BlockKind::Aggregated(3));
     assert_eq!(

@@ -4,7 +4,8 @@
 //! This is the one place that parses result files; `merge` and the HTML report read them
 //! through [`read_file`]. The model ([`model`]) keeps every figure as written, with each
 //! compressed histogram (`HISTF...`: HdrHistogram V2 + DEFLATE, base64) decoded into a
-//! `Histogram<u64>` of microseconds.
+//! `Histogram<u64>` of microseconds; [`run_count`] says how many runs (`-x N`) a block's
+//! figures stand for.
 //!
 //! Every error is one line that starts with the file's name and says what is wrong:
 //!
@@ -19,11 +20,13 @@ pub mod interval_log;
 pub mod json;
 pub mod model;
 pub mod ordered;
+pub mod run_count;
 
 use std::path::Path;
 
 use crate::error::Error;
 pub use model::*;
+pub use run_count::RunCount;
 
 /// Reads and parses the file at `path`; errors name it as given.
 pub fn read_file(path: &Path) -> Result<ResultFile, Error> {

@@ -17,17 +17,19 @@
 //! | visibility | the main block's `Replica Visibility`: its lag row, timeouts, untracked |
 //! | service time | each row's `Service Latency` (open loop): its histogram, else its percentiles |
 //! | schedule | the main block's `Schedule` (open loop): target, achieved, late, lag histogram |
-//! | averaged over N runs | the `AGGREGATED AVERAGE RESULTS (N runs)` block shown, or a merged file's `run_count` |
+//! | averaged over N runs | the `AGGREGATED AVERAGE RESULTS (N runs)` block shown, or a merged file's `run_count` (with `merged_from`: each file's runs when they differed) |
 //! | commands | `configuration`'s `command`, `command-ratio`, `command-key-pattern` (kvbench, `--command`) |
 //! | configuration | `configuration` (but the commands), then the run's facts (block, start, duration, run information, SLO) |
 
 use crate::date::civil_from_days;
 use crate::plan::Shard;
-use crate::report::html::{RateSweep, Row, Run, Schedule, SecondPoint, SweepStep, Visibility};
+use crate::report::html::{
+    Averaged, RateSweep, Row, Run, Schedule, SecondPoint, SweepStep, Visibility,
+};
 use crate::resultfile::ordered::Json;
 use crate::resultfile::{
-    Block, BlockKind, JsonResult, RateSteps, RowData, Runtime, ScheduleData, Second, ServiceData,
-    find_percentile,
+    Block, BlockKind, JsonResult, RateSteps, RowData, RunCount, Runtime, ScheduleData, Second,
+    ServiceData, find_percentile,
 };
 use crate::results::latency_at_percentile_ms;
 
@@ -129,18 +131,18 @@ pub fn run_from_json(label: String, json: &JsonResult) -> Run {
 
 /// How many runs the block's figures stand for, when more than one: `-x N`'s aggregate,
 /// or a merge of `-x N` files (each input's aggregate, so its counts are every run's and
-/// its rates a run's mean, shards added).
-fn averaged_over_runs(json: &JsonResult, block: Option<&Block>) -> Option<u32> {
-    let merged = json
-        .configuration
-        .iter()
-        .any(|(key, _)| key == "merged_from");
-    let runs = match block?.kind {
-        BlockKind::Aggregated(n) => n,
-        BlockKind::AllStats if merged => u32::try_from(json.config.run_count?).ok()?,
-        _ => return None,
-    };
-    (runs > 1).then_some(runs)
+/// its rates a run's mean, shards added), each file's runs when they differed.
+fn averaged_over_runs(json: &JsonResult, block: Option<&Block>) -> Option<Averaged> {
+    let runs = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+    match json.runs_behind(block?) {
+        RunCount::Runs(n) => (n > 1).then(|| Averaged::Runs(runs(n))),
+        RunCount::PerInput(inputs) => Some(Averaged::Mixed(
+            inputs
+                .into_iter()
+                .map(|(name, n)| (name, runs(n)))
+                .collect(),
+        )),
+    }
 }
 
 /// A row's open-loop service time as a row of its own: the same name, count and rate.
@@ -542,10 +544,16 @@ mod tests {
             );
             run_from_json("m".into(), &json(&text)).averaged_over_runs
         };
-        assert_eq!(merged("3"), Some(3));
+        assert_eq!(merged("3"), Some(Averaged::Runs(3)));
         assert_eq!(merged("1"), None);
-        // Inputs of different run counts: no one number stands for the merge.
-        assert_eq!(merged("[3, 2]"), None);
+        // Inputs of different run counts: each file's, named as merged_from lists them.
+        assert_eq!(
+            merged("[3, 2]"),
+            Some(Averaged::Mixed(vec![
+                ("a.json".to_string(), 3),
+                ("b.json".to_string(), 2)
+            ]))
+        );
         // Not merged: ALL STATS is one run whatever the configuration says.
         let text = KV_SINGLE.replacen("\"run_count\": 1", "\"run_count\": 3", 1);
         assert_eq!(
@@ -564,7 +572,7 @@ mod tests {
             block.title
         );
         let run = run_from_json("x3".into(), &j);
-        assert_eq!(run.averaged_over_runs, Some(3));
+        assert_eq!(run.averaged_over_runs, Some(Averaged::Runs(3)));
         assert!(
             run.config
                 .iter()

@@ -21,7 +21,8 @@ pub mod stats;
 pub mod svg;
 
 pub use model::{
-    CommandLine, RateSweep, Report, Row, Run, Schedule, SecondPoint, SweepStep, Visibility,
+    Averaged, CommandLine, RateSweep, Report, Row, Run, Schedule, SecondPoint, SweepStep,
+    Visibility,
 };
 pub use page::render_page;
 

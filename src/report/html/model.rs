@@ -18,6 +18,16 @@ pub struct Report {
     pub runs: Vec<Run>,
 }
 
+/// The runs behind an aggregate's figures (see [`Run::averaged_over_runs`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Averaged {
+    /// N runs: `-x N`'s aggregate, or a merge of files of N runs each.
+    Runs(u32),
+    /// A merge of files of different run counts (`-x 3` with `-x 2`): each file's name
+    /// and runs. Its counts are all their runs', its rates one mean run of each added.
+    Mixed(Vec<(String, u32)>),
+}
+
 /// One benchmark run (or one results block of a file, such as `BEST RUN RESULTS`).
 #[derive(Clone, Debug, Default)]
 pub struct Run {
@@ -35,10 +45,10 @@ pub struct Run {
     pub stopped_by: Option<String>,
     /// The ALL STATS rows in table order, `Totals` last.
     pub rows: Vec<Row>,
-    /// The figures stand for this many runs (`-x N`: memtier's `AGGREGATED AVERAGE
+    /// The figures stand for several runs (`-x N`: memtier's `AGGREGATED AVERAGE
     /// RESULTS (N runs)`, or a merge of such files): counts are the runs' summed, rates
     /// their mean, latencies those of all their requests together. `None` for one run.
-    pub averaged_over_runs: Option<u32>,
+    pub averaged_over_runs: Option<Averaged>,
     /// The rate sweep's measured curve, when the run was one.
     pub sweep: Option<RateSweep>,
     /// A pool's per-server rows (`host:port`, every command together), in the order

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::escape;
-use super::model::Run;
+use super::model::{Averaged, Run};
 use super::svg::{self, Chart, PALETTE};
 
 /// The small square in a run's colour that labels it in tables and headings.
@@ -48,7 +48,8 @@ pub fn render_chart_section(
 /// numbers are, since a table shows the runs' summed counts beside their mean rates (as
 /// memtier's AGGREGATED block does) and neither reads as the other: `counts` and `rates`
 /// name the table's columns of each kind; `in_table` says whether a run has figures in
-/// the table. Empty when no run there is such an average.
+/// the table. A merge of files of different run counts says which, and that its rates add
+/// one mean run of each. Empty when no run there is such an average.
 pub fn averaged_runs_note(
     runs: &[Run],
     labels: &[String],
@@ -58,20 +59,46 @@ pub fn averaged_runs_note(
 ) -> String {
     let mut out = String::new();
     for (i, run) in runs.iter().enumerate() {
-        let Some(n) = run.averaged_over_runs.filter(|_| in_table(run)) else {
+        let Some(averaged) = run.averaged_over_runs.as_ref().filter(|_| in_table(run)) else {
             continue;
         };
         out.push_str("<p class=\"note averaged\">");
         if runs.len() > 1 {
             let _ = write!(out, "{}{}: ", swatch(i), escape(&labels[i]));
         }
-        let _ = writeln!(
-            out,
-            "<strong>{n} runs (-x {n}), aggregated:</strong> {}: all {n} runs summed; {}: the mean of \
-             the {n} runs; latencies: all {n} runs' requests together.</p>",
-            escape(counts),
-            escape(rates)
-        );
+        match averaged {
+            Averaged::Runs(n) => {
+                let _ = writeln!(
+                    out,
+                    "<strong>{n} runs (-x {n}), aggregated:</strong> {}: all {n} runs summed; {}: \
+                     the mean of the {n} runs; latencies: all {n} runs' requests together.</p>",
+                    escape(counts),
+                    escape(rates)
+                );
+            }
+            Averaged::Mixed(inputs) => {
+                let each: Vec<String> = inputs
+                    .iter()
+                    .map(|(name, n)| {
+                        format!(
+                            "{}: {n} run{}",
+                            escape(name),
+                            if *n == 1 { "" } else { "s" }
+                        )
+                    })
+                    .collect();
+                let total: u64 = inputs.iter().map(|(_, n)| u64::from(*n)).sum();
+                let _ = writeln!(
+                    out,
+                    "<strong>Files of different run counts merged ({}), aggregated:</strong> {}: \
+                     all {total} runs summed; {}: the sum of each file's mean run; latencies: all \
+                     {total} runs' requests together.</p>",
+                    each.join(", "),
+                    escape(counts),
+                    escape(rates)
+                );
+            }
+        }
     }
     out
 }
@@ -84,7 +111,7 @@ mod tests {
     fn the_averaged_note_names_each_aggregate_and_only_where_it_has_figures() {
         let one = Run::default();
         let x3 = Run {
-            averaged_over_runs: Some(3),
+            averaged_over_runs: Some(Averaged::Runs(3)),
             ..Run::default()
         };
         let labels = ["a <1>".to_string(), "b".to_string()];
@@ -121,6 +148,24 @@ mod tests {
         assert_eq!(
             averaged_runs_note(&[x3], &labels, |_| false, "Count", "Ops/sec"),
             ""
+        );
+    }
+
+    #[test]
+    fn a_merge_of_different_run_counts_names_each_file() {
+        let mixed = Run {
+            averaged_over_runs: Some(Averaged::Mixed(vec![
+                ("x3.json".to_string(), 3),
+                ("<1>.json".to_string(), 1),
+            ])),
+            ..Run::default()
+        };
+        assert_eq!(
+            averaged_runs_note(&[mixed], &[], |_| true, "Count", "Ops/sec"),
+            "<p class=\"note averaged\"><strong>Files of different run counts merged (x3.json: 3 \
+             runs, &lt;1&gt;.json: 1 run), aggregated:</strong> Count: all 4 runs summed; \
+             Ops/sec: the sum of each file's mean run; latencies: all 4 runs' requests \
+             together.</p>\n"
         );
     }
 }
