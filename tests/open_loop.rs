@@ -1,8 +1,9 @@
 //! Open-loop load against a real redis-server: a server stall shows in the response
 //! times (the true open-loop values) and not in the service times, with `--rate` and with
 //! memtier's `--rate-limiting`; a total rate is held (uniform and Poisson); the warm-up
-//! is left out; a rate far beyond the server is reported as behind; a sweep stops at its
-//! objective. Each test checks what the server saw, not only what kvbench printed.
+//! is left out; a rate far beyond the server is reported as behind (and a server frozen
+//! until `--reply-timeout` ends the run as stopped); a sweep stops at its objective. Each
+//! test checks what the server saw, not only what kvbench printed.
 
 mod common;
 
@@ -390,6 +391,54 @@ fn a_server_frozen_to_the_end_is_said_to_have_stopped() {
     );
     let count = json["ALL STATS"]["Totals"]["Count"].as_u64().unwrap();
     assert!(set_get_calls(&server) >= count);
+}
+
+/// A server frozen until `--reply-timeout` ends the run (exit 1): the run is judged as
+/// one that ran to its end with the server stalled. Both connections' requests count as
+/// in flight (the one the timeout gave up on among them) and the schedule's requests due
+/// by the end as never sent. The failed client used to be dropped before the count:
+/// "0 due but never sent, 1 in flight", and a reason blaming the server's speed (or, with
+/// one connection, "the schedule asked for fewer").
+#[test]
+fn a_reply_timeout_ending_counts_what_the_frozen_server_left() {
+    let server = RedisServer::start();
+    let run = kvbench_at(server.port, &["-t", "1", "-c", "2", "-n", "3000"])
+        .args(&["--rate=200", "--reply-timeout=2", "--hide-histogram"])
+        .with_json()
+        .spawn();
+    wait_until("100 requests answered", CONDITION_TIMEOUT, || {
+        set_get_calls(&server) >= 100
+    });
+    server.signal(libc::SIGSTOP);
+    let out = run.wait(Duration::from_secs(60));
+    server.signal(libc::SIGCONT);
+    assert_eq!(out.status.code(), Some(1), "{}", out.describe());
+    assert!(
+        out.stderr_text().contains("--reply-timeout"),
+        "{}",
+        out.describe()
+    );
+    let json = out.json();
+    let schedule = &json["ALL STATS"]["Schedule"];
+    assert_eq!(schedule["In Flight At End"].as_u64(), Some(2), "{schedule}");
+    // At least 2 s frozen at 200/s: 400 due, of which only the two in flight went out.
+    let unsent = schedule["Unsent At End"].as_u64().unwrap();
+    assert!(unsent >= 300, "{schedule}");
+    let sent = schedule["Sent"].as_u64().unwrap();
+    let count = json["ALL STATS"]["Totals"]["Count"].as_u64().unwrap();
+    assert_eq!(sent, count + 2, "{schedule}");
+    let behind = schedule["Behind"].as_str().unwrap_or_default();
+    assert!(
+        behind.starts_with("the server stopped answering"),
+        "{schedule}"
+    );
+    assert!(
+        out.stdout_text().contains(&format!(
+            "Unfinished    {unsent} due but never sent, 2 in flight"
+        )),
+        "{}",
+        out.stdout_text()
+    );
 }
 
 #[test]

@@ -553,10 +553,12 @@ impl Worker {
                 slots.active -= 1;
                 Ok(())
             }
-            Status::Failed(message) => {
-                self.retire(slots, slot);
-                Err(message)
-            }
+            // The failed client stays in its slot: the thread ends now, and the end of the
+            // run must still count what it left (its requests in flight, the one a reply
+            // timeout gave up on among them, and what it had yet to send), then close it
+            // with the others. Retired here, an open-loop run ended by `--reply-timeout`
+            // reported nothing unfinished and blamed the schedule or kvbench's CPU.
+            Status::Failed(message) => Err(message),
         }
     }
 
