@@ -1,9 +1,9 @@
 //! Behaviours the other suites leave implicit, each against a real server: plain
 //! `-P redis` sends no HELLO, SIGTERM and SIGHUP stop a run with valid results, no request goes
 //! out after `--test-time` (nor does a connection open) even when the client was held
-//! off the CPU across its end,
-//! reconnect attempts are bounded, and memcached sees multi-key gets and expiry times
-//! as asked.
+//! off the CPU across its end, a closed-loop run names the requests a frozen server left
+//! unanswered, reconnect attempts are bounded, and memcached sees multi-key gets and
+//! expiry times as asked.
 
 mod common;
 
@@ -220,6 +220,63 @@ fn no_request_goes_out_after_the_test_time_at_a_rate() {
 #[test]
 fn no_connection_opens_after_the_test_time() {
     run_stopped_across_its_deadline(&["--reconnect-interval=4"]);
+}
+
+/// A server frozen (SIGSTOP) for the rest of a closed-loop `--test-time` run: the
+/// figures count answered requests only, so the run used to read as a healthy short one
+/// (exit 0, no word, p99.9 of a few ms) and its unanswered requests appeared nowhere. They
+/// are now named on stderr and in the JSON's `"Unfinished"`; the status stays 0.
+#[test]
+fn a_closed_loop_run_names_what_a_frozen_server_left_unanswered() {
+    let server = RedisServer::start();
+    let run = kvbench_at(server.port, &["-t", "2", "-c", "5", "--test-time=5"])
+        .args(&["--hide-histogram"])
+        .with_json()
+        .spawn();
+    wait_until("500 requests answered", CONDITION_TIMEOUT, || {
+        sets_and_gets(&server) >= 500
+    });
+    let frozen_at = Instant::now();
+    server.signal(libc::SIGSTOP);
+    let mut run = run;
+    // Frozen before the run's end (else this proves nothing): it has not exited yet.
+    assert!(
+        !run.exited_within(Duration::ZERO),
+        "the run ended before the freeze"
+    );
+    let out = run.wait(Duration::from_secs(60));
+    let frozen_for = frozen_at.elapsed();
+    server.signal(libc::SIGCONT);
+    assert!(out.status.success(), "{}", out.describe());
+    let doc = out.json();
+    let unfinished = &doc["ALL STATS"]["Unfinished"];
+    // Ten connections, one request each, none answered.
+    assert_eq!(
+        unfinished["In Flight At End"].as_u64(),
+        Some(10),
+        "{unfinished}"
+    );
+    let oldest_ms = unfinished["Oldest Age"].as_f64().unwrap();
+    let max_ms = doc["ALL STATS"]["Totals"]["Max Latency"].as_f64().unwrap();
+    assert!(
+        oldest_ms > max_ms && oldest_ms >= 100.0,
+        "{unfinished} vs a max latency of {max_ms} ms"
+    );
+    assert!(
+        oldest_ms <= frozen_for.as_secs_f64() * 1000.0 + 100.0,
+        "{unfinished}: frozen for {frozen_for:?}"
+    );
+    let warning = unfinished["Warning"].as_str().unwrap_or_default();
+    assert!(
+        warning.starts_with("10 requests were still unanswered when the run ended"),
+        "{unfinished}"
+    );
+    let stderr = out.stderr_text();
+    assert!(
+        stderr.contains(&format!("warning: {warning}\n")),
+        "{}",
+        out.describe()
+    );
 }
 
 #[test]

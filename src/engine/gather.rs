@@ -15,8 +15,8 @@ use crate::engine::progress::{Progress, WorkerProgress};
 use crate::engine::worker::WorkerMsg;
 use crate::plan::{Pacing, Plan, StopAt};
 use crate::results::{
-    Capacity, IntervalSummary, Results, Row, ScheduleResult, VisibilityResult, build_row,
-    summarize_interval,
+    Capacity, IntervalSummary, Results, Row, ScheduleResult, Unanswered, VisibilityResult,
+    build_row, summarize_interval,
 };
 use crate::signals;
 use crate::stats::{ClientSeries, OpStats, RowName, ScheduleStats};
@@ -60,6 +60,8 @@ pub struct Gatherer<'a> {
     unattributed: OpStats,
     /// Open loop: the schedule's health over the whole run.
     health: Option<ScheduleStats>,
+    /// Closed loop: what the threads left unanswered.
+    unanswered: Unanswered,
     series: Vec<Vec<IntervalSummary>>,
     totals_series: Vec<IntervalSummary>,
     /// When the load ended (the last thread's): the run's time ends there, not after a
@@ -108,6 +110,7 @@ impl<'a> Gatherer<'a> {
             run_start,
             totals: (0..names.len()).map(|_| OpStats::new()).collect(),
             health: plan.load.pacing.is_open().then(ScheduleStats::new),
+            unanswered: Unanswered::default(),
             series: vec![Vec::new(); names.len()],
             names,
             pending: BTreeMap::new(),
@@ -223,9 +226,11 @@ impl<'a> Gatherer<'a> {
                     second,
                     stats,
                     health,
+                    unanswered,
                 }) => {
                     self.merge_snapshot(second, stats);
                     self.merge_health(health.as_ref());
+                    self.unanswered.merge(&unanswered);
                     self.next_second[thread] = None;
                     if let Some(up) = self.connected.get_mut(thread) {
                         *up = 0;
@@ -508,6 +513,9 @@ impl<'a> Gatherer<'a> {
             servers,
             visibility,
             schedule,
+            // Open loop counts its own in the schedule's health.
+            unanswered: (self.unanswered.requests > 0 && !plan.load.pacing.is_open())
+                .then_some(self.unanswered),
         }
     }
 }

@@ -26,6 +26,14 @@ pub fn recv(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
     result(n)
 }
 
+/// Bytes received on `fd` and not read yet (`FIONREAD`); 0 when it cannot say.
+pub fn unread(fd: RawFd) -> usize {
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int through the pointer, which is valid for the call.
+    let rc = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n as *mut libc::c_int) };
+    if rc == 0 { n.max(0) as usize } else { 0 }
+}
+
 /// `send(fd, buf, MSG_NOSIGNAL)`: bytes written. A closed peer is an error, never SIGPIPE.
 pub fn send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
     // SAFETY: `buf` is valid for reads of `buf.len()` bytes for the call's duration;

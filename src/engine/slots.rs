@@ -11,6 +11,7 @@ use mio::Token;
 use crate::engine::client::{Client, split_token};
 use crate::engine::prefetch::prefetch_slice;
 use crate::engine::schedule::Schedule;
+use crate::results::Unanswered;
 use crate::stats::{ClientSeries, ScheduleStats};
 
 /// Client slots plus the timers they asked for.
@@ -120,6 +121,21 @@ impl Slots {
     /// left ends the search.
     pub(super) fn load_done(&self, budget: Option<&RequestBudget>) -> bool {
         self.clients.iter().flatten().all(|c| c.load_done(budget))
+    }
+
+    /// Closed loop, at the end of the run (`end`): the requests its clients sent since
+    /// `measure_from` and never got an answer to, and the oldest one's age at `end`.
+    pub(super) fn unanswered(&self, end: Instant, measure_from: Instant) -> Unanswered {
+        let mut all = Unanswered::default();
+        for client in self.clients.iter().flatten() {
+            let (requests, oldest) = client.unanswered_since(measure_from);
+            all.merge(&Unanswered {
+                requests,
+                oldest_age_us: oldest
+                    .map_or(0, |t| end.saturating_duration_since(t).as_micros() as u64),
+            });
+        }
+        all
     }
 
     pub(super) fn next_timer(&self) -> Option<Instant> {

@@ -182,6 +182,17 @@ impl Transport {
         };
     }
 
+    /// Whether the server sent bytes not read yet (at the end of a run: requests it
+    /// answered that kvbench had no time to read are not unanswered).
+    pub fn has_unread(&self) -> bool {
+        let fd = match self {
+            Transport::Tcp(tcp) => tcp.stream.as_raw_fd(),
+            Transport::Unix(stream) => stream.as_raw_fd(),
+            Transport::Tls(tls) => tls.stream.as_raw_fd(),
+        };
+        raw_socket::unread(fd) > 0
+    }
+
     fn source(&mut self) -> &mut dyn Source {
         match self {
             Transport::Tcp(tcp) => &mut tcp.stream,

@@ -49,6 +49,7 @@ use crate::engine::tally::{Tally, Totals};
 use crate::engine::timer::{AHEAD, Alarm};
 use crate::engine::verify::VerifyJob;
 use crate::plan::{Plan, StopAt};
+use crate::results::Unanswered;
 use crate::stats::{ClientSeries, OpStats, ScheduleStats};
 use crate::workload::values::ValuePool;
 use crate::workload::verify::WrittenKeys;
@@ -91,6 +92,8 @@ pub enum WorkerMsg {
         second: u32,
         stats: Vec<OpStats>,
         health: Option<ScheduleStats>,
+        /// Closed loop: what the thread left unanswered.
+        unanswered: Unanswered,
     },
     /// The thread is done, after `LoadDone`: what the wait for `--visibility-from`'s
     /// tracked writes after the load settled (their rows as in a snapshot; empty
@@ -163,7 +166,7 @@ impl Worker {
         let mut load_done = false;
         let result = self.drive(&mut tally, &mut second, &mut connected, &mut load_done);
         if !load_done {
-            self.send_load_done(&mut tally, second);
+            self.send_load_done(&mut tally, second, Unanswered::default());
         }
         if let Err(message) = result {
             let _ = self.tx.send(WorkerMsg::Failed {
@@ -210,8 +213,9 @@ impl Worker {
             .collect()
     }
 
-    /// Builds the clients, runs the event loop, then counts what open loop left
-    /// unfinished and says the load is over (`load_done` set once it did); waits for
+    /// Builds the clients, runs the event loop, then counts what the run left unfinished
+    /// (open loop: into the schedule's health; closed loop: what it left unanswered) and
+    /// says the load is over (`load_done` set once it did); waits for
     /// `--visibility-from`'s tracked writes still waiting (after the load and apart from
     /// it: the run's time, its rates and its seconds end with the load), then closes
     /// every connection and hands the runner the `--client-stats` figures, however the
@@ -227,7 +231,17 @@ impl Worker {
         let mut errors = ErrorLog::new(Arc::clone(&self.stall_warned));
         let result = self.event_loop(&mut slots, tally, &mut errors, second, connected);
         self.count_unfinished(&mut slots, tally);
-        self.send_load_done(tally, *second);
+        let unanswered = if self.plan.load.pacing.is_open() {
+            Unanswered::default()
+        } else {
+            // A closed loop's figures count answered requests only: a server that stopped
+            // answering leaves its requests here and nowhere else.
+            let end = self
+                .deadline
+                .map_or_else(Instant::now, |d| d.min(Instant::now()));
+            slots.unanswered(end, self.measure_start)
+        };
+        self.send_load_done(tally, *second, unanswered);
         *load_done = true;
         // A stop (Ctrl-C) or a failure ends the run at once.
         let result = result.and_then(|()| match self.stop.load(Ordering::Relaxed) {

@@ -432,6 +432,8 @@ pub(super) fn merge_block(
         servers,
         visibility,
         schedule,
+        // What a run left unanswered is its own: the merged figures are not one run's.
+        unanswered: None,
     })
 }
 

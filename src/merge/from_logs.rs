@@ -216,6 +216,7 @@ pub fn merge(
             servers: Vec::new(),
             visibility: None,
             schedule: None,
+            unanswered: None,
         },
         configuration: vec![("merged_from".to_string(), Json::Array(names).to_literal())],
         run_info: RunInfo {

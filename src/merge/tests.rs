@@ -476,6 +476,7 @@ fn synthetic_json(start_ms: u64, sets: &[u64], gets: &[u64], per_second: usize) 
         servers: Vec::new(),
         visibility: None,
         schedule: None,
+        unanswered: None,
     };
     let info = crate::report::RunInfo {
         threads: 1,

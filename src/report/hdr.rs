@@ -560,6 +560,7 @@ mod tests {
             servers: Vec::new(),
             visibility: None,
             schedule: None,
+            unanswered: None,
         };
         write_run_files(&prefix, &run).unwrap();
         let mut names: Vec<String> = std::fs::read_dir(&dir)

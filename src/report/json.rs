@@ -166,7 +166,8 @@ fn whole_ms(ms: f64) -> u64 {
 /// order, and unless `hide_histogram` a `{"<=msec", "percent"}` array per command that ran.
 /// `Totals` carries its true average latency (memtier writes 0.000 there, a bug). In open
 /// loop each row (and each second of it) adds a `"Service Latency"` object and the block
-/// a `"Schedule"` object (kvbench's own keys, after memtier's).
+/// a `"Schedule"` object (kvbench's own keys, after memtier's); a closed-loop block whose
+/// run ended with requests unanswered adds an `"Unfinished"` object there instead.
 pub fn render_json(
     shown: &[(&str, String)],
     info: &RunInfo,
@@ -275,6 +276,16 @@ fn push_block(w: &mut JsonWriter, r: &Results, info: &RunInfo, percentiles: &[f6
     }
     if let Some(schedule) = &r.schedule {
         push_schedule(w, schedule, percentiles);
+    }
+    if let Some(unanswered) = &r.unanswered {
+        // Closed loop: the requests no figure counts (open loop has them in "Schedule").
+        w.open_object("Unfinished");
+        w.uint("In Flight At End", unanswered.requests);
+        w.fixed("Oldest Age", unanswered.oldest_age_us as f64 / 1000.0, 3);
+        if let Some(warning) = r.unanswered_warning() {
+            w.string("Warning", &warning);
+        }
+        w.close('}');
     }
     if let Some(vis) = r.visibility.as_deref() {
         // Nested, so readers that take every object with a "Count" as a command row
@@ -598,6 +609,48 @@ mod tests {
     fn default_json_has_memtier_keys_order_and_layout() {
         // Including the one-point WAIT array of the command that never ran.
         assert_eq!(memtier_skeleton(&default_json()), skeleton(DEFAULT_JSON));
+    }
+
+    #[test]
+    fn unanswered_requests_follow_memtiers_rows_and_change_none_of_them() {
+        let mut run = default_results();
+        run.unanswered = Some(crate::results::Unanswered {
+            requests: 20,
+            oldest_age_us: 3_512_000,
+        });
+        let info = RunInfo {
+            threads: 2,
+            connections_per_thread: 2,
+            limit: Limit::RequestsPerClient(200),
+            ramp: None,
+        };
+        let config = sample_configuration(DEFAULT_JSON);
+        let ours = render_json(&config, &info, &[&run], &PCTS, false);
+        let lines: Vec<&str> = ours.lines().collect();
+        let start = lines
+            .iter()
+            .position(|l| l.contains("\"Unfinished\":{"))
+            .unwrap();
+        let end = start + lines[start..].iter().position(|&l| l == "\t\t\t}").unwrap();
+        // After memtier's rows, before its distribution arrays; without it, memtier's
+        // layout whole.
+        assert!(lines[..start].iter().any(|l| l.contains("\"Totals\":{")));
+        let mut without: Vec<&str> = lines[..start].to_vec();
+        without.extend(&lines[end + 1..]);
+        assert_eq!(
+            memtier_skeleton(&without.join("\n")),
+            skeleton(DEFAULT_JSON)
+        );
+        let v: serde_json::Value = serde_json::from_str(&ours).unwrap();
+        let unfinished = &v["ALL STATS"]["Unfinished"];
+        assert_eq!(unfinished["In Flight At End"], 20);
+        assert_eq!(unfinished["Oldest Age"].as_f64(), Some(3512.0));
+        // Older than the slowest answer (0.311 ms): the warning's text.
+        let warning = unfinished["Warning"].as_str().unwrap();
+        assert!(
+            warning.starts_with("20 requests were still unanswered"),
+            "{warning}"
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod schedule;
 pub mod sweep;
 #[cfg(test)]
 pub(crate) mod test_support;
+pub mod unanswered;
 
 use std::time::Duration;
 
@@ -22,6 +23,7 @@ pub use histograms::{
 };
 pub use schedule::{Behind, Capacity, ScheduleResult};
 pub use sweep::{SweepReport, SweepStep};
+pub use unanswered::Unanswered;
 
 /// One second (or the last partial second) of one row.
 #[derive(Clone, Debug, Default)]
@@ -152,6 +154,8 @@ pub struct Results {
     pub visibility: Option<Box<VisibilityResult>>,
     /// Open loop: how the schedule was kept.
     pub schedule: Option<ScheduleResult>,
+    /// Closed loop: the requests still unanswered when the run ended, if any.
+    pub unanswered: Option<Unanswered>,
 }
 
 impl Results {
@@ -164,6 +168,20 @@ impl Results {
     /// The `Totals` row (the last one), if the results have any rows.
     pub fn totals(&self) -> Option<&Row> {
         self.rows.last()
+    }
+
+    /// Closed loop: the warning (without `warning: `) when the requests the run left
+    /// unanswered hide a stall, the oldest older than its slowest answer (see
+    /// [`Unanswered::hides_a_stall`]).
+    pub fn unanswered_warning(&self) -> Option<String> {
+        let unanswered = self.unanswered?;
+        let slowest_us = self
+            .totals()
+            .filter(|t| !t.histogram.is_empty())
+            .map_or(0, |t| t.histogram.max());
+        unanswered
+            .hides_a_stall(slowest_us)
+            .then(|| unanswered.warning(slowest_us))
     }
 
     /// Whether any reply was counted: results worth writing even when an error or a
@@ -188,6 +206,7 @@ impl Results {
             servers: Vec::new(),
             visibility: None,
             schedule: None,
+            unanswered: None,
         }
     }
 }
@@ -460,6 +479,14 @@ pub fn best_worst_aggregate(runs: &[Results]) -> (Results, Results, Results) {
                 .filter_map(|r| r.schedule.as_ref())
                 .collect::<Vec<_>>(),
         ),
+        // Every run's unanswered requests, the oldest of them all.
+        unanswered: runs
+            .iter()
+            .filter_map(|r| r.unanswered)
+            .reduce(|mut all, u| {
+                all.merge(&u);
+                all
+            }),
     };
 
     let titled = |r: &Results, title: &str| Results {
@@ -623,6 +650,7 @@ mod tests {
             servers: Vec::new(),
             visibility: None,
             schedule: None,
+            unanswered: None,
         }
     }
 

@@ -165,6 +165,7 @@ mod tests {
             schedule: Some(ScheduleResult::new(
                 1000, "uniform", false, 1000.0, health, None, cap,
             )),
+            unanswered: None,
         }
     }
 

@@ -192,6 +192,7 @@ pub(crate) fn default_results() -> Results {
         servers: Vec::new(),
         visibility: None,
         schedule: None,
+        unanswered: None,
     }
 }
 
@@ -246,6 +247,7 @@ pub(crate) fn runs3_results() -> Vec<Results> {
                 servers: Vec::new(),
                 visibility: None,
                 schedule: None,
+                unanswered: None,
             }
         })
         .collect()
@@ -288,5 +290,6 @@ pub(crate) fn arbitrary_results() -> Results {
         servers: Vec::new(),
         visibility: None,
         schedule: None,
+        unanswered: None,
     }
 }

@@ -2,7 +2,10 @@
 //! reply may come at any moment (a busy poll, `--busy-poll`, spins only then, not through
 //! a think time or the gap before a scheduled send: redis-cli's latency probes are 10 ms
 //! apart, and a spin there burned up to 10 ms of CPU a probe and caught nothing); at the
-//! end of an open-loop run, how many requests it still had to send.
+//! end of an open-loop run, how many requests it still had to send; at the end of a
+//! closed-loop one, what it left unanswered.
+
+use std::time::Instant;
 
 use crate::engine::client::Client;
 use crate::engine::connection::Phase;
@@ -21,6 +24,23 @@ impl Client {
             conn.in_flight() > 0
                 || conn.has_output()
                 || matches!(conn.phase(), Phase::Connecting | Phase::Handshaking)
+        })
+    }
+
+    /// The workload's requests in flight that were sent at or after `measure_from` (not in
+    /// the warm-up), and when the oldest of them was sent: what a closed-loop run leaves
+    /// unanswered. A connection with reply bytes waiting was answered (kvbench, held off
+    /// the CPU across the end, had not read them): its requests are not counted.
+    pub fn unanswered_since(&self, measure_from: Instant) -> (u64, Option<Instant>) {
+        // A closed loop sends each request when it is intended.
+        let sent = self
+            .conns
+            .iter()
+            .filter(|conn| !conn.reply_waiting())
+            .flat_map(|conn| conn.intended_in_flight())
+            .filter(|&t| t >= measure_from);
+        sent.fold((0, None), |(n, oldest), t| {
+            (n + 1, Some(oldest.map_or(t, |o: Instant| o.min(t))))
         })
     }
 }

@@ -17,6 +17,13 @@ impl Connection {
             .map(|p| p.intended)
     }
 
+    /// Whether reply bytes are waiting to be read: received and not parsed yet, or in the
+    /// socket. The server answered; kvbench had not read it when the run ended (a worker
+    /// held off the CPU across the end leaves every connection so).
+    pub fn reply_waiting(&self) -> bool {
+        self.rend > self.rstart || self.transport.as_ref().is_some_and(|t| t.has_unread())
+    }
+
     /// Whether requests have waited longer than `timeout` with no reply at all.
     pub fn is_stalled(&self, now: Instant, timeout: Duration) -> bool {
         self.waiting() && now.saturating_duration_since(self.last_progress) > timeout

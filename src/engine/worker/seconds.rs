@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use super::{Worker, WorkerMsg};
 use crate::engine::tally::Tally;
+use crate::results::Unanswered;
 use crate::stats::{OpStats, ScheduleStats};
 
 impl Worker {
@@ -23,7 +24,7 @@ impl Worker {
     /// The load is over: hands the runner its last (partial) second and the open-loop
     /// health, and when it ended; what the thread records from here is the wait for
     /// tracked writes' alone.
-    pub(super) fn send_load_done(&self, tally: &mut Tally, second: u32) {
+    pub(super) fn send_load_done(&self, tally: &mut Tally, second: u32, unanswered: Unanswered) {
         let at = Instant::now();
         let (stats, health) = Self::take_second(tally);
         let _ = self.tx.send(WorkerMsg::LoadDone {
@@ -32,6 +33,7 @@ impl Worker {
             second,
             stats,
             health,
+            unanswered,
         });
     }
 

@@ -192,6 +192,18 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
             "warning: connections were lost or refused {lost} times (see the messages above; the JSON's \"Connection Errors\")"
         );
     }
+    // A closed loop's figures count answered requests only: a server that stopped
+    // answering would otherwise pass for a healthy short run (exit status 0 still: the
+    // run did what was asked, as with error replies).
+    let several = outcome.runs.len() > 1;
+    for run in &outcome.runs {
+        if let Some(warning) = run.unanswered_warning() {
+            match several {
+                true => eprintln_safe!("warning: run {}: {warning}", run.run_number),
+                false => eprintln_safe!("warning: {warning}"),
+            }
+        }
+    }
     if let Some(report) = &outcome.verification {
         eprint_safe!("{}", report.render_failures());
         if report.failed() > 0 {

@@ -94,6 +94,7 @@ impl Collected {
                     .filter_map(|t| t.schedule.as_ref())
                     .collect::<Vec<_>>(),
             ),
+            unanswered: None,
         })
     }
 }
@@ -291,6 +292,7 @@ mod tests {
             servers: Vec::new(),
             visibility: None,
             schedule: None,
+            unanswered: None,
         }
     }
 

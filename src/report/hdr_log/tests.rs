@@ -87,6 +87,7 @@ fn run(number: u32, start_ms: u64, seconds: u64, rng: &mut SmallRng) -> Results 
         servers: Vec::new(),
         visibility: None,
         schedule: None,
+        unanswered: None,
     }
 }
 
