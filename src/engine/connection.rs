@@ -355,7 +355,9 @@ impl Connection {
     /// Whether the socket's connect has been pending for longer than `limit` (a server
     /// whose listen backlog is full, or a firewall dropping the SYNs, never completes it).
     pub fn connecting_longer_than(&self, now: Instant, limit: Duration) -> bool {
-        self.phase == Phase::Connecting && now.saturating_duration_since(self.opened_at) > limit
+        self.phase == Phase::Connecting
+            && self.transport.as_ref().is_some_and(Transport::tcp_pending)
+            && now.saturating_duration_since(self.opened_at) > limit
     }
 
     /// Closes the socket; the connection can be opened again.

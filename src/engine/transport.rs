@@ -127,6 +127,15 @@ impl Transport {
         }
     }
 
+    /// Whether the TCP connect itself is still pending (for TLS: not yet the handshake,
+    /// which has its own deadline and its own words when it gets no answer).
+    pub fn tcp_pending(&self) -> bool {
+        match self {
+            Transport::Tcp(_) | Transport::Unix(_) => true,
+            Transport::Tls(tls) => !tls.tcp_up,
+        }
+    }
+
     /// Registers the stream edge-triggered for both directions (the connection drops the
     /// writing side once it is ready and has nothing to write, see
     /// [`set_write_interest`](Self::set_write_interest)).

@@ -50,6 +50,16 @@ impl Worker {
             return;
         };
         let flag = self.plan.names.connection_timeout;
+        if self
+            .plan
+            .load
+            .shape
+            .connection_timeout
+            .is_some_and(|t| t <= STILL_CONNECTING)
+        {
+            // The connect timeout ends the wait about now, in words of its own.
+            return;
+        }
         let give_up = match self.plan.load.shape.connection_timeout {
             Some(t) => format!("until {} s ({flag})", t.as_secs()),
             None if flag.starts_with('-') => {
