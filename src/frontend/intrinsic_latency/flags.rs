@@ -159,7 +159,7 @@ mod tests {
             (&["0.0009"][..], "at least a millisecond"),
             (&["inf"][..], "at most a day (86400 seconds)"),
             (&["1e400"][..], "at most a day (86400 seconds)"),
-            (&["-inf"][..], "more than 0 seconds"),
+            (&["--", "-inf"][..], "more than 0 seconds"),
             (&["nan"][..], "more than 0 seconds"),
             (&["100000"][..], "at most a day"),
             (&["1", "2"][..], "unexpected argument"),

@@ -550,7 +550,7 @@ mod tests {
             (&["-i", "100000"][..], "at most a day"),
             (&["-i", "inf"][..], "at most a day (86400 seconds)"),
             (&["-i", "1e999"][..], "at most a day (86400 seconds)"),
-            (&["-i", "-inf"][..], "longer than 0"),
+            (&["--interval=-inf"][..], "longer than 0"),
             (&["--percentiles=50,abc"][..], "'abc' is not a percentile"),
             (&["--percentiles=0"][..], "above 0 and at most 100"),
             (&["--percentiles=101"][..], "above 0 and at most 100"),
