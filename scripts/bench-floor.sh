@@ -56,16 +56,17 @@ sys.exit(code)' "$OUT_DIR/$name.$RUN.out" "$OUT_DIR/$name.$RUN.err" "$@"); then
 
 # At pipeline 1 a request is two system calls and little else, so the CPU is mostly the
 # kernel's and the run-to-run spread (often 7 %, at times 25 %) is larger than the
-# client's own share. The user and system time apart, averaged over a side's runs, show
-# which of the two a ratio's distance from 1 comes from.
+# client's own share; at pipeline 16 the kernel's share is smaller but still most of it.
+# The user and system time apart, averaged over a side's runs, show which of the two a
+# ratio's distance from 1 comes from (the client's own work is in the user time).
 declare -A RUN_USER=() RUN_SYS=()
-split_line() { # protocol requests
-    local floor=floor-$1-p1 kv=kvbench-floorload-$1-p1
+split_line() { # protocol pipeline requests
+    local floor=floor-$1-p$2 kv=kvbench-floorload-$1-p$2
     awk -v fu="${RUN_USER[$floor]}" -v fs="${RUN_SYS[$floor]}" -v ku="${RUN_USER[$kv]}" -v ks="${RUN_SYS[$kv]}" \
-        -v runs="$FLOOR_RUNS" -v n="$2" -v proto="$1" 'BEGIN {
+        -v runs="$FLOOR_RUNS" -v n="$3" -v proto="$1" -v p="$2" 'BEGIN {
         per = 1e6 / (runs * n)
-        printf "pipeline 1   %-16s us per request, user + system, mean of %d runs: floor %.3f + %.3f, kvbench %.3f + %.3f (user %+.3f, system %+.3f)\n",
-            proto, runs, fu * per, fs * per, ku * per, ks * per, (ku - fu) * per, (ks - fs) * per }'
+        printf "pipeline %-3d %-16s us per request, user + system, mean of %d runs: floor %.3f + %.3f, kvbench %.3f + %.3f (user %+.3f, system %+.3f)\n",
+            p, proto, runs, fu * per, fs * per, ku * per, ks * per, (ku - fu) * per, (ks - fs) * per }'
 }
 
 # How far apart each side's runs of the same load were in this section: the gap between
@@ -306,9 +307,11 @@ printf '%s\n' "${floor_rows[@]}" | awk '
     { f = $4 / $3 * 1e6; k = $5 / $3 * 1e6; r = ($6 == "-" ? -1 : $6 / $3 * 1e6)
       printf "%-21s %8s %10d %14.3f %14s %14.3f %13s %16s\n", $1, $2, $3, f, (r < 0 ? "-" : sprintf("%.3f", r)), k,
              (f > 0 ? sprintf("%.2f", k / f) : "n/a"), (r > 0 ? sprintf("%.2f", k / r) : "-") }'
-for proto in redis memcache_text memcache_binary; do
-    [[ -n ${RUN_USER[floor-$proto-p1]:-} ]] || continue # pipeline 1 not run
-    split_line "$proto" $(($(floor_per_client 1) * FLOOR_CLIENTS))
+for p in $PIPELINES; do
+    for proto in redis memcache_text memcache_binary; do
+        [[ -n ${RUN_USER[floor-$proto-p$p]:-} ]] || continue # that pipeline not run
+        split_line "$proto" "$p" $(($(floor_per_client "$p") * FLOOR_CLIENTS))
+    done
 done
 echo
 if [[ -n $mem_skip ]]; then
