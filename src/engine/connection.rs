@@ -38,6 +38,8 @@ mod flush;
 mod handshake;
 mod plain_batch;
 mod read;
+mod refusal;
+pub use refusal::full_server;
 mod reply_loop;
 mod stall;
 
@@ -603,12 +605,7 @@ impl Connection {
                 .decode(&self.rbuf[self.rstart..self.rend], expect)
             {
                 Decode::Incomplete => break,
-                Decode::Invalid(why) => {
-                    return Err(Failure::Broken(format!(
-                        "invalid reply from {}: {why}",
-                        self.peer
-                    )));
-                }
+                Decode::Invalid(why) => return Err(self.invalid_reply(why)),
                 Decode::Complete(reply) => reply,
             };
             let start = self.rstart;
@@ -624,6 +621,11 @@ impl Connection {
             }
             if let Some(step) = self.setup.pop_front() {
                 let text = reply.text(&self.rbuf[start..self.rstart]);
+                if reply.kind == ReplyKind::Error
+                    && let Some(failure) = full_server(&self.peer, text)
+                {
+                    return Err(failure);
+                }
                 check_setup_reply(step, reply.kind, text, plan, &self.peer)
                     .map_err(Failure::Fatal)?;
                 if self.setup.is_empty() {

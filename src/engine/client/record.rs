@@ -10,7 +10,7 @@ use crate::engine::client::plain::PlainRecorder;
 use crate::engine::client::{Client, ClientContext, held, route};
 use crate::engine::clock::Stamp;
 use crate::engine::cluster::{self, Redirect};
-use crate::engine::connection::{Answer, Failure};
+use crate::engine::connection::{Answer, Failure, full_server};
 use crate::engine::generator::Op;
 use crate::engine::in_flight::{Purpose, Request};
 use crate::plan::{Endpoint, ErrorReplies, Plan, Sample};
@@ -205,15 +205,16 @@ fn unsolicited(
             "unexpected reply from {peer} with no request in flight"
         ));
     }
+    let refusal = full_server(peer, text);
     let message = format!(
         "server {peer} sent an error with no request in flight: {}",
         String::from_utf8_lossy(text)
     );
     if plan.load.error_replies == ErrorReplies::Stop {
         ctx.error_reply.keep(peer, text);
-        return Failure::Fatal(message);
+        return refusal.unwrap_or(Failure::Fatal(message));
     }
-    Failure::Broken(message)
+    refusal.unwrap_or(Failure::Broken(message))
 }
 
 /// Records one reply to `request`: latency, bytes, hits and misses, errors, the client's
@@ -335,6 +336,15 @@ fn record_answer(
     }
     let (hits, misses) = match reply.kind {
         ReplyKind::Error => {
+            // A full server answers the connection's first request with its refusal and
+            // closes it: an error reply, and the connection's end, in the server's words.
+            if let Some(failure) = full_server(peer, text) {
+                stats.errors += 1;
+                if plan.load.error_replies == ErrorReplies::Stop {
+                    ctx.error_reply.keep(peer, text);
+                }
+                return Err(failure);
+            }
             if plan.load.error_replies == ErrorReplies::Stop {
                 ctx.error_reply.keep(peer, text);
                 // The refusal in the server's words, and what to change.

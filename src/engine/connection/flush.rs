@@ -29,7 +29,7 @@ impl Connection {
                     return self.want_writable(registry, true);
                 }
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-                Err(err) => return Err(self.failed(&err)),
+                Err(err) => return Err(self.failed_writing(&err)),
             }
         }
         let droppable = transport.can_drop_write_interest();

@@ -60,10 +60,7 @@ impl Connection {
                 Ok(true)
             }
             Stop::General => self.drain_answers(plan, |pending, reply| take.take(pending, reply)),
-            Stop::Invalid(why) => Err(Failure::Broken(format!(
-                "invalid reply from {}: {why}",
-                self.peer
-            ))),
+            Stop::Invalid(why) => Err(self.invalid_reply(why)),
             Stop::OutOfStep(opaque, expected) => Err(Failure::Broken(format!(
                 "invalid reply from {}: answers request {opaque}, expected {expected}",
                 self.peer
