@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{Memcached, RedisServer, kvbench, kvbench_at};
+use common::{Memcached, RedisServer, Run, kvbench, kvbench_at};
 
 /// Runs of each case: the four ways come in different proportions on each machine.
 const TRIES: usize = 4;
@@ -20,6 +20,17 @@ fn error_line(stderr: &str) -> &str {
         .rev()
         .find_map(|l| l.strip_prefix("error: "))
         .unwrap_or_else(|| panic!("no error line in {stderr}"))
+}
+
+/// The run failed with `refused` as its one error line.
+fn assert_refused(run: &Run, refused: &str) {
+    assert_eq!(run.status.code(), Some(1), "{}", run.describe());
+    assert_eq!(
+        error_line(&run.stderr_text()),
+        refused,
+        "{}",
+        run.describe()
+    );
 }
 
 #[test]
@@ -37,13 +48,7 @@ fn a_redis_at_its_maxclients_is_named_by_every_front_end() {
         )
         .with_json()
         .run();
-        assert_eq!(run.status.code(), Some(1), "{}", run.describe());
-        assert_eq!(
-            error_line(&run.stderr_text()),
-            refused,
-            "{}",
-            run.describe()
-        );
+        assert_refused(&run, &refused);
         // Results so far are still written, valid, with the refusal as the run's end.
         assert_eq!(
             run.json()["ALL STATS"]["Runtime"]["Stopped by error"].as_str(),
@@ -117,13 +122,7 @@ fn a_memcached_at_its_connection_limit_is_named_in_both_protocols() {
                 "--hide-histogram",
             ])
             .run();
-            assert_eq!(run.status.code(), Some(1), "{}", run.describe());
-            assert_eq!(
-                error_line(&run.stderr_text()),
-                refused,
-                "{}",
-                run.describe()
-            );
+            assert_refused(&run, &refused);
         }
     }
     let stats = server.stats_raw();
