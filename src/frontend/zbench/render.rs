@@ -235,9 +235,15 @@ pub fn reply_histogram(sizes: &ReplySizes) -> String {
     out
 }
 
-/// The line printed when Ctrl-C stops the run, before the summary.
-pub fn interrupted() -> &'static str {
-    "\nreceived Ctrl-c - shutting down\n"
+/// The line printed when `signal` stops the run, before the summary: redis-zbench-go's
+/// words for Ctrl-C (the only signal it catches); SIGTERM and SIGHUP (a dropped ssh or
+/// tmux session), which would kill redis-zbench-go, are named for what they were.
+pub fn interrupted(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGTERM => "\nreceived SIGTERM - shutting down\n",
+        libc::SIGHUP => "\nreceived SIGHUP - shutting down\n",
+        _ => "\nreceived Ctrl-c - shutting down\n",
+    }
 }
 
 #[cfg(test)]
@@ -495,6 +501,17 @@ mod tests {
 
     #[test]
     fn interrupt_line() {
-        assert_eq!(interrupted(), "\nreceived Ctrl-c - shutting down\n");
+        assert_eq!(
+            interrupted(libc::SIGINT),
+            "\nreceived Ctrl-c - shutting down\n"
+        );
+        assert_eq!(
+            interrupted(libc::SIGTERM),
+            "\nreceived SIGTERM - shutting down\n"
+        );
+        assert_eq!(
+            interrupted(libc::SIGHUP),
+            "\nreceived SIGHUP - shutting down\n"
+        );
     }
 }

@@ -4,11 +4,13 @@
 //!
 //! ```text
 //! flags -> spec -> open files (the soft limit raised, or refused) -> plan -> header
-//! engine::run(plan, Live) -> one progress row a second (Ctrl-C: "received Ctrl-c")
+//! engine::run(plan, Live) -> one progress row a second (Ctrl-C: "received Ctrl-c",
+//!   SIGTERM / SIGHUP: "received SIGTERM" / "received SIGHUP")
 //! results -> summary (+ Average zcard | reply histogram) -> -json-out-file
 //! ```
 //!
-//! Exit status: 0; 1 for a bad flag or a failed run; 128 + the signal after Ctrl-C.
+//! Exit status: 0; 1 for a bad flag or a failed run; 128 + the signal after Ctrl-C,
+//! SIGTERM or SIGHUP.
 
 use std::ffi::OsString;
 use std::sync::Arc;
@@ -71,8 +73,8 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         reply_sizes: ReplySizes::new(),
     };
     let mut outcome = engine::run(&plan, &mut live);
-    if outcome.signal.is_some() {
-        print_now(render::interrupted());
+    if let Some(signal) = outcome.signal {
+        print_now(render::interrupted(signal));
     }
     if let Some(err) = outcome.error.take() {
         // What was measured before the failure is still worth showing; a run that failed
