@@ -191,8 +191,9 @@ fn latency_hung_up_prints_its_window_and_writes_its_hdr_file() {
     assert!(count >= 4, "{window}");
     assert!(window["max"].as_u64().is_some(), "{window}");
     let pings = calls(&server, "ping");
-    // The probe in flight at the signal may be left out of the window.
-    assert!(count == pings || count + 1 == pings, "{count} vs {pings}");
+    // Every probe counted was executed; the one in flight at the signal may be left out,
+    // and a few more if the machine kept the session thread off the CPU then.
+    assert!(pings >= count && pings <= count + 5, "{count} vs {pings}");
     let text = std::fs::read_to_string(&hdr).expect("--hdr-file written");
     assert!(text.contains("#[Max"), "{text}");
 }
