@@ -1,6 +1,8 @@
 //! `kvbench zbench` where redis-zbench-go hangs or fails: a redis-server stopped
 //! (SIGSTOP) under a run, before a run, and a run under a low open-file limit. The
 //! stall is named once on stderr and `-reply-timeout` ends the run, so `-n` bounds it;
+//! what a frozen server left unanswered is named on stderr and in the JSON however the
+//! run ends (the reply timeout, Ctrl-C);
 //! the soft open-file limit is raised to fit `-c`, and a hard limit too low is refused
 //! before the first connection.
 
@@ -94,6 +96,101 @@ fn a_stalled_server_is_named_once_and_ends_the_run() {
         .as_str()
         .unwrap_or_default();
     assert!(stopped.starts_with("no reply from"), "{doc}");
+    // The requests the frozen server held are in no figure: named on stderr, before the
+    // error, and in the JSON.
+    assert_names_the_unanswered(&doc, &stderr, 11_000.0);
+}
+
+/// That the run's JSON (`doc`) has an `"Unfinished"` object whose requests were sent at
+/// least `min_age_ms` before the end (the freeze held them that long), with a warning
+/// pointing to zbench's own rate flag, and that `stderr` holds that warning once, as
+/// `warning: <text>`.
+fn assert_names_the_unanswered(doc: &serde_json::Value, stderr: &str, min_age_ms: f64) {
+    let unfinished = &doc["ALL STATS"]["Unfinished"];
+    let in_flight = unfinished["In Flight At End"].as_u64().unwrap_or(0);
+    // At most one request per client (-c 10, no pipeline); the one whose reply timed out
+    // may have gone with its connection.
+    assert!((1..=10).contains(&in_flight), "{unfinished}");
+    let oldest_ms = unfinished["Oldest Age"].as_f64().unwrap_or(0.0);
+    assert!(oldest_ms >= min_age_ms, "{unfinished}");
+    let warning = unfinished["Warning"].as_str().unwrap_or_default();
+    assert!(
+        warning.starts_with(&format!(
+            "{in_flight} request{} still unanswered when the run ended",
+            if in_flight == 1 { " was" } else { "s were" }
+        )) && warning.ends_with("(-rps measures stalls)"),
+        "{unfinished}"
+    );
+    let line = format!("warning: {warning}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(
+        lines.iter().filter(|l| **l == line).count(),
+        1,
+        "{line:?} in {stderr}"
+    );
+}
+
+/// Ctrl-C on a run whose server froze, with no reply timeout to end it (redis-zbench-go
+/// waits so for ever): the summary (stdout, redis-zbench-go's) counts only the answered
+/// queries, so stderr names the ones left unanswered and the JSON has them, status 130.
+#[test]
+fn ctrl_c_on_a_frozen_server_names_what_it_left_unanswered() {
+    let server = RedisServer::start();
+    let port = server.port.to_string();
+    kvbench(&[
+        "zbench", "-p", &port, "-mode", "load", "-r", "1000", "-c", "4",
+    ])
+    .ok();
+    let dir = TestDir::new("zbench-frozen-ctrl-c");
+    let json = dir.file_arg("run.json");
+    let run = kvbench(&[
+        "zbench",
+        "-p",
+        &port,
+        "-mode",
+        "query",
+        "-n",
+        "100000000",
+        "-r",
+        "1000",
+        "-c",
+        "10",
+        "-reply-timeout",
+        "0",
+        "-json-out-file",
+        &json,
+    ])
+    .spawn();
+    wait_until("queries on the server", CONDITION_TIMEOUT, || {
+        server
+            .commandstats()
+            .get("zrangebylex")
+            .copied()
+            .unwrap_or(0)
+            > 1000
+    });
+    server.signal(libc::SIGSTOP);
+    // The stall is 10 s old once it is named: Ctrl-C then.
+    run.wait_for_stderr("warning: no reply from");
+    // SAFETY: kill(2) on the PID of a child this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(run.pid() as i32, libc::SIGINT) }, 0);
+    let out = run.wait(STALLED_RUN_TIMEOUT);
+    server.signal(libc::SIGCONT);
+    assert_eq!(out.status.code(), Some(130), "{}", out.describe());
+    let stdout = out.stdout_text();
+    assert!(
+        stdout.contains("received Ctrl-c") && !stdout.contains("unanswered"),
+        "{}",
+        out.describe()
+    );
+    let doc = common::read_json(&dir.file("run.json"));
+    assert_names_the_unanswered(&doc, &out.stderr_text(), 10_000.0);
+    // Every client held one query when the server froze.
+    assert_eq!(
+        doc["ALL STATS"]["Unfinished"]["In Flight At End"].as_u64(),
+        Some(10),
+        "{doc}"
+    );
 }
 
 /// A server stopped before the run never answers any client: the "never answered"

@@ -514,8 +514,13 @@ impl<'a> Gatherer<'a> {
             visibility,
             schedule,
             // Open loop counts its own in the schedule's health.
-            unanswered: (self.unanswered.requests > 0 && !plan.load.pacing.is_open())
-                .then_some(self.unanswered),
+            // The warning names the front end's own rate flag.
+            unanswered: (self.unanswered.requests > 0 && !plan.load.pacing.is_open()).then_some(
+                Unanswered {
+                    rate_flag: plan.names.rate,
+                    ..self.unanswered
+                },
+            ),
         }
     }
 }

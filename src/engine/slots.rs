@@ -133,6 +133,7 @@ impl Slots {
                 requests,
                 oldest_age_us: oldest
                     .map_or(0, |t| end.saturating_duration_since(t).as_micros() as u64),
+                ..Unanswered::default()
             });
         }
         all

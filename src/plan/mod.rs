@@ -431,6 +431,7 @@ impl Plan {
             tls_protocols: "--tls-protocols",
             connection_timeout: "--connection-timeout",
             reply_timeout: "--reply-timeout",
+            rate: "--rate",
             authenticate: "-a",
             cluster_mode: "--cluster-mode",
         };

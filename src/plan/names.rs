@@ -23,6 +23,8 @@ pub struct FlagNames {
     pub connection_timeout: &'static str,
     /// The stall watchdog, e.g. `--reply-timeout`.
     pub reply_timeout: &'static str,
+    /// A request rate (an open loop, which measures a stall as latency), e.g. `--rate`.
+    pub rate: &'static str,
     /// How to give credentials, e.g. `-a PASSWORD or -a USER:PASSWORD`.
     pub authenticate: &'static str,
     /// Cluster mode, e.g. `--cluster-mode`.

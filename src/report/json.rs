@@ -617,6 +617,7 @@ mod tests {
         run.unanswered = Some(crate::results::Unanswered {
             requests: 20,
             oldest_age_us: 3_512_000,
+            ..Default::default()
         });
         let info = RunInfo {
             threads: 2,

@@ -11,15 +11,30 @@
 pub const WARN_FROM_US: u64 = 100_000;
 
 /// Requests sent but unanswered when a closed-loop run ended (sent after the warm-up).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Unanswered {
     pub requests: u64,
     /// How long before the end the oldest of them was sent, µs (0 when none).
     pub oldest_age_us: u64,
+    /// How the run's front end spells the flag that sets a request rate (`--rate`,
+    /// zbench's `-rps`), which the warning points to: an open loop measures stalls.
+    pub rate_flag: &'static str,
+}
+
+impl Default for Unanswered {
+    fn default() -> Self {
+        Unanswered {
+            requests: 0,
+            oldest_age_us: 0,
+            // memtier's spelling: merged and re-read files are memtier-shaped.
+            rate_flag: "--rate",
+        }
+    }
 }
 
 impl Unanswered {
-    /// Adds `other` (another thread's, another run's) into `self`.
+    /// Adds `other` (another thread's, another run's) into `self` (whose `rate_flag`
+    /// stays).
     pub fn merge(&mut self, other: &Unanswered) {
         self.requests += other.requests;
         self.oldest_age_us = self.oldest_age_us.max(other.oldest_age_us);
@@ -44,9 +59,10 @@ impl Unanswered {
             "{requests} {were} still unanswered when the run ended, the oldest sent {} before; \
              no latency figure counts them (the slowest answered took {}): a closed loop \
              waits for each reply, so a server that stops answering shows as fewer \
-             requests, not as latency (--rate measures stalls)",
+             requests, not as latency ({} measures stalls)",
             age(self.oldest_age_us),
-            age(slowest_us)
+            age(slowest_us),
+            self.rate_flag
         )
     }
 }
@@ -71,6 +87,7 @@ mod tests {
         let frozen = Unanswered {
             requests: 20,
             oldest_age_us: 3_512_000,
+            ..Unanswered::default()
         };
         assert!(frozen.hides_a_stall(9_100));
         assert_eq!(
@@ -84,6 +101,7 @@ mod tests {
         let cut = Unanswered {
             requests: 20,
             oldest_age_us: 400,
+            ..Unanswered::default()
         };
         assert!(!cut.hides_a_stall(300));
         // Nor is a slow workload's last request, younger than its slowest answer.
@@ -92,9 +110,12 @@ mod tests {
         let one = Unanswered {
             requests: 1,
             oldest_age_us: 250_000,
+            rate_flag: "-rps",
         };
         assert!(one.warning(0).starts_with("1 request was still unanswered"));
         assert!(one.warning(0).contains("sent 250 ms before"));
+        // Each front end points to its own rate flag.
+        assert!(one.warning(0).ends_with("(-rps measures stalls)"));
     }
 
     #[test]
@@ -102,16 +123,19 @@ mod tests {
         let mut all = Unanswered {
             requests: 3,
             oldest_age_us: 10,
+            ..Unanswered::default()
         };
         all.merge(&Unanswered {
             requests: 2,
             oldest_age_us: 70,
+            ..Unanswered::default()
         });
         assert_eq!(
             all,
             Unanswered {
                 requests: 5,
-                oldest_age_us: 70
+                oldest_age_us: 70,
+                ..Unanswered::default()
             }
         );
     }

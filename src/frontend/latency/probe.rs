@@ -36,6 +36,7 @@ pub static LATENCY_NAMES: FlagNames = FlagNames {
     tls_protocols: "--tls-protocols",
     connection_timeout: "the connect timeout",
     reply_timeout: "the reply timeout",
+    rate: "a request rate",
     authenticate: "-a PASSWORD (with --user USER for an ACL user)",
     cluster_mode: "--cluster-mode",
 };

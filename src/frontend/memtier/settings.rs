@@ -49,6 +49,7 @@ pub const MEMTIER_NAMES: FlagNames = FlagNames {
     tls_protocols: "--tls-protocols",
     connection_timeout: "--connection-timeout",
     reply_timeout: "--reply-timeout",
+    rate: "--rate",
     authenticate: "-a PASSWORD or -a USER:PASSWORD",
     cluster_mode: "--cluster-mode",
 };

@@ -94,7 +94,16 @@ impl Collected {
                     .filter_map(|t| t.schedule.as_ref())
                     .collect::<Vec<_>>(),
             ),
-            unanswered: None,
+            // Every test's unanswered requests, the oldest of them all (the memtier front
+            // end's -x aggregate adds its runs' so too).
+            unanswered: self
+                .tests
+                .iter()
+                .filter_map(|t| t.unanswered)
+                .reduce(|mut all, u| {
+                    all.merge(&u);
+                    all
+                }),
         })
     }
 }
@@ -313,5 +322,43 @@ mod tests {
         assert!((block.rows[2].avg_latency_ms - 0.1625).abs() < 1e-9);
         assert!((block.rows[0].kb_tx_per_sec - 90.0 / 1024.0).abs() < 1e-9);
         assert_eq!((block.start_epoch_ms, block.finish_epoch_ms), (1000, 2500));
+        assert_eq!(block.unanswered, None);
+    }
+
+    #[test]
+    fn the_tests_unanswered_requests_add_up_in_the_block() {
+        use crate::results::Unanswered;
+        let mut c = Collected::default();
+        let mut set = test_results("SET", &[100], 1000, 500);
+        set.unanswered = Some(Unanswered {
+            requests: 2,
+            oldest_age_us: 40,
+            rate_flag: "--rps",
+        });
+        c.push(set);
+        c.push(test_results("PING", &[100], 1500, 500));
+        let mut get = test_results("GET", &[100], 2000, 3000);
+        get.unanswered = Some(Unanswered {
+            requests: 50,
+            oldest_age_us: 2_500_000,
+            rate_flag: "--rps",
+        });
+        c.push(get);
+        let block = c.combined().unwrap();
+        assert_eq!(
+            block.unanswered,
+            Some(Unanswered {
+                requests: 52,
+                oldest_age_us: 2_500_000,
+                rate_flag: "--rps",
+            })
+        );
+        assert!(
+            block
+                .unanswered_warning()
+                .is_some_and(|w| w.starts_with("52 requests were still unanswered")
+                    && w.ends_with("(--rps measures stalls)")),
+            "{block:?}"
+        );
     }
 }

@@ -47,6 +47,7 @@ pub static RB_NAMES: FlagNames = FlagNames {
     tls_protocols: "--tls-ciphers / --tls-ciphersuites",
     connection_timeout: "the connect timeout",
     reply_timeout: "--reply-timeout",
+    rate: "--rps",
     authenticate: "-a PASSWORD (with --user USER for an ACL user)",
     cluster_mode: "--cluster",
 };

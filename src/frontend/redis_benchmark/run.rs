@@ -10,6 +10,7 @@
 //! -I: idle connections, `clients: N` until Ctrl-C
 //! else: CSV header; for each pass (-l: until Ctrl-C), for each test:
 //!         engine::run_prepared(test's plan, live line observer) -> block / -q / CSV row
+//!         (stderr: `warning: TITLE: ...` for the requests a frozen server left unanswered)
 //!       an empty line after the default suite
 //! --json-out-file / --hdr-file-prefix: the tests run, one row each
 //! ```
@@ -195,6 +196,12 @@ impl Runner<'_> {
         let mut live = Live::new(showing);
         let mut outcome = engine::run_prepared(&Arc::new(plan), self.prepared, &mut live);
         live.clear();
+        // A server frozen under a test (ended by --reply-timeout or Ctrl-C) leaves its
+        // requests unanswered and out of every figure; stdout stays redis-benchmark's, so
+        // the word goes to stderr, before the error or status that ends the invocation.
+        if let Some(warning) = outcome.runs.last().and_then(Results::unanswered_warning) {
+            eprintln_safe!("warning: {}: {warning}", test.title);
+        }
         let keep = self.spec.json_out_file.is_some() || self.spec.hdr_file_prefix.is_some();
         if keep && (outcome.error.is_some() || outcome.signal.is_some()) {
             // A test an error or Ctrl-C cut short: what it measured goes into the files too;

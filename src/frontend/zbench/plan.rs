@@ -43,6 +43,7 @@ pub static ZB_NAMES: FlagNames = FlagNames {
     tls_protocols: "-tls",
     connection_timeout: "the connect timeout",
     reply_timeout: "-reply-timeout",
+    rate: "-rps",
     authenticate: "-a PASSWORD (with -user USER for an ACL user)",
     cluster_mode: "-oss-cluster",
 };

@@ -7,6 +7,7 @@
 //! engine::run(plan, Live) -> one progress row a second (Ctrl-C: "received Ctrl-c",
 //!   SIGTERM / SIGHUP: "received SIGTERM" / "received SIGHUP")
 //! results -> summary (+ Average zcard | reply histogram) -> -json-out-file
+//!         -> stderr: what a frozen server left unanswered (-rps: unfinished)
 //! ```
 //!
 //! Exit status: 0; 1 for a bad flag or a failed run; 128 + the signal after Ctrl-C,
@@ -89,6 +90,9 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
                 } else {
                     print_now("\n");
                 }
+                // A frozen server ends a run by -reply-timeout: what it left unanswered
+                // is said before the error, which stays the last line.
+                warn_unanswered(&results);
                 if let Some(path) = &spec.json_out_file {
                     results.title = "ALL STATS".to_string();
                     results.stopped_by = Some(err.to_string());
@@ -118,6 +122,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     results.title = "ALL STATS".to_string();
     print_now(&summary(&spec, &results, &live, &added));
     warn_unfinished(&results);
+    warn_unanswered(&results);
     if let Some(path) = &spec.json_out_file {
         write_json(&spec, &plan, path, &results)?;
     }
@@ -155,6 +160,16 @@ fn warn_unfinished(results: &Results) {
         health.unsent_at_end,
         health.in_flight_at_end
     );
+}
+
+/// Without `-rps`, a run whose server froze (ended by Ctrl-C or `-reply-timeout`) leaves
+/// its requests unanswered and out of every figure: the summary would read as a healthy
+/// short run, so say so on stderr (stdout stays redis-zbench-go's), as the memtier front
+/// end does; the JSON's `"Unfinished"` has the same words.
+fn warn_unanswered(results: &Results) {
+    if let Some(warning) = results.unanswered_warning() {
+        eprintln_safe!("warning: {warning}");
+    }
 }
 
 /// Whether the run got any reply that was not an error: an error reply measures no
