@@ -318,7 +318,8 @@ fn source_names(runs: &[WholeRun], source: Source) -> Vec<RowName> {
 }
 
 /// Merges one block of each run (already checked alike) into one titled `title`: command
-/// rows, a pool's per-server rows, the visibility lag and the open-loop schedule.
+/// rows, a pool's per-server rows, the visibility lag, the open-loop schedule and the
+/// closed loop's unanswered requests.
 pub(super) fn merge_block(
     runs: &[WholeRun],
     percentiles: &[f64],
@@ -432,8 +433,17 @@ pub(super) fn merge_block(
         servers,
         visibility,
         schedule,
-        // What a run left unanswered is its own: the merged figures are not one run's.
-        unanswered: None,
+        // The shards of one run each left their own requests unanswered: the run left
+        // them all, the oldest of them its oldest (the warning is judged again against
+        // the merged slowest answer).
+        unanswered: runs
+            .iter()
+            .filter_map(|r| r.block.unfinished.as_ref())
+            .map(|u| u.unanswered)
+            .reduce(|mut all, u| {
+                all.merge(&u);
+                all
+            }),
     })
 }
 

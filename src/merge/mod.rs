@@ -31,6 +31,8 @@
 //!   summed histograms ([`schedule`]).
 //! - **Pools and replicas**: per-server rows matched by address, the visibility lag like
 //!   a row, its timeouts summed; TRYAGAIN and error counts summed.
+//! - **Unanswered requests** (a closed loop's `"Unfinished"`): counts summed, the oldest
+//!   age the largest; the warning judged again against the merged slowest answer.
 //! - **Rate sweeps**: step by step ([`sweep`]).
 
 mod combine;

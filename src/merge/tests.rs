@@ -640,3 +640,52 @@ fn a_split_merged_in_part_says_which_shards_are_missing() {
         assert!(err.contains("is not I/N with I below N"), "{bad}: {err}");
     }
 }
+
+/// `text` with an `"Unfinished"` object (what a closed-loop run left unanswered) first in
+/// its `"ALL STATS"` block.
+fn with_unfinished(text: &str, requests: u64, oldest_ms: &str) -> String {
+    text.replacen(
+        "\"ALL STATS\":{",
+        &format!(
+            "\"ALL STATS\":{{\"Unfinished\":{{\"In Flight At End\": {requests},\"Oldest Age\": {oldest_ms}}},"
+        ),
+        1,
+    )
+}
+
+#[test]
+fn the_shards_unanswered_requests_add_up_and_keep_the_oldest() {
+    let frozen = with_unfinished(KV_SINGLE, 10, "3512.250");
+    let young = with_unfinished(KV_SINGLE, 4, "0.412");
+    let m = merged(&[
+        ("a.json", &frozen),
+        ("b.json", &young),
+        ("c.json", KV_SINGLE),
+    ]);
+    let unanswered = m.results.unanswered.unwrap();
+    assert_eq!(
+        (unanswered.requests, unanswered.oldest_age_us),
+        (14, 3_512_250)
+    );
+    // The warning is judged on the merged figures, and the merged JSON carries it all.
+    let warning = m.results.unanswered_warning().unwrap();
+    assert!(
+        warning.starts_with(
+            "14 requests were still unanswered when the run ended, the oldest sent 3.5 s before"
+        ),
+        "{warning}"
+    );
+    let back = json_of("merged.json", &written(&m));
+    let all = block(&back, BlockKind::AllStats);
+    let read = all.unfinished.as_ref().unwrap();
+    assert_eq!(read.unanswered, unanswered);
+    assert_eq!(read.warning.as_deref(), Some(warning.as_str()));
+    // Young ones alone hide no stall: the count is kept, without a warning.
+    let m = merged(&[("b.json", &young), ("c.json", KV_SINGLE)]);
+    assert_eq!(m.results.unanswered.map(|u| u.requests), Some(4));
+    assert_eq!(m.results.unanswered_warning(), None);
+    // Files without it merge to what they merged to before: no "Unfinished" at all.
+    let plain = merged(&[("a.json", KV_SINGLE), ("c.json", KV_SINGLE)]);
+    assert_eq!(plain.results.unanswered, None);
+    assert!(!written(&plain).contains("Unfinished"));
+}

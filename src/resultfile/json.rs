@@ -12,7 +12,8 @@ use crate::stats::rows::{HIST_NUMBER, ROW_NUMBER, split_number};
 
 use super::model::{
     Block, BlockKind, ConfigFacts, Distribution, JsonResult, Percentile, RateStep, RateSteps,
-    RowData, RunInformation, Runtime, ScheduleData, Second, ServiceData, VisibilityData,
+    RowData, RunInformation, Runtime, ScheduleData, Second, ServiceData, UnfinishedData,
+    VisibilityData,
 };
 use super::ordered::Json;
 
@@ -237,6 +238,27 @@ fn schedule(obj: &Json, at: &At) -> Result<ScheduleData, String> {
     })
 }
 
+/// kvbench's `"Unfinished"` object of a closed-loop block: the requests the run left
+/// unanswered (a count, required) and the oldest one's age in ms.
+fn unfinished(obj: &Json, at: &At) -> Result<UnfinishedData, String> {
+    let requests = required(u64_at(obj, at, "In Flight At End")?, at, "In Flight At End")?;
+    let oldest_ms = figure(obj, at, "Oldest Age")?;
+    if oldest_ms < 0.0 {
+        return Err(at
+            .child("Oldest Age")
+            .error(&format!("expected an age in ms, found {oldest_ms}")));
+    }
+    Ok(UnfinishedData {
+        unanswered: crate::results::Unanswered {
+            requests,
+            // Written to the µs: this gives the µs back.
+            oldest_age_us: (oldest_ms * 1000.0).round() as u64,
+            ..Default::default()
+        },
+        warning: string_at(obj, at, "Warning")?,
+    })
+}
+
 /// The rows of a `"Servers"` object (a pool), one per member.
 fn servers(obj: &Json, at: &At) -> Result<Vec<RowData>, String> {
     let mut out = Vec::new();
@@ -426,6 +448,7 @@ fn block(title: &str, obj: &Json) -> Result<Block, String> {
     let mut schedule_data = None;
     let mut server_rows = Vec::new();
     let mut visibility_data = None;
+    let mut unfinished_data = None;
     for (key, value) in obj.members().unwrap_or_default() {
         match value {
             Json::Object(_) if value.get("Count").is_some() => {
@@ -437,6 +460,9 @@ fn block(title: &str, obj: &Json) -> Result<Block, String> {
             Json::Object(_) if key == "Servers" => server_rows = servers(value, &at.child(key))?,
             Json::Object(_) if key == "Replica Visibility" => {
                 visibility_data = Some(visibility(value, &at.child(key))?)
+            }
+            Json::Object(_) if key == "Unfinished" => {
+                unfinished_data = Some(unfinished(value, &at.child(key))?)
             }
             Json::Array(items) => distributions.push(distribution(key, items, &at.child(key))?),
             _ => {}
@@ -458,6 +484,7 @@ fn block(title: &str, obj: &Json) -> Result<Block, String> {
         schedule: schedule_data,
         servers: server_rows,
         visibility: visibility_data,
+        unfinished: unfinished_data,
     })
 }
 

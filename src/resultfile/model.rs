@@ -4,6 +4,7 @@
 use hdrhistogram::Histogram;
 
 use super::ordered::Json;
+use crate::results::Unanswered;
 
 /// One file read by [`super::read_file`].
 #[derive(Clone, Debug)]
@@ -175,6 +176,18 @@ pub struct Block {
     pub servers: Vec<RowData>,
     /// kvbench's `"Replica Visibility"` object (`--visibility-from`).
     pub visibility: Option<VisibilityData>,
+    /// kvbench's closed-loop `"Unfinished"` object, when the run ended with requests
+    /// unanswered.
+    pub unfinished: Option<UnfinishedData>,
+}
+
+/// kvbench's `"Unfinished"` object: what a closed-loop run left unanswered at its end.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UnfinishedData {
+    /// `"In Flight At End"` and `"Oldest Age"` (ms, to the µs).
+    pub unanswered: Unanswered,
+    /// `"Warning"`, written when they hide a stall.
+    pub warning: Option<String>,
 }
 
 /// kvbench's `"Schedule"` object: how an open-loop run kept its schedule.

@@ -98,6 +98,7 @@ mod tests {
             rows: Vec::new(),
             servers: Vec::new(),
             visibility: None,
+            unfinished: None,
             schedule: None,
             distributions: Vec::new(),
         }

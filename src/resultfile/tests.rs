@@ -424,3 +424,70 @@ fn truncating_a_document_anywhere_is_an_error_never_a_panic() {
         }
     }
 }
+
+/// `text` with `member` added first in its `"ALL STATS"` block.
+fn with_all_stats_member(text: &str, member: &str) -> String {
+    text.replacen("\"ALL STATS\":{", &format!("\"ALL STATS\":{{{member},"), 1)
+}
+
+#[test]
+fn a_closed_loops_unfinished_object_reads_back_and_is_checked() {
+    assert_eq!(json("single.json", KV_SINGLE).blocks[0].unfinished, None);
+    let frozen = with_all_stats_member(
+        KV_SINGLE,
+        r#""Unfinished":{"In Flight At End": 10,"Oldest Age": 3512.250,"Warning": "10 requests were still unanswered"}"#,
+    );
+    let r = json("run.json", &frozen);
+    let all = r.blocks.iter().find(|b| b.title == "ALL STATS").unwrap();
+    let unfinished = all.unfinished.as_ref().unwrap();
+    assert_eq!(unfinished.unanswered.requests, 10);
+    assert_eq!(unfinished.unanswered.oldest_age_us, 3_512_250);
+    assert_eq!(
+        unfinished.warning.as_deref(),
+        Some("10 requests were still unanswered")
+    );
+    // Without a warning (the requests hid no stall), and the rows are still all read.
+    let young = with_all_stats_member(
+        KV_SINGLE,
+        r#""Unfinished":{"In Flight At End": 2,"Oldest Age": 0.412}"#,
+    );
+    let r = json("run.json", &young);
+    let all = r.blocks.iter().find(|b| b.title == "ALL STATS").unwrap();
+    let unfinished = all.unfinished.as_ref().unwrap();
+    assert_eq!(
+        (unfinished.unanswered.oldest_age_us, &unfinished.warning),
+        (412, &None)
+    );
+    let plain = json("single.json", KV_SINGLE);
+    assert_eq!(all.rows.len(), plain.blocks[0].rows.len());
+    // Bad figures are one-line errors naming their place.
+    let cases = [
+        (
+            r#""Unfinished":{"Oldest Age": 1.0}"#,
+            "\"ALL STATS\" > \"Unfinished\" > \"In Flight At End\": missing",
+        ),
+        (
+            r#""Unfinished":{"In Flight At End": -1,"Oldest Age": 1.0}"#,
+            "\"ALL STATS\" > \"Unfinished\" > \"In Flight At End\": expected a whole number, found -1",
+        ),
+        (
+            r#""Unfinished":{"In Flight At End": 1,"Oldest Age": -5}"#,
+            "\"ALL STATS\" > \"Unfinished\" > \"Oldest Age\": expected an age in ms, found -5",
+        ),
+        (
+            r#""Unfinished":{"In Flight At End": 1,"Oldest Age": "5"}"#,
+            "\"ALL STATS\" > \"Unfinished\" > \"Oldest Age\": expected a number, found \"5\"",
+        ),
+        (
+            r#""Unfinished":{"In Flight At End": 1,"Oldest Age": 5,"Warning": 7}"#,
+            "\"ALL STATS\" > \"Unfinished\" > \"Warning\": expected a string, found 7",
+        ),
+    ];
+    for (member, message) in cases {
+        assert_eq!(
+            err("run.json", &with_all_stats_member(KV_SINGLE, member)),
+            format!("run.json: {message}"),
+            "{member}"
+        );
+    }
+}

@@ -5,6 +5,7 @@
 //!
 //! ```text
 //! argv -> flags -> merge::merge_files (resultfile reads each) -> MergedResult
+//!      -> stderr: notes, and what the shards left unanswered when it hides a stall
 //!      -> report::write_reports (table, JSON, HDR files) + report::hdr_log
 //! ```
 
@@ -78,6 +79,17 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     for note in &merged.notes {
         eprintln_safe!("{note}");
     }
+    // The shards' unanswered requests, added up, may hide a stall the merged figures do
+    // not show: the same words as the memtier front end's, which wrote the inputs.
+    let runs = merged.blocks();
+    for run in runs {
+        if let Some(warning) = run.unanswered_warning() {
+            match runs.len() > 1 {
+                true => eprintln_safe!("warning: run {}: {warning}", run.run_number),
+                false => eprintln_safe!("warning: {warning}"),
+            }
+        }
+    }
     let shown = merged.shown();
     let rendering = Rendering {
         info: merged.run_info,
@@ -88,7 +100,6 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         configuration: &shown,
         sweep: merged.sweep.as_ref(),
     };
-    let runs = merged.blocks();
     let written = report::write_reports(&destinations, &rendering, runs, None);
     // The log too when another output failed: each is worth having on its own.
     let logged = match &flags.hdr_log {
