@@ -1,7 +1,8 @@
 //! `kvbench merge` of two shards of one closed-loop run whose redis-server froze
 //! (SIGSTOP) part way through: each shard's JSON holds the requests it left unanswered
 //! (`"Unfinished"`), and the merged JSON holds them all, the oldest age the oldest of the
-//! two, with the warning memtier's front end prints, on the merge's stderr too.
+//! two, with the warning memtier's front end prints, on the merge's stderr too; `kvbench
+//! report` shows each file's warning under its run.
 
 mod common;
 
@@ -112,5 +113,27 @@ fn merging_shards_of_a_frozen_run_keeps_what_they_left_unanswered() {
         !run.stdout_text().contains("unanswered"),
         "{}",
         run.describe()
+    );
+
+    // `kvbench report` shows each file's warning in full under the run list.
+    let page = dir.file("report.html");
+    kvbench(&["report", "--label", "shard 0", "--label", "merged", "-o"])
+        .args(&[
+            page.display().to_string(),
+            shards[0].display().to_string(),
+            merged_path.display().to_string(),
+        ])
+        .ok();
+    let html = std::fs::read_to_string(&page).expect("the report was written");
+    let shard_warning = unfinished[0]["Warning"].as_str().unwrap_or_default();
+    assert!(!shard_warning.is_empty(), "{unfinished:?}");
+    for (label, warning) in [("shard 0", shard_warning), ("merged", warning)] {
+        let shown =
+            format!("<p class=\"warning\"><strong>{label}: warning:</strong> {warning}</p>");
+        assert!(html.contains(&shown), "no {shown:?} in the page");
+    }
+    assert_eq!(
+        html.matches("stalled: requests unanswered</span>").count(),
+        2
     );
 }

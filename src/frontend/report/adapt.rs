@@ -17,6 +17,7 @@
 //! | visibility | the main block's `Replica Visibility`: its lag row, timeouts, untracked |
 //! | service time | each row's `Service Latency` (open loop): its histogram, else its percentiles |
 //! | schedule | the main block's `Schedule` (open loop): target, achieved, late, lag histogram |
+//! | unanswered warning | the main block's `Unfinished` > `Warning` (closed loop: requests a stalled server left unanswered) |
 //! | averaged over N runs | the `AGGREGATED AVERAGE RESULTS (N runs)` block shown, or a merged file's `run_count` (with `merged_from`: each file's runs when they differed) |
 //! | commands | `configuration`'s `command`, `command-ratio`, `command-key-pattern` (kvbench, `--command`) |
 //! | configuration | `configuration` (but the commands), then the run's facts (block, start, duration, run information, SLO) |
@@ -119,6 +120,11 @@ pub fn run_from_json(label: String, json: &JsonResult) -> Run {
             .iter()
             .rev()
             .find_map(|b| b.runtime.stopped_by.clone()),
+        // The writer judged whether they hide a stall (a sweep's steps are open loop).
+        unanswered_warning: block
+            .filter(|_| sweep.is_none())
+            .and_then(|b| b.unfinished.as_ref())
+            .and_then(|u| u.warning.clone()),
         rows,
         averaged_over_runs: averaged_over_runs(json, block),
         sweep,
@@ -490,6 +496,35 @@ mod tests {
 
     fn row<'a>(run: &'a Run, name: &str) -> &'a Row {
         run.rows.iter().find(|r| r.name == name).unwrap()
+    }
+
+    #[test]
+    fn the_warning_of_unanswered_requests_is_the_files() {
+        let with = |unfinished: &str| {
+            KV_SINGLE.replacen(
+                "\"ALL STATS\":{",
+                &format!("\"ALL STATS\":{{\"Unfinished\":{unfinished},"),
+                1,
+            )
+        };
+        let warned = with(
+            r#"{"In Flight At End": 10,"Oldest Age": 3512.250,"Warning": "10 requests were still unanswered"}"#,
+        );
+        let run = run_from_json("k".into(), &json(&warned));
+        assert_eq!(
+            run.unanswered_warning.as_deref(),
+            Some("10 requests were still unanswered")
+        );
+        // Requests cut off young hid no stall: the writer wrote no warning.
+        let young = with(r#"{"In Flight At End": 2,"Oldest Age": 0.400}"#);
+        assert_eq!(
+            run_from_json("k".into(), &json(&young)).unanswered_warning,
+            None
+        );
+        assert_eq!(
+            run_from_json("k".into(), &json(KV_SINGLE)).unanswered_warning,
+            None
+        );
     }
 
     #[test]

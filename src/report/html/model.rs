@@ -43,6 +43,9 @@ pub struct Run {
     pub interrupted: bool,
     /// The error that ended the run early (the file's `"Stopped by error"`), if one did.
     pub stopped_by: Option<String>,
+    /// Closed loop: the warning that the requests the run left unanswered hide a stall
+    /// (the file's `"Unfinished"` > `"Warning"`), which the figures cannot show.
+    pub unanswered_warning: Option<String>,
     /// The ALL STATS rows in table order, `Totals` last.
     pub rows: Vec<Row>,
     /// The figures stand for several runs (`-x N`: memtier's `AGGREGATED AVERAGE

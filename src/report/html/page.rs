@@ -27,6 +27,8 @@ h1 { font-size: 22px; margin: 8px 0 4px; }
 h2 { font-size: 17px; margin: 28px 0 8px; padding-bottom: 4px; border-bottom: 1px solid #ddd; }
 h3 { font-size: 15px; margin: 16px 0 6px; }
 p.note { color: #555; margin: 4px 0 10px; }
+p.warning { color: #8a1c1c; background: #fdf0f0; border-left: 3px solid #c62828;
+  padding: 4px 8px; margin: 4px 0 10px; }
 ol.runs { margin: 4px 0; padding-left: 22px; }
 .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px;
   margin-right: 6px; vertical-align: -1px; }
@@ -92,6 +94,7 @@ pub fn render_page(report: &Report) -> String {
 
     let _ = writeln!(out, "<header>\n<h1>{}</h1>", escape(title));
     render_run_list(&mut out, runs, &labels);
+    render_warnings(&mut out, runs, &labels);
     out.push_str("</header>\n");
 
     if runs.is_empty() {
@@ -200,14 +203,37 @@ fn render_run_list(out: &mut String, runs: &[Run], labels: &[String]) {
     }
 }
 
+/// Each run's warning that its unanswered requests hide a stall, in full under the run
+/// list: its figures read as a healthy run's (a badge's hover is too easy to miss), and
+/// the words say what to use instead. Named by run when there are several.
+fn render_warnings(out: &mut String, runs: &[Run], labels: &[String]) {
+    for (run, label) in runs.iter().zip(labels) {
+        let Some(warning) = &run.unanswered_warning else {
+            continue;
+        };
+        out.push_str("<p class=\"warning\"><strong>");
+        if runs.len() > 1 {
+            push_escaped(out, label);
+            out.push_str(": ");
+        }
+        out.push_str("warning:</strong> ");
+        push_escaped(out, warning);
+        out.push_str("</p>\n");
+    }
+}
+
 /// What a reader should know before trusting a run's figures: it was interrupted, an
-/// error ended it early (the error's text on hover), connections failed (a server gone
-/// mid-run leaves figures that look like a short, healthy run), or the server answered
-/// with errors.
+/// error ended it early (the error's text on hover), requests were left unanswered in a
+/// stall (the warning in full below the list), connections failed (a server gone mid-run
+/// leaves figures that look like a short, healthy run), or the server answered with
+/// errors.
 fn badges(run: &Run) -> String {
     let mut out = String::new();
     if run.interrupted {
         out.push_str("<span class=\"badge\">interrupted</span>");
+    }
+    if run.unanswered_warning.is_some() {
+        out.push_str("<span class=\"badge\">stalled: requests unanswered</span>");
     }
     if let Some(error) = &run.stopped_by {
         out.push_str("<span class=\"badge\" title=\"");
@@ -360,6 +386,43 @@ mod tests {
         );
         assert_eq!(shorten("short", 60), "short");
         assert!(badges(&Run::default()).is_empty());
+    }
+
+    #[test]
+    fn a_hidden_stall_is_a_badge_and_its_warning_in_full_escaped() {
+        let warning =
+            "10 requests were still unanswered when the run ended <&> (--rate measures stalls)";
+        let mut frozen = run("frozen.json", 1000.0, 0.2, "1");
+        frozen.unanswered_warning = Some(warning.to_string());
+        let page = |runs: Vec<Run>| {
+            render_page(&Report {
+                title: String::new(),
+                runs,
+            })
+        };
+        let html = page(vec![frozen.clone()]);
+        let escaped = "10 requests were still unanswered when the run ended &lt;&amp;&gt; (--rate measures stalls)";
+        assert!(
+            html.contains(&format!(
+                "<p class=\"warning\"><strong>warning:</strong> {escaped}</p>\n</header>"
+            )),
+            "{html}"
+        );
+        assert!(html.contains("<span class=\"badge\">stalled: requests unanswered</span>"));
+        assert!(!html.contains(warning));
+        // Beside another run it is named by its run; the other has none.
+        let html = page(vec![run("base<1>.json", 1000.0, 0.2, "1"), frozen]);
+        assert_eq!(count(&html, "<p class=\"warning\">"), 1, "{html}");
+        assert!(
+            html.contains(&format!(
+                "<p class=\"warning\"><strong>frozen.json: warning:</strong> {escaped}</p>"
+            )),
+            "{html}"
+        );
+        assert_eq!(count(&html, "stalled: requests unanswered"), 1);
+        // Without it, nothing of it on the page.
+        let plain = page(vec![run("run.json", 1000.0, 0.2, "1")]);
+        assert!(!plain.contains("<p class=\"warning\">") && !plain.contains("stalled"));
     }
 
     fn row(name: &str, count: u64, ops: f64, p99: f64, hits: bool) -> Row {
