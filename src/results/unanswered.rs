@@ -55,13 +55,17 @@ impl Unanswered {
             1 => ("1 request".to_string(), "was"),
             _ => (format!("{n} requests"), "were"),
         };
+        // An empty histogram's highest value is 0: nothing was answered at all.
+        let slowest = match slowest_us {
+            0 => "none was answered".to_string(),
+            us => format!("the slowest answered took {}", age(us)),
+        };
         format!(
             "{requests} {were} still unanswered when the run ended, the oldest sent {} before; \
-             no latency figure counts them (the slowest answered took {}): a closed loop \
+             no latency figure counts them ({slowest}): a closed loop \
              waits for each reply, so a server that stops answering shows as fewer \
              requests, not as latency ({} measures stalls)",
             age(self.oldest_age_us),
-            age(slowest_us),
             self.rate_flag
         )
     }
@@ -81,6 +85,21 @@ fn age(us: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_with_no_answer_says_so_rather_than_a_zero_latency() {
+        let frozen = Unanswered {
+            requests: 3,
+            oldest_age_us: 12_000_000,
+            ..Unanswered::default()
+        };
+        assert!(frozen.hides_a_stall(0));
+        let warning = frozen.warning(0);
+        assert!(
+            warning.contains("no latency figure counts them (none was answered)"),
+            "{warning}"
+        );
+    }
 
     #[test]
     fn only_an_old_request_beyond_the_slowest_answer_is_a_stall() {
