@@ -33,6 +33,30 @@ fn multi_key_get_sends_mget_with_the_keys_left_in_the_cycle() {
 }
 
 #[test]
+fn multi_key_get_of_one_key_sends_mget() {
+    // memtier's --multi-key-get=1 is an MGET of one key (its `multi_key_get > 0`), so a
+    // memtier user comparing the server's MGET count must see the same here.
+    let server = RedisServer::start();
+    kvbench_at(server.port, &["--hide-histogram"])
+        .args(&[
+            "-t",
+            "2",
+            "-c",
+            "3",
+            "-n",
+            "10",
+            "--ratio=1:1",
+            "--multi-key-get=1",
+            "--key-maximum=20",
+        ])
+        .ok();
+    let stats = server.commandstats();
+    assert_eq!(stats.get("set").copied(), Some(30));
+    assert_eq!(stats.get("mget").copied(), Some(30));
+    assert_eq!(stats.get("get"), None);
+}
+
+#[test]
 fn expiry_range_sets_ttls_in_range() {
     let server = RedisServer::start();
     kvbench_at(server.port, &["--hide-histogram"])

@@ -228,7 +228,7 @@ impl OpGenerator {
         let plain = !plan.workload.probe
             && plan.workload.template.is_none()
             && commands.is_none()
-            && plan.load.shape.multi_key_get <= 1
+            && plan.load.shape.multi_key_get == 0
             && plan.load.shape.expiry_range.is_none()
             && wait.is_none();
         Ok(OpGenerator {
@@ -382,9 +382,11 @@ impl OpGenerator {
                     expiry_secs,
                 }
             }
-            OpKind::Get if self.multi_key_get > 1 => {
+            OpKind::Get if self.multi_key_get > 0 => {
                 // Like memtier, an MGET takes at most the GETs left in this ratio cycle,
-                // so `--ratio=1:10 --multi-key-get=4` sends SET, MGET×4, MGET×4, MGET×2.
+                // so `--ratio=1:10 --multi-key-get=4` sends SET, MGET×4, MGET×4, MGET×2;
+                // and `--multi-key-get=1` is an MGET of one key, as memtier sends it, not
+                // a GET (the server's MGET count is what a memtier user compares with).
                 let extra =
                     (u64::from(self.multi_key_get) - 1).min(self.sequence.gets_left_in_cycle());
                 self.sequence.skip(extra);
@@ -544,6 +546,23 @@ mod tests {
             }
         }
         assert_eq!(shape, [0, 4, 4, 2, 0, 4, 4, 2]);
+    }
+
+    #[test]
+    fn multi_get_of_one_key_is_still_a_multi_get() {
+        // memtier sends `MGET k` for --multi-key-get=1; a plain GET would change the
+        // command the server counts.
+        let cfg = plan((1, 3), multi_get(1));
+        let mut ops = OpGenerator::new(&cfg, 0, 1).unwrap();
+        let mut shape = Vec::new();
+        for _ in 0..8 {
+            match ops.next_op() {
+                Op::Set { .. } => shape.push(0),
+                Op::MultiGet => shape.push(ops.multi_keys().len()),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert_eq!(shape, [0, 1, 1, 1, 0, 1, 1, 1]);
     }
 
     fn set_keys(plan: &Plan, client: usize, n: usize) -> Vec<u64> {
