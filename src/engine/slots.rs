@@ -123,6 +123,11 @@ impl Slots {
         self.clients.iter().flatten().all(|c| c.load_done(budget))
     }
 
+    /// Whether any client has a reply come but not read (see [`Client::reply_waiting`]).
+    pub(super) fn reply_waiting(&self) -> bool {
+        self.clients.iter().flatten().any(Client::reply_waiting)
+    }
+
     /// Closed loop, at the end of the run (`end`): the requests its clients sent since
     /// `measure_from` and never got an answer to, and the oldest one's age at `end`.
     pub(super) fn unanswered(&self, end: Instant, measure_from: Instant) -> Unanswered {

@@ -62,6 +62,10 @@ mod visibility_wait;
 pub const WAKE_TOKEN: Token = Token(usize::MAX);
 /// The token of the worker's open-loop timer.
 pub const TIMER_TOKEN: Token = Token(usize::MAX - 1);
+/// At most this many reads after a closed loop's deadline (each a poll that does not
+/// wait); they end sooner, at the first that finds no connection ready and no reply
+/// waiting unread. A bound only: nothing is sent then, so replies run out.
+const MAX_END_READS: u32 = 1000;
 
 /// What a worker tells the runner.
 pub enum WorkerMsg {
@@ -292,6 +296,9 @@ impl Worker {
         let mut next_progress = progress_every.map(|every| self.run_start + every);
         let mut done = Totals::default();
         let open_loop = self.plan.load.pacing.is_open();
+        // The closed loop's reads after the deadline; set to the bound once one finds
+        // nothing to read.
+        let mut end_reads = 0;
         // When the last poll returned: the closed loop's "now" for the pass after it (its
         // timers are coarse; the events' handling in between is short), and the receive
         // time of the replies the poll found waiting.
@@ -334,60 +341,80 @@ impl Worker {
             if slots.active == 0 || self.stop.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            if tally.time_up || self.deadline.is_some_and(|d| now >= d) {
+            // Past the deadline a closed loop reads on, in polls that do not wait, the
+            // replies already come, until none is left to read: a wake-up's events take the
+            // worker past the deadline while other connections' replies arrive (with a
+            // pipeline, in most runs). They were answered, so they are not unanswered, and
+            // left unread they were in no count at all though the server ran them. Nothing
+            // is sent then, so each read only takes replies off what is in flight.
+            let past_deadline = tally.time_up || self.deadline.is_some_and(|d| now >= d);
+            let final_read = past_deadline && !open_loop && !tracking && end_reads < MAX_END_READS;
+            if past_deadline && !final_read {
                 return Ok(());
             }
             if tracking && slots.load_done(self.budget.as_deref()) {
                 return Ok(());
             }
-            self.fire_timers(now, *second, slots, tally, errors)?;
-            self.dispatch(now, *second, slots, tally, errors, &mut cursor)?;
-            self.settle_spent(slots)?;
-            if slots.active == 0 {
-                // The last client settled just now (one with nothing to send finishes as
-                // it starts): end at the top of the loop, not after a poll's timeout.
-                continue;
-            }
-            let mut wake_at = next_tick;
-            if let Some(deadline) = self.deadline {
-                wake_at = wake_at.min(deadline);
-            }
-            if !measuring {
-                wake_at = wake_at.min(self.measure_start).min(next_warmup_check);
-            }
-            // What needs waking on time: client timers, and the shared schedule's next
-            // positions unless it is blocked (then a reply frees a client, which takes
-            // them); the wake-ups after the next are armed too, ahead (see `Alarm`): the
-            // earliest few of both.
-            let mut wanted = [now; 2 * AHEAD];
-            let mut n = if alarm.is_precise() {
-                slots.next_timers(&mut wanted[..AHEAD])
+            if final_read {
+                end_reads += 1;
+                tally.time_up = true;
             } else {
-                usize::from(slots.next_timer().map(|t| wanted[0] = t).is_some())
+                self.fire_timers(now, *second, slots, tally, errors)?;
+                self.dispatch(now, *second, slots, tally, errors, &mut cursor)?;
+                self.settle_spent(slots)?;
+                if slots.active == 0 {
+                    // The last client settled just now (one with nothing to send finishes
+                    // as it starts): end at the top of the loop, not after a poll's timeout.
+                    continue;
+                }
+            }
+            let timeout = if final_read {
+                Duration::ZERO
+            } else {
+                let mut wake_at = next_tick;
+                if let Some(deadline) = self.deadline {
+                    wake_at = wake_at.min(deadline);
+                }
+                if !measuring {
+                    wake_at = wake_at.min(self.measure_start).min(next_warmup_check);
+                }
+                // What needs waking on time: client timers, and the shared schedule's next
+                // positions unless it is blocked (then a reply frees a client, which takes
+                // them); the wake-ups after the next are armed too, ahead (see `Alarm`): the
+                // earliest few of both.
+                let mut wanted = [now; 2 * AHEAD];
+                let mut n = if alarm.is_precise() {
+                    slots.next_timers(&mut wanted[..AHEAD])
+                } else {
+                    usize::from(slots.next_timer().map(|t| wanted[0] = t).is_some())
+                };
+                if let Some(shared) = tally.shared.as_ref().filter(|s| !s.is_blocked()) {
+                    wanted[n] = shared.peek();
+                    shared.peek_ahead(&mut wanted[n + 1..n + AHEAD]);
+                    n += AHEAD;
+                }
+                wanted[..n].sort_unstable();
+                match wanted[..n].first() {
+                    Some(&at) if at < wake_at && alarm.is_precise() => {
+                        alarm.arm(&wanted[..n], now)?
+                    }
+                    Some(&at) => wake_at = wake_at.min(at),
+                    None => {}
+                }
+                if let Some(at) = next_progress {
+                    wake_at = wake_at.min(at);
+                }
+                wake_at.saturating_duration_since(now)
             };
-            if let Some(shared) = tally.shared.as_ref().filter(|s| !s.is_blocked()) {
-                wanted[n] = shared.peek();
-                shared.peek_ahead(&mut wanted[n + 1..n + AHEAD]);
-                n += AHEAD;
-            }
-            wanted[..n].sort_unstable();
-            match wanted[..n].first() {
-                Some(&at) if at < wake_at && alarm.is_precise() => alarm.arm(&wanted[..n], now)?,
-                Some(&at) => wake_at = wake_at.min(at),
-                None => {}
-            }
-            if let Some(at) = next_progress {
-                wake_at = wake_at.min(at);
-            }
-            let timeout = wake_at.saturating_duration_since(now);
-            let spin = (self.plan.load.busy_poll).filter(|&s| slots.worth_spinning(s, timeout));
+            let spin = (self.plan.load.busy_poll)
+                .filter(|&s| !final_read && slots.worth_spinning(s, timeout));
             let polled = match spin {
                 Some(spin) => poll_spinning(&mut self.poll, &mut events, spin, now + timeout),
                 None => self.poll.poll(&mut events, Some(timeout)),
             };
             woke = Stamp::now();
             // Polled past the deadline (a stall across it): replies recorded, nothing sent.
-            tally.time_up = self.deadline.is_some_and(|d| woke.at >= d);
+            tally.time_up = end_reads > 0 || self.deadline.is_some_and(|d| woke.at >= d);
             if let Err(err) = polled {
                 if err.kind() == std::io::ErrorKind::Interrupted {
                     continue;
@@ -403,11 +430,13 @@ impl Worker {
             // set by a read past the deadline holds for the rest of them, which send
             // nothing).
             let mut ctx = self.context(tally, errors, *second);
+            let mut found_reply = false;
             for event in events.iter() {
                 ahead.step(slots);
                 if event.token() == WAKE_TOKEN || event.token() == TIMER_TOKEN {
                     continue;
                 }
+                found_reply = true;
                 let (slot, conn) = split_token(event.token());
                 let Some(client) = slots.clients.get_mut(slot).and_then(Option::as_mut) else {
                     continue;
@@ -416,6 +445,11 @@ impl Worker {
                 self.settle(slots, slot, status)?;
             }
             tally.time_up = ctx.time_up;
+            // Done once a poll finds nothing and no reply waits unread (one that came
+            // after the poll, a server still answering what was in flight).
+            if final_read && !found_reply && !slots.reply_waiting() {
+                end_reads = MAX_END_READS;
+            }
         }
     }
 

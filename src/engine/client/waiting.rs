@@ -27,6 +27,14 @@ impl Client {
         })
     }
 
+    /// Whether a connection with requests in flight has reply bytes waiting unread: the
+    /// closed loop's reads after its deadline go on until none has.
+    pub fn reply_waiting(&self) -> bool {
+        self.conns
+            .iter()
+            .any(|conn| conn.in_flight() > 0 && conn.reply_waiting())
+    }
+
     /// The workload's requests in flight that were sent at or after `measure_from` (not in
     /// the warm-up), and when the oldest of them was sent: what a closed-loop run leaves
     /// unanswered. A connection with reply bytes waiting was answered (kvbench, held off
