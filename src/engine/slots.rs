@@ -130,10 +130,17 @@ impl Slots {
 
     /// Closed loop, at the end of the run (`end`): the requests its clients sent since
     /// `measure_from` and never got an answer to, and the oldest one's age at `end`.
-    pub(super) fn unanswered(&self, end: Instant, measure_from: Instant) -> Unanswered {
+    /// `read_at_end`: every reply come was read after the deadline (see
+    /// [`Client::unanswered_since`]).
+    pub(super) fn unanswered(
+        &self,
+        end: Instant,
+        measure_from: Instant,
+        read_at_end: bool,
+    ) -> Unanswered {
         let mut all = Unanswered::default();
         for client in self.clients.iter().flatten() {
-            let (requests, oldest) = client.unanswered_since(measure_from);
+            let (requests, oldest) = client.unanswered_since(measure_from, read_at_end);
             all.merge(&Unanswered {
                 requests,
                 oldest_age_us: oldest

@@ -41,6 +41,9 @@ pub(super) struct Tally {
     pub(super) templates: Option<Templates>,
     /// The deadline has passed (see [`ClientContext::time_up`]).
     pub(super) time_up: bool,
+    /// A closed loop read, past its deadline, every reply come (see the worker's event
+    /// loop): a reply waiting unread after that came after the end.
+    pub(super) read_at_end: bool,
     /// The load is over; tracked writes are waited for (see [`ClientContext::settling`]).
     pub(super) settling: bool,
 }
@@ -73,6 +76,7 @@ impl Tally {
             },
             templates: plain_templates(plan),
             time_up: false,
+            read_at_end: false,
             settling: false,
         }
     }

@@ -243,7 +243,7 @@ impl Worker {
             let end = self
                 .deadline
                 .map_or_else(Instant::now, |d| d.min(Instant::now()));
-            slots.unanswered(end, self.measure_start)
+            slots.unanswered(end, self.measure_start, tally.read_at_end)
         };
         self.send_load_done(tally, *second, unanswered);
         *load_done = true;
@@ -449,6 +449,7 @@ impl Worker {
             // after the poll, a server still answering what was in flight).
             if final_read && !found_reply && !slots.reply_waiting() {
                 end_reads = MAX_END_READS;
+                tally.read_at_end = true;
             }
         }
     }

@@ -38,13 +38,19 @@ impl Client {
     /// The workload's requests in flight that were sent at or after `measure_from` (not in
     /// the warm-up), and when the oldest of them was sent: what a closed-loop run leaves
     /// unanswered. A connection with reply bytes waiting was answered (kvbench, held off
-    /// the CPU across the end, had not read them): its requests are not counted.
-    pub fn unanswered_since(&self, measure_from: Instant) -> (u64, Option<Instant>) {
+    /// the CPU across the end, had not read them): its requests are not counted, unless
+    /// every reply come was read after the deadline (`read_at_end`), when any waiting now
+    /// came after the end (a server still answering what was in flight).
+    pub fn unanswered_since(
+        &self,
+        measure_from: Instant,
+        read_at_end: bool,
+    ) -> (u64, Option<Instant>) {
         // A closed loop sends each request when it is intended.
         let sent = self
             .conns
             .iter()
-            .filter(|conn| !conn.reply_waiting())
+            .filter(|conn| read_at_end || !conn.reply_waiting())
             .flat_map(|conn| conn.intended_in_flight())
             .filter(|&t| t >= measure_from);
         sent.fold((0, None), |(n, oldest), t| {
