@@ -11,10 +11,52 @@ mod common;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{CONDITION_TIMEOUT, RedisServer, TestDir, kvbench, kvbench_command, wait_until};
+use common::{
+    Background, CONDITION_TIMEOUT, RedisServer, TestDir, kvbench, kvbench_command, wait_until,
+};
 
 /// Longest a stalled run may take: its 12 s reply timeout on a loaded 2-core machine.
 const STALLED_RUN_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Loads a sorted set into `server`, starts a query run that `-n` would keep going for an
+/// hour (`-reply-timeout` given, its JSON file `run.json` in `dir`), and stops the server
+/// (SIGSTOP) once it has answered some queries: the run is left with a frozen server.
+fn frozen_query_run(server: &RedisServer, reply_timeout: &str, dir: &TestDir) -> Background {
+    let port = server.port.to_string();
+    kvbench(&[
+        "zbench", "-p", &port, "-mode", "load", "-r", "1000", "-c", "4",
+    ])
+    .ok();
+    let json = dir.file_arg("run.json");
+    let run = kvbench(&[
+        "zbench",
+        "-p",
+        &port,
+        "-mode",
+        "query",
+        "-n",
+        "100000000",
+        "-r",
+        "1000",
+        "-c",
+        "10",
+        "-reply-timeout",
+        reply_timeout,
+        "-json-out-file",
+        &json,
+    ])
+    .spawn();
+    wait_until("queries on the server", CONDITION_TIMEOUT, || {
+        server
+            .commandstats()
+            .get("zrangebylex")
+            .copied()
+            .unwrap_or(0)
+            > 1000
+    });
+    server.signal(libc::SIGSTOP);
+    run
+}
 
 /// The `warning: no reply ...` lines of `stderr`.
 fn stall_warnings(stderr: &str) -> Vec<&str> {
@@ -33,39 +75,8 @@ fn stall_warnings(stderr: &str) -> Vec<&str> {
 fn a_stalled_server_is_named_once_and_ends_the_run() {
     let server = RedisServer::start();
     let port = server.port.to_string();
-    kvbench(&[
-        "zbench", "-p", &port, "-mode", "load", "-r", "1000", "-c", "4",
-    ])
-    .ok();
     let dir = TestDir::new("zbench-stall");
-    let json = dir.file_arg("run.json");
-    let run = kvbench(&[
-        "zbench",
-        "-p",
-        &port,
-        "-mode",
-        "query",
-        "-n",
-        "100000000",
-        "-r",
-        "1000",
-        "-c",
-        "10",
-        "-reply-timeout",
-        "12",
-        "-json-out-file",
-        &json,
-    ])
-    .spawn();
-    wait_until("queries on the server", CONDITION_TIMEOUT, || {
-        server
-            .commandstats()
-            .get("zrangebylex")
-            .copied()
-            .unwrap_or(0)
-            > 1000
-    });
-    server.signal(libc::SIGSTOP);
+    let run = frozen_query_run(&server, "12", &dir);
     let out = run.wait(STALLED_RUN_TIMEOUT);
     // The server must run again to be stopped cleanly.
     server.signal(libc::SIGCONT);
@@ -136,40 +147,8 @@ fn assert_names_the_unanswered(doc: &serde_json::Value, stderr: &str, min_age_ms
 #[test]
 fn ctrl_c_on_a_frozen_server_names_what_it_left_unanswered() {
     let server = RedisServer::start();
-    let port = server.port.to_string();
-    kvbench(&[
-        "zbench", "-p", &port, "-mode", "load", "-r", "1000", "-c", "4",
-    ])
-    .ok();
     let dir = TestDir::new("zbench-frozen-ctrl-c");
-    let json = dir.file_arg("run.json");
-    let run = kvbench(&[
-        "zbench",
-        "-p",
-        &port,
-        "-mode",
-        "query",
-        "-n",
-        "100000000",
-        "-r",
-        "1000",
-        "-c",
-        "10",
-        "-reply-timeout",
-        "0",
-        "-json-out-file",
-        &json,
-    ])
-    .spawn();
-    wait_until("queries on the server", CONDITION_TIMEOUT, || {
-        server
-            .commandstats()
-            .get("zrangebylex")
-            .copied()
-            .unwrap_or(0)
-            > 1000
-    });
-    server.signal(libc::SIGSTOP);
+    let run = frozen_query_run(&server, "0", &dir);
     // The stall is 10 s old once it is named: Ctrl-C then.
     run.wait_for_stderr("warning: no reply from");
     // SAFETY: kill(2) on the PID of a child this test started and has not reaped.
