@@ -533,18 +533,22 @@ mod tests {
         }
     }
 
+    /// The first `n` requests of client 0: 0 for a SET, a multi-get's key count.
+    fn multi_get_shape(cfg: &Plan, n: usize) -> Vec<usize> {
+        let mut ops = OpGenerator::new(cfg, 0, 1).unwrap();
+        (0..n)
+            .map(|_| match ops.next_op() {
+                Op::Set { .. } => 0,
+                Op::MultiGet => ops.multi_keys().len(),
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect()
+    }
+
     #[test]
     fn multi_get_takes_the_gets_left_in_the_cycle() {
         let cfg = plan((1, 10), multi_get(4));
-        let mut ops = OpGenerator::new(&cfg, 0, 1).unwrap();
-        let mut shape = Vec::new();
-        for _ in 0..8 {
-            match ops.next_op() {
-                Op::Set { .. } => shape.push(0),
-                Op::MultiGet => shape.push(ops.multi_keys().len()),
-                other => panic!("unexpected {other:?}"),
-            }
-        }
+        let shape = multi_get_shape(&cfg, 8);
         assert_eq!(shape, [0, 4, 4, 2, 0, 4, 4, 2]);
     }
 
@@ -553,15 +557,7 @@ mod tests {
         // memtier sends `MGET k` for --multi-key-get=1; a plain GET would change the
         // command the server counts.
         let cfg = plan((1, 3), multi_get(1));
-        let mut ops = OpGenerator::new(&cfg, 0, 1).unwrap();
-        let mut shape = Vec::new();
-        for _ in 0..8 {
-            match ops.next_op() {
-                Op::Set { .. } => shape.push(0),
-                Op::MultiGet => shape.push(ops.multi_keys().len()),
-                other => panic!("unexpected {other:?}"),
-            }
-        }
+        let shape = multi_get_shape(&cfg, 8);
         assert_eq!(shape, [0, 1, 1, 1, 0, 1, 1, 1]);
     }
 
