@@ -62,7 +62,7 @@ mod visibility_wait;
 pub const WAKE_TOKEN: Token = Token(usize::MAX);
 /// The token of the worker's open-loop timer.
 pub const TIMER_TOKEN: Token = Token(usize::MAX - 1);
-/// At most this many reads after a closed loop's deadline (each a poll that does not
+/// At most this many reads after a timed run's deadline (each a poll that does not
 /// wait); they end sooner, at the first that finds no connection ready and no reply
 /// waiting unread. A bound only: nothing is sent then, so replies run out.
 const MAX_END_READS: u32 = 1000;
@@ -296,8 +296,7 @@ impl Worker {
         let mut next_progress = progress_every.map(|every| self.run_start + every);
         let mut done = Totals::default();
         let open_loop = self.plan.load.pacing.is_open();
-        // The closed loop's reads after the deadline; set to the bound once one finds
-        // nothing to read.
+        // The reads after the deadline; set to the bound once one finds nothing to read.
         let mut end_reads = 0;
         // When the last poll returned: the closed loop's "now" for the pass after it (its
         // timers are coarse; the events' handling in between is short), and the receive
@@ -341,14 +340,16 @@ impl Worker {
             if slots.active == 0 || self.stop.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            // Past the deadline a closed loop reads on, in polls that do not wait, the
-            // replies already come, until none is left to read: a wake-up's events take the
-            // worker past the deadline while other connections' replies arrive (with a
-            // pipeline, in most runs). They were answered, so they are not unanswered, and
-            // left unread they were in no count at all though the server ran them. Nothing
-            // is sent then, so each read only takes replies off what is in flight.
+            // Past the deadline the worker reads on, in polls that do not wait, the replies
+            // already come, until none is left to read: a wake-up's events take the worker
+            // past the deadline while other connections' replies arrive (with a pipeline,
+            // in most runs). They were answered, so they are not unanswered: left unread, a
+            // closed loop's were in no count at all though the server ran them, and an open
+            // loop's were reported in flight. Nothing is sent then (no timer fires, no
+            // position is dispatched), so each read only takes replies off what is in
+            // flight.
             let past_deadline = tally.time_up || self.deadline.is_some_and(|d| now >= d);
-            let final_read = past_deadline && !open_loop && !tracking && end_reads < MAX_END_READS;
+            let final_read = past_deadline && !tracking && end_reads < MAX_END_READS;
             if past_deadline && !final_read {
                 return Ok(());
             }
