@@ -276,7 +276,7 @@ fn read_only_mid_run(
 }
 
 /// The memtier front end: its table on stdout, then the JSON and HDR files refused, in one
-/// line naming the directory; exit 1.
+/// line naming the directory and every file; exit 1.
 #[test]
 fn memtier_results_are_printed_when_the_directory_turns_read_only() {
     let Some(dir) =
@@ -308,6 +308,19 @@ fn memtier_results_are_printed_when_the_directory_turns_read_only() {
     let out = read_only_mid_run(&dir, &server, "set", run, spawned);
     assert_eq!(out.status.code(), Some(1), "{}", out.describe());
     one_line_naming(&out, &dir);
+    // Every file refused is named on that line, not only the first.
+    let stderr = out.stderr_text();
+    for file in [
+        format!("{prefix}_FULL_RUN_1.txt"),
+        format!("{prefix}_FULL_RUN_1.hgrm"),
+        json.clone(),
+    ] {
+        assert!(
+            stderr.contains(&format!("cannot write {file}: ")),
+            "{file}: {}",
+            out.describe()
+        );
+    }
     let stdout = out.stdout_text();
     let totals = stdout
         .lines()

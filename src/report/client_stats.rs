@@ -38,7 +38,7 @@ use std::path::PathBuf;
 
 use crate::error::Error;
 use crate::report::hdr::{TICKS_PER_HALF_DISTANCE, percentile_ticks};
-use crate::report::write_atomic;
+use crate::report::{WriteFailures, write_atomic};
 use crate::stats::client_series::RowSecond;
 use crate::stats::{ClientSeries, rows};
 
@@ -153,8 +153,8 @@ fn push_avg_seconds(out: &mut String, r: &RowSecond) {
 /// stderr. `arbitrary`: the command rows' names of a `--command` run (its files take
 /// memtier's arbitrary-command layout); `None` for SET/GET/WAIT.
 ///
-/// Each file is written atomically. A failure does not stop the other files; the first
-/// one is returned as `cannot write FILE: reason`.
+/// Each file is written atomically. A failure does not stop the other files; every one
+/// is named in the error, `cannot write FILE: reason` (see [`WriteFailures`]).
 pub fn write_files(
     prefix: &str,
     run: u32,
@@ -162,18 +162,16 @@ pub fn write_files(
     arbitrary: Option<&[String]>,
 ) -> Result<(), Error> {
     eprintln_safe!("[RUN {run}] Writing client stats files...");
-    let mut first_error = None;
+    let mut failures = WriteFailures::default();
     for (thread, client, series) in per_client {
         let path = PathBuf::from(format!("{prefix}-{run}-{thread}-{client}.csv"));
         let csv = match arbitrary {
             Some(names) => render_arbitrary_csv(series, names),
             None => render_csv(series),
         };
-        if let Err(e) = write_atomic(&path, csv.as_bytes()) {
-            first_error.get_or_insert(e);
-        }
+        failures.keep(write_atomic(&path, csv.as_bytes()));
     }
-    first_error.map_or(Ok(()), Err)
+    failures.into_result()
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use hdrhistogram::Histogram;
 
 use crate::date::civil_from_days;
 use crate::error::Error;
-use crate::report::{finite, write_atomic};
+use crate::report::{WriteFailures, finite, write_atomic};
 use crate::results::{IntervalSummary, Results, Row};
 
 /// Ticks per half distance to 100% in every printed distribution: steps of 5% up to 50%,
@@ -316,8 +316,10 @@ fn targets<'a>(prefix: &str, run: &'a Results) -> Vec<(String, PathBuf, &'a Row)
 /// Writes `P_FULL_RUN_N.{txt,hgrm}` from `Totals` and `P_<CMD>_command_run_N.{txt,hgrm}`
 /// for each command that ran, announcing each file on stderr as memtier does. In open loop
 /// those hold response times; service times go to `..._service.txt` and
-/// `..._service.hgrm` beside them. Stops at the first file that cannot be written.
+/// `..._service.hgrm` beside them. A file that cannot be written does not stop the
+/// others; every one is named in the error (see [`WriteFailures`]).
 pub fn write_run_files(prefix: &str, run: &Results) -> Result<(), Error> {
+    let mut failures = WriteFailures::default();
     for (title, stem, row) in targets(prefix, run) {
         let mut txt = stem.clone().into_os_string();
         txt.push(".txt");
@@ -326,10 +328,10 @@ pub fn write_run_files(prefix: &str, run: &Results) -> Result<(), Error> {
             "Writing {title} HDR latency histogram results to {}...",
             txt.display()
         );
-        write_atomic(
+        failures.keep(write_atomic(
             &txt,
             render_percentile_distribution(&row.histogram).as_bytes(),
-        )?;
+        ));
         if let Some(service) = row.service.as_deref() {
             let mut path = stem.clone().into_os_string();
             path.push("_service.txt");
@@ -338,10 +340,10 @@ pub fn write_run_files(prefix: &str, run: &Results) -> Result<(), Error> {
                 "Writing {title} HDR service time histogram results to {}...",
                 path.display()
             );
-            write_atomic(
+            failures.keep(write_atomic(
                 &path,
                 render_percentile_distribution(&service.histogram).as_bytes(),
-            )?;
+            ));
         }
 
         let mut hgrm = stem.clone().into_os_string();
@@ -352,7 +354,7 @@ pub fn write_run_files(prefix: &str, run: &Results) -> Result<(), Error> {
             hgrm.display()
         );
         let log = render_interval_log(&title, run.start_epoch_ms, &row.series);
-        write_atomic(&hgrm, log.as_bytes())?;
+        failures.keep(write_atomic(&hgrm, log.as_bytes()));
         if let Some(log) = render_service_interval_log(&title, run.start_epoch_ms, &row.series) {
             let mut path = stem.into_os_string();
             path.push("_service.hgrm");
@@ -361,10 +363,10 @@ pub fn write_run_files(prefix: &str, run: &Results) -> Result<(), Error> {
                 "Writing {title} HDR service time histogram results in HistogramLogProcessor format to {}...",
                 path.display()
             );
-            write_atomic(&path, log.as_bytes())?;
+            failures.keep(write_atomic(&path, log.as_bytes()));
         }
     }
-    Ok(())
+    failures.into_result()
 }
 
 #[cfg(test)]
@@ -583,10 +585,16 @@ mod tests {
         assert!(hgrm.starts_with("#[SET command HDR latency histogram results]\n"));
         std::fs::remove_dir_all(&dir).unwrap();
 
+        // Every file that cannot be written is named, not only the first.
         let err = write_run_files("/nonexistent-kvbench-dir/p", &run).unwrap_err();
         assert!(
             err.message()
                 .starts_with("cannot write /nonexistent-kvbench-dir/p_FULL_RUN_2.txt: ")
+        );
+        assert!(
+            err.message()
+                .contains("; cannot write /nonexistent-kvbench-dir/p_SET_command_run_2.hgrm: "),
+            "{err}"
         );
     }
 }

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::report::hdr::{epoch_ms_as_secs, format_epoch_date, push_interval_line};
-use crate::report::{check_writable, regular_target, write_atomic};
+use crate::report::{WriteFailures, check_writable, regular_target, write_atomic};
 use crate::results::{IntervalSummary, Results};
 
 /// A command's name as part of a file name: the characters a log tag or a file name may
@@ -130,20 +130,21 @@ pub fn render_command_log(runs: &[Results], hist: &str) -> String {
     out
 }
 
-/// Writes [`render_hdr_log`] to `path` and each command's log beside it, each whole; the
-/// first error names its file, and the other files are still written.
+/// Writes [`render_hdr_log`] to `path` and each command's log beside it, each whole; a
+/// file that cannot be written does not stop the others, and the error names every one
+/// (see [`WriteFailures`]).
 pub fn write_hdr_log(path: &Path, runs: &[Results]) -> Result<(), Error> {
     // The commands' logs go beside the file the totals land in (a link's target).
     let home = log_home(path)?;
-    let mut result = write_atomic(path, render_hdr_log(runs).as_bytes());
+    let mut failures = WriteFailures::default();
+    failures.keep(write_atomic(path, render_hdr_log(runs).as_bytes()));
     for hist in logged_commands(runs) {
-        let written = write_atomic(
+        failures.keep(write_atomic(
             &command_log_path(&home, hist),
             render_command_log(runs, hist).as_bytes(),
-        );
-        result = result.and(written);
+        ));
     }
-    result
+    failures.into_result()
 }
 
 /// The regular file `--hdr-log=FILE` names, its links followed: FILE_<CMD> logs are

@@ -13,7 +13,7 @@ pub mod open_loop;
 pub mod table;
 mod write;
 
-pub use write::{check_writable, regular_target, write_atomic};
+pub use write::{WriteFailures, check_writable, regular_target, write_atomic};
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -131,8 +131,8 @@ pub fn report_blocks(runs: &[Results], print_all_runs: bool) -> Vec<Cow<'_, Resu
 /// Writes every report `to` asks for, with memtier's stderr notices: the text report
 /// (stdout, or a file), HDR files for each run and the JSON file.
 ///
-/// Files are written atomically. A failure does not stop the other reports; the first
-/// one is returned as `cannot write FILE: reason`.
+/// Files are written atomically. A failure does not stop the other reports; every one
+/// is returned, in one error, as `cannot write FILE: reason` (see [`WriteFailures`]).
 pub fn write_reports(
     to: &Destinations,
     rendering: &Rendering<'_>,
@@ -146,12 +146,8 @@ pub fn write_reports(
         None => report_blocks(runs, rendering.print_all_runs),
     };
     let block_refs: Vec<&Results> = blocks.iter().map(|b| b.as_ref()).collect();
-    let mut first_error: Option<Error> = None;
-    let mut keep = |result: Result<(), Error>| {
-        if let Err(e) = result {
-            first_error.get_or_insert(e);
-        }
-    };
+    let mut failures = WriteFailures::default();
+    let mut keep = |result: Result<(), Error>| failures.keep(result);
 
     // Unannounced, the JSON file is named as created once it has been (below).
     if !out.announced
@@ -224,7 +220,7 @@ pub fn write_reports(
         keep(written);
     }
 
-    first_error.map_or(Ok(()), Err)
+    failures.into_result()
 }
 
 /// Checks before a run that every file of `to` can be written ([`check_writable`]):

@@ -85,6 +85,39 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     }
 }
 
+/// The failures of a set of writes that goes on past each one (the text report, the HDR
+/// files, the JSON file, the per-client files: one unwritable does not stop the others),
+/// said as one line: every file that was not written, not only the first, so that a user
+/// who makes room for one does not learn of the next on the following run.
+#[derive(Debug, Default)]
+pub struct WriteFailures {
+    failed: Vec<Error>,
+}
+
+impl WriteFailures {
+    /// Keeps `result`'s failure, if any.
+    pub fn keep(&mut self, result: Result<(), Error>) {
+        if let Err(e) = result {
+            self.failed.push(e);
+        }
+    }
+
+    /// `Ok` when every write succeeded; else one error whose message is each failure's in
+    /// the order they happened, joined by `; `.
+    pub fn into_result(self) -> Result<(), Error> {
+        let mut failed = self.failed.into_iter();
+        let Some(first) = failed.next() else {
+            return Ok(());
+        };
+        let mut message = first.message().to_string();
+        for next in failed {
+            message.push_str("; ");
+            message.push_str(next.message());
+        }
+        Err(Error::run(message))
+    }
+}
+
 /// The regular (or new) file a write to `path` lands in, its links followed; `None` for a
 /// path written in place (a FIFO, a device, `/dev/stdout`), which has no directory of
 /// its own to put files beside.
@@ -206,6 +239,25 @@ fn temporary_beside(path: &Path) -> io::Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_failed_write_is_named_in_one_line() {
+        let mut failures = WriteFailures::default();
+        failures.keep(Ok(()));
+        assert_eq!(WriteFailures::default().into_result(), Ok(()));
+        failures.keep(Err(Error::run(
+            "cannot write a.json: Read-only file system",
+        )));
+        failures.keep(Ok(()));
+        failures.keep(Err(Error::run("cannot write b.txt: Read-only file system")));
+        assert_eq!(
+            failures.into_result(),
+            Err(Error::run(
+                "cannot write a.json: Read-only file system; \
+                 cannot write b.txt: Read-only file system"
+            ))
+        );
+    }
     use std::io::Read;
     use std::os::unix::fs::symlink;
 

@@ -181,11 +181,9 @@ fn destinations(spec: &BenchmarkSpec) -> Destinations {
 
 /// The JSON and HDR files, without the text report (redis-benchmark prints its own).
 fn write_files(to: &Destinations, rendering: &Rendering<'_>, block: &Results) -> Result<(), Error> {
-    let mut first_error = None;
-    if let Some(prefix) = &to.hdr_file_prefix
-        && let Err(e) = report::hdr::write_run_files(prefix, block)
-    {
-        first_error.get_or_insert(e);
+    let mut failures = report::WriteFailures::default();
+    if let Some(prefix) = &to.hdr_file_prefix {
+        failures.keep(report::hdr::write_run_files(prefix, block));
     }
     if let Some(path) = &to.json_out_file {
         let json = report::json::render_json(
@@ -195,11 +193,9 @@ fn write_files(to: &Destinations, rendering: &Rendering<'_>, block: &Results) ->
             rendering.percentiles,
             false,
         );
-        if let Err(e) = report::write_atomic(path, json.as_bytes()) {
-            first_error.get_or_insert(e);
-        }
+        failures.keep(report::write_atomic(path, json.as_bytes()));
     }
-    first_error.map_or(Ok(()), Err)
+    failures.into_result()
 }
 
 /// The JSON "configuration" object: the tool and the flags that shape the figures.
