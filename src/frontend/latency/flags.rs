@@ -156,6 +156,14 @@ struct Flags {
         value_parser = parse_protocol
     )]
     protocol: Protocol,
+
+    /// RESP3 (HELLO 3 before the first probe), as redis-cli -3: the same as -P resp3.
+    #[arg(short = '3', conflicts_with_all = ["protocol", "resp2"])]
+    resp3: bool,
+
+    /// RESP2, as redis-cli -2: the same as -P redis (no HELLO; the server's default).
+    #[arg(short = '2', conflicts_with = "protocol")]
+    resp2: bool,
 }
 
 /// A parsed `--busy-poll` (`None` inside: 0, off).
@@ -295,6 +303,8 @@ pub fn command() -> clap::Command {
         })
         .mut_arg("unix_socket", |a| a.visible_short_alias('s'))
         .mut_arg("authenticate", |a| a.visible_alias("pass"))
+        // redis-cli's spelling of the same switch.
+        .mut_arg("tls_skip_verify", |a| a.visible_alias("insecure"))
 }
 
 /// Parses `kvbench latency`'s argv (the first item is the program name, ignored).
@@ -370,7 +380,14 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
         },
         hdr_file: flags.hdr_file,
         busy_poll: flags.busy_poll.and_then(|b| b.0),
-        protocol: flags.protocol,
+        // redis-cli's -2 sends no HELLO, as -P redis; -P resp2 would send HELLO 2.
+        protocol: if flags.resp3 {
+            Protocol::Resp3
+        } else if flags.resp2 {
+            Protocol::Redis
+        } else {
+            flags.protocol
+        },
     })))
 }
 
@@ -538,6 +555,20 @@ mod tests {
         assert_eq!(o.probe(), Probe::Version);
         assert_eq!(options(&["-P", "memcache_text"]).probe(), Probe::Version);
         assert_eq!(options(&["--protocol=resp3"]).probe(), Probe::Ping);
+    }
+
+    #[test]
+    fn redis_cli_protocol_and_tls_switches() {
+        assert_eq!(options(&["-3"]).protocol, Protocol::Resp3);
+        assert_eq!(options(&["-2"]).protocol, Protocol::Redis);
+        assert!(options(&["--tls", "--insecure"]).conn.tls_skip_verify);
+        for args in [
+            &["-3", "-2"][..],
+            &["-3", "-P", "resp2"],
+            &["-2", "-P", "memcache_text"],
+        ] {
+            assert!(error(args).contains("cannot be used with"), "{args:?}");
+        }
     }
 
     #[test]
