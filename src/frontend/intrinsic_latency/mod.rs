@@ -17,6 +17,7 @@ pub mod pin;
 pub mod probe;
 pub mod render;
 
+use std::cell::Cell;
 use std::ffi::OsString;
 use std::io::Write;
 
@@ -26,7 +27,7 @@ use crate::signals;
 
 /// Runs `kvbench intrinsic-latency` with its argv (the first item is the program name)
 /// and returns the exit status: 0, or 128 + the signal after Ctrl-C (the summary of what
-/// was measured is printed either way).
+/// was measured is printed either way), or 141 when stdout's reader has gone.
 pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let options = match flags::parse(args)? {
         flags::Parsed::Print(text) => {
@@ -42,7 +43,8 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut line = String::new();
-    let totals = probe::measure(
+    let reader_gone = Cell::new(false);
+    let measured = probe::measure(
         options.duration,
         || signals::received().is_some(),
         |max_us| {
@@ -51,20 +53,35 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
             render::new_max(max_us, &mut line);
             out.write_all(line.as_bytes())
                 .and_then(|()| out.flush())
-                .map_err(write_error)
+                .map_err(|e| write_error(e, &reader_gone))
         },
-    )?;
+    );
+    let totals = match measured {
+        Err(_) if reader_gone.get() => return Ok(READER_GONE),
+        other => other?,
+    };
     line.clear();
     render::summary(&totals, &mut line);
-    out.write_all(line.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(write_error)?;
+    let written = out.write_all(line.as_bytes()).and_then(|()| out.flush());
+    match written.map_err(|e| write_error(e, &reader_gone)) {
+        Err(_) if reader_gone.get() => return Ok(READER_GONE),
+        other => other?,
+    }
     Ok(match signals::received() {
         Some(signal) => u8::try_from(signals::exit_code(signal)).unwrap_or(1),
         None => 0,
     })
 }
 
-fn write_error(e: std::io::Error) -> Error {
+/// The exit status once stdout's reader has gone (`| head -2`): 128 + SIGPIPE, what a
+/// shell reports for redis-cli, which that signal ends without a word.
+const READER_GONE: u8 = 128 + libc::SIGPIPE as u8;
+
+/// A failed write as an error, noting in `reader_gone` a reader that went away: that ends
+/// the test quietly, as it ends redis-cli.
+fn write_error(e: std::io::Error, reader_gone: &Cell<bool>) -> Error {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        reader_gone.set(true);
+    }
     Error::run(format!("cannot write the intrinsic latency figures: {e}"))
 }

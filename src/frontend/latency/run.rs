@@ -21,7 +21,8 @@
 //! and the window closes by due time, so the server sees exactly the probes counted even
 //! when a stall spans the window's end.
 //!
-//! Exit status: 0 after a one-shot window; 128 + the signal after Ctrl-C; 1 for a bad
+//! Exit status: 0 after a one-shot window; 128 + the signal after Ctrl-C, and 141 (128 +
+//! SIGPIPE, silently) when stdout's reader has gone, as a shell reports redis-cli; 1 for a bad
 //! flag, an unreachable server, a refused password or TLS handshake, an error reply, or a
 //! server that went away mid-run (after the current window's figures, as Ctrl-C prints).
 
@@ -108,6 +109,8 @@ enum Ended {
     Signal(i32),
     /// The engine stopped on its own (an error, most likely).
     RunStopped,
+    /// Standard output's reader went away (`| head -3`).
+    ReaderGone,
 }
 
 /// The exit status, or the engine's error.
@@ -120,6 +123,8 @@ fn finish(outcome: Outcome, ended: Ended) -> Result<u8, Error> {
     }
     match ended {
         Ended::Done => Ok(0),
+        // What a shell reports for redis-cli there: killed by SIGPIPE.
+        Ended::ReaderGone => Ok(signals::exit_code(libc::SIGPIPE) as u8),
         Ended::Signal(signal) => Ok(signals::exit_code(signal) as u8),
         Ended::RunStopped => match outcome.signal {
             Some(signal) => Ok(signals::exit_code(signal) as u8),
@@ -217,10 +222,17 @@ fn probe<W: Write>(
                 }
             }
         };
-        if flow == Flow::Stop {
+        match flow {
+            Flow::Continue => {}
             // Before anything else: the next probe is due within one sample period.
-            stop.stop();
-            break Ended::Done;
+            Flow::Stop => {
+                stop.stop();
+                break Ended::Done;
+            }
+            Flow::ReaderGone => {
+                stop.stop();
+                break Ended::ReaderGone;
+            }
         }
     };
     if let Some(s) = session {

@@ -2,7 +2,7 @@
 //! sends the requests, prints each line as soon as it is due (flushed), and writes the
 //! `--hdr-file` of every sample at the end. Touches no socket.
 
-use std::io::Write;
+use std::io::{ErrorKind, Write};
 use std::path::PathBuf;
 
 use super::flags::Options;
@@ -21,6 +21,10 @@ pub enum Flow {
     /// The probe is over (its one window was printed, or it was interrupted): stop sending
     /// and call [`Session::finish`].
     Stop,
+    /// Standard output's reader has gone (`| head -3` read its lines): stop sending and
+    /// end quietly, as redis-cli ends then (killed by SIGPIPE), rather than report an error
+    /// about a reader that asked for no more.
+    ReaderGone,
 }
 
 /// The windows, renderer and output of one probe.
@@ -34,6 +38,8 @@ pub struct Session<W: Write> {
     /// The text of the current event, reused so a redraw per sample allocates nothing once
     /// warm.
     text: String,
+    /// A write found standard output's reader gone: nothing more is written.
+    reader_gone: bool,
 }
 
 impl<W: Write> Session<W> {
@@ -48,6 +54,7 @@ impl<W: Write> Session<W> {
             hdr_file: options.hdr_file.clone(),
             out,
             text: String::new(),
+            reader_gone: false,
         }
     }
 
@@ -86,7 +93,12 @@ impl<W: Write> Session<W> {
     /// Ends the probe: writes the `--hdr-file` of every sample, if asked for, and hands
     /// the output back.
     pub fn finish(mut self) -> Result<W, Error> {
-        self.out.flush().map_err(stdout_error)?;
+        if !self.reader_gone {
+            match self.out.flush() {
+                Err(e) if e.kind() != ErrorKind::BrokenPipe => return Err(stdout_error(e)),
+                _ => {}
+            }
+        }
         if let Some(path) = &self.hdr_file {
             let text = render_percentile_distribution(self.all.histogram());
             write_atomic(path, text.as_bytes())?;
@@ -101,11 +113,22 @@ impl<W: Write> Session<W> {
 
     /// Writes and flushes the current event's text: each line shows as soon as it is due.
     fn emit(&mut self) -> Result<Flow, Error> {
+        if self.reader_gone {
+            return Ok(Flow::ReaderGone);
+        }
         if !self.text.is_empty() {
-            self.out
+            let written = self
+                .out
                 .write_all(self.text.as_bytes())
-                .and_then(|()| self.out.flush())
-                .map_err(stdout_error)?;
+                .and_then(|()| self.out.flush());
+            match written {
+                Ok(()) => {}
+                Err(e) if e.kind() == ErrorKind::BrokenPipe => {
+                    self.reader_gone = true;
+                    return Ok(Flow::ReaderGone);
+                }
+                Err(e) => return Err(stdout_error(e)),
+            }
         }
         Ok(if self.windows.is_done() {
             Flow::Stop
@@ -300,23 +323,38 @@ mod tests {
         assert_eq!(out, "\x1b[0G\x1b[2Kmin: 1, max: 2, avg: 1.50 (1 samples)\n");
     }
 
+    /// Output whose every write fails with `kind`, counting the attempts.
+    struct Failing(ErrorKind, u32);
+    impl Write for Failing {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            self.1 += 1;
+            Err(self.0.into())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
     #[test]
     fn a_failed_write_is_an_error_not_a_panic() {
-        struct Closed;
-        impl Write for Closed {
-            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
-                Err(std::io::ErrorKind::BrokenPipe.into())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let mut session = Session::new(&options(&[]), true, 0, Closed);
-        let err = session.sample(10, 100).expect_err("broken pipe");
+        let out = Failing(ErrorKind::StorageFull, 0);
+        let mut session = Session::new(&options(&[]), true, 0, out);
+        let err = session.sample(10, 100).expect_err("disk full");
         assert!(
             err.to_string()
                 .starts_with("cannot write the latency figures")
         );
+    }
+
+    #[test]
+    fn a_reader_gone_stops_the_probe_quietly_and_writes_nothing_more() {
+        let out = Failing(ErrorKind::BrokenPipe, 0);
+        let mut session = Session::new(&options(&["--history", "-i", "0.5"]), true, 0, out);
+        assert_eq!(session.sample(10, 100).expect("no error"), Flow::ReaderGone);
+        assert_eq!(session.tick(600_000).expect("no error"), Flow::ReaderGone);
+        session.interrupt(700_000).expect("no error");
+        let out = session.finish().expect("no error at the end either");
+        assert_eq!(out.1, 1, "one write found the reader gone, none after it");
     }
 
     #[test]
