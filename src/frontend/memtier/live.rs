@@ -17,6 +17,9 @@ pub struct Live {
     arbitrary: Option<Vec<String>>,
     /// `-c`, from the run's start: the progress line's `conns`.
     clients_per_thread: usize,
+    /// The run's last progress line so far, which its end's line may repeat (see
+    /// [`Progress::following`]).
+    last: Option<Progress>,
 }
 
 impl Live {
@@ -27,12 +30,14 @@ impl Live {
             client_stats,
             arbitrary,
             clients_per_thread: 0,
+            last: None,
         }
     }
 }
 
 impl RunObserver for Live {
     fn run_starting(&mut self, run: u32) {
+        self.last = None;
         eprintln_safe!("[RUN #{run}] Preparing benchmark client...");
         eprintln_safe!("[RUN #{run}] Launching threads now...");
     }
@@ -53,7 +58,9 @@ impl RunObserver for Live {
     }
 
     fn second(&mut self, second: &Second<'_>) {
-        let line = progress_line(&Progress::from_second(second, self.clients_per_thread));
+        let progress = Progress::following(second, self.clients_per_thread, self.last.as_ref());
+        let line = progress_line(&progress);
+        self.last = Some(progress);
         let mut stderr = std::io::stderr().lock();
         let _ = write!(stderr, "{line}\r");
         let _ = stderr.flush();

@@ -1,5 +1,7 @@
 //! The live progress line printed on stderr once a second, as memtier prints it.
 
+use std::time::Duration;
+
 use crate::engine::Second;
 use crate::report::finite;
 
@@ -49,7 +51,45 @@ impl Progress {
             avg_latency_ms: s.so_far.avg_latency_ms(),
         }
     }
+
+    /// The line for second `s` of a run whose last line was `previous` (`None` before
+    /// its first). A run's end is mostly a part of a second (the replies read just past a
+    /// `--test-time` deadline, a count run's last requests), and its "last second"
+    /// figures are over that part: a count run's last 400 ms read as 40 % of its rate, a
+    /// deadline's few milliseconds of replies as a rate per second (none as `0 ops/sec`
+    /// and `0.00 msec latency`, which reads as a stall). A part of [`SHORT_PART`] or more
+    /// is scaled to a second; a shorter one repeats the rate and latency of the line
+    /// before, as memtier's last line does, with the totals and averages up to date.
+    pub fn following(
+        s: &Second<'_>,
+        clients_per_thread: usize,
+        previous: Option<&Progress>,
+    ) -> Progress {
+        let mut progress = Progress::from_second(s, clients_per_thread);
+        let second_start = Duration::from_secs(u64::from(s.index));
+        let part = s.elapsed.saturating_sub(second_start);
+        if s.threads_running > 0 || part >= Duration::from_secs(1) {
+            return progress;
+        }
+        match previous {
+            Some(before) if part < SHORT_PART => {
+                progress.ops_per_sec = before.ops_per_sec;
+                progress.bytes_per_sec = before.bytes_per_sec;
+                progress.latency_ms = before.latency_ms;
+            }
+            _ => {
+                let per_second = 1.0 / part.as_secs_f64().max(1e-3);
+                progress.ops_per_sec *= per_second;
+                progress.bytes_per_sec *= per_second;
+            }
+        }
+        progress
+    }
 }
+
+/// A run's last part of a second shorter than this has too few requests for a rate of
+/// its own (see [`Progress::following`]).
+const SHORT_PART: Duration = Duration::from_millis(100);
 
 /// Formats the line without its trailing `\r` (the caller adds it):
 ///
@@ -101,7 +141,6 @@ mod tests {
     use super::*;
     use crate::results::test_support::TIMED_STDERR;
     use crate::stats::OpStats;
-    use std::time::Duration;
 
     fn sample_line(i: usize) -> &'static str {
         TIMED_STDERR
@@ -176,6 +215,76 @@ mod tests {
             "{}",
             progress_line(&p)
         );
+    }
+
+    /// A second of one thread's run, `count` requests of 1 ms each in it, merged
+    /// `elapsed` into the run.
+    fn ending_second(
+        index: u32,
+        elapsed_ms: u64,
+        threads_running: usize,
+        last: &OpStats,
+        so_far: &OpStats,
+    ) -> Progress {
+        let rows = [last.clone()];
+        let second = Second {
+            run: 1,
+            index,
+            elapsed: Duration::from_millis(elapsed_ms),
+            percent: 100.0,
+            threads_running,
+            connections: 1,
+            connected: 1,
+            rows: &rows,
+            last,
+            so_far,
+        };
+        let previous = Progress {
+            ops_per_sec: 8344.0,
+            bytes_per_sec: 1000.0,
+            latency_ms: 0.12,
+            ..Progress::default()
+        };
+        Progress::following(&second, 1, (index > 0).then_some(&previous))
+    }
+
+    fn stats_of(count: u64) -> OpStats {
+        let mut stats = OpStats::new();
+        for _ in 0..count {
+            stats.record(1000, 10, 10);
+        }
+        stats
+    }
+
+    /// The part of a second after a deadline (3.004 s into a 3 s run, the replies read
+    /// past it) repeats the line before's rate and latency, as memtier's last line does,
+    /// with the totals up to date: it printed `0 ops/sec` and `0.00 msec latency`. A
+    /// longer part is scaled to a second.
+    #[test]
+    fn the_part_of_a_second_a_run_ends_on_repeats_the_figures_before_it() {
+        let (empty, so_far) = (OpStats::new(), stats_of(26_001));
+        let tail = ending_second(3, 3_004, 0, &empty, &so_far);
+        assert_eq!(tail.ops_per_sec, 8344.0);
+        assert_eq!(tail.latency_ms, 0.12);
+        assert_eq!(tail.ops, 26_001);
+        assert!(
+            progress_line(&tail).contains(" 8344 (avg:"),
+            "{}",
+            progress_line(&tail)
+        );
+        // A whole second, threads running or not, keeps its own figures.
+        let whole = ending_second(2, 3_001, 0, &stats_of(40), &so_far);
+        assert_eq!(whole.ops_per_sec, 40.0);
+        let running = ending_second(3, 3_004, 1, &stats_of(40), &so_far);
+        assert_eq!(running.ops_per_sec, 40.0);
+        // A run over within its first second: its 250 ms scaled to a second; so is a
+        // count run's last 400 ms.
+        let short = ending_second(0, 250, 0, &stats_of(40), &stats_of(40));
+        assert_eq!(short.ops_per_sec, 160.0);
+        assert_eq!(short.latency_ms, 1.0);
+        let count_end = ending_second(3, 3_400, 0, &stats_of(40), &so_far);
+        assert_eq!(count_end.ops_per_sec.round(), 100.0);
+        assert_eq!(count_end.latency_ms, 1.0);
     }
 
     #[test]
