@@ -786,3 +786,38 @@ fn a_server_that_never_answers_ends_the_run() {
         "{err}"
     );
 }
+
+/// A host name that resolves to nothing is a connection that failed, in redis-benchmark's
+/// words (`Could not connect to Redis at HOST:PORT: Name or service not known`, status
+/// 1), not a usage error of kvbench's own; the JSON file asked for is still written.
+#[test]
+fn a_host_that_does_not_resolve_fails_as_redis_benchmark_says() {
+    let host = "no-such-host.invalid";
+    let args = ["-h", host, "-p", "6390", "-n", "10", "-q", "-t", "set"];
+    let theirs = run_with_timeout(
+        {
+            let mut cmd = Command::new("redis-benchmark");
+            cmd.args(args);
+            cmd
+        },
+        KVBENCH_TIMEOUT,
+    );
+    let their_err = String::from_utf8_lossy(&theirs.stderr).into_owned();
+    // redis-benchmark repeats the line after a CONFIG warning; its first is the one.
+    let their_line = their_err.lines().next().unwrap_or_default().to_string();
+    assert!(
+        their_line.starts_with(&format!("Could not connect to Redis at {host}:6390: ")),
+        "{their_err}"
+    );
+    let run = kvbench(&["redis-benchmark"]).args(&args).with_json().run();
+    assert_eq!(run.status.code(), Some(1), "{}", run.describe());
+    assert_eq!(theirs.status.code(), Some(1), "{their_err}");
+    assert_eq!(run.stderr_text(), format!("{their_line}\n"));
+    assert!(run.stdout_text().is_empty(), "{}", run.describe());
+    let json = run.json();
+    assert_eq!(
+        json["ALL STATS"]["Runtime"]["Stopped by error"].as_str(),
+        Some(their_line.as_str()),
+        "{json}"
+    );
+}

@@ -16,7 +16,7 @@
 //!                                                     slot tags, seeds)
 //! ```
 
-use std::net::ToSocketAddrs;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -55,17 +55,34 @@ pub static RB_NAMES: FlagNames = FlagNames {
 /// How often the live line (and `-I`'s `clients:` status) is rewritten.
 pub const LIVE_EVERY: Duration = Duration::from_millis(250);
 
+/// Why [`server`] could not build the server part.
+#[derive(Debug)]
+pub enum ServerError {
+    /// The host name resolves to no address. redis-benchmark treats that as a connection
+    /// that failed, not as a bad flag, and so does this front end: the line is its
+    /// `Could not connect to Redis at nosuch:6379: Name or service not known`.
+    Unresolved(String),
+    /// A bad value found only now (a TLS file that cannot be read).
+    Invalid(Error),
+}
+
+impl From<Error> for ServerError {
+    fn from(e: Error) -> Self {
+        ServerError::Invalid(e)
+    }
+}
+
 /// The server part of every plan: `spec`'s endpoint resolved, TLS built (its files read
 /// now, so a bad file is a usage error before any connection).
-pub fn server(spec: &BenchmarkSpec) -> Result<Server, Error> {
+pub fn server(spec: &BenchmarkSpec) -> Result<Server, ServerError> {
     let (endpoint, host) = match &spec.endpoint {
         SpecEndpoint::Unix(path) => (Endpoint::Unix(path.clone()), String::new()),
         SpecEndpoint::Tcp { host, port } => {
-            let addr = (host.as_str(), *port)
-                .to_socket_addrs()
-                .ok()
-                .and_then(|mut addrs| addrs.next())
-                .ok_or_else(|| Error::usage(format!("cannot resolve host '{host}'")))?;
+            let addr = resolve(host, *port).map_err(|why| {
+                ServerError::Unresolved(format!(
+                    "Could not connect to Redis at {host}:{port}: {why}"
+                ))
+            })?;
             (
                 Endpoint::Tcp {
                     host: host.clone(),
@@ -98,6 +115,21 @@ pub fn server(spec: &BenchmarkSpec) -> Result<Server, Error> {
         pool: None,
         visibility: None,
     })
+}
+
+/// The first address of `host:port`, or the resolver's reason in its own words
+/// (`Name or service not known`, as redis-benchmark quotes it from `gai_strerror`).
+fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
+    match (host, port).to_socket_addrs() {
+        Ok(mut addrs) => addrs.next().ok_or_else(|| "No address found".to_string()),
+        // std words the failure `failed to lookup address information: REASON`; the
+        // REASON is what the C library said, which is what redis-benchmark prints.
+        Err(e) => {
+            let text = e.to_string();
+            let prefix = "failed to lookup address information: ";
+            Err(text.strip_prefix(prefix).unwrap_or(&text).to_string())
+        }
+    }
 }
 
 /// The rustls configuration `--tls` and its options ask for.
@@ -380,10 +412,13 @@ mod tests {
         assert_eq!(server.select_db, Some(3));
         assert!(server.setup.client_tracking);
         assert_eq!(server.credentials.unwrap().user.as_deref(), Some("u"));
-        assert!(matches!(
-            super::server(&spec(&["-h", "no-such-host.invalid"])),
-            Err(Error::Usage(_))
-        ));
+        match super::server(&spec(&["-h", "no-such-host.invalid", "-p", "7001"])) {
+            Err(ServerError::Unresolved(line)) => assert!(
+                line.starts_with("Could not connect to Redis at no-such-host.invalid:7001: "),
+                "{line}"
+            ),
+            other => panic!("{other:?}"),
+        }
         assert_eq!(rb_threads(&spec(&["--cluster"]), 3), 3);
         assert_eq!(rb_threads(&spec(&["--cluster", "--threads", "2"]), 3), 2);
         assert_eq!(rb_threads(&spec(&[]), 3), 0);

@@ -26,7 +26,7 @@ use std::time::Duration;
 use super::flags::{BenchmarkSpec, Parsed, parse};
 use super::live::{Live, Showing};
 use super::outputs::{self, Collected};
-use super::plan::{self as rb_plan, rb_threads, shows_live};
+use super::plan::{self as rb_plan, ServerError, rb_threads, shows_live};
 use super::render::{
     CSV_HEADER, KEEPALIVE_WARNING, OutputMode, RunInfo, TestResult, cluster_masters, idle_banner,
     render_test, suite_footer,
@@ -55,7 +55,19 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     for warning in &spec.warnings {
         eprintln_safe!("{warning}");
     }
-    let server = rb_plan::server(&spec)?;
+    let server = match rb_plan::server(&spec) {
+        Ok(server) => server,
+        // A host that resolves to nothing ends the run as an unreachable server does:
+        // redis-benchmark's line, status 1, and the files asked for say why they are
+        // empty (so their paths are checked first, as for any run).
+        Err(ServerError::Unresolved(line)) => {
+            outputs::check(&spec)?;
+            write_no_tests(&spec, &line);
+            eprintln_safe!("{line}");
+            return Ok(1);
+        }
+        Err(ServerError::Invalid(e)) => return Err(e),
+    };
     outputs::check(&spec)?;
     signals::install();
     // The server part is the same for every plan: discovery and queries use the idle one.
