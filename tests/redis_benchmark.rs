@@ -519,6 +519,39 @@ fn uri_with_auth_and_setup_commands_as_redis_benchmark_sends_them() {
     }
 }
 
+/// redis-benchmark reads the URI's scheme whatever its case: `REDIS://` reaches the
+/// same server and database as `redis://`, where kvbench used to refuse it.
+#[test]
+fn uri_scheme_in_capitals_works_as_in_redis_benchmark() {
+    let server = RedisServer::start();
+    let uri = format!("REDIS://127.0.0.1:{}/3", server.port);
+    let args = ["-u", &uri, "-t", "set", "-n", "50", "-c", "2", "-q"];
+    let mut both = Vec::new();
+    for real_tool in [false, true] {
+        let (did, opened) = footprint(&server, || {
+            let mut cmd = if real_tool {
+                Command::new("redis-benchmark")
+            } else {
+                let mut cmd = kvbench_command();
+                cmd.arg("redis-benchmark");
+                cmd
+            };
+            cmd.args(args);
+            let out = run_with_timeout(cmd, KVBENCH_TIMEOUT);
+            assert!(out.status.success(), "real={real_tool}: {}", describe(&out));
+            assert_eq!(
+                server.cli(&["-n", "3", "DBSIZE"]),
+                "1",
+                "real={real_tool}: the key went to database 3"
+            );
+        });
+        both.push((did, opened));
+    }
+    assert_eq!(both[0], both[1], "kvbench vs redis-benchmark");
+    // One SELECT per client, and the harness's `redis-cli -n 3` makes the third.
+    assert_eq!(both[0].0.get("select"), Some(&3), "{:?}", both[0]);
+}
+
 #[test]
 fn an_error_reply_stops_the_run_as_redis_benchmark_does() {
     let server = RedisServer::start();

@@ -20,11 +20,19 @@ pub struct UriParts {
     pub dbnum: Option<u32>,
 }
 
+/// `raw` after `scheme`, which matches whatever its case: redis-benchmark compares the
+/// scheme case-insensitively, so `REDIS://host` works there and must here.
+fn strip_scheme<'a>(raw: &'a str, scheme: &str) -> Option<&'a str> {
+    let head = raw.get(..scheme.len())?;
+    head.eq_ignore_ascii_case(scheme)
+        .then(|| &raw[scheme.len()..])
+}
+
 /// Parse a `-u` URI. Errors are one line and name what is wrong.
 pub fn parse_uri(raw: &str) -> Result<UriParts, String> {
-    let (tls, rest) = if let Some(rest) = raw.strip_prefix("redis://") {
+    let (tls, rest) = if let Some(rest) = strip_scheme(raw, "redis://") {
         (false, rest)
-    } else if let Some(rest) = raw.strip_prefix("rediss://") {
+    } else if let Some(rest) = strip_scheme(raw, "rediss://") {
         (true, rest)
     } else {
         // redis-benchmark's own words.
@@ -122,6 +130,11 @@ mod tests {
         let p = parse_uri("redis://:6390/").unwrap();
         assert_eq!((p.host, p.port, p.dbnum), (None, Some(6390), None));
         assert_eq!(parse_uri("redis://").unwrap(), UriParts::default());
+        // The scheme in any case, as redis-benchmark reads it.
+        let p = parse_uri("REDIS://h:7000").unwrap();
+        assert_eq!((p.tls, p.host.as_deref()), (false, Some("h")));
+        assert!(parse_uri("RedisS://h").unwrap().tls);
+        assert!(parse_uri("redi").is_err());
     }
 
     #[test]
