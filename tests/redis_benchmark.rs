@@ -519,6 +519,39 @@ fn uri_with_auth_and_setup_commands_as_redis_benchmark_sends_them() {
     }
 }
 
+/// A refused AUTH ends the run before anything else runs on the server: on a server
+/// whose default user needs no password, kvbench used to send its `CONFIG GET`s behind
+/// the AUTH of `--user` in the same write, so they ran as the default user although the
+/// credentials given were refused. redis-benchmark sends nothing after the refusal.
+#[test]
+fn nothing_runs_behind_a_refused_auth() {
+    let server = RedisServer::start();
+    server.cli(&[
+        "ACL", "SETUSER", "bench", "on", ">right", "~*", "&*", "+@all",
+    ]);
+    let args = [
+        "--user", "bench", "-a", "wrong", "-t", "set", "-n", "10", "-q",
+    ];
+    let mut both = Vec::new();
+    for real_tool in [false, true] {
+        let (did, _) = footprint(&server, || {
+            let out = match real_tool {
+                true => real(server.port, &args),
+                false => kv(server.port, &args).run().out,
+            };
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "real={real_tool}: {}",
+                describe(&out)
+            );
+        });
+        both.push(did);
+    }
+    assert_eq!(both[0].get("config|get"), None, "{:?}", both[0]);
+    assert_eq!(both[0], both[1], "kvbench vs redis-benchmark");
+}
+
 /// redis-benchmark reads the URI's scheme whatever its case: `REDIS://` reaches the
 /// same server and database as `redis://`, where kvbench used to refuse it.
 #[test]

@@ -1,11 +1,12 @@
 //! One-shot questions to a server before (or between) runs: a blocking connection over
-//! the plan's transport (TCP, Unix socket or TLS) that authenticates as the plan says,
-//! sends a few commands in one write and returns each reply's bytes, e.g. the
-//! `CONFIG GET save` a report quotes. Never used on the hot path.
+//! the plan's transport (TCP, Unix socket or TLS) that authenticates as the plan says
+//! (and stops there if refused), sends a few commands in one write and returns each
+//! reply's bytes, e.g. the `CONFIG GET save` a report quotes. Never used on the hot path.
 //!
 //! ```text
-//! connect (5 s) -> [AUTH ...] CONFIG GET save, CONFIG GET appendonly  (one write)
-//!               <- +OK  *2 $4 save $0 ...  *2 $10 appendonly $2 no   (each reply checked
+//! connect (5 s) -> [AUTH ...]                      <- +OK (an error: stop here)
+//!               -> CONFIG GET save, CONFIG GET appendonly  (one write)
+//!               <- *2 $4 save $0 ...  *2 $10 appendonly $2 no   (each reply checked
 //!                  whole by the one RESP decoder, handed back as bytes)
 //! ```
 
@@ -70,33 +71,41 @@ pub fn query(
 pub type Answered = (Option<Vec<u8>>, Vec<Vec<u8>>);
 
 /// [`query`], with the reply to the AUTH (when the plan has credentials) handed back as
-/// it came, error or not, for a caller that words a refusal itself; the commands are sent
-/// and answered either way.
+/// it came, error or not, for a caller that words a refusal itself. The commands go out
+/// only once the AUTH was accepted: behind a refused one they would run as the
+/// connection's default user, which a client that was refused has no business doing
+/// (redis-benchmark stops at the refusal too); after a refusal the list is empty.
 pub fn query_with_auth(
     plan: &Plan,
     endpoint: &Endpoint,
     commands: &[&[&[u8]]],
 ) -> Result<Answered, QueryError> {
     let peer = endpoint.name();
-    let mut request = Vec::new();
-    let auth = plan.server.credentials.is_some();
+    let mut auth = Vec::new();
     if let Some(credentials) = &plan.server.credentials {
-        encode_auth(&mut request, Protocol::Redis, credentials);
+        encode_auth(&mut auth, Protocol::Redis, credentials);
     }
+    let mut request = Vec::new();
     for command in commands {
         resp_encode::encode_command(&mut request, command);
     }
-    let replies = commands.len() + usize::from(auth);
+    let exchanges = Exchanges {
+        auth: &auth,
+        request: &request,
+        replies: commands.len(),
+        peer: &peer,
+        plan,
+    };
     let unreachable = |why: String| QueryError::Unreachable {
         peer: peer.clone(),
         why,
     };
     let connect_failed = |e: std::io::Error| unreachable(describe(&e));
-    let buf = match endpoint {
+    let answered = match endpoint {
         Endpoint::Unix(path) => {
             let stream = UnixStream::connect(path).map_err(connect_failed)?;
             let mut stream = DeadlineStream::new(stream, QUERY_TIMEOUT);
-            exchange(&mut stream, &request, replies, &peer, plan)?
+            exchanges.run(&mut stream)?
         }
         Endpoint::Tcp { addr, .. } => {
             let stream = deadline_stream::connect(addr, QUERY_TIMEOUT).map_err(connect_failed)?;
@@ -120,15 +129,43 @@ pub fn query_with_auth(
                     }
                     stream.restart();
                     let mut stream = rustls::StreamOwned::new(session, stream);
-                    exchange(&mut stream, &request, replies, &peer, plan)?
+                    exchanges.run(&mut stream)?
                 }
-                None => exchange(&mut stream, &request, replies, &peer, plan)?,
+                None => exchanges.run(&mut stream)?,
             }
         }
     };
-    let mut out = buf;
-    let auth_reply = auth.then(|| out.remove(0));
-    Ok((auth_reply, out))
+    Ok(answered)
+}
+
+/// One query's conversation: the AUTH (empty without credentials) on its own, then the
+/// commands' `request`.
+struct Exchanges<'a> {
+    auth: &'a [u8],
+    request: &'a [u8],
+    replies: usize,
+    peer: &'a str,
+    plan: &'a Plan,
+}
+
+impl Exchanges<'_> {
+    /// The AUTH's reply, then the commands' replies unless the AUTH was refused.
+    fn run(&self, stream: &mut (impl Read + Write)) -> Result<Answered, QueryError> {
+        let auth_reply = match self.auth.is_empty() {
+            true => None,
+            false => {
+                let reply = exchange(stream, self.auth, 1, self.peer, self.plan)?
+                    .pop()
+                    .expect("exchange returns the one reply it was asked for");
+                if matches!(value(&reply), Some((Value::Error(_), _))) {
+                    return Ok((Some(reply), Vec::new()));
+                }
+                Some(reply)
+            }
+        };
+        let replies = exchange(stream, self.request, self.replies, self.peer, self.plan)?;
+        Ok((auth_reply, replies))
+    }
 }
 
 /// Writes `request` and reads until `replies` whole replies have arrived; returns each.
