@@ -79,9 +79,12 @@ pub fn server(spec: &BenchmarkSpec) -> Result<Server, ServerError> {
         SpecEndpoint::Unix(path) => (Endpoint::Unix(path.clone()), String::new()),
         SpecEndpoint::Tcp { host, port } => {
             let addr = resolve(host, *port).map_err(|why| {
-                ServerError::Unresolved(format!(
+                // Through `Error`'s display: one line, whatever the host name holds
+                // (control characters escaped).
+                let line = Error::run(format!(
                     "Could not connect to Redis at {host}:{port}: {why}"
-                ))
+                ));
+                ServerError::Unresolved(line.to_string())
             })?;
             (
                 Endpoint::Tcp {
@@ -417,6 +420,15 @@ mod tests {
                 line.starts_with("Could not connect to Redis at no-such-host.invalid:7001: "),
                 "{line}"
             ),
+            other => panic!("{other:?}"),
+        }
+        match super::server(&spec(&["-h", "a\nb"])) {
+            Err(ServerError::Unresolved(line)) => {
+                assert!(
+                    line.starts_with("Could not connect to Redis at a\\nb:6379: "),
+                    "{line}"
+                )
+            }
             other => panic!("{other:?}"),
         }
         assert_eq!(rb_threads(&spec(&["--cluster"]), 3), 3);
