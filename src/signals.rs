@@ -14,13 +14,25 @@ extern "C" fn on_signal(signal: libc::c_int) {
 
 /// Routes SIGINT, SIGTERM and SIGHUP to [`received`] instead of killing the process.
 pub fn install() {
+    install_with(libc::SA_RESTART);
+}
+
+/// As [`install`], but a blocking `read` that a stop signal interrupts fails with `EINTR`
+/// instead of resuming: a prompt waiting for a line (`kvbench latency --askpass`) must
+/// notice Ctrl-C, restore the terminal and end, where a restarted read would wait on.
+/// [`install`] afterwards puts the usual restarting handlers back.
+pub fn install_interrupting() {
+    install_with(0);
+}
+
+fn install_with(flags: libc::c_int) {
     for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: `on_signal` only stores to an atomic, which is async-signal-safe;
         // the sigaction struct is fully initialised before use.
         unsafe {
             let mut action: libc::sigaction = std::mem::zeroed();
             action.sa_sigaction = on_signal as *const () as libc::sighandler_t;
-            action.sa_flags = libc::SA_RESTART;
+            action.sa_flags = flags;
             libc::sigemptyset(&mut action.sa_mask);
             libc::sigaction(signal, &action, std::ptr::null_mut());
         }

@@ -2,12 +2,15 @@
 //! intrinsic-latency`, checked against real servers started here: `-3` and `-2` (what
 //! the server saw: HELLO 3, or no HELLO), `--insecure` on TLS, and a reader that closes
 //! the pipe after its first line (`| head -1`), which ends the probe quietly with 141 as
-//! it ends redis-cli (killed by SIGPIPE), not with an error about the closed pipe.
+//! it ends redis-cli (killed by SIGPIPE), not with an error about the closed pipe, and
+//! `--askpass` (the password piped in, or typed at a terminal with echo off).
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, ExitStatus, Stdio};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::process::{Child, ExitStatus, Output, Stdio};
+use std::sync::mpsc;
 use std::time::Duration;
 
 use common::{CONDITION_TIMEOUT, RedisServer, TestPki, kvbench, kvbench_command, wait_until};
@@ -128,4 +131,169 @@ fn a_reader_that_closes_the_pipe_ends_the_probe_quietly() {
     wait_until("the probe's connection to close", CONDITION_TIMEOUT, || {
         server.connected_clients() <= 1
     });
+}
+
+/// Runs `kvbench ARGS...` with `input` on its standard input (a pipe, then closed), and
+/// returns what it did; kills it and panics if it outlives [`TIMEOUT`].
+fn run_with_input(args: &[&str], input: &str) -> Output {
+    let mut child = kvbench_command()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kvbench starts");
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    stdin.write_all(input.as_bytes()).expect("write stdin");
+    drop(stdin);
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    match rx.recv_timeout(TIMEOUT) {
+        Ok(out) => out.expect("wait"),
+        Err(_) => {
+            // SAFETY: kill has no memory preconditions; the child is not reaped yet, so
+            // the PID is its own.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+            panic!("kvbench {args:?} did not end");
+        }
+    }
+}
+
+#[test]
+fn askpass_reads_the_password_from_a_pipe_as_redis_cli() {
+    let server = RedisServer::start_with(&["--requirepass", "pa:ss"]);
+    let port = server.port.to_string();
+    let argv = ["latency", "-p", &port, "--askpass", "--raw", "-i", "0.2"];
+    // redis-cli reads the line whole (colons and all) and prompts nobody on a pipe; it
+    // wins over a wrong -a.
+    for extra in [&[][..], &["-a", "wrong"]] {
+        let out = run_with_input(&[&argv[..], extra].concat(), "pa:ss\n");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{extra:?}: {out:?}");
+        assert_eq!(stdout.split(' ').count(), 4, "{extra:?}: {stdout:?}");
+        assert!(out.stderr.is_empty(), "{extra:?}: {out:?}");
+    }
+    assert!(server.commandstats().get("ping").copied().unwrap_or(0) >= 2);
+    // A wrong password piped in: the very line -a's wrong password gives, and exit 1.
+    let piped = run_with_input(&argv, "wrong\n");
+    let given = run_with_input(&["latency", "-p", &port, "-a", "wrong", "--raw"], "");
+    assert_eq!(piped.status.code(), Some(1), "{piped:?}");
+    let err = String::from_utf8_lossy(&piped.stderr);
+    assert!(err.contains("WRONGPASS"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(piped.stderr, given.stderr);
+    assert!(piped.stdout.is_empty(), "{piped:?}");
+    // Nothing on stdin: one line, no connection tried.
+    let empty = run_with_input(&argv, "");
+    assert_eq!(empty.status.code(), Some(1), "{empty:?}");
+    let err = String::from_utf8_lossy(&empty.stderr);
+    assert!(
+        err.starts_with("error: --askpass read an empty password"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+/// A pseudo-terminal: (the side a user types on, the side kvbench reads as stdin).
+fn pty() -> (std::fs::File, OwnedFd) {
+    let (mut user, mut program) = (-1, -1);
+    // SAFETY: two valid out-pointers; null name, termios and winsize are allowed.
+    let rc = unsafe {
+        libc::openpty(
+            &mut user,
+            &mut program,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: openpty returned two fresh descriptors that nothing else owns.
+    unsafe {
+        (
+            std::fs::File::from_raw_fd(user),
+            OwnedFd::from_raw_fd(program),
+        )
+    }
+}
+
+/// Whether the terminal `fd` belongs to echoes what is typed.
+fn echoes(fd: &OwnedFd) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: termios is plain data, filled in by tcgetattr before it is read.
+    let mut t: libc::termios = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid descriptor and pointer.
+    assert_eq!(unsafe { libc::tcgetattr(fd.as_raw_fd(), &mut t) }, 0);
+    t.c_lflag & libc::ECHO != 0
+}
+
+/// kvbench with a terminal for stdin and pipes for stdout and stderr, once it has
+/// prompted (on stderr, as its stdout is not a terminal) with echo off.
+fn prompted_on_a_terminal(args: &[&str]) -> (Child, std::fs::File, OwnedFd) {
+    let (user, program) = pty();
+    let mut child = kvbench_command()
+        .args(args)
+        .stdin(Stdio::from(program.try_clone().expect("clone")))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kvbench starts");
+    let mut stderr = child.stderr.take().expect("piped stderr");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut byte = [0u8; 1];
+        while !seen.ends_with(b"Please input password: ") {
+            match stderr.read(&mut byte) {
+                Ok(1) => seen.push(byte[0]),
+                _ => break,
+            }
+        }
+        let _ = tx.send(seen);
+    });
+    let seen = rx.recv_timeout(CONDITION_TIMEOUT).expect("the prompt");
+    assert_eq!(seen, b"Please input password: ", "{args:?}");
+    // Echo went off before the prompt was written.
+    assert!(!echoes(&program), "echo is off at the prompt");
+    (child, user, program)
+}
+
+#[test]
+fn askpass_on_a_terminal_turns_echo_off_and_back_on_ctrl_c_included() {
+    let server = RedisServer::start_with(&["--requirepass", "secret"]);
+    let port = server.port.to_string();
+    let argv = ["latency", "-p", &port, "--askpass", "--raw", "-i", "0.2"];
+
+    let (mut child, mut user, program) = prompted_on_a_terminal(&argv);
+    user.write_all(b"secret\n").expect("type the password");
+    let mut status = None;
+    wait_until("the probe to end", CONDITION_TIMEOUT, || {
+        status = child.try_wait().expect("wait");
+        status.is_some()
+    });
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .expect("piped stdout")
+        .read_to_string(&mut stdout)
+        .expect("read stdout");
+    assert!(status.expect("ended").success(), "{stdout:?}");
+    assert_eq!(stdout.split(' ').count(), 4, "{stdout:?}");
+    assert!(echoes(&program), "echo is back on after the line");
+
+    // Ctrl-C at the prompt: the terminal as it was, 128 + SIGINT, no probe sent.
+    server.config_resetstat();
+    let (mut child, _user, program) = prompted_on_a_terminal(&argv);
+    // SAFETY: kill has no memory preconditions; the child is not reaped yet.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let mut status = None;
+    wait_until("kvbench to end on Ctrl-C", CONDITION_TIMEOUT, || {
+        status = child.try_wait().expect("wait");
+        status.is_some()
+    });
+    assert_eq!(status.expect("ended").code(), Some(130));
+    assert!(echoes(&program), "echo is back on after Ctrl-C");
+    assert_eq!(server.commandstats().get("ping"), None, "no probe was sent");
 }

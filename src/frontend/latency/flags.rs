@@ -78,6 +78,12 @@ struct Flags {
     #[arg(long)]
     no_auth_warning: bool,
 
+    /// Read the password as one line from standard input (echo off on a terminal, after
+    /// the prompt "Please input password: "), as redis-cli --askpass; it wins over -a and
+    /// the variables.
+    #[arg(long)]
+    askpass: bool,
+
     /// Send a probe every 10 ms on a fixed schedule and time each from when it was due,
     /// so a stall shows in every probe it delayed (default: redis-cli's send, reply,
     /// wait 10 ms).
@@ -198,9 +204,12 @@ pub struct Options {
     pub conn: ConnectionArgs,
     /// `--user`: the ACL user `-a`'s password belongs to.
     pub user: Option<String>,
-    /// The password came from `REDISCLI_AUTH`, which redis-cli takes whole (colons and
-    /// all), not as kvbench's `USER:PASSWORD`.
+    /// The password came from `REDISCLI_AUTH` or `--askpass`, which redis-cli takes whole
+    /// (colons and all), not as kvbench's `USER:PASSWORD`.
     pub whole_password: bool,
+    /// `--askpass`: read the password from standard input before connecting (it then
+    /// replaces `-a`'s, whole, as redis-cli takes it).
+    pub askpass: bool,
     /// `-n`: the database to `SELECT`.
     pub db: Option<u32>,
     /// `--open-loop`: a fixed schedule, latency from each probe's due time.
@@ -361,6 +370,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
         conn: flags.conn,
         user: flags.user,
         whole_password,
+        askpass: flags.askpass,
         db: flags.db,
         open_loop: flags.open_loop,
         interval_us: flags.interval,

@@ -12,6 +12,7 @@
 //!
 //! | module | its one job |
 //! | --- | --- |
+//! | [`askpass`] | `--askpass`: the password as one line from stdin, echo off on a terminal |
 //! | [`flags`] | the flags as typed, validated into [`Options`]; `-P` picks PING or `version` |
 //! | [`windows`] | when a window ends and what to print: live, one-shot, history, spectrum |
 //! | [`window_stats`] | one window's exact min/max/mean and its HdrHistogram (µs) |
@@ -21,6 +22,7 @@
 //! | [`probe`] | the options into the engine's plan: one connection, the probe request |
 //! | [`run`] | `main`: the engine on its own thread, its samples into the session |
 
+pub mod askpass;
 pub mod flags;
 pub mod probe;
 pub mod render;

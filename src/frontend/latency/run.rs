@@ -21,7 +21,8 @@
 //! and the window closes by due time, so the server sees exactly the probes counted even
 //! when a stall spans the window's end.
 //!
-//! Exit status: 0 after a one-shot window; 128 + the signal after Ctrl-C, and 141 (128 +
+//! Exit status: 0 after a one-shot window; 128 + the signal after Ctrl-C (at the
+//! `--askpass` prompt too), and 141 (128 +
 //! SIGPIPE, silently) when stdout's reader has gone, as a shell reports redis-cli; 1 for a bad
 //! flag, an unreachable server, a refused password or TLS handshake, an error reply, or a
 //! server that went away mid-run (after the current window's figures, as Ctrl-C prints).
@@ -35,6 +36,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
+use super::askpass::{self, Asked};
 use super::flags::{Options, Parsed, SAMPLE_PERIOD_US, parse};
 use super::probe::{one_window_probes, probe_plan};
 use super::session::{Flow, Session};
@@ -49,7 +51,7 @@ use crate::signals;
 /// Runs `kvbench latency`'s command line `args` (program name first); returns the exit
 /// status.
 pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
-    let options = match parse(args)? {
+    let mut options = match parse(args)? {
         Parsed::Print(text) => {
             print_now(&text);
             return Ok(0);
@@ -59,6 +61,15 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     if let Some(path) = &options.hdr_file {
         // A file that cannot be written fails now, not when the probe ends.
         check_file(path)?;
+    }
+    if options.askpass {
+        match askpass::ask()? {
+            Asked::Password(password) => {
+                options.conn.authenticate = Some(password);
+                options.whole_password = true;
+            }
+            Asked::Stopped(signal) => return Ok(signals::exit_code(signal) as u8),
+        }
     }
     let (tx, rx) = crossbeam_channel::unbounded();
     let stdout = std::io::stdout();
