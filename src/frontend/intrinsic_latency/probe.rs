@@ -1,5 +1,11 @@
 //! The intrinsic-latency measurement: time a short busy computation over and over and
 //! keep the longest run, which is how long the machine kept this thread from running.
+//!
+//! A run is timed as redis-cli times it: two clock readings in whole microseconds (from
+//! one origin), subtracted. A run of a few nanoseconds that happens to cross a microsecond
+//! boundary is then 1 µs, which is why redis-cli's first line is nearly always `Max
+//! latency so far: 1 microseconds.`; rounding each run's true length down instead made the
+//! first maximum the first real stall (often 7 to 18 µs), so the lines did not compare.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -16,7 +22,7 @@ const ROUNDS: u32 = 4;
 pub struct Totals {
     /// Runs of the busy computation.
     pub runs: u64,
-    /// Wall time from the first run's start to the last run's end, in nanoseconds.
+    /// Wall time from the test's start to the last run's end, in nanoseconds.
     pub elapsed_ns: u64,
     /// The longest run in whole microseconds.
     pub max_us: u64,
@@ -28,33 +34,49 @@ pub struct Totals {
 pub fn measure(
     duration: Duration,
     stop: impl Fn() -> bool,
-    mut on_new_max: impl FnMut(u64) -> Result<(), Error>,
+    on_new_max: impl FnMut(u64) -> Result<(), Error>,
 ) -> Result<Totals, Error> {
     let start = Instant::now();
+    let clock = || u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    measure_on(clock, duration, stop, on_new_max)
+}
+
+/// [`measure`] on `clock`, nanoseconds since the test's start (monotonic).
+fn measure_on(
+    mut clock: impl FnMut() -> u64,
+    duration: Duration,
+    stop: impl Fn() -> bool,
+    mut on_new_max: impl FnMut(u64) -> Result<(), Error>,
+) -> Result<Totals, Error> {
+    let duration_ns = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
     let mut runs = 0u64;
     let mut max_us = 0u64;
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
     loop {
-        let before = Instant::now();
+        let before_ns = clock();
         state = busy(black_box(state));
-        let after = Instant::now();
+        let after_ns = clock();
         runs += 1;
-        // Whole microseconds, as redis-cli reports: a run under 1 µs is no latency.
-        let took_us = u64::try_from(after.duration_since(before).as_micros()).unwrap_or(u64::MAX);
+        let took_us = run_us(before_ns, after_ns);
         if took_us > max_us {
             max_us = took_us;
             on_new_max(max_us)?;
         }
-        let elapsed = after.duration_since(start);
-        if elapsed > duration || stop() {
+        if after_ns > duration_ns || stop() {
             black_box(state);
             return Ok(Totals {
                 runs,
-                elapsed_ns: u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX),
+                elapsed_ns: after_ns,
                 max_us,
             });
         }
     }
+}
+
+/// A run's length as redis-cli measures it: the readings at its ends (nanoseconds from
+/// one origin) each in whole microseconds, subtracted (see the module).
+fn run_us(before_ns: u64, after_ns: u64) -> u64 {
+    (after_ns / 1000).saturating_sub(before_ns / 1000)
 }
 
 /// A fixed amount of integer work the compiler cannot skip: xorshift rounds, each
@@ -74,6 +96,51 @@ fn busy(mut x: u64) -> u64 {
 mod tests {
     use super::*;
     use std::cell::Cell;
+
+    #[test]
+    fn a_run_is_the_difference_of_whole_microsecond_readings() {
+        for (before, after, us) in [
+            // A few nanoseconds across a boundary: 1, as redis-cli's ustime() gives.
+            (999, 1_003, 1),
+            (4_999_990, 5_000_010, 1),
+            // Inside one microsecond: 0, however long it really was.
+            (1_000, 1_999, 0),
+            // 7.9 µs: 8 here, as redis-cli counts it (7 when the length was rounded).
+            (1_500, 9_400, 8),
+            // 6.2 µs: 7, a boundary more than its length.
+            (2_900, 9_100, 7),
+            (0, 0, 0),
+        ] {
+            assert_eq!(run_us(before, after), us, "{before}..{after}");
+        }
+    }
+
+    #[test]
+    fn the_first_maximum_is_the_first_run_across_a_microsecond() {
+        // Runs of 40 ns each, the 25th crossing 1 µs: its 40 ns are redis-cli's 1 µs.
+        let mut now = 0u64;
+        let clock = || {
+            now += 20;
+            now
+        };
+        let mut maxima = Vec::new();
+        let totals = measure_on(
+            clock,
+            Duration::from_micros(3),
+            || false,
+            |m| {
+                maxima.push(m);
+                Ok(())
+            },
+        )
+        .expect("measure");
+        assert_eq!(maxima, [1]);
+        assert_eq!(totals.max_us, 1);
+        // The first run to end past 3 µs ends the test; the time the average divides is
+        // that run's end.
+        assert_eq!(totals.runs, 76);
+        assert_eq!(totals.elapsed_ns, 3_040);
+    }
 
     #[test]
     fn runs_for_the_duration_and_reports_increasing_maxima() {
