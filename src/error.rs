@@ -11,6 +11,10 @@ pub enum Error {
     /// The run could not start or did not complete (unreachable server, server died,
     /// garbage replies, unwritable output file).
     Run(String),
+    /// Standard output's reader went away before the report was written (`kvbench ... |
+    /// head -3`), every file written all the same. Said with no word and exit status 141:
+    /// what a shell reports for memtier_benchmark there, which SIGPIPE ends silently.
+    ReaderGone,
 }
 
 impl Error {
@@ -22,14 +26,24 @@ impl Error {
         Error::Run(msg.into())
     }
 
-    /// Exit status for this error: 1 for both kinds, as memtier uses.
+    /// Exit status for this error: 1 for a usage or run error, as memtier uses; 128 +
+    /// SIGPIPE for a reader gone.
     pub fn exit_code(&self) -> i32 {
-        1
+        match self {
+            Error::Usage(_) | Error::Run(_) => 1,
+            Error::ReaderGone => 128 + libc::SIGPIPE,
+        }
+    }
+
+    /// Whether `main` prints it: a reader gone asked for no more, and hears nothing.
+    pub fn is_said(&self) -> bool {
+        !matches!(self, Error::ReaderGone)
     }
 
     pub fn message(&self) -> &str {
         match self {
             Error::Usage(m) | Error::Run(m) => m,
+            Error::ReaderGone => "standard output's reader has gone",
         }
     }
 }
@@ -64,5 +78,13 @@ mod tests {
         assert_eq!(e.to_string(), "unexpected argument 'a\\nb\\r\\u{1}c\td'");
         assert_eq!(e.message(), "unexpected argument 'a\nb\r\u{1}c\td'");
         assert_eq!(Error::run("plain text").to_string(), "plain text");
+    }
+
+    #[test]
+    fn a_reader_gone_is_141_and_unsaid() {
+        assert_eq!(Error::ReaderGone.exit_code(), 141);
+        assert!(!Error::ReaderGone.is_said());
+        assert!(Error::run("x").is_said());
+        assert_eq!(Error::usage("x").exit_code(), 1);
     }
 }

@@ -10,7 +10,9 @@ fn main() -> ExitCode {
     match front_end(args) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            kvbench::eprintln_safe!("error: {err}");
+            if err.is_said() {
+                kvbench::eprintln_safe!("error: {err}");
+            }
             ExitCode::from(err.exit_code() as u8)
         }
     }

@@ -183,7 +183,11 @@ pub fn write_reports(
                 stdout
                     .write_all(text.as_bytes())
                     .and_then(|()| stdout.flush())
-                    .map_err(|e| Error::run(format!("cannot write standard output: {e}"))),
+                    .map_err(|e| match e.kind() {
+                        // `| head -3` read what it wanted: the end, not a failure.
+                        std::io::ErrorKind::BrokenPipe => Error::ReaderGone,
+                        _ => Error::run(format!("cannot write standard output: {e}")),
+                    }),
             );
         }
     }

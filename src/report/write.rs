@@ -92,22 +92,31 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
 #[derive(Debug, Default)]
 pub struct WriteFailures {
     failed: Vec<Error>,
+    /// Standard output's reader went away: no failure of a file, but the end of the
+    /// invocation ([`Error::ReaderGone`]) once every file is written.
+    reader_gone: bool,
 }
 
 impl WriteFailures {
     /// Keeps `result`'s failure, if any.
     pub fn keep(&mut self, result: Result<(), Error>) {
-        if let Err(e) = result {
-            self.failed.push(e);
+        match result {
+            Ok(()) => {}
+            Err(Error::ReaderGone) => self.reader_gone = true,
+            Err(e) => self.failed.push(e),
         }
     }
 
     /// `Ok` when every write succeeded; else one error whose message is each failure's in
-    /// the order they happened, joined by `; `.
+    /// the order they happened, joined by `; `; [`Error::ReaderGone`] when the only
+    /// failure was stdout's reader gone (a file not written is worth its line first).
     pub fn into_result(self) -> Result<(), Error> {
         let mut failed = self.failed.into_iter();
         let Some(first) = failed.next() else {
-            return Ok(());
+            return match self.reader_gone {
+                true => Err(Error::ReaderGone),
+                false => Ok(()),
+            };
         };
         let mut message = first.message().to_string();
         for next in failed {
@@ -256,6 +265,23 @@ mod tests {
                 "cannot write a.json: Read-only file system; \
                  cannot write b.txt: Read-only file system"
             ))
+        );
+    }
+
+    #[test]
+    fn a_reader_gone_ends_quietly_unless_a_file_failed() {
+        let mut failures = WriteFailures::default();
+        failures.keep(Err(Error::ReaderGone));
+        failures.keep(Ok(()));
+        assert_eq!(failures.into_result(), Err(Error::ReaderGone));
+        let mut failures = WriteFailures::default();
+        failures.keep(Err(Error::ReaderGone));
+        failures.keep(Err(Error::run(
+            "cannot write a.json: No space left on device",
+        )));
+        assert_eq!(
+            failures.into_result(),
+            Err(Error::run("cannot write a.json: No space left on device"))
         );
     }
     use std::io::Read;

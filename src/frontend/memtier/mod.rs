@@ -151,12 +151,16 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
             &outcome.runs,
             outcome.verification.as_ref(),
         );
-        // The log too when another output failed: each is worth having on its own.
+        // The log too when another output failed: each is worth having on its own, and
+        // each failure is named (a reader gone only when no file failed).
         let logged = match &out.hdr_log {
             Some(path) => hdr_log::write_hdr_log(path, &outcome.runs),
             None => Ok(()),
         };
-        written.and(logged)?;
+        let mut failures = report::WriteFailures::default();
+        failures.keep(written);
+        failures.keep(logged);
+        failures.into_result()?;
     }
     if let Some(err) = outcome.error {
         return Err(err);

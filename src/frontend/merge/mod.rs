@@ -101,12 +101,16 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         sweep: merged.sweep.as_ref(),
     };
     let written = report::write_reports(&destinations, &rendering, runs, None);
-    // The log too when another output failed: each is worth having on its own.
+    // The log too when another output failed: each is worth having on its own, and
+    // each failure is named (a reader gone only when no file failed).
     let logged = match &flags.hdr_log {
         Some(path) => hdr_log::write_hdr_log(path, runs),
         None => Ok(()),
     };
-    written.and(logged)?;
+    let mut failures = report::WriteFailures::default();
+    failures.keep(written);
+    failures.keep(logged);
+    failures.into_result()?;
     Ok(0)
 }
 
