@@ -30,6 +30,17 @@ fn real(port: u16, args: &[&str]) -> std::process::Output {
     run_with_timeout(cmd, KVBENCH_TIMEOUT)
 }
 
+/// The real redis-benchmark, or kvbench's front end, with no arguments yet: for the
+/// tests that give both the same arguments (a URI in place of `-h`/`-p`, say).
+fn either_tool(real_tool: bool) -> Command {
+    if real_tool {
+        return Command::new("redis-benchmark");
+    }
+    let mut cmd = kvbench_command();
+    cmd.arg("redis-benchmark");
+    cmd
+}
+
 /// What the server executed since the last reset, without the harness's own calls.
 fn executed(server: &RedisServer) -> HashMap<String, u64> {
     let mut stats = server.commandstats();
@@ -493,13 +504,7 @@ fn uri_with_auth_and_setup_commands_as_redis_benchmark_sends_them() {
         let mut both = Vec::new();
         for real_tool in [false, true] {
             let (did, _) = footprint(&server, || {
-                let mut cmd = if real_tool {
-                    Command::new("redis-benchmark")
-                } else {
-                    let mut cmd = kvbench_command();
-                    cmd.arg("redis-benchmark");
-                    cmd
-                };
+                let mut cmd = either_tool(real_tool);
                 if args[0] != "-u" {
                     cmd.args(["-h", "127.0.0.1", "-p", &port.to_string()]);
                 }
@@ -562,13 +567,7 @@ fn uri_scheme_in_capitals_works_as_in_redis_benchmark() {
     let mut both = Vec::new();
     for real_tool in [false, true] {
         let (did, opened) = footprint(&server, || {
-            let mut cmd = if real_tool {
-                Command::new("redis-benchmark")
-            } else {
-                let mut cmd = kvbench_command();
-                cmd.arg("redis-benchmark");
-                cmd
-            };
+            let mut cmd = either_tool(real_tool);
             cmd.args(args);
             let out = run_with_timeout(cmd, KVBENCH_TIMEOUT);
             assert!(out.status.success(), "real={real_tool}: {}", describe(&out));
