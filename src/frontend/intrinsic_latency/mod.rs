@@ -17,7 +17,6 @@ pub mod pin;
 pub mod probe;
 pub mod render;
 
-use std::cell::Cell;
 use std::ffi::OsString;
 use std::io::Write;
 
@@ -43,8 +42,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut line = String::new();
-    let reader_gone = Cell::new(false);
-    let measured = probe::measure(
+    let totals = probe::measure(
         options.duration,
         || signals::received().is_some(),
         |max_us| {
@@ -53,35 +51,25 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
             render::new_max(max_us, &mut line);
             out.write_all(line.as_bytes())
                 .and_then(|()| out.flush())
-                .map_err(|e| write_error(e, &reader_gone))
+                .map_err(write_error)
         },
-    );
-    let totals = match measured {
-        Err(_) if reader_gone.get() => return Ok(READER_GONE),
-        other => other?,
-    };
+    )?;
     line.clear();
     render::summary(&totals, &mut line);
-    let written = out.write_all(line.as_bytes()).and_then(|()| out.flush());
-    match written.map_err(|e| write_error(e, &reader_gone)) {
-        Err(_) if reader_gone.get() => return Ok(READER_GONE),
-        other => other?,
-    }
+    out.write_all(line.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(write_error)?;
     Ok(match signals::received() {
         Some(signal) => u8::try_from(signals::exit_code(signal)).unwrap_or(1),
         None => 0,
     })
 }
 
-/// The exit status once stdout's reader has gone (`| head -2`): 128 + SIGPIPE, what a
-/// shell reports for redis-cli, which that signal ends without a word.
-const READER_GONE: u8 = 128 + libc::SIGPIPE as u8;
-
-/// A failed write as an error, noting in `reader_gone` a reader that went away: that ends
-/// the test quietly, as it ends redis-cli.
-fn write_error(e: std::io::Error, reader_gone: &Cell<bool>) -> Error {
+/// A failed write as an error: a reader gone (`| head -2`) is [`Error::ReaderGone`],
+/// which ends the test quietly with 141, as SIGPIPE ends redis-cli.
+fn write_error(e: std::io::Error) -> Error {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
-        reader_gone.set(true);
+        return Error::ReaderGone;
     }
     Error::run(format!("cannot write the intrinsic latency figures: {e}"))
 }

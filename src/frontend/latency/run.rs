@@ -134,8 +134,8 @@ fn finish(outcome: Outcome, ended: Ended) -> Result<u8, Error> {
     }
     match ended {
         Ended::Done => Ok(0),
-        // What a shell reports for redis-cli there: killed by SIGPIPE.
-        Ended::ReaderGone => Ok(signals::exit_code(libc::SIGPIPE) as u8),
+        // Quiet, with what a shell reports for redis-cli there (killed by SIGPIPE).
+        Ended::ReaderGone => Err(Error::ReaderGone),
         Ended::Signal(signal) => Ok(signals::exit_code(signal) as u8),
         Ended::RunStopped => match outcome.signal {
             Some(signal) => Ok(signals::exit_code(signal) as u8),
