@@ -3,7 +3,8 @@
 //! the server saw: HELLO 3, or no HELLO), `--insecure` on TLS, and a reader that closes
 //! the pipe after its first line (`| head -1`), which ends the probe quietly with 141 as
 //! it ends redis-cli (killed by SIGPIPE), not with an error about the closed pipe, and
-//! `--askpass` (the password piped in, or typed at a terminal with echo off).
+//! `--askpass` (the password piped in, or typed at a terminal that shows a `*` per
+//! character, as redis-cli's does).
 
 mod common;
 
@@ -11,7 +12,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::{Child, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::{CONDITION_TIMEOUT, RedisServer, TestPki, kvbench, kvbench_command, wait_until};
 
@@ -228,9 +229,73 @@ fn echoes(fd: &OwnedFd) -> bool {
     t.c_lflag & libc::ECHO != 0
 }
 
+/// Whether the terminal whose user side is `user` has output waiting: with kvbench's
+/// stdout and stderr piped, only its echo of what was typed could be there.
+fn output_waiting(user: &std::fs::File) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut poll = libc::pollfd {
+        fd: user.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd; a zero timeout only looks.
+    assert!(unsafe { libc::poll(&mut poll, 1, 0) } >= 0);
+    poll.revents & libc::POLLIN != 0
+}
+
+/// All a pipe has given so far, gathered by a thread as it comes, so a test can wait for
+/// output with a deadline instead of sleeping.
+struct Gathered {
+    chunks: mpsc::Receiver<Vec<u8>>,
+    seen: Vec<u8>,
+}
+
+impl Gathered {
+    fn new(mut from: impl Read + Send + 'static) -> Gathered {
+        let (tx, chunks) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 256];
+            while let Ok(n @ 1..) = from.read(&mut buf) {
+                if tx.send(buf[..n].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+        Gathered {
+            chunks,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Waits until as many bytes as `want` holds have come, or the pipe closed, or
+    /// [`CONDITION_TIMEOUT`] passed, and asserts they are `want`, byte for byte.
+    fn expect(&mut self, want: &[u8]) {
+        let deadline = Instant::now() + CONDITION_TIMEOUT;
+        while self.seen.len() < want.len() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.chunks.recv_timeout(left) {
+                Ok(chunk) => self.seen.extend(chunk),
+                Err(_) => break,
+            }
+        }
+        assert_eq!(
+            self.seen.escape_ascii().to_string(),
+            want.escape_ascii().to_string()
+        );
+    }
+
+    /// Everything, once the pipe has closed (its writer has ended).
+    fn all(mut self) -> Vec<u8> {
+        while let Ok(chunk) = self.chunks.recv_timeout(CONDITION_TIMEOUT) {
+            self.seen.extend(chunk);
+        }
+        self.seen
+    }
+}
+
 /// kvbench with a terminal for stdin and pipes for stdout and stderr, once it has
-/// prompted (on stderr, as its stdout is not a terminal) with echo off.
-fn prompted_on_a_terminal(args: &[&str]) -> (Child, std::fs::File, OwnedFd) {
+/// prompted (on stderr, as its stdout is not a terminal) with echo off; its stderr so far.
+fn prompted_on_a_terminal(args: &[&str]) -> (Child, std::fs::File, OwnedFd, Gathered) {
     let (user, program) = pty();
     let mut child = kvbench_command()
         .args(args)
@@ -239,39 +304,54 @@ fn prompted_on_a_terminal(args: &[&str]) -> (Child, std::fs::File, OwnedFd) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("kvbench starts");
-    let mut stderr = child.stderr.take().expect("piped stderr");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut seen = Vec::new();
-        let mut byte = [0u8; 1];
-        while !seen.ends_with(b"Please input password: ") {
-            match stderr.read(&mut byte) {
-                Ok(1) => seen.push(byte[0]),
-                _ => break,
-            }
-        }
-        let _ = tx.send(seen);
-    });
-    let seen = rx.recv_timeout(CONDITION_TIMEOUT).expect("the prompt");
-    assert_eq!(seen, b"Please input password: ", "{args:?}");
+    let mut stderr = Gathered::new(child.stderr.take().expect("piped stderr"));
+    stderr.expect(PROMPT);
     // Echo went off before the prompt was written.
     assert!(!echoes(&program), "echo is off at the prompt");
-    (child, user, program)
+    (child, user, program, stderr)
+}
+
+const PROMPT: &[u8] = b"Please input password: ";
+
+/// What takes one `*` off a terminal's line: back, blank, back.
+const ERASE: &[u8] = b"\x08 \x08";
+
+/// How `child` ended, waiting for it up to [`CONDITION_TIMEOUT`].
+fn ended(child: &mut Child) -> ExitStatus {
+    let mut status = None;
+    wait_until("kvbench to end", CONDITION_TIMEOUT, || {
+        status = child.try_wait().expect("wait");
+        status.is_some()
+    });
+    status.expect("ended")
 }
 
 #[test]
-fn askpass_on_a_terminal_turns_echo_off_and_back_on_ctrl_c_included() {
+fn askpass_on_a_terminal_shows_a_star_per_character_and_restores_the_terminal() {
     let server = RedisServer::start_with(&["--requirepass", "secret"]);
     let port = server.port.to_string();
     let argv = ["latency", "-p", &port, "--askpass", "--raw", "-i", "0.2"];
 
-    let (mut child, mut user, program) = prompted_on_a_terminal(&argv);
-    user.write_all(b"secret\n").expect("type the password");
-    let mut status = None;
-    wait_until("the probe to end", CONDITION_TIMEOUT, || {
-        status = child.try_wait().expect("wait");
-        status.is_some()
-    });
+    // A `*` for each key as it comes, a Backspace (DEL or ^H) takes one off, and one
+    // on an empty line shows nothing; the terminal echoes none of it in clear.
+    server.config_resetstat();
+    let (mut child, mut user, program, mut stderr) = prompted_on_a_terminal(&argv);
+    let mut shown = PROMPT.to_vec();
+    for (keys, shows) in [
+        (&b"\x7fsecrx"[..], &b"*****"[..]),
+        (b"\x7f", ERASE),
+        (b"ey", b"**"),
+        (b"\x08", ERASE),
+        (b"t", b"*"),
+    ] {
+        user.write_all(keys).expect("type");
+        shown.extend(shows);
+        stderr.expect(&shown);
+        assert!(!output_waiting(&user), "the terminal echoed {keys:?}");
+    }
+    // Enter: the line ends, and "secret", typed with two keys rubbed out, is let in.
+    user.write_all(b"\r").expect("type Enter");
+    let status = ended(&mut child);
     let mut stdout = String::new();
     child
         .stdout
@@ -279,21 +359,44 @@ fn askpass_on_a_terminal_turns_echo_off_and_back_on_ctrl_c_included() {
         .expect("piped stdout")
         .read_to_string(&mut stdout)
         .expect("read stdout");
-    assert!(status.expect("ended").success(), "{stdout:?}");
-    assert_eq!(stdout.split(' ').count(), 4, "{stdout:?}");
+    shown.push(b'\n');
+    assert_eq!(
+        stderr.all().escape_ascii().to_string(),
+        shown.escape_ascii().to_string()
+    );
+    assert!(status.success(), "{stdout:?}");
+    let fields: Vec<&str> = stdout.split(' ').collect();
+    assert_eq!(fields.len(), 4, "{stdout:?}");
+    let samples: u64 = fields[3].trim().parse().expect("a sample count");
+    let pings = server.commandstats().get("ping").copied().unwrap_or(0);
+    assert!(
+        samples >= 1 && pings >= samples,
+        "{pings} pings for {stdout:?}"
+    );
     assert!(echoes(&program), "echo is back on after the line");
 
-    // Ctrl-C at the prompt: the terminal as it was, 128 + SIGINT, no probe sent.
+    // Ctrl-D on an empty line: no password, refused as stdin's end on a pipe is, with
+    // the prompt's line ended first; the terminal as it was, nothing sent.
     server.config_resetstat();
-    let (mut child, _user, program) = prompted_on_a_terminal(&argv);
+    let (mut child, mut user, program, stderr) = prompted_on_a_terminal(&argv);
+    user.write_all(b"\x04").expect("type ^D");
+    assert_eq!(ended(&mut child).code(), Some(1));
+    let err = String::from_utf8(stderr.all()).expect("text");
+    let rest = err
+        .strip_prefix("Please input password: \n")
+        .unwrap_or_else(|| panic!("{err:?}"));
+    assert!(
+        rest.starts_with("error: --askpass read an empty password"),
+        "{err:?}"
+    );
+    assert_eq!(rest.lines().count(), 1, "{err:?}");
+    assert!(echoes(&program), "echo is back on after ^D");
+
+    // Ctrl-C at the prompt: the terminal as it was, 128 + SIGINT, no probe sent.
+    let (mut child, _user, program, _stderr) = prompted_on_a_terminal(&argv);
     // SAFETY: kill has no memory preconditions; the child is not reaped yet.
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
-    let mut status = None;
-    wait_until("kvbench to end on Ctrl-C", CONDITION_TIMEOUT, || {
-        status = child.try_wait().expect("wait");
-        status.is_some()
-    });
-    assert_eq!(status.expect("ended").code(), Some(130));
+    assert_eq!(ended(&mut child).code(), Some(130));
     assert!(echoes(&program), "echo is back on after Ctrl-C");
     assert_eq!(server.commandstats().get("ping"), None, "no probe was sent");
 }

@@ -78,9 +78,9 @@ struct Flags {
     #[arg(long)]
     no_auth_warning: bool,
 
-    /// Read the password as one line from standard input (echo off on a terminal, after
-    /// the prompt "Please input password: "), as redis-cli --askpass; it wins over -a and
-    /// the variables.
+    /// Read the password as one line from standard input (on a terminal after the prompt
+    /// "Please input password: ", each character shown as *), as redis-cli --askpass; it
+    /// wins over -a and the variables.
     #[arg(long)]
     askpass: bool,
 

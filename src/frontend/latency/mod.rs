@@ -12,7 +12,7 @@
 //!
 //! | module | its one job |
 //! | --- | --- |
-//! | [`askpass`] | `--askpass`: the password as one line from stdin, echo off on a terminal |
+//! | [`askpass`] | `--askpass`: the password as one line from stdin, a `*` per character on a terminal |
 //! | [`flags`] | the flags as typed, validated into [`Options`]; `-P` picks PING or `version` |
 //! | [`windows`] | when a window ends and what to print: live, one-shot, history, spectrum |
 //! | [`window_stats`] | one window's exact min/max/mean and its HdrHistogram (µs) |
