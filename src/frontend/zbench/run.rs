@@ -8,12 +8,17 @@
 //!   SIGTERM / SIGHUP: "received SIGTERM" / "received SIGHUP")
 //! results -> summary (+ Average zcard | reply histogram) -> -json-out-file
 //!         -> stderr: what a frozen server left unanswered (-rps: unfinished)
+//! stdout's reader gone (EPIPE, `| head -3`): nothing more printed, the run stopped as
+//!   Ctrl-C stops it, -json-out-file written, Error::ReaderGone
 //! ```
 //!
 //! Exit status: 0; 1 for a bad flag or a failed run; 128 + the signal after Ctrl-C,
-//! SIGTERM or SIGHUP.
+//! SIGTERM or SIGHUP; 141, silently, once stdout's reader has gone (what a shell reports
+//! for redis-zbench-go there: Go's runtime ends a program whose write to stdout fails
+//! with EPIPE by SIGPIPE).
 
 use std::ffi::OsString;
+use std::io::{ErrorKind, Write};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -67,15 +72,30 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
     let added = Arc::new(Added::default());
     let plan = Arc::new(zb_plan::plan(&spec, server, Arc::clone(&added)));
     signals::install();
-    print_now(&render::header(&spec));
-    print_now(&render::progress_header());
     let mut live = Live {
+        out: Out::new(std::io::stdout()),
         progress: Progress::new(render::total_commands(&spec)),
         reply_sizes: ReplySizes::new(),
     };
+    live.out.print(&render::header(&spec));
+    live.out.print(&render::progress_header());
+    if live.out.reader_gone {
+        // Gone before the run: redis-zbench-go dies here, before its first command, and
+        // so no command is sent. The file asked for is written all the same (cut short,
+        // nothing measured), so it never keeps an older run's figures.
+        if let Some(path) = &spec.json_out_file {
+            let mut results = Results::empty("ALL STATS".to_string(), None);
+            results.interrupted = true;
+            write_json(&spec, &plan, path, &results)?;
+        }
+        return Err(Error::ReaderGone);
+    }
     let mut outcome = engine::run(&plan, &mut live);
+    // The reader went away during the run and stopped it, as Ctrl-C does: the figures are
+    // the run's so far, and the file says the run was cut short.
+    let cut_short = live.out.reader_gone;
     if let Some(signal) = outcome.signal {
-        print_now(render::interrupted(signal));
+        live.out.print(render::interrupted(signal));
     }
     if let Some(err) = outcome.error.take() {
         // What was measured before the failure is still worth showing; a run that failed
@@ -83,36 +103,47 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         // password) has nothing to show, so it only ends the progress row, and the error
         // stands alone. The JSON file is written either way, saying why, so a script
         // finds the failure there and never an older run's figures.
+        let mut written = Ok(());
         match outcome.runs.pop() {
             Some(mut results) => {
                 if succeeded(&results) {
-                    print_now(&summary(&spec, &results, &live, &added));
+                    let text = summary(&spec, &results, &live.reply_sizes, &added);
+                    live.out.print(&text);
                 } else {
-                    print_now("\n");
+                    live.out.print("\n");
                 }
                 // A frozen server ends a run by -reply-timeout: what it left unanswered
-                // is said before the error, which stays the last line.
-                warn_unanswered(&results);
+                // is said before the error, which stays the last line; not once stdout's
+                // reader has gone, which ends quietly (the summary it qualifies unread).
+                if !live.out.reader_gone {
+                    warn_unanswered(&results);
+                }
                 if let Some(path) = &spec.json_out_file {
                     results.title = "ALL STATS".to_string();
                     results.stopped_by = Some(err.to_string());
-                    // The run's own error is the one to exit with; a file that could not
-                    // be written is said first.
-                    if let Err(write_err) = write_json(&spec, &plan, path, &results) {
-                        eprintln_safe!("error: {write_err}");
-                    }
+                    results.interrupted |= cut_short;
+                    written = write_json(&spec, &plan, path, &results);
                 }
             }
             None => {
-                print_now("\n");
+                live.out.print("\n");
                 // The run never began (cluster discovery failed): the file says why.
                 if let Some(path) = &spec.json_out_file {
                     let results = Results::empty("ALL STATS".to_string(), Some(err.to_string()));
-                    if let Err(write_err) = write_json(&spec, &plan, path, &results) {
-                        eprintln_safe!("error: {write_err}");
-                    }
+                    written = write_json(&spec, &plan, path, &results);
                 }
             }
+        }
+        if live.out.reader_gone {
+            // As the memtier front end ends: a file not written is still said (exit 1),
+            // else the end is quiet, the run's error kept in the file's "Stopped by error".
+            written?;
+            return Err(Error::ReaderGone);
+        }
+        // The run's own error is the one to exit with; a file that could not be written
+        // is said first.
+        if let Err(write_err) = written {
+            eprintln_safe!("error: {write_err}");
         }
         return Err(err);
     }
@@ -120,12 +151,18 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
         return Ok(0);
     };
     results.title = "ALL STATS".to_string();
-    print_now(&summary(&spec, &results, &live, &added));
-    warn_unfinished(&results);
-    warn_unanswered(&results);
+    results.interrupted |= cut_short;
+    let text = summary(&spec, &results, &live.reply_sizes, &added);
+    live.out.print(&text);
+    if !live.out.reader_gone {
+        warn_unfinished(&results);
+        warn_unanswered(&results);
+    }
     if let Some(path) = &spec.json_out_file {
         write_json(&spec, &plan, path, &results)?;
     }
+    // The file is whole: a reader gone now ends the invocation, quietly.
+    live.out.still_read()?;
     // As the memtier front end: a run in which the server refused every command measured
     // the server's refusals, not the benchmark, and must not pass for one.
     if let Some(totals) = results.totals()
@@ -181,7 +218,12 @@ fn succeeded(results: &Results) -> bool {
 }
 
 /// The summary block of a run's results.
-fn summary(spec: &ZbenchSpec, results: &Results, live: &Live, added: &Added) -> String {
+fn summary(
+    spec: &ZbenchSpec,
+    results: &Results,
+    reply_sizes: &ReplySizes,
+    added: &Added,
+) -> String {
     let row = results.command_rows().first().or(results.totals());
     let empty = crate::stats::new_histogram();
     let (issued, errors, latency) = match row {
@@ -206,7 +248,7 @@ fn summary(spec: &ZbenchSpec, results: &Results, live: &Live, added: &Added) -> 
         // no figure of the run's: 0, beside its 0 commands.
         average_zcard: (!query && added_any)
             .then(|| added.average().filter(|_| issued > 0).unwrap_or(0.0)),
-        reply_sizes: query.then_some(&live.reply_sizes),
+        reply_sizes: query.then_some(reply_sizes),
     })
 }
 
@@ -266,13 +308,57 @@ fn write_json(
     report::write_atomic(path, json.as_bytes())
 }
 
+/// Standard output as zbench prints to it: as it goes, each text flushed (a progress row
+/// has no newline to flush it). A write that finds the reader gone (EPIPE: `| head -3`
+/// has read its lines) is where SIGPIPE ends redis-zbench-go: from then on nothing more is
+/// written, the run is stopped ([`Live::stop_requested`]) and the invocation ends as
+/// [`Error::ReaderGone`]. Any other failed write is dropped, as `print_now` drops it.
+struct Out<W: Write> {
+    writer: W,
+    reader_gone: bool,
+}
+
+impl<W: Write> Out<W> {
+    fn new(writer: W) -> Self {
+        Out {
+            writer,
+            reader_gone: false,
+        }
+    }
+
+    /// Writes and flushes `text`, unless the reader has gone.
+    fn print(&mut self, text: &str) {
+        if self.reader_gone {
+            return;
+        }
+        let written = self
+            .writer
+            .write_all(text.as_bytes())
+            .and_then(|()| self.writer.flush());
+        if let Err(e) = written
+            && e.kind() == ErrorKind::BrokenPipe
+        {
+            self.reader_gone = true;
+        }
+    }
+
+    /// [`Error::ReaderGone`] once a write found the reader gone.
+    fn still_read(&self) -> Result<(), Error> {
+        match self.reader_gone {
+            true => Err(Error::ReaderGone),
+            false => Ok(()),
+        }
+    }
+}
+
 /// The live part of the output: one progress row a second, and the reply sizes.
-struct Live {
+struct Live<W: Write> {
+    out: Out<W>,
     progress: Progress,
     reply_sizes: ReplySizes,
 }
 
-impl RunObserver for Live {
+impl<W: Write> RunObserver for Live<W> {
     fn second(&mut self, second: &Second<'_>) {
         let start = Duration::from_secs(u64::from(second.index));
         let interval = second
@@ -294,6 +380,115 @@ impl RunObserver for Live {
         if let Some(sizes) = second.last.reply_sizes.as_deref() {
             self.reply_sizes.merge(sizes);
         }
-        print_now(&self.progress.row(&tick));
+        let row = self.progress.row(&tick);
+        self.out.print(&row);
+    }
+
+    /// A row that found stdout's reader gone ends the run, as Ctrl-C would: the engine
+    /// stops its clients the same way (no request more is sent) and hands back what was
+    /// measured, for `-json-out-file`. redis-zbench-go dies of SIGPIPE at that write;
+    /// carrying on would load the server for figures no one reads.
+    fn stop_requested(&mut self) -> bool {
+        self.out.reader_gone
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::io;
+
+    use super::*;
+    use crate::stats::OpStats;
+
+    /// A stdout whose writes go as scripted: each takes the next outcome (`None` accepts,
+    /// `Some(kind)` fails so), and accepts once the script is done.
+    #[derive(Default)]
+    struct Pipe {
+        script: VecDeque<Option<ErrorKind>>,
+        written: String,
+    }
+
+    impl Pipe {
+        fn scripted(script: &[Option<ErrorKind>]) -> Self {
+            Pipe {
+                script: script.iter().copied().collect(),
+                written: String::new(),
+            }
+        }
+    }
+
+    impl Write for Pipe {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if let Some(Some(kind)) = self.script.pop_front() {
+                return Err(io::Error::from(kind));
+            }
+            self.written.push_str(&String::from_utf8_lossy(buf));
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_reader_gone_ends_the_output_there() {
+        let mut out = Out::new(Pipe::scripted(&[None, Some(ErrorKind::BrokenPipe)]));
+        out.print("header\n");
+        assert_eq!(out.still_read(), Ok(()));
+        out.print("row\t\r");
+        // Even once the pipe would take it again (the script is done), nothing more goes:
+        // the first EPIPE is where redis-zbench-go died.
+        out.print("summary\n");
+        assert!(out.reader_gone);
+        assert_eq!(out.still_read(), Err(Error::ReaderGone));
+        assert_eq!(out.writer.written, "header\n");
+    }
+
+    #[test]
+    fn another_failed_write_is_dropped_and_the_output_goes_on() {
+        let mut out = Out::new(Pipe::scripted(&[Some(ErrorKind::StorageFull), None]));
+        out.print("lost\n");
+        out.print("kept\n");
+        assert!(!out.reader_gone);
+        assert_eq!(out.still_read(), Ok(()));
+        assert_eq!(out.writer.written, "kept\n");
+    }
+
+    fn second_at<'a>(index: u32, stats: &'a OpStats) -> Second<'a> {
+        Second {
+            run: 1,
+            index,
+            elapsed: Duration::from_secs(u64::from(index) + 1),
+            percent: 0.0,
+            threads_running: 1,
+            connections: 1,
+            connected: 1,
+            rows: std::slice::from_ref(stats),
+            last: stats,
+            so_far: stats,
+        }
+    }
+
+    #[test]
+    fn a_row_that_finds_the_reader_gone_stops_the_run() {
+        let mut live = Live {
+            out: Out::new(Pipe::scripted(&[None, Some(ErrorKind::BrokenPipe)])),
+            progress: Progress::new(1_000_000),
+            reply_sizes: ReplySizes::new(),
+        };
+        let mut stats = OpStats::new();
+        stats.record(100, 10, 10);
+        live.second(&second_at(0, &stats));
+        assert!(!live.stop_requested(), "the first row was read");
+        live.second(&second_at(1, &stats));
+        assert!(
+            live.stop_requested(),
+            "the second row found the reader gone"
+        );
+        live.second(&second_at(2, &stats));
+        assert_eq!(live.out.writer.written.matches("\t\r").count(), 1);
+        assert_eq!(live.out.still_read(), Err(Error::ReaderGone));
     }
 }
