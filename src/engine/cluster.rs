@@ -19,7 +19,7 @@ use rustls::Error as TlsError;
 use crate::engine::deadline_stream::{self, DeadlineStream};
 use crate::engine::failure::describe;
 use crate::engine::tls;
-use crate::plan::{Endpoint, Plan};
+use crate::plan::{AddressChoice, Endpoint, Plan};
 use crate::protocol::decimal;
 use crate::protocol::resp::RespDecoder;
 use crate::protocol::resp_value::{Value, value};
@@ -240,10 +240,11 @@ pub fn parse_redirect(text: &[u8]) -> Option<Redirect> {
     }
 }
 
-/// Resolves a node's address (blocking: before the run only; the event loops ask
-/// [`crate::engine::resolver::Resolver`]).
-fn resolve_node(host: &str, port: u16) -> Option<Node> {
-    let addr = (host, port).to_socket_addrs().ok()?.next()?;
+/// Resolves a node's address, picked among the name's as `choice` says (blocking: before
+/// the run only; the event loops ask [`crate::engine::resolver::Resolver`]).
+fn resolve_node(host: &str, port: u16, choice: AddressChoice) -> Option<Node> {
+    let resolved: Vec<SocketAddr> = (host, port).to_socket_addrs().ok()?.collect();
+    let addr = choice.pick(&resolved)?;
     Some(Node {
         host: host.to_string(),
         port,
@@ -389,7 +390,8 @@ fn ask_slots(
             String::from_utf8_lossy(e),
             plan.names.cluster_mode
         )),
-        Some(value) => slot_map(&value, host).and_then(Topology::resolve),
+        Some(value) => slot_map(&value, host)
+            .and_then(|map| Topology::resolve(map, plan.server.address_choice)),
         None => Err(format!("no answer to CLUSTER SLOTS from {peer}")),
     }
 }
@@ -466,13 +468,14 @@ pub fn slot_map(reply: &Value, seed_host: &str) -> Result<SlotMap, String> {
 }
 
 impl Topology {
-    /// Resolves every master of `map` (a blocking lookup: before the run only).
-    pub fn resolve(map: SlotMap) -> Result<Topology, String> {
+    /// Resolves every master of `map`, each name's address picked as `choice` says (a
+    /// blocking lookup: before the run only).
+    pub fn resolve(map: SlotMap, choice: AddressChoice) -> Result<Topology, String> {
         let nodes = map
             .nodes
             .iter()
             .map(|(host, port)| {
-                resolve_node(host, *port)
+                resolve_node(host, *port, choice)
                     .ok_or_else(|| format!("cannot resolve cluster node {host}:{port}"))
             })
             .collect::<Result<_, _>>()?;
@@ -662,7 +665,7 @@ mod tests {
                 ("127.0.0.1".to_string(), 7001)
             ]
         );
-        let topo = Topology::resolve(map).expect("resolves");
+        let topo = Topology::resolve(map, AddressChoice::AsResolved).expect("resolves");
         assert_eq!(topo.nodes[1].port, 7001);
         assert_eq!(topo.slot_owner[0], 0);
         assert_eq!(topo.slot_owner[8191], 0);

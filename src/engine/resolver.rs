@@ -3,7 +3,8 @@
 //! its own does the blocking DNS lookup, and the answer waits in a shared cache.
 //!
 //! IP literals need no lookup and are answered at once; so are the names cluster
-//! discovery resolved before the run.
+//! discovery resolved before the run. Among a name's addresses the one the front end's
+//! tool would take is kept ([`AddressChoice`]: IPv4 first for redis-benchmark's).
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
@@ -11,6 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 
 use crossbeam_channel::Sender;
+
+use crate::plan::AddressChoice;
 
 /// What is known of a `host:port`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,8 +34,12 @@ pub struct Resolver {
 }
 
 impl Resolver {
-    /// A resolver that already knows `known` (names resolved before the run).
-    pub fn start(known: impl IntoIterator<Item = (String, u16, SocketAddr)>) -> Resolver {
+    /// A resolver that already knows `known` (names resolved before the run) and picks
+    /// among a new name's addresses as `choice` says.
+    pub fn start(
+        known: impl IntoIterator<Item = (String, u16, SocketAddr)>,
+        choice: AddressChoice,
+    ) -> Resolver {
         let cache: HashMap<(String, u16), Lookup> = known
             .into_iter()
             .map(|(host, port, addr)| ((host, port), Lookup::Ready(addr)))
@@ -46,10 +53,11 @@ impl Resolver {
             .name("kvbench-resolver".to_string())
             .spawn(move || {
                 for (host, port) in rx {
-                    let found = (host.as_str(), port)
+                    let resolved: Vec<SocketAddr> = (host.as_str(), port)
                         .to_socket_addrs()
-                        .ok()
-                        .and_then(|mut addrs| addrs.next());
+                        .map(Iterator::collect)
+                        .unwrap_or_default();
+                    let found = choice.pick(&resolved);
                     let answer = found.map_or(Lookup::Failed, Lookup::Ready);
                     shared
                         .lock()
@@ -95,7 +103,10 @@ mod tests {
     #[test]
     fn ip_literals_and_known_names_answer_at_once() {
         let seed: SocketAddr = ([10, 0, 0, 1], 7000).into();
-        let r = Resolver::start([("node-a".to_string(), 7000, seed)]);
+        let r = Resolver::start(
+            [("node-a".to_string(), 7000, seed)],
+            AddressChoice::AsResolved,
+        );
         assert_eq!(
             r.lookup("127.0.0.1", 7001),
             Lookup::Ready(([127, 0, 0, 1], 7001).into())
@@ -121,7 +132,7 @@ mod tests {
 
     #[test]
     fn names_resolve_in_the_background() {
-        let r = Resolver::start([]);
+        let r = Resolver::start([], AddressChoice::Ipv4First);
         match settle(&r, "localhost", 6379) {
             Lookup::Ready(addr) => assert!(addr.ip().is_loopback()),
             other => panic!("localhost: {other:?}"),

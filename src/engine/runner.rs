@@ -110,9 +110,12 @@ pub fn prepare(plan: &Plan) -> Result<Prepared, String> {
     };
     // Names a MOVED or a refreshed slot map brings are looked up off the event loops;
     // the masters found now are known already.
-    let resolver = topology
-        .as_ref()
-        .map(|t| Resolver::start(t.nodes.iter().map(|n| (n.host.clone(), n.port, n.addr))));
+    let resolver = topology.as_ref().map(|t| {
+        Resolver::start(
+            t.nodes.iter().map(|n| (n.host.clone(), n.port, n.addr)),
+            plan.server.address_choice,
+        )
+    });
     Ok(Prepared { topology, resolver })
 }
 

@@ -6,7 +6,8 @@
 //! ```text
 //! Plan
 //!   server    where and how to connect: endpoint, protocol, credentials, database, TLS,
-//!             set-up commands, cluster mode and routing
+//!             set-up commands, cluster mode and routing, which of a name's addresses
+//!             the engine takes ([`address`])
 //!   load      threads x clients, pipeline, runs, when a run stops, the load's shape,
 //!             pacing (closed loop, or an open-loop rate), warm-up, rate sweep, what an
 //!             error reply does, this process's shard of a workload spread over several,
@@ -17,6 +18,7 @@
 //!             progress)
 //! ```
 
+pub mod address;
 pub mod names;
 pub mod pacing;
 pub mod pool;
@@ -36,6 +38,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+pub use address::AddressChoice;
 pub use names::FlagNames;
 pub use pacing::{Arrival, Pacing, Rate, RateSweep, Slo};
 pub use pool::{Distribution, Member, Pool};
@@ -115,6 +118,9 @@ pub struct Server {
     pub pool: Option<Arc<Pool>>,
     /// Replica visibility: poll tracked writes on another endpoint.
     pub visibility: Option<VisibilityProbe>,
+    /// How a host name the engine meets on its own (a cluster's masters, a redirection's
+    /// target) becomes an address: as the front end's tool picks one.
+    pub address_choice: AddressChoice,
 }
 
 /// When a run stops.
@@ -450,6 +456,7 @@ impl Plan {
                 setup: Setup::default(),
                 pool: None,
                 visibility: None,
+                address_choice: AddressChoice::AsResolved,
             },
             load: Load {
                 threads: 1,

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use clap::Args;
 
 use crate::error::{Error, Result};
-use crate::plan::{Endpoint, TlsSettings};
+use crate::plan::{AddressChoice, Endpoint, TlsSettings};
 use crate::protocol::Credentials;
 use tls::TlsFlags;
 use uri::UriParts;
@@ -153,11 +153,13 @@ pub enum Family {
 }
 
 impl Family {
-    fn allows(self, addr: &SocketAddr) -> bool {
+    /// How a host's address is picked: `-4` / `-6` keep their family, and without either
+    /// the front end's tool decides (`unspecified`).
+    pub fn choice(self, unspecified: AddressChoice) -> AddressChoice {
         match self {
-            Family::Any => true,
-            Family::V4 => addr.is_ipv4(),
-            Family::V6 => addr.is_ipv6(),
+            Family::Any => unspecified,
+            Family::V4 => AddressChoice::Ipv4Only,
+            Family::V6 => AddressChoice::Ipv6Only,
         }
     }
 
@@ -175,6 +177,9 @@ impl Family {
 #[derive(Clone, Debug)]
 pub struct Target {
     pub family: Family,
+    /// How the host's address is picked without `-4` / `-6`: memtier's way (the resolver's
+    /// first) unless the front end says otherwise ([`Target::preferring`]).
+    unspecified: AddressChoice,
     /// The URI's credentials, else `-a`'s.
     pub credentials: Option<Credentials>,
     /// The database the URI names, if it names one.
@@ -232,6 +237,7 @@ impl ConnectionArgs {
         }
         Ok(Target {
             family: self.family(),
+            unspecified: AddressChoice::AsResolved,
             credentials: uri.credentials.clone().or(flag_credentials),
             uri_db: uri.db,
             uri,
@@ -261,6 +267,20 @@ impl ConnectionArgs {
 }
 
 impl Target {
+    /// The same target, its host's address picked as `choice` says when neither `-4` nor
+    /// `-6` is given (`kvbench latency`: IPv4 first, as redis-cli's hiredis does).
+    pub fn preferring(self, choice: AddressChoice) -> Target {
+        Target {
+            unspecified: choice,
+            ..self
+        }
+    }
+
+    /// How this target's host names become addresses.
+    pub fn address_choice(&self) -> AddressChoice {
+        self.family.choice(self.unspecified)
+    }
+
     /// Phase 2: the Unix socket, or the host resolved once (so a typo in it is a usage
     /// error, not a connection error in every client); then TLS, its files read and
     /// checked now, before any connection.
@@ -286,7 +306,7 @@ impl Target {
                     .or_else(|| args.host.last().map(|h| unbracket(h).to_string()))
                     .unwrap_or_else(|| DEFAULT_HOST.to_string());
                 let port = self.uri.port.or(self.flag_port).unwrap_or(DEFAULT_PORT);
-                let addr = resolve(&host, port, self.family)?;
+                let addr = resolve(&host, port, self.address_choice())?;
                 (
                     Endpoint::Tcp {
                         host: host.clone(),
@@ -349,21 +369,20 @@ fn unbracket(host: &str) -> &str {
         .unwrap_or(host)
 }
 
-/// Resolves `host` once, keeping the first address of the family asked for.
-pub fn resolve(host: &str, port: u16, family: Family) -> Result<SocketAddr> {
+/// Resolves `host` once, keeping the address `choice` picks.
+pub fn resolve(host: &str, port: u16, choice: AddressChoice) -> Result<SocketAddr> {
     let cannot = |why: &str| usage(format!("cannot resolve host '{host}'{why}"));
-    let addrs = (host, port).to_socket_addrs().map_err(|_| cannot(""))?;
-    let mut any = false;
-    for addr in addrs {
-        any = true;
-        if family.allows(&addr) {
-            return Ok(addr);
+    let resolved: Vec<SocketAddr> = (host, port)
+        .to_socket_addrs()
+        .map_err(|_| cannot(""))?
+        .collect();
+    choice.pick(&resolved).ok_or_else(|| {
+        // Addresses there were, none of the family asked for: say which flag ruled them out.
+        match (resolved.is_empty(), choice) {
+            (false, AddressChoice::Ipv4Only) => cannot(" to an IPv4 address (-4)"),
+            (false, AddressChoice::Ipv6Only) => cannot(" to an IPv6 address (-6)"),
+            _ => cannot(""),
         }
-    }
-    Err(match (any, family) {
-        (true, Family::V4) => cannot(" to an IPv4 address (-4)"),
-        (true, Family::V6) => cannot(" to an IPv6 address (-6)"),
-        _ => cannot(""),
     })
 }
 

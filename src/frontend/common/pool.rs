@@ -151,7 +151,7 @@ impl PoolArgs {
         for raw in listed {
             let (host, port, weight) = parse_member(raw.trim(), default_port)?;
             weighted |= weight.is_some();
-            let addr = resolve(&host, port, target.family)?;
+            let addr = resolve(&host, port, target.address_choice())?;
             let endpoint = Endpoint::Tcp { host, addr };
             if members
                 .iter()

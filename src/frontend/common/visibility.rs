@@ -90,7 +90,7 @@ impl VisibilityArgs {
                     usage("--visibility-timeout must be milliseconds from 1 to 3600000.")
                 })?,
         };
-        let addr = resolve(host, port, target.family)?;
+        let addr = resolve(host, port, target.address_choice())?;
         Ok(Some(VisibilityProbe {
             endpoint: Endpoint::Tcp {
                 host: host.to_string(),

@@ -3,7 +3,8 @@
 //! times handed back over a channel.
 //!
 //! ```text
-//! -h/-p/-s/-u/-n, -a/--user, TLS, -P -> Server (resolved, TLS built, before any socket)
+//! -h/-p/-s/-u/-n, -a/--user, TLS, -P -> Server (resolved, IPv4 first as redis-cli's
+//!                                      hiredis picks; TLS built, before any socket)
 //! default                           -> closed loop, a 10 ms think time after each reply
 //!                                      (redis-cli: send, reply, wait 10 ms)
 //! --open-loop                       -> 100 probes a second on a fixed schedule
@@ -17,8 +18,8 @@ use super::windows::Mode;
 use crate::error::{Error, Result};
 use crate::frontend::common::parse_credentials;
 use crate::plan::{
-    Arrival, ClusterRouting, DataSet, ErrorReplies, FlagNames, Load, LoadShape, Outputs, Pacing,
-    Plan, Rate, SampleSink, Seeding, Server, Setup, Shard, StopAt, Workload,
+    AddressChoice, Arrival, ClusterRouting, DataSet, ErrorReplies, FlagNames, Load, LoadShape,
+    Outputs, Pacing, Plan, Rate, SampleSink, Seeding, Server, Setup, Shard, StopAt, Workload,
 };
 use crate::protocol::Credentials;
 use crate::workload::keys::{KeyConfig, KeyPattern};
@@ -48,7 +49,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The plan that probes the server `options` name, handing every reply's times to `sink`.
 /// Resolves the host and reads the TLS files: every usage error is found here.
 pub fn probe_plan(options: &Options, sink: SampleSink) -> Result<Plan> {
-    let target = options.conn.target()?;
+    // redis-cli connects through hiredis, which looks for an IPv4 address first and for
+    // an IPv6 one only when there is none.
+    let target = options.conn.target()?.preferring(AddressChoice::Ipv4First);
     // `-a`'s text, when the credentials are its (a URI's win over it).
     let password_flag = options
         .conn
@@ -114,6 +117,7 @@ pub fn probe_plan(options: &Options, sink: SampleSink) -> Result<Plan> {
             setup: Setup::default(),
             pool: None,
             visibility: None,
+            address_choice: target.address_choice(),
         },
         load: Load {
             threads: 1,

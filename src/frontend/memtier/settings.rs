@@ -15,8 +15,8 @@ use crate::frontend::memtier::show_config::shown_options;
 use crate::frontend::memtier::{arbitrary, dataset, open_loop, shape};
 use crate::plan::workload::Arbitrary;
 use crate::plan::{
-    ClusterRouting, Endpoint, ErrorReplies, FlagNames, Load, Outputs, Plan, Refill, Seeding,
-    Server, Setup, Shard, StopAt, Workload,
+    AddressChoice, ClusterRouting, Endpoint, ErrorReplies, FlagNames, Load, Outputs, Plan, Refill,
+    Seeding, Server, Setup, Shard, StopAt, Workload,
 };
 use crate::protocol::Protocol;
 use crate::workload::keys::{KeyConfig, KeyPattern};
@@ -293,6 +293,9 @@ impl Settings {
                 setup: Setup::default(),
                 pool,
                 visibility,
+                // memtier connects to a cluster's nodes by getaddrinfo's first address
+                // (AF_UNSPEC), -4 / -6 or not.
+                address_choice: AddressChoice::AsResolved,
             },
             load: Load {
                 threads: threads as usize,

@@ -26,9 +26,9 @@ use super::suite::{SlotTags, Test};
 use crate::error::Error;
 use crate::frontend::common::tls::{self, TlsFlags};
 use crate::plan::{
-    Arrival, ClusterRouting, DataSet, Endpoint, ErrorReplies, FlagNames, Load, LoadShape, Outputs,
-    Pacing, Plan, Rate, Refill, Seeding, Server, Setup, SetupStyle, Shard, StopAt, Templated,
-    TlsSettings, Workload,
+    AddressChoice, Arrival, ClusterRouting, DataSet, Endpoint, ErrorReplies, FlagNames, Load,
+    LoadShape, Outputs, Pacing, Plan, Rate, Refill, Seeding, Server, Setup, SetupStyle, Shard,
+    StopAt, Templated, TlsSettings, Workload,
 };
 use crate::protocol::Protocol;
 use crate::stats::RowName;
@@ -117,14 +117,19 @@ pub fn server(spec: &BenchmarkSpec) -> Result<Server, ServerError> {
         },
         pool: None,
         visibility: None,
+        // --cluster's masters are reached through hiredis too.
+        address_choice: AddressChoice::Ipv4First,
     })
 }
 
-/// The first address of `host:port`, or the resolver's reason in its own words
+/// The address of `host:port` redis-benchmark's hiredis connects to (an IPv4 one first,
+/// an IPv6 one only when there is none), or the resolver's reason in its own words
 /// (`Name or service not known`, as redis-benchmark quotes it from `gai_strerror`).
 fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
     match (host, port).to_socket_addrs() {
-        Ok(mut addrs) => addrs.next().ok_or_else(|| "No address found".to_string()),
+        Ok(addrs) => AddressChoice::Ipv4First
+            .pick(&addrs.collect::<Vec<_>>())
+            .ok_or_else(|| "No address found".to_string()),
         // std words the failure `failed to lookup address information: REASON`; the
         // REASON is what the C library said, which is what redis-benchmark prints.
         Err(e) => {

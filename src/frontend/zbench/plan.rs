@@ -4,14 +4,15 @@
 //! one total rate, reply sizes counted for a query.
 //!
 //! ```text
-//! -h -p -a (--user, -u, TLS)      -> Server (cluster routing by key with -oss-cluster)
+//! -h -p -a (--user, -u, TLS)      -> Server (cluster routing by key with -oss-cluster;
+//!                                    the host's addresses tried in Go's order)
 //! -c -pipeline -rps               -> Load (c clients over the threads, StopAt::Stream,
 //!                                    Pacing::Total for -rps)
 //! -reply-timeout                  -> LoadShape::reply_timeout (the stall watchdog)
 //! -mode -query -r ... -multi      -> Workload::stream (ZbenchStreams), BatchWrap
 //! ```
 
-use std::net::ToSocketAddrs;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -19,11 +20,12 @@ use std::time::Duration;
 use super::flags::{Mode, ZbenchSpec};
 use super::render::total_commands;
 use super::workload::{Batch, ClientWorkload, Command, share};
+use crate::engine::deadline_stream;
 use crate::error::Error;
 use crate::plan::{
-    Arrival, BatchWrap, ClusterRouting, DataSet, Endpoint, ErrorReplies, FlagNames, Load,
-    LoadShape, Outputs, Pacing, Plan, Rate, RequestStream, Seeding, Server, Setup, Shard, Step,
-    StopAt, StreamFactory, Streamed, TlsSettings, Workload,
+    AddressChoice, Arrival, BatchWrap, ClusterRouting, DataSet, Endpoint, ErrorReplies, FlagNames,
+    Load, LoadShape, Outputs, Pacing, Plan, Rate, RequestStream, Seeding, Server, Setup, Shard,
+    Step, StopAt, StreamFactory, Streamed, TlsSettings, Workload,
 };
 use crate::protocol::{Credentials, Protocol};
 use crate::stats::RowName;
@@ -51,6 +53,9 @@ pub static ZB_NAMES: FlagNames = FlagNames {
 /// Percentiles the engine summarizes each second with (and the JSON file reports).
 pub const PERCENTILES: [f64; 3] = [50.0, 95.0, 99.0];
 
+/// How long [`go_dial`] waits on one address before it tries the next.
+const DIAL_ATTEMPT: Duration = Duration::from_secs(2);
+
 /// Where the server is and how to reach it: resolved now, so a bad host is an error
 /// before any connection.
 pub fn server(
@@ -58,10 +63,11 @@ pub fn server(
     credentials: Option<Credentials>,
     tls: Option<TlsSettings>,
 ) -> Result<Server, Error> {
-    let addr = (spec.host.as_str(), spec.port)
+    let resolved: Vec<SocketAddr> = (spec.host.as_str(), spec.port)
         .to_socket_addrs()
-        .ok()
-        .and_then(|mut addrs| addrs.next())
+        .map(Iterator::collect)
+        .unwrap_or_default();
+    let addr = go_dial(&AddressChoice::AsResolved.order(&resolved))
         .ok_or_else(|| Error::usage(format!("cannot resolve host '{}'", spec.host)))?;
     Ok(Server {
         endpoint: Endpoint::Tcp {
@@ -77,7 +83,29 @@ pub fn server(
         setup: Setup::default(),
         pool: None,
         visibility: None,
+        // -oss-cluster's nodes: radix dials them with net.Dial too.
+        address_choice: AddressChoice::AsResolved,
     })
+}
+
+/// The address redis-zbench-go's connections end up on. Go's net.Dial tries a name's
+/// addresses in `order` until one connects; every connection of a run here goes to one
+/// address, so with several the first that accepts a TCP connection now (closed at once)
+/// is the one, and with one, or none accepting, the first (whose failure the run then
+/// reports as usual). An address silent for [`DIAL_ATTEMPT`] is passed over, so one
+/// that drops packets costs seconds here, not the kernel's minutes.
+fn go_dial(order: &[SocketAddr]) -> Option<SocketAddr> {
+    if order.len() > 1 {
+        // A stop signal fails every attempt at once: the first is then taken, and the
+        // run it starts ends as any stopped run.
+        if let Some(reached) = order
+            .iter()
+            .find(|addr| deadline_stream::connect(addr, DIAL_ATTEMPT).is_ok())
+        {
+            return Some(*reached);
+        }
+    }
+    order.first().copied()
 }
 
 /// Worker threads for `clients` clients: one per core, at most one per client.
@@ -255,5 +283,41 @@ impl RequestStream for ClientStream {
 
     fn remaining(&self) -> u64 {
         self.work.remaining() + (self.batch.len() - self.next.min(self.batch.len())) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    /// An address that accepts connections (the kernel completes them in the listener's
+    /// backlog, accepted or not), kept open while the listener lives.
+    fn listening() -> (TcpListener, SocketAddr) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        (listener, addr)
+    }
+
+    /// An address that refuses connections: a port just closed.
+    fn refusing() -> SocketAddr {
+        listening().1
+    }
+
+    #[test]
+    fn go_dial_passes_over_an_address_that_refuses() {
+        let (_open, open) = listening();
+        let closed = refusing();
+        assert_eq!(go_dial(&[closed, open]), Some(open));
+        assert_eq!(go_dial(&[open, closed]), Some(open));
+    }
+
+    #[test]
+    fn go_dial_keeps_the_first_when_none_or_only_one_answers() {
+        let (closed, other) = (refusing(), refusing());
+        assert_eq!(go_dial(&[closed, other]), Some(closed));
+        // One address: taken without a connection of its own.
+        assert_eq!(go_dial(&[closed]), Some(closed));
+        assert_eq!(go_dial(&[]), None);
     }
 }
