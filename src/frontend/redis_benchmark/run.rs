@@ -79,7 +79,7 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
                 return Ok(write_interrupted(&spec));
             }
             // The seed node unreachable: redis-benchmark's own line, as without --cluster.
-            if let Some((peer, why)) = unreachable_seed(&e) {
+            if let Some((peer, why)) = unreachable_seed(&e, &server) {
                 let line = format!("Could not connect to Redis at {peer}: {why}");
                 write_no_tests(&spec, &line);
                 eprintln_safe!("{line}");
@@ -294,13 +294,17 @@ impl Runner<'_> {
     }
 }
 
-/// The seed node and the reason from discovery's "cannot connect to PEER: why", the
-/// reason capitalised as strerror words it (`Connection refused`).
-fn unreachable_seed(message: &str) -> Option<(String, String)> {
+/// The node and the reason from discovery's "cannot connect to PEER: why", the seed
+/// named as redis-benchmark names it (the host as given, an IPv6 address without
+/// brackets), the reason capitalised as strerror words it (`Connection refused`).
+fn unreachable_seed(message: &str, server: &Server) -> Option<(String, String)> {
     let (peer, why) = message
         .strip_prefix("cannot connect to ")?
         .split_once(": ")?;
-    let peer = peer.to_string();
+    let peer = match peer == server.endpoint.name() {
+        true => server_info::hiredis_name(&server.endpoint),
+        false => peer.to_string(),
+    };
     let mut why = why.to_string();
     if let Some(first) = why.get_mut(..1) {
         first.make_ascii_uppercase();

@@ -39,6 +39,16 @@ pub fn read_server_info(plan: &Plan, masters: &[Master]) -> Result<ServerInfo, S
     Ok(ServerInfo::Cluster(configs))
 }
 
+/// The server as redis-benchmark names it in `Could not connect to Redis at …`: the host
+/// as given and the port, an IPv6 address without brackets (`::1:6379`), or the socket
+/// path.
+pub fn hiredis_name(endpoint: &Endpoint) -> String {
+    match endpoint {
+        Endpoint::Tcp { host, addr } => format!("{host}:{}", addr.port()),
+        Endpoint::Unix(_) => endpoint.name(),
+    }
+}
+
 /// `CONFIG GET save` and `CONFIG GET appendonly` from one server, after `AUTH` when the
 /// plan has credentials; `Ok(None)` when they cannot be read, `Err` when the server
 /// cannot be reached, refused the `AUTH` or answered `NOAUTH`.
@@ -52,13 +62,14 @@ fn host_config(plan: &Plan, endpoint: &Endpoint) -> Result<Option<HostConfig>, S
         Ok(answered) => answered,
         // redis-benchmark's line for a server it cannot reach; the tests would connect
         // the same way, so the run ends here rather than after a second wait.
-        Err(QueryError::Unreachable { peer, why }) => {
+        Err(QueryError::Unreachable { why, .. }) => {
             // One line, whatever the socket path holds (control characters escaped).
             // The reason as strerror words it (`Connection refused`): redis-benchmark's.
             let mut why = why;
             if let Some(first) = why.get_mut(..1) {
                 first.make_ascii_uppercase();
             }
+            let peer = hiredis_name(endpoint);
             let line = Error::run(format!("Could not connect to Redis at {peer}: {why}"));
             return Err(line.to_string());
         }
