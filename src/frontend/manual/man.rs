@@ -220,7 +220,12 @@ pub fn page() -> Result<String, Error> {
     out.push_str(
         ".SH \"EXIT STATUS\"\n0 success; 1 a bad flag, an unreachable server, a connection \
          lost mid\\-run, a garbage reply or a file that cannot be read or written; 130, 143 and \
-         129 stopped by SIGINT, SIGTERM and SIGHUP (results so far written).\n",
+         129 stopped by SIGINT, SIGTERM and SIGHUP (results so far written); 141 standard \
+         output's reader gone (\\fBkvbench ... | head\\fR): the memtier front end, \\fBmerge\\fR, \
+         \\fBlatency\\fR, \\fBintrinsic\\-latency\\fR and \\fBzbench\\fR end silently, every \
+         result file still written whole (\\fBzbench\\fR stops its run at the first line its \
+         reader did not take); \\fBredis\\-benchmark\\fR runs its tests to the end, as \
+         redis\\-benchmark does.\n",
     );
     Ok(ascii_only(&out))
 }
