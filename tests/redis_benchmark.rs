@@ -886,3 +886,51 @@ fn a_host_that_does_not_resolve_fails_as_redis_benchmark_says() {
         "{json}"
     );
 }
+
+/// A test the server drops in mid-run (`CLIENT KILL` of its connections, as a restart or
+/// an operator does): one of redis-benchmark's own lines on stderr, hiredis's
+/// `Error: Server closed the connection` for the close (the OS's words when it comes as a
+/// reset), status 1, from both tools.
+#[test]
+fn a_connection_dropped_in_mid_run_says_what_redis_benchmark_says() {
+    let server = RedisServer::start();
+    let port = server.port.to_string();
+    let lines = [
+        "Error: Server closed the connection",
+        "Error: Connection reset by peer",
+    ];
+    for real_tool in [true, false] {
+        server.config_resetstat();
+        let mut cmd = either_tool(real_tool);
+        cmd.args(["-h", "127.0.0.1", "-p", &port])
+            .args(["-c", "2", "-n", "100000000", "-t", "get", "-q"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("the benchmark starts");
+        wait_until("GETs on the server", CONDITION_TIMEOUT, || {
+            server.commandstats().get("get").copied().unwrap_or(0) > 1000
+        });
+        // Every client but the caller (CLIENT KILL skips it).
+        server.cli(&["CLIENT", "KILL", "TYPE", "normal"]);
+        let deadline = std::time::Instant::now() + KVBENCH_TIMEOUT;
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("try_wait") {
+                break status;
+            }
+            if std::time::Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("real tool {real_tool}: still running after its connections were killed");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert_eq!(status.code(), Some(1), "real tool {real_tool}: {stderr}");
+        assert!(
+            stderr.lines().count() == 1 && lines.contains(&stderr.trim_end()),
+            "real tool {real_tool}: {stderr:?}"
+        );
+    }
+}

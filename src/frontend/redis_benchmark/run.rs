@@ -233,7 +233,18 @@ impl Runner<'_> {
                 collected.stopped_by = Some(err.to_string());
             }
         }
-        let mut outcome = self.check(outcome)?;
+        let mut outcome = match self.check(outcome) {
+            // A server that drops the connections in mid-test (restarted, CLIENT KILL):
+            // redis-benchmark's `Error: ...` line and status 1, as scripts expect it.
+            Err(Stop::Failed(err)) => match lost_connection_line(err.message()) {
+                Some(line) => {
+                    eprintln_safe!("{line}");
+                    return Err(Stop::Exit(1));
+                }
+                None => return Err(Stop::Failed(err)),
+            },
+            checked => checked?,
+        };
         let Some(results) = outcome.runs.pop() else {
             return Ok(());
         };
@@ -292,6 +303,25 @@ impl Runner<'_> {
         }
         Ok(outcome)
     }
+}
+
+/// redis-benchmark's line for a connection the server dropped while a test ran, from the
+/// engine's message: hiredis's `Error: Server closed the connection` for an orderly close,
+/// `Error: Connection reset by peer` (the OS's words, capitalised as strerror gives them)
+/// for a failed read or write. `None` for any other failure (garbage replies, the reply
+/// timeout), which keeps kvbench's own words.
+fn lost_connection_line(message: &str) -> Option<String> {
+    if message.starts_with("connection closed by server ") {
+        return Some("Error: Server closed the connection".to_string());
+    }
+    let (_, why) = message
+        .strip_prefix("connection to ")?
+        .split_once(" failed: ")?;
+    let mut why = why.to_string();
+    if let Some(first) = why.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
+    Some(format!("Error: {why}"))
 }
 
 /// The node and the reason from discovery's "cannot connect to PEER: why", the seed
