@@ -436,3 +436,37 @@ fn an_unreachable_seed_is_redis_benchmarks_could_not_connect() {
     assert_eq!(mine.stderr_text(), line);
     assert_eq!(String::from_utf8_lossy(&theirs.stderr), line);
 }
+
+/// `--cluster` with a password the seed refuses: redis-benchmark's two lines (`Node
+/// host:port replied with error:` and the server's words) and status 1, byte for byte,
+/// as without `--cluster` (it read `error: Failed to fetch cluster configuration:
+/// authentication with ... failed: ...`).
+#[test]
+fn a_refused_password_is_redis_benchmarks_node_replied_with_error() {
+    let server = common::RedisServer::start_with(&["--requirepass", "secret"]);
+    let port = server.port.to_string();
+    let args = [
+        "--cluster",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-a",
+        "wrong",
+        "-n",
+        "10",
+    ];
+    let mine = kvbench(&["redis-benchmark"]).args(&args).run();
+    let mut cmd = Command::new("redis-benchmark");
+    cmd.args(args);
+    let theirs = common::run_with_timeout(cmd, common::KVBENCH_TIMEOUT);
+    assert_eq!(mine.status.code(), Some(1), "{}", mine.describe());
+    assert_eq!(theirs.status.code(), Some(1));
+    let lines = format!(
+        "Node 127.0.0.1:{port} replied with error:\n\
+         WRONGPASS invalid username-password pair or user is disabled.\n"
+    );
+    assert_eq!(String::from_utf8_lossy(&theirs.stderr), lines);
+    assert_eq!(mine.stderr_text(), lines);
+    assert!(mine.stdout_text().is_empty(), "{}", mine.describe());
+}

@@ -85,6 +85,13 @@ pub fn main(args: Vec<OsString>) -> Result<u8, Error> {
                 eprintln_safe!("{line}");
                 return Ok(1);
             }
+            // The seed refused the AUTH (cluster discovery is the first to send it):
+            // redis-benchmark's two lines and status 1, as without --cluster.
+            if let Some(refused) = refused_auth(&e, &server) {
+                write_no_tests(&spec, &refused.replace('\n', " "));
+                eprintln_safe!("{refused}");
+                return Ok(1);
+            }
             let err = Error::run(match spec.cluster {
                 true => format!("Failed to fetch cluster configuration: {e}"),
                 false => e,
@@ -340,6 +347,20 @@ fn unreachable_seed(message: &str, server: &Server) -> Option<(String, String)> 
         first.make_ascii_uppercase();
     }
     Some((peer, why))
+}
+
+/// redis-benchmark's `Node host:port replied with error:` and the server's error on the
+/// next line, from discovery's "authentication with PEER failed: TEXT" (the seed named as
+/// redis-benchmark names it).
+fn refused_auth(message: &str, server: &Server) -> Option<String> {
+    let (peer, text) = message
+        .strip_prefix("authentication with ")?
+        .split_once(" failed: ")?;
+    let peer = match peer == server.endpoint.name() {
+        true => server_info::hiredis_name(&server.endpoint),
+        false => peer.to_string(),
+    };
+    Some(format!("Node {peer} replied with error:\n{text}"))
 }
 
 /// Ctrl-C (or SIGTERM) ended the set-up before any test (its waits fail as
