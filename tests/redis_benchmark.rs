@@ -934,3 +934,31 @@ fn a_connection_dropped_in_mid_run_says_what_redis_benchmark_says() {
         );
     }
 }
+
+/// `-I --csv`: the banner and then nothing, as redis-benchmark, whose status ticker
+/// prints nothing under `--csv` (kvbench rewrote `clients: N` every 250 ms there too).
+#[test]
+fn idle_mode_with_csv_prints_no_status() {
+    let server = RedisServer::start();
+    let before = server.connected_clients();
+    let csv = kv(server.port, &["-I", "-c", "2", "--csv"]).spawn();
+    // The same run without --csv beside it, as the clock: it prints its status on every
+    // tick of the same 250 ms ticker.
+    let witness = kv(server.port, &["-I", "-c", "2"]).spawn();
+    wait_until("both runs' idle connections", CONDITION_TIMEOUT, || {
+        server.connected_clients() >= before + 4
+    });
+    let ticks = || witness.stdout_so_far().matches("clients: ").count();
+    let seen = ticks();
+    wait_until("three more ticks", CONDITION_TIMEOUT, || {
+        ticks() >= seen + 3
+    });
+    // SAFETY: kill(2) on the PID of a child this test started and has not reaped.
+    unsafe { libc::kill(csv.pid() as i32, libc::SIGINT) };
+    let run = csv.wait(KVBENCH_TIMEOUT);
+    assert_eq!(run.status.code(), Some(130), "{}", run.describe());
+    assert_eq!(
+        run.stdout_text(),
+        "Creating 2 idle connections and waiting forever (Ctrl+C when done)\n"
+    );
+}

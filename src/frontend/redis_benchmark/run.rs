@@ -281,7 +281,12 @@ impl Runner<'_> {
     fn idle(&self) -> Result<u8, Error> {
         print_now(&idle_banner(self.spec.clients));
         let plan = rb_plan::test_plan(self.spec, self.server, self.info.threads, None, None, true);
-        let mut live = Live::new(Showing::Idle);
+        // redis-benchmark's status ticker prints nothing under --csv: the banner alone.
+        let showing = match self.spec.output {
+            OutputMode::Csv => Showing::Nothing,
+            _ => Showing::Idle,
+        };
+        let mut live = Live::new(showing);
         let outcome = engine::run_prepared(&Arc::new(plan), self.prepared, &mut live);
         match self.check(outcome) {
             Ok(_) => Ok(0),
