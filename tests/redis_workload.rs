@@ -85,6 +85,40 @@ fn expiry_range_sets_ttls_in_range() {
 }
 
 #[test]
+fn data_size_list_sizes_cycle_through_the_weights_as_memtier_does() {
+    // memtier walks --data-size-list in order, each size for its weight of SETs in a row,
+    // so a sequential run stores the same sizes on the same keys every time. A random
+    // draw by weight would put other lengths on these keys.
+    let server = RedisServer::start();
+    kvbench_at(server.port, &["--hide-histogram"])
+        .args(&[
+            "-t",
+            "1",
+            "-c",
+            "1",
+            "-n",
+            "30",
+            "--ratio=1:0",
+            "--key-pattern=S:S",
+            "--key-minimum=1",
+            "--key-maximum=30",
+            "--data-size-list=10:1,100:2",
+        ])
+        .ok();
+    assert_eq!(server.commandstats().get("set").copied(), Some(30));
+    let lengths: Vec<u64> = (1..=30)
+        .map(|id| {
+            server
+                .cli(&["STRLEN", &format!("memtier-{id}")])
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    let expected: Vec<u64> = (0..30).map(|i| if i % 3 == 0 { 10 } else { 100 }).collect();
+    assert_eq!(lengths, expected);
+}
+
+#[test]
 fn data_offset_uses_setrange_and_getrange() {
     let server = RedisServer::start();
     kvbench_at(server.port, &["--hide-histogram"])

@@ -23,7 +23,8 @@ pub enum DataSize {
         max: usize,
         spread_over_keys: bool,
     },
-    /// `(size, weight)` pairs: each SET draws a size with probability weight / total.
+    /// `(size, weight)` pairs, walked as memtier walks them: the first size for `weight`
+    /// SETs in a row, then the next size, round and round (each client from the first).
     List(Vec<(usize, u32)>),
 }
 
@@ -49,11 +50,13 @@ enum SizeKind {
         key_min: u64,
         key_max: u64,
     },
-    /// Weighted choice: `(cumulative weight, size)`, cumulative weights strictly
-    /// increasing, `total` the last one.
+    /// Weighted round: `items[at]` has been sent `sent` times of its weight (every weight
+    /// above zero). memtier's weight list is a fixed cycle, not a draw, so a memtier user
+    /// sees the same sizes on the same keys (`10:1,100:2` with `S:S`: 10, 100, 100, 10...).
     List {
-        cumulative: Vec<(u64, usize)>,
-        total: u64,
+        items: Vec<(usize, u32)>,
+        at: usize,
+        sent: u32,
     },
 }
 
@@ -87,45 +90,44 @@ impl ValueSizer {
             }
             DataSize::List(list) => {
                 let all_zero = list.iter().all(|&(_, w)| w == 0);
-                let mut cumulative = Vec::with_capacity(list.len());
-                let mut total = 0u64;
-                for &(size, weight) in list {
-                    let weight = if all_zero { 1 } else { u64::from(weight) };
-                    // A zero weight never gets picked, so it gets no entry.
-                    if weight > 0 {
-                        total += weight;
-                        cumulative.push((total, size));
-                    }
-                }
-                if cumulative.is_empty() {
+                // A zero weight never gets a turn, so it gets no entry.
+                let items: Vec<(usize, u32)> = list
+                    .iter()
+                    .map(|&(size, weight)| (size, if all_zero { 1 } else { weight }))
+                    .filter(|&(_, weight)| weight > 0)
+                    .collect();
+                if items.is_empty() {
                     SizeKind::Fixed(0)
                 } else {
-                    SizeKind::List { cumulative, total }
+                    SizeKind::List {
+                        items,
+                        at: 0,
+                        sent: 0,
+                    }
                 }
             }
         };
         let max = match &kind {
             SizeKind::Fixed(n) => *n,
             SizeKind::Random { max, .. } | SizeKind::SpreadOverKeys { max, .. } => *max,
-            SizeKind::List { cumulative, .. } => {
-                cumulative.iter().map(|&(_, size)| size).max().unwrap_or(0)
-            }
+            SizeKind::List { items, .. } => items.iter().map(|&(size, _)| size).max().unwrap_or(0),
         };
         ValueSizer { kind, max }
     }
 
     /// Size of the value to SET for `key_id`.
     pub fn next(&mut self, key_id: u64, rng: &mut SmallRng) -> usize {
-        match &self.kind {
+        match &mut self.kind {
             SizeKind::Fixed(n) => *n,
             SizeKind::Random { min, max } => rng.random_range(*min..=*max),
             SizeKind::SpreadOverKeys { .. } => self.exact_size(key_id).unwrap_or(self.max),
-            SizeKind::List { cumulative, total } => {
-                let r = rng.random_range(0..*total);
-                // First entry whose cumulative weight exceeds r: entry i owns
-                // [cum[i-1], cum[i]), a share proportional to its weight.
-                let i = cumulative.partition_point(|&(cum, _)| cum <= r);
-                cumulative.get(i).map_or(self.max, |&(_, size)| size)
+            SizeKind::List { items, at, sent } => {
+                if items.get(*at).is_none_or(|&(_, weight)| *sent >= weight) {
+                    *at = (*at + 1) % items.len().max(1);
+                    *sent = 0;
+                }
+                *sent += 1;
+                items.get(*at).map_or(self.max, |&(size, _)| size)
             }
         }
     }
@@ -177,7 +179,7 @@ impl ValueSizer {
                 self.exact_size(key_id) == Some(len)
             }
             SizeKind::Random { min, max } => (*min..=*max).contains(&len),
-            SizeKind::List { cumulative, .. } => cumulative.iter().any(|&(_, size)| size == len),
+            SizeKind::List { items, .. } => items.iter().any(|&(size, _)| size == len),
         }
     }
 }
@@ -342,25 +344,21 @@ mod tests {
     }
 
     #[test]
-    fn size_list_follows_weights() {
-        let list = vec![(10, 1), (100, 3), (1000, 0), (5000, 6)];
+    fn size_list_cycles_through_the_weights_as_memtier_does() {
+        let list = vec![(10, 1), (100, 3), (1000, 0), (5000, 2)];
         let mut s = ValueSizer::new(&DataSize::List(list), &keys(1, 100));
         assert_eq!(s.max_size(), 5000);
         let mut r = rng();
-        let n = 100_000;
-        let (mut a, mut b, mut c) = (0u32, 0u32, 0u32);
-        for _ in 0..n {
-            match s.next(1, &mut r) {
-                10 => a += 1,
-                100 => b += 1,
-                5000 => c += 1,
-                other => panic!("unexpected size {other}"),
-            }
-        }
-        // Expected 10 000, 30 000, 60 000; sampling stddev at most ~155.
-        assert!(a.abs_diff(10_000) < 800, "{a}");
-        assert!(b.abs_diff(30_000) < 800, "{b}");
-        assert!(c.abs_diff(60_000) < 800, "{c}");
+        let sizes: Vec<usize> = (0..12).map(|_| s.next(1, &mut r)).collect();
+        // Each size for its weight in a row, a zero weight skipped, then round again.
+        assert_eq!(
+            sizes,
+            [10, 100, 100, 100, 5000, 5000, 10, 100, 100, 100, 5000, 5000]
+        );
+        // A copy (another client's sizer) starts from the first size.
+        let fresh = ValueSizer::new(&DataSize::List(vec![(7, 2), (9, 1)]), &keys(1, 2));
+        let mut copy = fresh.clone();
+        assert_eq!(copy.next(1, &mut r), 7);
     }
 
     #[test]

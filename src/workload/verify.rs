@@ -18,9 +18,9 @@
 //!   [`crate::workload::values::ValuePool`]), so a value is known from its length. With a
 //!   fixed size (`-d`) or sizes spread over the keys (`--data-size-pattern=S`) the length
 //!   follows from the key, and the check is exact. With a random size
-//!   (`--data-size-range` with pattern R, or `--data-size-list`) the size was drawn at
-//!   SET time, so the check is of the value's shape: only `x` bytes, and a length the run
-//!   could have drawn.
+//!   (`--data-size-range` with pattern R) the size was drawn at SET time, and with
+//!   `--data-size-list` it was the writing client's turn in the list's cycle, so the check
+//!   is of the value's shape: only `x` bytes, and a length the run could have sent.
 //! - **Random data** (`-R`): each SET sends a slice of random bytes at a random offset,
 //!   so no value is expected of a key, and recording every value written (and which
 //!   connection's write won) would cost more than the benchmark. The front end refuses
