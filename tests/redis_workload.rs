@@ -176,6 +176,38 @@ fn wait_ratio_sends_waits_in_proportion() {
 }
 
 #[test]
+fn zero_counts_memtier_refuses_are_refused_before_any_request() {
+    // memtier stops on each of these with one line in its own words; a run that went
+    // ahead here would send load a memtier user's command line never sends.
+    let server = RedisServer::start();
+    for (flag, says) in [
+        (
+            "--multi-key-get=0",
+            "error: multi-key-get must be greater than zero.",
+        ),
+        (
+            "--reconnect-interval=0",
+            "error: reconnect-interval must be greater than zero.",
+        ),
+        (
+            "--wait-ratio=0:0",
+            "error: wait-ratio must be expressed as [0-n]:[0-n].",
+        ),
+    ] {
+        let run = kvbench_at(server.port, &["--hide-histogram"])
+            .args(&["-t", "1", "-c", "1", "-n", "20", "--ratio=1:1", flag])
+            .run();
+        assert_eq!(run.status.code(), Some(1), "{flag}: {}", run.describe());
+        assert_eq!(run.stderr_text().trim_end(), says, "{flag}");
+    }
+    let stats = server.commandstats();
+    for command in ["set", "get", "mget", "wait"] {
+        assert_eq!(stats.get(command), None, "{command}: {stats:?}");
+    }
+    assert_eq!(server.dbsize(), 0);
+}
+
+#[test]
 fn rate_limit_of_one_per_second_paces_and_ends() {
     let server = RedisServer::start();
     let started = Instant::now();

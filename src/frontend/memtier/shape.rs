@@ -66,6 +66,11 @@ pub fn from_cli(cli: &Cli, clients: usize, memcache: bool) -> Result<LoadShape> 
     let mut shape = LoadShape::default();
     if let Some(raw) = cli.multi_key_get.as_deref() {
         shape.multi_key_get = number(raw, "--multi-key-get", "a number of keys")?;
+        // memtier refuses 0 (multi-key gets are off by leaving the flag out), so a
+        // command line refused there must not run here either; its words are kept.
+        if shape.multi_key_get == 0 {
+            return Err(usage("multi-key-get must be greater than zero."));
+        }
         if shape.multi_key_get > MAX_MULTI_KEY_GET {
             return Err(usage(format!(
                 "--multi-key-get must be at most {MAX_MULTI_KEY_GET} keys, got {}.",
@@ -108,9 +113,11 @@ pub fn from_cli(cli: &Cli, clients: usize, memcache: bool) -> Result<LoadShape> 
     shape.wait = wait_config(cli, memcache)?;
     if let Some(raw) = cli.reconnect_interval.as_deref() {
         let n: u64 = number(raw, "--reconnect-interval", "a number of requests")?;
-        if n > 0 {
-            shape.reconnect_interval = Some(n);
+        // memtier refuses 0 with these words rather than reading it as "never".
+        if n == 0 {
+            return Err(usage("reconnect-interval must be greater than zero."));
         }
+        shape.reconnect_interval = Some(n);
     }
     let attempts = cli
         .max_reconnect_attempts
@@ -201,6 +208,10 @@ fn wait_config(cli: &Cli, memcache: bool) -> Result<Option<WaitConfig>> {
             )));
         }
     };
+    // memtier takes `N:0` (no WAITs) but refuses `0:0`, a ratio of nothing, in its words.
+    if sets == 0 && waits == 0 {
+        return Err(usage("wait-ratio must be expressed as [0-n]:[0-n]."));
+    }
     if waits == 0 {
         return Ok(None);
     }
