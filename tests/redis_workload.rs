@@ -119,6 +119,42 @@ fn data_size_list_sizes_cycle_through_the_weights_as_memtier_does() {
 }
 
 #[test]
+fn data_size_list_turns_go_to_commands_that_send_data() {
+    // memtier sizes a value only where a command has __data__: with a SET and a GET
+    // command taking turns, the SETs alone walk the list (10, 100, 10, 100, ...).
+    let server = RedisServer::start();
+    kvbench_at(server.port, &["--hide-histogram"])
+        .args(&[
+            "-t",
+            "1",
+            "-c",
+            "1",
+            "-n",
+            "20",
+            "--command=set __key__ __data__",
+            "--command-key-pattern=S",
+            "--command=get __key__",
+            "--command-key-pattern=S",
+            "--key-minimum=1",
+            "--key-maximum=10",
+            "--data-size-list=10:1,100:1",
+        ])
+        .ok();
+    let stats = server.commandstats();
+    assert_eq!(stats.get("set").copied(), Some(10), "{stats:?}");
+    assert_eq!(stats.get("get").copied(), Some(10), "{stats:?}");
+    let lengths: Vec<u64> = (1..=10)
+        .map(|id| {
+            server
+                .cli(&["STRLEN", &format!("memtier-{id}")])
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(lengths, [10, 100, 10, 100, 10, 100, 10, 100, 10, 100]);
+}
+
+#[test]
 fn data_offset_uses_setrange_and_getrange() {
     let server = RedisServer::start();
     kvbench_at(server.port, &["--hide-histogram"])

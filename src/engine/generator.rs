@@ -84,6 +84,9 @@ struct CommandOps {
     sequence: CommandSequence,
     keys: Vec<KeyGenerator>,
     key_counts: Vec<usize>,
+    /// Whether each command sends a value (`__data__`): only those take a value size, so
+    /// a size list's turns go to the values actually sent.
+    sends_value: Vec<bool>,
 }
 
 /// Generates one client's operations: SET:GET sequence, WAITs, key patterns, sizes, TTLs.
@@ -221,6 +224,12 @@ impl OpGenerator {
                         .iter()
                         .map(|c| c.template.key_count())
                         .collect(),
+                    sends_value: arbitrary
+                        .list
+                        .commands
+                        .iter()
+                        .map(|c| c.template.data_count() > 0)
+                        .collect(),
                 })
             }
             None => None,
@@ -354,7 +363,10 @@ impl OpGenerator {
                 self.multi_keys.push(key);
             }
             let key_id = self.multi_keys.first().copied().unwrap_or(0);
-            let value_size = self.sizes.next(key_id, &mut self.rng);
+            let value_size = match commands.sends_value[index] {
+                true => self.sizes.next(key_id, &mut self.rng),
+                false => 0,
+            };
             return Op::Command { index, value_size };
         }
         if self.waits_due > 0 {
