@@ -867,13 +867,11 @@ fn uri_sets_host_port_credentials_and_db() {
     assert_eq!(c.select_db, None);
     assert_eq!(shown(&c, "uri"), "\"redis://***@127.0.0.1\"");
 
-    // Host only; bracketed IPv6 literal.
+    // Host only; bracketed IPv6 literal. Database 0 is where a connection starts, so
+    // `/0` selects nothing, as memtier sends no SELECT for it.
     assert_eq!(config(&["-u", "redis://127.0.0.1"]).port, 6379);
     let c = config(&["-u", "redis://[::1]:6381/0"]);
-    assert_eq!(
-        (c.host.as_str(), c.port, c.select_db),
-        ("::1", 6381, Some(0))
-    );
+    assert_eq!((c.host.as_str(), c.port, c.select_db), ("::1", 6381, None));
 
     // -s takes the bracketed form the URI and --servers take.
     let c = config(&["-s", "[::1]", "-p", "6382"]);

@@ -568,3 +568,31 @@ fn key_prefixes_memcached_cannot_take_are_refused() {
     );
     assert_eq!(stat(&stats, "cmd_get"), 0);
 }
+
+#[test]
+fn select_db_zero_runs_against_memcached_as_memtier_allows() {
+    // memtier refuses --select-db only above 0 with memcached (database 0 needs no
+    // SELECT), so a script that always passes --select-db=0 runs against either server.
+    let server = Memcached::start();
+    for protocol in [TEXT, BINARY] {
+        let before = server.stats();
+        let report = run(
+            &server,
+            protocol,
+            &[
+                "-t",
+                "1",
+                "-c",
+                "2",
+                "-n",
+                "10",
+                "--ratio=1:1",
+                "--select-db=0",
+            ],
+        );
+        let after = server.stats();
+        assert_eq!(delta(&before, &after, "cmd_set"), 10, "{protocol}");
+        assert_eq!(delta(&before, &after, "cmd_get"), 10, "{protocol}");
+        assert_eq!(report["configuration"]["select-db"], 0, "{protocol}");
+    }
+}

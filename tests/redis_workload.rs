@@ -244,6 +244,33 @@ fn zero_counts_memtier_refuses_are_refused_before_any_request() {
 }
 
 #[test]
+fn select_db_zero_sends_no_select_as_memtier_does() {
+    // memtier sends SELECT only for a database other than 0, where every connection
+    // starts anyway; a SELECT 0 per connection shows in the server's counts.
+    let server = RedisServer::start();
+    let dir = common::TestDir::new("select0");
+    let path = dir.file("select0.json");
+    kvbench_at(server.port, &["--hide-histogram"])
+        .args(&[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "10",
+            "--ratio=1:1",
+            "--select-db=0",
+            &format!("--json-out-file={}", path.display()),
+        ])
+        .ok();
+    let stats = server.commandstats();
+    assert_eq!(stats.get("select"), None, "{stats:?}");
+    assert_eq!(stats.get("set").copied(), Some(10), "{stats:?}");
+    assert_eq!(stats.get("get").copied(), Some(10), "{stats:?}");
+    assert_eq!(read_json(&path)["configuration"]["select-db"], 0);
+}
+
+#[test]
 fn rate_limit_of_one_per_second_paces_and_ends() {
     let server = RedisServer::start();
     let started = Instant::now();

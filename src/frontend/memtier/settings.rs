@@ -94,7 +94,10 @@ impl Settings {
             eprintln_safe!("warning: both URI and --select-db specified, URI takes precedence.");
         }
         let credentials = target.credentials.clone();
-        let select_db = target.uri_db.or(flag_db);
+        // memtier selects a database only when it is not 0, the one every connection
+        // starts in: `--select-db=0` (or a URI's `/0`) sends no SELECT, and memcached,
+        // which has no databases, refuses only a non-zero one.
+        let select_db = target.uri_db.or(flag_db).filter(|&db| db != 0);
         let memcache = protocol.is_memcache();
         if memcache && select_db.is_some() {
             return Err(usage(
