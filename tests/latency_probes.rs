@@ -1,12 +1,13 @@
 //! The latency probes end to end: `kvbench intrinsic-latency` prints redis-cli's three
 //! kinds of line (checked beside `redis-cli --intrinsic-latency`), stays pinned to one CPU,
-//! stops cleanly on Ctrl-C, and refuses bad values with one line and exit 1.
+//! stops cleanly on Ctrl-C, and refuses bad values with one line and exit 1; redis-cli's
+//! `--intrinsic-latency SECONDS` runs it through `kvbench latency` too.
 
 mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{CONDITION_TIMEOUT, describe, kvbench, run_with_timeout, wait_until};
+use common::{CONDITION_TIMEOUT, RedisServer, describe, kvbench, run_with_timeout, wait_until};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -229,4 +230,53 @@ fn intrinsic_latency_help() {
     let stdout = out.stdout_text();
     assert!(stdout.contains("Usage: kvbench intrinsic-latency [OPTIONS] <SECONDS>"));
     assert!(stdout.contains("--cpu <N>"));
+}
+
+/// The tutorials' `redis-cli --intrinsic-latency 30`, with only the tool's name changed,
+/// runs the test, as `kvbench latency --latency` runs the probe; so does the flag given to
+/// `kvbench intrinsic-latency` itself. Both were refused ("unexpected argument
+/// '--intrinsic-latency'").
+#[test]
+fn redis_cli_intrinsic_latency_line_runs_word_for_word() {
+    for args in [
+        &["latency", "--intrinsic-latency", "0.3"][..],
+        &["latency", "--intrinsic-latency=0.3"][..],
+        &["intrinsic-latency", "--intrinsic-latency", "0.3"][..],
+    ] {
+        let out = kvbench(args).timeout(TIMEOUT).ok();
+        assert!(out.stderr.is_empty(), "{args:?}: {}", out.describe());
+        let stdout = out.stdout_text();
+        check_consistent(&parse_intrinsic(&stdout), 0.3, &stdout);
+    }
+
+    // The test takes no server: a server flag beside it is refused, nothing is probed.
+    let server = RedisServer::start();
+    server.config_resetstat();
+    let port = server.port.to_string();
+    let out = kvbench(&["latency", "-p", &port, "--intrinsic-latency", "0.3"])
+        .timeout(TIMEOUT)
+        .run();
+    assert_eq!(out.status.code(), Some(1), "{}", out.describe());
+    assert!(out.stderr_text().contains("'-p'"), "{}", out.describe());
+    assert_eq!(server.commandstats().get("ping"), None, "no probe was sent");
+
+    // The word as -a's value is a password, not the test: the probe runs with it.
+    server.cli(&["CONFIG", "SET", "requirepass", "--intrinsic-latency"]);
+    let out = kvbench(&[
+        "latency",
+        "-p",
+        &port,
+        "-a",
+        "--intrinsic-latency",
+        "-i",
+        "0.2",
+    ])
+    .timeout(TIMEOUT)
+    .ok();
+    let line = out.stdout_text();
+    assert_eq!(
+        line.split_whitespace().count(),
+        4,
+        "min max avg count: {line:?}"
+    );
 }

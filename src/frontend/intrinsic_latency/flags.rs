@@ -14,6 +14,8 @@ use crate::frontend::common::usage::one_line;
 const MAX_SECONDS: f64 = 86_400.0;
 /// The shortest test: a millisecond.
 const MIN_SECONDS: f64 = 0.001;
+/// redis-cli's spelling of the test, taken as a prefix to `SECONDS`.
+pub const REDIS_CLI_FLAG: &str = "--intrinsic-latency";
 
 /// The flags as typed.
 #[derive(Parser, Debug)]
@@ -73,7 +75,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
              (the help is --help)",
         ));
     }
-    let matches = match Flags::command().try_get_matches_from(args) {
+    let matches = match Flags::command().try_get_matches_from(redis_cli_words(args)) {
         Ok(m) => m,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
             return Ok(Parsed::Print(e.to_string()));
@@ -85,6 +87,33 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
         duration: flags.seconds,
         cpu: flags.cpu,
     }))
+}
+
+/// redis-cli's `--intrinsic-latency SECONDS` (also `--intrinsic-latency=SECONDS`) as
+/// `SECONDS`, so that the tutorials' `redis-cli --intrinsic-latency 30` runs with only the
+/// tool's name changed, as `kvbench latency` takes redis-cli's `--latency`. The flag stays
+/// out of `--help`: the positional `SECONDS` is the spelling taught there.
+fn redis_cli_words(args: Vec<OsString>) -> Vec<OsString> {
+    let mut words = Vec::with_capacity(args.len());
+    for (i, arg) in args.into_iter().enumerate() {
+        if i == 0 {
+            words.push(arg);
+            continue;
+        }
+        match arg.to_str() {
+            // The next word, SECONDS, is then the positional one.
+            Some(REDIS_CLI_FLAG) => {}
+            Some(word) => match word
+                .strip_prefix(REDIS_CLI_FLAG)
+                .and_then(|w| w.strip_prefix('='))
+            {
+                Some(seconds) => words.push(OsString::from(seconds)),
+                None => words.push(arg),
+            },
+            None => words.push(arg),
+        }
+    }
+    words
 }
 
 /// `SECONDS` (decimals allowed, at least a millisecond, at most a day).
@@ -171,6 +200,34 @@ mod tests {
             };
             assert!(msg.contains(needle), "{args:?}: {msg}");
             assert!(!msg.contains('\n'), "{args:?}: {msg:?}");
+        }
+    }
+
+    #[test]
+    fn redis_cli_spelling_is_the_seconds() {
+        for args in [
+            &["--intrinsic-latency", "0.25"][..],
+            &["--intrinsic-latency=0.25"][..],
+            &["--cpu", "1", "--intrinsic-latency", "0.25"][..],
+        ] {
+            match parse_args(args) {
+                Ok(Parsed::Run(o)) => assert_eq!(o.duration, Duration::from_millis(250)),
+                other => panic!("{args:?}: {other:?}"),
+            }
+        }
+        for (args, needle) in [
+            (&["--intrinsic-latency"][..], "SECONDS"),
+            (&["--intrinsic-latency", "-5"][..], "more than 0 seconds"),
+            (&["--intrinsic-latency=abc"][..], "not a number of seconds"),
+            (
+                &["--intrinsic-latency", "1", "2"][..],
+                "unexpected argument",
+            ),
+        ] {
+            match parse_args(args) {
+                Err(e) => assert!(e.to_string().contains(needle), "{args:?}: {e}"),
+                other => panic!("{args:?} should fail: {other:?}"),
+            }
         }
     }
 

@@ -21,6 +21,7 @@ use crate::error::Error;
 use crate::frontend::common::ConnectionArgs;
 use crate::frontend::common::busy_poll::{MAX_BUSY_POLL_US, parse_busy_poll};
 use crate::frontend::common::usage::one_line;
+use crate::frontend::intrinsic_latency::flags::REDIS_CLI_FLAG as INTRINSIC_FLAG;
 use crate::protocol::Protocol;
 
 /// The environment variable redis-cli reads a password from when `-a` is not given.
@@ -316,6 +317,51 @@ pub fn command() -> clap::Command {
         .mut_arg("tls_skip_verify", |a| a.visible_alias("insecure"))
 }
 
+/// Whether the command line holds redis-cli's `--intrinsic-latency SECONDS` as a flag (not
+/// as the value of another, such as `-a`'s password): redis-cli runs that test for the
+/// line `redis-cli --intrinsic-latency 30`, so `kvbench latency --intrinsic-latency 30`
+/// hands its argv to `kvbench intrinsic-latency`, whose own flags then apply.
+pub fn asks_intrinsic_latency(args: &[OsString]) -> bool {
+    let command = command();
+    let mut words = args.iter().skip(1);
+    while let Some(word) = words.next() {
+        let Some(word) = word.to_str() else { continue };
+        if word == "--" {
+            return false;
+        }
+        if word == INTRINSIC_FLAG || word.starts_with(&format!("{INTRINSIC_FLAG}=")) {
+            return true;
+        }
+        if takes_next_word(&command, word) {
+            words.next();
+        }
+    }
+    false
+}
+
+/// Whether `word` is a flag of `command` whose value is the next word (`-a PASSWORD`, not
+/// `-aPASSWORD` or `--pass=PASSWORD`).
+fn takes_next_word(command: &clap::Command, word: &str) -> bool {
+    let found = if let Some(long) = word.strip_prefix("--") {
+        command.get_arguments().find(|a| {
+            a.get_long() == Some(long) || a.get_all_aliases().is_some_and(|all| all.contains(&long))
+        })
+    } else if let Some(short) = word.strip_prefix('-') {
+        let mut chars = short.chars();
+        match (chars.next(), chars.next()) {
+            (Some(c), None) => command.get_arguments().find(|a| {
+                a.get_short() == Some(c)
+                    || a.get_all_short_aliases()
+                        .is_some_and(|all| all.contains(&c))
+            }),
+            _ => None,
+        }
+    } else {
+        None
+    };
+    found.is_some_and(|a| a.get_action().takes_values())
+}
+
 /// Parses `kvbench latency`'s argv (the first item is the program name, ignored).
 pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
     let matches = match command().try_get_matches_from(args) {
@@ -476,6 +522,25 @@ mod tests {
             Err(e) => e.to_string(),
             other => panic!("{args:?} should fail: {other:?}"),
         }
+    }
+
+    #[test]
+    fn intrinsic_latency_is_found_as_a_flag_only() {
+        let asks = |args: &[&str]| {
+            let argv: Vec<OsString> = std::iter::once("kvbench latency")
+                .chain(args.iter().copied())
+                .map(OsString::from)
+                .collect();
+            asks_intrinsic_latency(&argv)
+        };
+        assert!(asks(&["--intrinsic-latency", "30"]));
+        assert!(asks(&["--intrinsic-latency=30"]));
+        assert!(asks(&["-p", "6379", "--intrinsic-latency", "30"]));
+        // The value of another flag, or past `--`, is not the flag.
+        assert!(!asks(&["-a", "--intrinsic-latency"]));
+        assert!(!asks(&["--pass", "--intrinsic-latency"]));
+        assert!(!asks(&["--", "--intrinsic-latency"]));
+        assert!(!asks(&["--latency", "-i", "1"]));
     }
 
     #[test]
