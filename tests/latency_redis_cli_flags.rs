@@ -1,6 +1,6 @@
 //! redis-cli's own spellings and habits in `kvbench latency` and `kvbench
 //! intrinsic-latency`, checked against real servers started here: `-3` and `-2` (what
-//! the server saw: HELLO 3, or no HELLO), `--insecure` on TLS, and a reader that closes
+//! the server saw: HELLO 3, or no HELLO), `-c` (cluster mode: PING as it is), `--insecure` on TLS, and a reader that closes
 //! the pipe after its first line (`| head -1`), which ends the probe quietly with 141 as
 //! it ends redis-cli (killed by SIGPIPE), not with an error about the closed pipe, and
 //! `--askpass` (the password piped in, or typed at a terminal that shows a `*` per
@@ -20,6 +20,39 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// 128 + SIGPIPE: what a shell reports for a process that SIGPIPE ended.
 const READER_GONE: i32 = 141;
+
+/// `redis-cli -c -p PORT --latency` (cluster mode, which PING's reply never redirects)
+/// probes the node as given, as redis-cli does; `-c` was refused as an unknown argument.
+#[test]
+fn dash_c_probes_the_node_as_redis_cli() {
+    let server = RedisServer::start();
+    let port = server.port.to_string();
+    server.config_resetstat();
+    let run = kvbench(&[
+        "latency",
+        "-c",
+        "-p",
+        &port,
+        "--latency",
+        "--raw",
+        "-i",
+        "0.2",
+    ])
+    .timeout(TIMEOUT)
+    .ok();
+    let count: u64 = run
+        .stdout_text()
+        .split(' ')
+        .nth(3)
+        .and_then(|c| c.trim().parse().ok())
+        .unwrap_or_else(|| panic!("a raw line: {}", run.describe()));
+    assert!(count > 0, "{}", run.describe());
+    let pings = server.commandstats().get("ping").copied().unwrap_or(0);
+    assert!(
+        pings >= count,
+        "the server saw each PING: {pings} < {count}"
+    );
+}
 
 #[test]
 fn dash_3_says_hello_3_and_dash_2_says_no_hello_as_redis_cli() {

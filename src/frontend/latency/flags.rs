@@ -79,6 +79,11 @@ struct Flags {
     #[arg(long)]
     no_auth_warning: bool,
 
+    /// redis-cli's -c (cluster mode), accepted and ignored: it follows -MOVED and -ASK,
+    /// which PING never gets, so `redis-cli -c ... --latency` probes any node as it is.
+    #[arg(short = 'c')]
+    cluster: bool,
+
     /// Read the password as one line from standard input (on a terminal after the prompt
     /// "Please input password: ", each character shown as *), as redis-cli --askpass; it
     /// wins over -a and the variables.
@@ -595,6 +600,7 @@ mod tests {
         );
         assert_eq!(options(&["-h", "db1"]).conn.host, vec!["db1".to_string()]);
         assert!(!options(&["--no-auth-warning"]).open_loop);
+        assert!(!options(&["-c"]).open_loop);
         assert!(error(&["-n", "abc"]).contains("-n <DB>"));
         assert!(error(&["-n", "-1"]).contains("-n"));
     }
