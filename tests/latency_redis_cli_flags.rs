@@ -1,6 +1,6 @@
 //! redis-cli's own spellings and habits in `kvbench latency` and `kvbench
 //! intrinsic-latency`, checked against real servers started here: `-3` and `-2` (what
-//! the server saw: HELLO 3, or no HELLO), `-c` (cluster mode: PING as it is), `--insecure` on TLS, and a reader that closes
+//! the server saw: HELLO 3, or no HELLO), `-c` (cluster mode: PING as it is), `--insecure` and `--cacertdir` on TLS, and a reader that closes
 //! the pipe after its first line (`| head -1`), which ends the probe quietly with 141 as
 //! it ends redis-cli (killed by SIGPIPE), not with an error about the closed pipe, and
 //! `--askpass` (the password piped in, or typed at a terminal that shows a `*` per
@@ -14,7 +14,9 @@ use std::process::{Child, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{CONDITION_TIMEOUT, RedisServer, TestPki, kvbench, kvbench_command, wait_until};
+use common::{
+    CONDITION_TIMEOUT, RedisServer, TestDir, TestPki, kvbench, kvbench_command, wait_until,
+};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -116,6 +118,80 @@ fn insecure_skips_certificate_verification_as_redis_cli() {
         run.describe()
     );
     assert!(tls.commandstats().get("ping").copied().unwrap_or(0) >= 1);
+}
+
+/// redis-cli's `--cacertdir DIR` trusts the CA certificates in a directory; kvbench
+/// latency refused it as an unexpected argument.
+#[test]
+fn cacertdir_trusts_a_directory_of_cas_as_redis_cli() {
+    let pki = TestPki::generate();
+    let tls = RedisServer::start_tls(&pki, "server", &["--tls-auth-clients", "no"]);
+    let port = tls.port.to_string();
+    let dir = TestDir::new("latency-cacertdir");
+    std::fs::copy(pki.path("ca.pem"), dir.file("ca.pem")).expect("copy the CA");
+    let dir_arg = dir.path().to_string_lossy().to_string();
+    tls.config_resetstat();
+    let run = kvbench(&[
+        "latency",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--tls",
+        "--cacertdir",
+        &dir_arg,
+        "--raw",
+        "-i",
+        "0.2",
+    ])
+    .timeout(TIMEOUT)
+    .ok();
+    assert_eq!(
+        run.stdout_text().split(' ').count(),
+        4,
+        "{}",
+        run.describe()
+    );
+    assert!(tls.commandstats().get("ping").copied().unwrap_or(0) >= 1);
+
+    // A directory without the server's CA verifies nothing, as --cacert's other CA.
+    let other = TestDir::new("latency-cacertdir-other");
+    std::fs::copy(pki.path("other-ca.pem"), other.file("other-ca.pem")).expect("copy");
+    let other_arg = other.path().to_string_lossy().to_string();
+    let refused = kvbench(&[
+        "latency",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--tls",
+        "--cacertdir",
+        &other_arg,
+        "--raw",
+        "-i",
+        "0.2",
+    ])
+    .timeout(TIMEOUT)
+    .run();
+    assert_eq!(refused.status.code(), Some(1), "{}", refused.describe());
+    assert!(
+        refused.stderr_text().contains("certificate"),
+        "{}",
+        refused.describe()
+    );
+
+    // Without TLS it would do nothing: refused in one line, as --cacert is.
+    let plain = RedisServer::start();
+    let plain_port = plain.port.to_string();
+    let refused = kvbench(&["latency", "-p", &plain_port, "--cacertdir", &dir_arg])
+        .timeout(TIMEOUT)
+        .run();
+    assert_eq!(refused.status.code(), Some(1), "{}", refused.describe());
+    assert!(
+        refused.stderr_text().contains("--cacertdir applies to TLS"),
+        "{}",
+        refused.describe()
+    );
 }
 
 /// Runs kvbench with `args`, reads its first line of output, closes the pipe as `head -1`

@@ -79,6 +79,11 @@ struct Flags {
     #[arg(long)]
     no_auth_warning: bool,
 
+    /// Trust every CA certificate file in this directory too (redis-cli's --cacertdir; with
+    /// --tls or a rediss:// URI).
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    cacertdir: Option<String>,
+
     /// redis-cli's -c (cluster mode), accepted and ignored: it follows -MOVED and -ASK,
     /// which PING never gets, so `redis-cli -c ... --latency` probes any node as it is.
     #[arg(short = 'c')]
@@ -216,6 +221,8 @@ pub struct Options {
     /// `--askpass`: read the password from standard input before connecting (it then
     /// replaces `-a`'s, whole, as redis-cli takes it).
     pub askpass: bool,
+    /// `--cacertdir`: a directory whose CA certificates are trusted too (TLS only).
+    pub cacertdir: Option<String>,
     /// `-n`: the database to `SELECT`.
     pub db: Option<u32>,
     /// `--open-loop`: a fixed schedule, latency from each probe's due time.
@@ -422,6 +429,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, Error> {
         user: flags.user,
         whole_password,
         askpass: flags.askpass,
+        cacertdir: flags.cacertdir,
         db: flags.db,
         open_loop: flags.open_loop,
         interval_us: flags.interval,

@@ -11,12 +11,14 @@
 //! the sample sink                   -> Outputs::samples
 //! ```
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::flags::{Options, Resolved, SAMPLE_PERIOD_US};
 use super::windows::Mode;
 use crate::error::{Error, Result};
 use crate::frontend::common::parse_credentials;
+use crate::frontend::common::tls::{self, TlsFlags};
 use crate::plan::{
     AddressChoice, Arrival, ClusterRouting, DataSet, ErrorReplies, FlagNames, Load, LoadShape,
     Outputs, Pacing, Plan, Rate, SampleSink, Seeding, Server, Setup, Shard, StopAt, Workload,
@@ -92,7 +94,29 @@ pub fn probe_plan(options: &Options, sink: SampleSink) -> Result<Plan> {
              memcached -Y for memcache_text).",
         ));
     }
-    let connect = target.connect(&options.conn)?;
+    let mut connect = target.connect(&options.conn)?;
+    if let Some(dir) = options.cacertdir.as_deref() {
+        // redis-cli's --cacertdir, which the shared connection flags lack: the TLS
+        // settings are built again with the directory's CAs trusted beside --cacert's.
+        if connect.tls.is_none() {
+            return Err(Error::usage(
+                "--cacertdir applies to TLS connections: add --tls (or use a rediss:// URI).",
+            ));
+        }
+        let conn = &options.conn;
+        let flags = TlsFlags {
+            host: &connect.host,
+            cert: conn.cert.as_deref(),
+            key: conn.key.as_deref(),
+            cacert: conn.cacert.as_deref(),
+            skip_verify: conn.tls_skip_verify,
+            sni: conn.sni.as_deref(),
+            protocols: conn.tls_protocols.as_deref(),
+            cacertdir: Some(dir),
+            cipher_suites: None,
+        };
+        connect.tls = Some(Arc::new(tls::build(&flags).map_err(Error::usage)?));
+    }
     let period = Duration::from_micros(SAMPLE_PERIOD_US);
     let (pacing, think_time) = if options.open_loop {
         let rate = Rate {
