@@ -15,7 +15,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::{
-    CONDITION_TIMEOUT, RedisServer, TestDir, TestPki, kvbench, kvbench_command, wait_until,
+    CONDITION_TIMEOUT, RedisServer, Run, TestDir, TestPki, kvbench, kvbench_command, wait_until,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -25,6 +25,15 @@ const READER_GONE: i32 = 141;
 
 /// `redis-cli -c -p PORT --latency` (cluster mode, which PING's reply never redirects)
 /// probes the node as given, as redis-cli does; `-c` was refused as an unknown argument.
+/// The sample count of a `--raw` line (`min max avg count`).
+fn raw_samples(run: &Run) -> u64 {
+    run.stdout_text()
+        .split(' ')
+        .nth(3)
+        .and_then(|c| c.trim().parse().ok())
+        .unwrap_or_else(|| panic!("a raw line: {}", run.describe()))
+}
+
 #[test]
 fn dash_c_probes_the_node_as_redis_cli() {
     let server = RedisServer::start();
@@ -42,12 +51,7 @@ fn dash_c_probes_the_node_as_redis_cli() {
     ])
     .timeout(TIMEOUT)
     .ok();
-    let count: u64 = run
-        .stdout_text()
-        .split(' ')
-        .nth(3)
-        .and_then(|c| c.trim().parse().ok())
-        .unwrap_or_else(|| panic!("a raw line: {}", run.describe()));
+    let count = raw_samples(&run);
     assert!(count > 0, "{}", run.describe());
     let pings = server.commandstats().get("ping").copied().unwrap_or(0);
     assert!(
@@ -65,12 +69,7 @@ fn dash_3_says_hello_3_and_dash_2_says_no_hello_as_redis_cli() {
         let run = kvbench(&["latency", "-p", &port, flag, "--raw", "-i", "0.2"])
             .timeout(TIMEOUT)
             .ok();
-        let count: u64 = run
-            .stdout_text()
-            .split(' ')
-            .nth(3)
-            .and_then(|c| c.trim().parse().ok())
-            .unwrap_or_else(|| panic!("{flag}: a raw line: {}", run.describe()));
+        let count = raw_samples(&run);
         let stats = server.commandstats();
         assert_eq!(
             stats.get("hello").copied().unwrap_or(0),

@@ -84,6 +84,17 @@ fn expiry_range_sets_ttls_in_range() {
     }
 }
 
+/// The lengths of the values under keys `memtier-1` to `memtier-{count}`, as the server
+/// stores them (STRLEN).
+fn value_lengths(server: &RedisServer, count: u64) -> Vec<u64> {
+    (1..=count)
+        .map(|id| {
+            let length = server.cli(&["STRLEN", &format!("memtier-{id}")]);
+            length.parse().unwrap()
+        })
+        .collect()
+}
+
 #[test]
 fn data_size_list_sizes_cycle_through_the_weights_as_memtier_does() {
     // memtier walks --data-size-list in order, each size for its weight of SETs in a row,
@@ -106,14 +117,7 @@ fn data_size_list_sizes_cycle_through_the_weights_as_memtier_does() {
         ])
         .ok();
     assert_eq!(server.commandstats().get("set").copied(), Some(30));
-    let lengths: Vec<u64> = (1..=30)
-        .map(|id| {
-            server
-                .cli(&["STRLEN", &format!("memtier-{id}")])
-                .parse()
-                .unwrap()
-        })
-        .collect();
+    let lengths = value_lengths(&server, 30);
     let expected: Vec<u64> = (0..30).map(|i| if i % 3 == 0 { 10 } else { 100 }).collect();
     assert_eq!(lengths, expected);
 }
@@ -143,14 +147,7 @@ fn data_size_list_turns_go_to_commands_that_send_data() {
     let stats = server.commandstats();
     assert_eq!(stats.get("set").copied(), Some(10), "{stats:?}");
     assert_eq!(stats.get("get").copied(), Some(10), "{stats:?}");
-    let lengths: Vec<u64> = (1..=10)
-        .map(|id| {
-            server
-                .cli(&["STRLEN", &format!("memtier-{id}")])
-                .parse()
-                .unwrap()
-        })
-        .collect();
+    let lengths = value_lengths(&server, 10);
     assert_eq!(lengths, [10, 100, 10, 100, 10, 100, 10, 100, 10, 100]);
 }
 

@@ -343,15 +343,21 @@ fn unreachable_seed(message: &str, server: &Server) -> Option<(String, String)> 
     let (peer, why) = message
         .strip_prefix("cannot connect to ")?
         .split_once(": ")?;
-    let peer = match peer == server.endpoint.name() {
-        true => server_info::hiredis_name(&server.endpoint),
-        false => peer.to_string(),
-    };
+    let peer = named_as_redis_benchmark(peer, server);
     let mut why = why.to_string();
     if let Some(first) = why.get_mut(..1) {
         first.make_ascii_uppercase();
     }
     Some((peer, why))
+}
+
+/// A node named in one of the engine's messages, the seed named as redis-benchmark names
+/// it (the host as given, an IPv6 address without brackets), any other node as it came.
+fn named_as_redis_benchmark(peer: &str, server: &Server) -> String {
+    match peer == server.endpoint.name() {
+        true => server_info::hiredis_name(&server.endpoint),
+        false => peer.to_string(),
+    }
 }
 
 /// redis-benchmark's `Node host:port replied with error:` and the server's error on the
@@ -361,10 +367,7 @@ fn refused_auth(message: &str, server: &Server) -> Option<String> {
     let (peer, text) = message
         .strip_prefix("authentication with ")?
         .split_once(" failed: ")?;
-    let peer = match peer == server.endpoint.name() {
-        true => server_info::hiredis_name(&server.endpoint),
-        false => peer.to_string(),
-    };
+    let peer = named_as_redis_benchmark(peer, server);
     Some(format!("Node {peer} replied with error:\n{text}"))
 }
 
