@@ -129,22 +129,17 @@ fn cacertdir_trusts_a_directory_of_cas_as_redis_cli() {
     let dir = TestDir::new("latency-cacertdir");
     std::fs::copy(pki.path("ca.pem"), dir.file("ca.pem")).expect("copy the CA");
     let dir_arg = dir.path().to_string_lossy().to_string();
+    let probe = |dir: &str| {
+        let args = ["-h", "127.0.0.1", "-p", &port, "--tls", "--cacertdir", dir];
+        kvbench(&["latency"])
+            .args(&args)
+            .args(&["--raw", "-i", "0.2"])
+            .timeout(TIMEOUT)
+            .run()
+    };
     tls.config_resetstat();
-    let run = kvbench(&[
-        "latency",
-        "-h",
-        "127.0.0.1",
-        "-p",
-        &port,
-        "--tls",
-        "--cacertdir",
-        &dir_arg,
-        "--raw",
-        "-i",
-        "0.2",
-    ])
-    .timeout(TIMEOUT)
-    .ok();
+    let run = probe(&dir_arg);
+    assert!(run.status.success(), "{}", run.describe());
     assert_eq!(
         run.stdout_text().split(' ').count(),
         4,
@@ -157,21 +152,7 @@ fn cacertdir_trusts_a_directory_of_cas_as_redis_cli() {
     let other = TestDir::new("latency-cacertdir-other");
     std::fs::copy(pki.path("other-ca.pem"), other.file("other-ca.pem")).expect("copy");
     let other_arg = other.path().to_string_lossy().to_string();
-    let refused = kvbench(&[
-        "latency",
-        "-h",
-        "127.0.0.1",
-        "-p",
-        &port,
-        "--tls",
-        "--cacertdir",
-        &other_arg,
-        "--raw",
-        "-i",
-        "0.2",
-    ])
-    .timeout(TIMEOUT)
-    .run();
+    let refused = probe(&other_arg);
     assert_eq!(refused.status.code(), Some(1), "{}", refused.describe());
     assert!(
         refused.stderr_text().contains("certificate"),

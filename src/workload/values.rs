@@ -122,12 +122,13 @@ impl ValueSizer {
             SizeKind::Random { min, max } => rng.random_range(*min..=*max),
             SizeKind::SpreadOverKeys { .. } => self.exact_size(key_id).unwrap_or(self.max),
             SizeKind::List { items, at, sent } => {
-                if items.get(*at).is_none_or(|&(_, weight)| *sent >= weight) {
-                    *at = (*at + 1) % items.len().max(1);
+                // `items` is never empty (an all-zero list is `Fixed(0)`).
+                if *sent >= items[*at].1 {
+                    *at = (*at + 1) % items.len();
                     *sent = 0;
                 }
                 *sent += 1;
-                items.get(*at).map_or(self.max, |&(size, _)| size)
+                items[*at].0
             }
         }
     }

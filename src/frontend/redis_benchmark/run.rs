@@ -329,11 +329,7 @@ fn lost_connection_line(message: &str) -> Option<String> {
     let (_, why) = message
         .strip_prefix("connection to ")?
         .split_once(" failed: ")?;
-    let mut why = why.to_string();
-    if let Some(first) = why.get_mut(..1) {
-        first.make_ascii_uppercase();
-    }
-    Some(format!("Error: {why}"))
+    Some(format!("Error: {}", server_info::as_strerror(why)))
 }
 
 /// The node and the reason from discovery's "cannot connect to PEER: why", the seed
@@ -343,12 +339,10 @@ fn unreachable_seed(message: &str, server: &Server) -> Option<(String, String)> 
     let (peer, why) = message
         .strip_prefix("cannot connect to ")?
         .split_once(": ")?;
-    let peer = named_as_redis_benchmark(peer, server);
-    let mut why = why.to_string();
-    if let Some(first) = why.get_mut(..1) {
-        first.make_ascii_uppercase();
-    }
-    Some((peer, why))
+    Some((
+        named_as_redis_benchmark(peer, server),
+        server_info::as_strerror(why),
+    ))
 }
 
 /// A node named in one of the engine's messages, the seed named as redis-benchmark names

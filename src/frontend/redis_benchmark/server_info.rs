@@ -49,6 +49,16 @@ pub fn hiredis_name(endpoint: &Endpoint) -> String {
     }
 }
 
+/// A reason in kvbench's words (`connection refused`) as strerror words it and
+/// redis-benchmark prints it (`Connection refused`).
+pub fn as_strerror(why: impl Into<String>) -> String {
+    let mut why = why.into();
+    if let Some(first) = why.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
+    why
+}
+
 /// `CONFIG GET save` and `CONFIG GET appendonly` from one server, after `AUTH` when the
 /// plan has credentials; `Ok(None)` when they cannot be read, `Err` when the server
 /// cannot be reached, refused the `AUTH` or answered `NOAUTH`.
@@ -64,11 +74,7 @@ fn host_config(plan: &Plan, endpoint: &Endpoint) -> Result<Option<HostConfig>, S
         // the same way, so the run ends here rather than after a second wait.
         Err(QueryError::Unreachable { why, .. }) => {
             // One line, whatever the socket path holds (control characters escaped).
-            // The reason as strerror words it (`Connection refused`): redis-benchmark's.
-            let mut why = why;
-            if let Some(first) = why.get_mut(..1) {
-                first.make_ascii_uppercase();
-            }
+            let why = as_strerror(why);
             let peer = hiredis_name(endpoint);
             let line = Error::run(format!("Could not connect to Redis at {peer}: {why}"));
             return Err(line.to_string());
